@@ -1,0 +1,119 @@
+"""What the engine hands to its front ends: call sites, the contract, findings and text edits.
+
+Everything here is plain, immutable data with no reference to ``ast`` nodes, so the CLI can print it, the
+language server can convert it to protocol types, and both can compare it between runs.
+
+Positions are 0-based lines and 0-based columns counted in code points (``str`` indices); front ends
+convert them (the CLI to 1-based, the server through the negotiated position encoding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ROLES = ("target", "draft")
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A range in a file: ``(line, col)`` to ``(end_line, end_col)``, 0-based, code-point columns."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """One place in worker code that uses a member of a role's model object."""
+
+    path: str  # absolute path of the worker file
+    span: Span  # the member name (``get_embed_and_head``) at this site
+    role: str  # "target" or "draft"
+    member: str
+    text: str  # the source line, stripped, for hover and reports
+    guarded: bool  # dominated by hasattr / getattr(..., None) / except AttributeError on the same name
+    is_call: bool  # ``m.x(...)``; False for attribute reads such as ``m.hot_token_id``
+    function: str  # qualified name of the enclosing function, e.g. "EAGLEWorker.__init__"
+    arity: int | None = None  # positional arguments passed, when the call has no */** unpacking
+
+
+@dataclass(frozen=True)
+class ContractEntry:
+    """A member that workers use on one role's model, with every place that uses it."""
+
+    role: str
+    member: str
+    call_sites: tuple[CallSite, ...]
+
+    @property
+    def required(self) -> bool:
+        """Required when any site is unguarded: one unguarded use is enough to crash."""
+        return any(not site.guarded for site in self.call_sites)
+
+    @property
+    def is_call(self) -> bool:
+        return any(site.is_call for site in self.call_sites)
+
+
+@dataclass(frozen=True)
+class Contract:
+    """role → member → uses, derived from the workers of one tree (or of the installed engine)."""
+
+    entries: tuple[ContractEntry, ...] = ()
+
+    def get(self, role: str, member: str) -> ContractEntry | None:
+        for entry in self.entries:
+            if entry.role == role and entry.member == member:
+                return entry
+        return None
+
+    def for_role(self, role: str) -> tuple[ContractEntry, ...]:
+        return tuple(e for e in self.entries if e.role == role)
+
+    def members(self) -> set[str]:
+        return {e.member for e in self.entries}
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Where an inner class gets a contract member from (for related information and the stub)."""
+
+    class_name: str  # qualified name, e.g. "sglang.srt.models.deepseek_v2.DeepseekV2ForCausalLM"
+    path: str
+    span: Span  # the member's name in its definition
+    kind: str  # "method", "async_method", "property", "attribute"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A wrapper class that fails to provide a contract member its inner model provides."""
+
+    code: str  # "SC001" (required) or "SC002" (optional)
+    severity: str  # "error", "warning", "information", "hint"
+    path: str
+    span: Span  # the class name
+    class_name: str  # short name, e.g. "KimiK25ForConditionalGeneration"
+    class_qualname: str  # module-qualified name
+    member: str
+    roles: tuple[str, ...]  # the roles whose contract asks for the member
+    delegate: str  # attribute path on self, e.g. "language_model" or "minicpmv.llm"
+    inner_class: str  # short name of the inner class that provides the member
+    provider: Provider
+    call_sites: tuple[CallSite, ...]
+    message: str = ""
+    notes: tuple[str, ...] = field(default=())  # e.g. arity mismatches between call sites and provider
+
+    @property
+    def role(self) -> str:
+        return self.roles[0]
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace ``span`` in ``path`` by ``new_text`` (an insertion when the span is empty)."""
+
+    path: str
+    span: Span
+    new_text: str
