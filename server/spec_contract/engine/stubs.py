@@ -1,0 +1,565 @@
+"""Forwarding members ("delegation stubs") and suppression comments for wrapper classes, as text edits.
+
+A wrapper that holds its language model in ``self.language_model`` must forward each contract member the
+workers use on it. The stub copies the inner member's signature, so the wrapper accepts exactly what the
+inner accepts, and forwards every argument by its kind. Annotations and defaults are source text from the
+*inner* file, so they are only copied when every name in them also exists in the *wrapper's* module; an
+annotation that does not is dropped, and a default that does not turns the stub into a plain
+``*args, **kwargs`` pass-through (dropping or rewriting a default would change what callers get).
+
+Both functions work on source text and return one ``TextEdit`` so the CLI (``--fix``) and the language
+server (code actions) apply the same change. Positions are 0-based lines and code-point columns.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .results import Span, TextEdit
+
+_MAX_LINE = 88  # a def or call longer than this is split one argument per line, as black would
+_BUILTINS = frozenset(dir(builtins))
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
+_IGNORE = re.compile(r"#\s*spec-contract:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
+
+
+@dataclass(frozen=True)
+class Delegation:
+    """One member the wrapper should forward, and where the inner class defines it."""
+
+    member: str  # e.g. "get_embed_and_head"
+    delegate: str  # attribute path on self: "language_model" or "minicpmv.llm"
+    kind: str  # "method" | "async_method" | "property" | "attribute"
+    inner_source: str | None  # full text of the file defining the inner member
+    inner_line: int | None  # 0-based line of the member's name in inner_source
+
+
+class StubError(ValueError):
+    """The wrapper source does not parse, or the class is not in it."""
+
+
+def delegation_edit(
+    path: str, source: str, class_name: str, delegations: Sequence[Delegation]
+) -> TextEdit | None:
+    """One insertion that adds a forwarding member for every delegation the class does not already define.
+
+    None when nothing is to add, so applying the edit and asking again yields None (idempotent).
+    """
+    wrapper = _Wrapper(source)
+    cls = wrapper.find_class(class_name)
+    if not isinstance(cls.body, cst.IndentedBlock):
+        raise StubError(f"{class_name} has a one-line body; give it an indented body first")
+    present = _defined_members(cls)
+    todo: dict[str, Delegation] = {}
+    for delegation in delegations:
+        if delegation.member not in present and delegation.member not in todo:
+            todo[delegation.member] = delegation
+    if not todo:
+        return None
+
+    unit = _indent_unit(cls, wrapper.module)
+    body_indent = _leading_ws(wrapper.lines[wrapper.start_line(cls)]) + (cls.body.indent or wrapper.module.default_indent)
+    blank = _blank_lines_between_methods(cls)
+    nl = wrapper.newline
+    chunks = []
+    for delegation in todo.values():
+        lines = _stub_lines(delegation, wrapper.names, unit, len(body_indent.expandtabs(4)))
+        chunks.append(nl * blank + "".join(body_indent + line + nl for line in lines))
+    text = "".join(chunks)
+
+    last = wrapper.pos[cls.body.body[-1]].end.line - 1
+    last_line = wrapper.lines[last]
+    if last_line.endswith(("\n", "\r")):
+        return TextEdit(path, Span(last + 1, 0, last + 1, 0), text)
+    # The class ends the file and the file has no final newline: start a line, and keep the file's lack of one.
+    end = len(last_line)
+    return TextEdit(path, Span(last, end, last, end), nl + text[: -len(nl)])
+
+
+def suppression_edit(path: str, source: str, class_name: str, code: str | None) -> TextEdit:
+    """Suppress ``code`` (every code when None) for the class.
+
+    Inserts ``# spec-contract: ignore[CODE]`` on its own line above the class and its decorators, with the
+    class's indentation; when a suppression comment is already there (or at the end of the class line), its
+    code list is extended instead, so repeated "ignore" actions never stack comments.
+    """
+    wrapper = _Wrapper(source)
+    cls = wrapper.find_class(class_name)
+    top = wrapper.pos[cls.decorators[0]].start.line - 1 if cls.decorators else wrapper.start_line(cls)
+    class_line = wrapper.start_line(cls)
+    candidates = [top - 1] if top > 0 and wrapper.lines[top - 1].lstrip().startswith("#") else []
+    candidates.append(class_line)
+    for line in candidates:
+        match = _IGNORE.search(wrapper.lines[line])
+        if match:
+            return TextEdit(path, Span(line, match.start(), line, match.end()), _extended(match, code))
+    indent = _leading_ws(wrapper.lines[top])
+    return TextEdit(path, Span(top, 0, top, 0), indent + _ignore_comment([code] if code else None) + wrapper.newline)
+
+
+def _extended(match: re.Match[str], code: str | None) -> str:
+    """The suppression comment ``match`` with ``code`` added (bare ``ignore`` already covers every code)."""
+    if match.group("codes") is None:
+        return match.group(0)
+    if code is None:
+        return _ignore_comment(None)
+    codes = [c.strip() for c in match.group("codes").split(",") if c.strip()]
+    if code not in codes:
+        codes.append(code)
+    return _ignore_comment(codes)
+
+
+def _ignore_comment(codes: list[str] | None) -> str:
+    return "# spec-contract: ignore" + (f"[{', '.join(codes)}]" if codes else "")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The wrapper file
+
+
+class _Wrapper:
+    """The parsed wrapper module: its lines, positions, newline style and top-level names."""
+
+    def __init__(self, source: str) -> None:
+        try:
+            wrapper = MetadataWrapper(cst.parse_module(source))
+        except cst.ParserSyntaxError as err:
+            raise StubError(f"the file does not parse: {err.message}") from err
+        self.module = wrapper.module
+        self.pos = wrapper.resolve(PositionProvider)
+        self.lines = _LINE.findall(source)
+        self.newline = _newline(source)
+        self.names = _module_names(self.module)
+
+    def find_class(self, dotted: str) -> cst.ClassDef:
+        body: Sequence[cst.CSTNode] = self.module.body
+        found: cst.ClassDef | None = None
+        for part in dotted.split("."):
+            found = next((c for c in _class_defs(body) if c.name.value == part), None)
+            if found is None:
+                raise StubError(f"class {dotted} not found")
+            body = found.body.body
+        assert found is not None
+        return found
+
+    def start_line(self, node: cst.CSTNode) -> int:
+        return self.pos[node].start.line - 1
+
+
+def _class_defs(body: Sequence[cst.CSTNode]) -> Iterable[cst.ClassDef]:
+    """Classes defined in ``body``, also under ``if``/``try``/``with`` (e.g. a class defined per platform)."""
+    for stmt in body:
+        if isinstance(stmt, cst.ClassDef):
+            yield stmt
+        elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
+            yield from _class_defs(_blocks_stmts(stmt))
+
+
+def _blocks_stmts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements of every block of a compound statement (if/elif/else, try/except/else/finally, with)."""
+    out: list[cst.CSTNode] = []
+    blocks: list[cst.CSTNode | None] = [getattr(stmt, "body", None)]
+    orelse = getattr(stmt, "orelse", None)
+    while orelse is not None:
+        blocks.append(orelse.body)
+        orelse = getattr(orelse, "orelse", None)
+    blocks.extend(h.body for h in getattr(stmt, "handlers", ()))
+    final = getattr(stmt, "finalbody", None)
+    if final is not None:
+        blocks.append(final.body)
+    for block in blocks:
+        if isinstance(block, cst.IndentedBlock):
+            out.extend(block.body)
+    return out
+
+
+def _newline(source: str) -> str:
+    match = re.search(r"\r\n|\n|\r", source)
+    return match.group(0) if match else "\n"
+
+
+def _leading_ws(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _indent_unit(cls: cst.ClassDef, module: cst.Module) -> str:
+    """The indentation of a method body relative to its ``def`` (tabs, 2 or 4 spaces), as the class does it."""
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and isinstance(stmt.body, cst.IndentedBlock):
+            return stmt.body.indent or module.default_indent
+    if isinstance(cls.body, cst.IndentedBlock) and cls.body.indent:
+        return cls.body.indent
+    return module.default_indent
+
+
+def _blank_lines_between_methods(cls: cst.ClassDef) -> int:
+    """How many blank lines the class puts before a method that follows another statement (usually 1)."""
+    counts = Counter(
+        sum(1 for line in stmt.leading_lines if line.comment is None)
+        for i, stmt in enumerate(cls.body.body)
+        if i > 0 and isinstance(stmt, cst.FunctionDef)
+    )
+    return counts.most_common(1)[0][0] if counts else 1
+
+
+def _defined_members(cls: cst.ClassDef) -> set[str]:
+    """Names the class body binds, and attributes its methods assign on ``self``: a stub must not shadow them."""
+    names: set[str] = set()
+    stmts: list[cst.CSTNode] = list(cls.body.body)
+    while stmts:
+        stmt = stmts.pop()
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            names.add(stmt.name.value)
+            if isinstance(stmt, cst.FunctionDef):
+                collector = _SelfAttributes()
+                stmt.body.visit(collector)
+                names |= collector.names
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                names |= _bound_names(small)
+        elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
+            stmts.extend(_blocks_stmts(stmt))
+    return names
+
+
+class _SelfAttributes(cst.CSTVisitor):
+    """Collects ``x`` of every ``self.x = …`` (instance attributes set in methods)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            self.names.add(target.attr.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._target(element.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(e.value) for e in target.elements))
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+def _bound_names(small: cst.CSTNode) -> set[str]:
+    """Names a simple statement binds in its scope (assignments and imports)."""
+    if isinstance(small, cst.Assign):
+        return set().union(*(_target_names(t.target) for t in small.targets))
+    if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        return _target_names(small.target)
+    if isinstance(small, cst.Import):
+        return {
+            a.asname.name.value if a.asname else cst.helpers.get_full_name_for_node(a.name).split(".")[0]
+            for a in small.names
+        }
+    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+        return {
+            a.asname.name.value if a.asname else cst.helpers.get_full_name_for_node(a.name) for a in small.names
+        }
+    return set()
+
+
+@dataclass(frozen=True)
+class _Names:
+    """Names usable in the wrapper module: at run time (defaults), and in annotations."""
+
+    runtime: frozenset[str]
+    annotations: frozenset[str]
+
+
+def _module_names(module: cst.Module) -> _Names:
+    """Top-level names of the wrapper module. Names bound under ``if TYPE_CHECKING:`` only count for
+    annotations, and only when ``from __future__ import annotations`` keeps annotations unevaluated."""
+    runtime: set[str] = set()
+    checking: set[str] = set()
+    future = False
+
+    def walk(body: Sequence[cst.CSTNode], into: set[str]) -> None:
+        nonlocal future
+        for stmt in body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                into.add(stmt.name.value)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    into |= _bound_names(small)
+                    if (
+                        isinstance(small, cst.ImportFrom)
+                        and isinstance(small.module, cst.Name)
+                        and small.module.value == "__future__"
+                        and not isinstance(small.names, cst.ImportStar)
+                        and any(a.name.value == "annotations" for a in small.names)
+                    ):
+                        future = True
+            elif isinstance(stmt, cst.If) and _is_type_checking(stmt.test):
+                walk(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else (), checking)
+                if isinstance(stmt.orelse, cst.If):  # elif: an ordinary if statement of its own
+                    walk([stmt.orelse], into)
+                elif isinstance(stmt.orelse, cst.Else) and isinstance(stmt.orelse.body, cst.IndentedBlock):
+                    walk(stmt.orelse.body.body, into)
+            elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
+                walk(_blocks_stmts(stmt), into)
+
+    walk(module.body, runtime)
+    runtime |= _BUILTINS
+    return _Names(frozenset(runtime), frozenset(runtime | checking) if future else frozenset(runtime))
+
+
+def _is_type_checking(test: cst.BaseExpression) -> bool:
+    name = cst.helpers.get_full_name_for_node(test)
+    return name in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The stub
+
+
+def _stub_lines(delegation: Delegation, names: _Names, unit: str, width: int) -> list[str]:
+    """The forwarding member's lines, relative to the class body's indentation (``width`` columns wide)."""
+    fn, module = _find_inner_def(delegation)
+    target = f"self.{delegation.delegate}.{delegation.member}"
+    returns = _returns(fn, module, names)
+    decorators = _decorator_names(fn) if fn is not None else set()
+    if delegation.kind in ("property", "attribute") or decorators & {"property", "cached_property"}:
+        return ["@property", f"def {delegation.member}(self){returns}:", f"{unit}return {target}"]
+
+    is_async = fn.asynchronous is not None if fn is not None else delegation.kind == "async_method"
+    signature = None
+    if fn is not None and "overload" not in decorators:
+        signature = _signature(fn, module, names, drop_receiver="staticmethod" not in decorators)
+    else:
+        returns = ""  # one overload's return type is not the whole method's
+    if signature is None:
+        signature = (["self", "*args", "**kwargs"], ["*args", "**kwargs"])
+    params, args = signature
+    if is_async and fn is not None and _yields(fn):
+        is_async = False  # an async generator is not awaited: hand back the generator object itself
+    prefix = "async def" if is_async else "def"
+    call_head = f"return await {target}" if is_async else f"return {target}"
+    head = _wrapped(f"{prefix} {delegation.member}", params, f"{returns}:", unit, width)
+    body = _wrapped(call_head, args, "", unit, width + len(unit.expandtabs(4)))
+    return head + [unit + line for line in body]
+
+
+def _wrapped(head: str, items: list[str], tail: str, unit: str, indent_width: int) -> list[str]:
+    """``head(items)tail`` on one line, or one item per line when that would exceed the line length."""
+    one = f"{head}({', '.join(items)}){tail}"
+    if indent_width + len(one) <= _MAX_LINE or not items:
+        return [one]
+    return [f"{head}("] + [f"{unit}{item}," for item in items] + [f"){tail}"]
+
+
+def _find_inner_def(delegation: Delegation) -> tuple[cst.FunctionDef | None, cst.Module | None]:
+    """The inner member's ``def``: the one whose name is on ``inner_line``, else the first of that name."""
+    if delegation.inner_source is None:
+        return None, None
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(delegation.inner_source))
+    except cst.ParserSyntaxError:
+        return None, None
+    pos = wrapper.resolve(PositionProvider)
+    defs = _FunctionDefs(delegation.member)
+    wrapper.module.visit(defs)
+    for fn in defs.found:
+        if pos[fn.name].start.line - 1 == delegation.inner_line:
+            return fn, wrapper.module
+    return (defs.found[0] if defs.found else None), wrapper.module
+
+
+class _FunctionDefs(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found: list[cst.FunctionDef] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node.name.value == self.name:
+            self.found.append(node)
+
+
+def _decorator_names(fn: cst.FunctionDef) -> set[str]:
+    """Last dotted part of each decorator: ``functools.cached_property`` → ``cached_property``."""
+    out = set()
+    for decorator in fn.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        name = cst.helpers.get_full_name_for_node(expr)
+        if name:
+            out.add(name.rsplit(".", 1)[-1])
+    return out
+
+
+def _yields(fn: cst.FunctionDef) -> bool:
+    """Whether ``fn`` itself (not a nested function) contains ``yield``."""
+
+    class Finder(cst.CSTVisitor):
+        found = False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Yield(self, node: cst.Yield) -> None:
+            self.found = True
+
+    finder = Finder()
+    fn.body.visit(finder)
+    return finder.found
+
+
+def _signature(
+    fn: cst.FunctionDef, module: cst.Module, names: _Names, drop_receiver: bool
+) -> tuple[list[str], list[str]] | None:
+    """(parameters of the stub, arguments of the forwarded call), or None when only ``*args, **kwargs``
+    can forward faithfully (no receiver parameter, or a default the wrapper module cannot evaluate)."""
+    p = fn.params
+    posonly, normal = list(p.posonly_params), list(p.params)
+    if drop_receiver:
+        if posonly:
+            posonly.pop(0)
+        elif normal:
+            normal.pop(0)
+        else:
+            return None  # e.g. ``def m(*args)``: the receiver hides in *args
+    star = p.star_arg if isinstance(p.star_arg, cst.Param) else None
+    everything = [*posonly, *normal, *p.kwonly_params, *([star] if star else []), *([p.star_kwarg] if p.star_kwarg else [])]
+    if any(param.name.value == "self" for param in everything):
+        return None
+    for param in everything:
+        if param.default is not None and not _available(param.default, names.runtime, annotation=False):
+            return None
+
+    def text(param: cst.Param, stars: str = "") -> str:
+        annotation = _annotation(param.annotation, module, names)
+        out = stars + param.name.value + (f": {annotation}" if annotation else "")
+        if param.default is not None:
+            out += (" = " if annotation else "=") + _code(param.default, module)
+        return out
+
+    params = ["self"] + [text(x) for x in posonly] + (["/"] if posonly else []) + [text(x) for x in normal]
+    args = [x.name.value for x in (*posonly, *normal)]
+    if star is not None:
+        params.append(text(star, "*"))
+        args.append(f"*{star.name.value}")
+    elif p.kwonly_params:
+        params.append("*")
+    params += [text(x) for x in p.kwonly_params]
+    args += [f"{x.name.value}={x.name.value}" for x in p.kwonly_params]
+    if p.star_kwarg is not None:
+        params.append(text(p.star_kwarg, "**"))
+        args.append(f"**{p.star_kwarg.name.value}")
+    return params, args
+
+
+def _returns(fn: cst.FunctionDef | None, module: cst.Module | None, names: _Names) -> str:
+    if fn is None or module is None:
+        return ""
+    annotation = _annotation(fn.returns, module, names)
+    return f" -> {annotation}" if annotation else ""
+
+
+def _annotation(node: cst.Annotation | None, module: cst.Module, names: _Names) -> str | None:
+    if node is None or not _available(node.annotation, names.annotations, annotation=True):
+        return None
+    return _code(node.annotation, module)
+
+
+def _code(node: cst.CSTNode, module: cst.Module) -> str:
+    """Source text of an expression on one line (a default spread over lines, or carrying comments, is
+    normalised through ``ast`` so the stub stays one clean line)."""
+    code = module.code_for_node(node).strip()
+    if "\n" in code or "\r" in code or "#" in code:
+        try:
+            return ast.unparse(ast.parse(f"({code})", mode="eval"))
+        except SyntaxError:
+            pass
+    return code
+
+
+def _available(expr: cst.BaseExpression, available: frozenset[str], annotation: bool) -> bool:
+    collector = _FreeNames(annotation)
+    expr.visit(collector)
+    return collector.ok and (collector.names - collector.bound) <= available
+
+
+class _FreeNames(cst.CSTVisitor):
+    """Names an expression reads from its module. Attribute tails and keyword names are not reads;
+    lambda parameters and comprehension targets are bound locally. In annotations, string annotations are
+    parsed and read too (except inside ``Literal[...]``, where strings are values)."""
+
+    def __init__(self, annotation: bool) -> None:
+        self.annotation = annotation
+        self.names: set[str] = set()
+        self.bound: set[str] = set()
+        self.ok = True
+        self._literal_depth = 0
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self.bound.add(param.name.value)
+        for param in (params.star_arg, params.star_kwarg):
+            if isinstance(param, cst.Param):
+                self.bound.add(param.name.value)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.bound |= _target_names(node.target)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if cst.helpers.get_full_name_for_node(node.value) in ("Literal", "typing.Literal", "typing_extensions.Literal"):
+            self._literal_depth += 1
+
+    def leave_Subscript(self, original_node: cst.Subscript) -> None:
+        if cst.helpers.get_full_name_for_node(original_node.value) in (
+            "Literal",
+            "typing.Literal",
+            "typing_extensions.Literal",
+        ):
+            self._literal_depth -= 1
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if not self.annotation or self._literal_depth:
+            return
+        value = node.evaluated_value
+        try:
+            inner = cst.parse_expression(value.strip() if isinstance(value, str) else "")
+        except cst.ParserSyntaxError:
+            self.ok = False
+            return
+        inner.visit(self)
+
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> bool:
+        if self.annotation and not self._literal_depth:
+            self.ok = False  # too unusual to interpret; drop the annotation
+        return False
