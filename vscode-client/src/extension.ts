@@ -1,0 +1,83 @@
+/**
+ * Entry point: wires the server manager, the status bar item, the contract view and the commands, and
+ * restarts the server when the settings or the interpreter that decide its start change.
+ */
+import * as vscode from 'vscode';
+import { ContractView } from './contractView';
+import { onDidChangePythonInterpreter } from './python';
+import { ServerManager } from './server';
+import { needsRestart, readStartSettings } from './settings';
+import { StatusIndicator } from './status';
+import { runTestHook } from './testHook';
+
+let manager: ServerManager | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+    const output = vscode.window.createOutputChannel('spec-contract', { log: true });
+    const status = new StatusIndicator();
+    const server = new ServerManager(output, {
+        handleWorkDoneProgress: (token, params, next) => {
+            status.progress(params);
+            next(token, params);
+        },
+    });
+    manager = server;
+    const contract = new ContractView(() => server.runningClient);
+
+    context.subscriptions.push(
+        output,
+        status,
+        server,
+        contract,
+        server.onDidChangeState((event) => status.setServerState(event)),
+        server.onDidChangeClient((client) => (client ? void contract.refresh() : contract.clear())),
+        vscode.commands.registerCommand('specContract.restart', () => server.restart('restart command')),
+        vscode.commands.registerCommand('specContract.showOutput', () => output.show()),
+        vscode.commands.registerCommand('specContract.showContract', () => contract.show()),
+        vscode.commands.registerCommand('specContract.refreshContract', () => contract.refresh()),
+        vscode.commands.registerCommand('specContract.startUntrusted', () => {
+            server.allowUntrusted = true;
+            return server.restart('started in an untrusted workspace on request');
+        }),
+        vscode.workspace.onDidChangeConfiguration((event) => {
+            if (needsRestart(event)) {
+                server.scheduleRestart('settings changed');
+            }
+        }),
+        vscode.workspace.onDidGrantWorkspaceTrust(() => server.scheduleRestart('workspace trusted')),
+    );
+    void onDidChangePythonInterpreter(() => {
+        const settings = readStartSettings();
+        if (!settings.interpreter && settings.command.length === 0) {
+            server.scheduleRestart('Python interpreter changed');
+        }
+    }).then((listener) => listener && context.subscriptions.push(listener));
+
+    void server.restart('activation');
+    if (!vscode.workspace.isTrusted) {
+        void askToStartUntrusted();
+    }
+    const reportPath = process.env.SPEC_CONTRACT_TEST_REPORT;
+    if (reportPath) {
+        void runTestHook(reportPath, contract, status);
+    }
+}
+
+export function deactivate(): Promise<void> | undefined {
+    return manager?.stop();
+}
+
+async function askToStartUntrusted(): Promise<void> {
+    const trust = 'Manage Workspace Trust';
+    const start = 'Start Anyway';
+    const choice = await vscode.window.showInformationMessage(
+        'spec-contract does not start its language server in an untrusted workspace: it runs a Python interpreter that the workspace may choose.',
+        trust,
+        start,
+    );
+    if (choice === trust) {
+        await vscode.commands.executeCommand('workbench.trust.manage');
+    } else if (choice === start) {
+        await vscode.commands.executeCommand('specContract.startUntrusted');
+    }
+}

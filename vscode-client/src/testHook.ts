@@ -1,0 +1,117 @@
+/**
+ * End-to-end check through the real `vscode` API, run only when the environment variable
+ * SPEC_CONTRACT_TEST_REPORT names an output file (tests/vscode/ sets it for code-server). On the demo
+ * workspace it waits for the wrapper diagnostic, asks for the hover, applies and saves the quick fix, waits
+ * for the diagnostic to go, opens the contract view, and writes what it saw as JSON. The first window to
+ * start claims the report, so further windows of the same test server (the UI test) stay passive.
+ */
+import * as fs from 'fs';
+import * as vscode from 'vscode';
+import type { ContractView } from './contractView';
+import { DIAGNOSTIC_SOURCE, type StatusIndicator } from './status';
+
+const WRAPPER_FILE = 'minisgl/models/llava.py';
+const MISSING = 'get_embed_and_head';
+const FIX_TITLE = 'Add delegation of `get_embed_and_head` to `self.language_model`';
+
+export async function runTestHook(reportPath: string, contract: ContractView, status: StatusIndicator): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || !claim(reportPath, folder.uri.fsPath)) {
+        return;
+    }
+    const report: Record<string, unknown> = { workspace: folder.uri.fsPath };
+    try {
+        const uri = vscode.Uri.joinPath(folder.uri, WRAPPER_FILE);
+        const document = await vscode.workspace.openTextDocument(uri);
+        await vscode.window.showTextDocument(document);
+        const diagnostic = await waitFor(`an SC001 diagnostic about ${MISSING}`, 120_000, () =>
+            ours(uri).find((d) => codeOf(d) === 'SC001' && d.message.includes(MISSING)),
+        );
+        report.diagnostics = ours(uri).map(describe);
+        report.diagnosticText = document.getText(diagnostic.range);
+
+        const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, diagnostic.range.start);
+        report.hover = hovers.flatMap((hover) => hover.contents.map(hoverText)).join('\n---\n');
+
+        const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+            'vscode.executeCodeActionProvider', uri, diagnostic.range, vscode.CodeActionKind.QuickFix.value, 20,
+        );
+        report.actions = actions.map((action) => action.title);
+        const fix = actions.find((action) => action.title === FIX_TITLE);
+        if (!fix) {
+            throw new Error(`no code action titled ${FIX_TITLE}`);
+        }
+        if (fix.edit) {
+            report.applied = await vscode.workspace.applyEdit(fix.edit);
+        }
+        if (fix.command) {
+            await vscode.commands.executeCommand(fix.command.command, ...(fix.command.arguments ?? []));
+        }
+        report.saved = await document.save();
+        await waitFor(`the ${MISSING} diagnostic to go`, 60_000, () =>
+            ours(uri).some((d) => d.message.includes(MISSING)) ? undefined : true,
+        );
+        report.diagnosticsAfterFix = ours(uri).map(describe);
+        report.status = status.text;
+
+        await vscode.commands.executeCommand('specContract.showContract');
+        report.contract = await waitFor('the contract view to show the contract', 30_000, () => {
+            const snapshot = contract.snapshot();
+            return snapshot.visible && (snapshot.folders || snapshot.message) ? snapshot : undefined;
+        });
+    } catch (error) {
+        report.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    } finally {
+        const temporary = `${reportPath}.tmp`;
+        fs.writeFileSync(temporary, JSON.stringify(report, null, 2));
+        fs.renameSync(temporary, reportPath);
+    }
+}
+
+function claim(reportPath: string, workspace: string): boolean {
+    try {
+        fs.writeFileSync(`${reportPath}.claimed`, workspace, { flag: 'wx' });
+        return true;
+    } catch {
+        return false;
+    }
+}
+
+function ours(uri: vscode.Uri): vscode.Diagnostic[] {
+    return vscode.languages.getDiagnostics(uri).filter((d) => d.source === DIAGNOSTIC_SOURCE);
+}
+
+function codeOf(diagnostic: vscode.Diagnostic): string | undefined {
+    const code = diagnostic.code;
+    return typeof code === 'object' ? String(code.value) : code === undefined ? undefined : String(code);
+}
+
+function describe(diagnostic: vscode.Diagnostic): Record<string, unknown> {
+    const { start, end } = diagnostic.range;
+    return {
+        code: codeOf(diagnostic),
+        severity: vscode.DiagnosticSeverity[diagnostic.severity],
+        message: diagnostic.message,
+        range: [start.line, start.character, end.line, end.character],
+        related: (diagnostic.relatedInformation ?? []).map((info) => `${vscode.workspace.asRelativePath(info.location.uri)}:${info.location.range.start.line + 1}`),
+    };
+}
+
+function hoverText(content: vscode.MarkdownString | vscode.MarkedString): string {
+    return typeof content === 'string' ? content : content.value;
+}
+
+/** Polls `probe` until it returns a value (VS Code has no event for every condition checked here). */
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => T | undefined): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const value = probe();
+        if (value !== undefined) {
+            return value;
+        }
+        if (Date.now() > deadline) {
+            throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+}
