@@ -1,0 +1,165 @@
+"""Code actions for findings: add one delegation, add all of a class's, fix the whole file, or suppress.
+
+Which actions exist is decided from the latest analysis (findings whose class name intersects the requested
+range, plus those named by the client's ``context.diagnostics``); the edits themselves come from the engine
+(``engine.fix``) and are converted to the client's position encoding here. Clients that can resolve code
+actions lazily (``resolveSupport.properties`` contains ``edit``) get the list without edits and ask for an
+edit only for the action the user picks; everyone else gets the edits eagerly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from lsprotocol import types
+
+from spec_contract.lsp.convert import to_range, uri_of
+from spec_contract.lsp.diagnostics import SOURCE, finding_key
+
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
+KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """An action before it has an edit: what it is called and which findings it fixes or suppresses."""
+
+    title: str
+    kind: str
+    action: str  # "delegate" | "delegateAll" | "fixAll" | "ignore"
+    findings: tuple  # engine Findings
+    preferred: bool = False
+
+    def data(self, uri: str) -> dict:
+        return {"uri": uri, "action": self.action, "findings": [finding_key(f) for f in self.findings]}
+
+
+def kind_allowed(kind: str, only: Sequence[str] | None) -> bool:
+    """``context.only`` is a prefix filter on the dot-separated kind hierarchy."""
+    if not only:
+        return True
+    return any(kind == want or kind.startswith(f"{want}.") for want in only)
+
+
+def _intersects(span, rng_lines: tuple[int, int]) -> bool:
+    first, last = rng_lines
+    return span.line <= last and span.end_line >= first
+
+
+def plan(
+    findings: Sequence,
+    requested_lines: tuple[int, int],
+    diagnostic_keys: Iterable[tuple[str, str, str]],
+    only: Sequence[str] | None,
+) -> list[Planned]:
+    """The actions to offer for one file's findings, in the order an editor should list them."""
+    keys = set(diagnostic_keys)
+    here = [f for f in findings if _intersects(f.span, requested_lines) or tuple(finding_key(f)) in keys]
+    planned: list[Planned] = []
+    for finding in here:
+        planned.append(
+            Planned(
+                title=f"Add delegation of `{finding.member}` to `self.{finding.delegate}`",
+                kind=types.CodeActionKind.QuickFix.value,
+                action="delegate",
+                findings=(finding,),
+                preferred=True,
+            )
+        )
+    by_class: dict[str, list] = {}
+    for finding in here:
+        by_class.setdefault(finding.class_qualname, [])
+    for finding in findings:
+        if finding.class_qualname in by_class:
+            by_class[finding.class_qualname].append(finding)
+    for class_findings in by_class.values():
+        if len(class_findings) >= 2:
+            planned.append(
+                Planned(
+                    title=f"Add all {len(class_findings)} missing delegations to `{class_findings[0].class_name}`",
+                    kind=types.CodeActionKind.QuickFix.value,
+                    action="delegateAll",
+                    findings=tuple(class_findings),
+                )
+            )
+    seen: set[tuple[str, str]] = set()
+    for finding in here:
+        if (finding.class_qualname, finding.code) in seen:
+            continue
+        seen.add((finding.class_qualname, finding.code))
+        planned.append(
+            Planned(
+                title=f"Ignore {finding.code} for this class",
+                kind=types.CodeActionKind.QuickFix.value,
+                action="ignore",
+                findings=(finding,),
+            )
+        )
+    if findings:
+        planned.append(
+            Planned(
+                title=f"Add all missing delegations in this file ({SOURCE})",
+                kind=FIX_ALL_KIND,
+                action="fixAll",
+                findings=tuple(findings),
+            )
+        )
+    return [p for p in planned if kind_allowed(p.kind, only)]
+
+
+def find(findings: Iterable, keys: Iterable[Sequence[str]]) -> list:
+    """The findings (of a newer analysis) that a resolve request's data names; gone ones are skipped."""
+    wanted = [tuple(k) for k in keys]
+    by_key = {tuple(finding_key(f)): f for f in findings}
+    return [by_key[k] for k in wanted if k in by_key]
+
+
+def engine_edits(analysis, action: str, findings: Sequence) -> list:
+    """The engine's TextEdits for an action (runs on the executor thread: libcst is involved)."""
+    from spec_contract.engine.fix import delegation_edits, suppression_edit
+
+    if action == "ignore":
+        return [suppression_edit(analysis, findings[0])]
+    return list(delegation_edits(analysis, findings))
+
+
+def workspace_edit(
+    edits: Sequence,
+    lines_for: Callable,
+    codec,
+    document_changes: bool,
+    version_of: Callable[[str], int | None],
+) -> types.WorkspaceEdit:
+    """Engine TextEdits → ``documentChanges`` (versioned by the open buffer) or ``changes``, per capability."""
+    by_uri: dict[str, list[types.TextEdit]] = {}
+    for edit in edits:
+        uri = uri_of(edit.path)
+        by_uri.setdefault(uri, []).append(
+            types.TextEdit(range=to_range(edit.span, lines_for(edit.path), codec), new_text=edit.new_text)
+        )
+    if document_changes:
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version_of(uri)),
+                    edits=text_edits,
+                )
+                for uri, text_edits in by_uri.items()
+            ]
+        )
+    return types.WorkspaceEdit(changes=by_uri)
+
+
+def to_code_action(
+    planned: Planned, uri: str, diagnostics_by_key: dict, edit: types.WorkspaceEdit | None
+) -> types.CodeAction:
+    related = [diagnostics_by_key[k] for k in (tuple(finding_key(f)) for f in planned.findings) if k in diagnostics_by_key]
+    return types.CodeAction(
+        title=planned.title,
+        kind=planned.kind,
+        diagnostics=related or None,
+        is_preferred=planned.preferred or None,
+        edit=edit,
+        data=planned.data(uri),
+    )

@@ -1,0 +1,161 @@
+"""Findings → LSP diagnostics, per-file result ids, and the pull-model reports built from them.
+
+The class-name range carries the diagnostic; related information points at every worker call site that
+needs the member and at the inner class's implementation; ``data`` carries the key the quick fixes use to
+find the finding again in the (possibly newer) analysis.
+
+Result ids are ``<content hash>.<generation>``, where the generation is the index generation at which this
+file's diagnostics last changed. Unlike ``uri@version`` this survives a close/reopen (versions restart) and
+changes when an edit in *another* file changes this file's findings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+
+from lsprotocol import types
+
+from spec_contract.lsp.convert import to_range, uri_of
+from spec_contract.lsp.workspace import FileReport, Folder
+
+SOURCE = "spec-contract"
+SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "info": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+def finding_key(finding) -> list[str]:
+    """What identifies a finding across analyses (spans move while typing; these do not)."""
+    return [finding.code, finding.class_qualname, finding.member]
+
+
+def diagnostic_data(finding) -> dict[str, str]:
+    return {
+        "code": finding.code,
+        "classQualname": finding.class_qualname,
+        "className": finding.class_name,
+        "member": finding.member,
+        "delegate": finding.delegate,
+    }
+
+
+def to_diagnostic(finding, folder: Folder, lines_for: Callable, codec, related: bool) -> types.Diagnostic:
+    related_information = None
+    if related:
+        related_information = [
+            types.DiagnosticRelatedInformation(
+                location=types.Location(
+                    uri=uri_of(site.path), range=to_range(site.span, lines_for(site.path), codec)
+                ),
+                message=(
+                    f"{site.role} model {'use' if not site.is_call else 'call'} of `{site.member}`"
+                    f"{' (guarded)' if site.guarded else ''}: {site.text}"
+                ),
+            )
+            for site in finding.call_sites
+        ]
+        provider = finding.provider
+        related_information.append(
+            types.DiagnosticRelatedInformation(
+                location=types.Location(
+                    uri=uri_of(provider.path), range=to_range(provider.span, lines_for(provider.path), codec)
+                ),
+                message=f"`{finding.inner_class}` ({finding.delegate}) implements `{finding.member}` here",
+            )
+        )
+    message = finding.message or (
+        f"`{finding.class_name}` does not forward `{finding.member}` to `self.{finding.delegate}` "
+        f"({finding.inner_class})"
+    )
+    return types.Diagnostic(
+        range=to_range(finding.span, lines_for(finding.path), codec),
+        message=message,
+        severity=SEVERITY.get(finding.severity, types.DiagnosticSeverity.Error),
+        code=finding.code,
+        source=SOURCE,
+        related_information=related_information,
+        data=diagnostic_data(finding),
+    )
+
+
+def fingerprint(diagnostics: Sequence[types.Diagnostic], converter) -> str:
+    payload = json.dumps(converter.unstructure(list(diagnostics)), sort_keys=True)
+    return hashlib.sha1(payload.encode("utf-8")).hexdigest()
+
+
+def content_hash(text: str | None) -> str:
+    return hashlib.sha1((text or "").encode("utf-8")).hexdigest()[:16]
+
+
+def compute_reports(
+    folder: Folder,
+    analysis,
+    paths: Iterable[str],
+    lines_for: Callable,
+    codec,
+    related: bool,
+    converter,
+) -> dict[str, bool]:
+    """Recompute ``folder.reports`` for ``paths``; return path -> whether its diagnostics changed.
+
+    A file whose findings all went away keeps an (empty) report so that the client gets told to clear it.
+    """
+    changed: dict[str, bool] = {}
+    for path in paths:
+        diagnostics = [
+            to_diagnostic(f, folder, lines_for, codec, related) for f in analysis.findings_for(path)
+        ]
+        new_fingerprint = fingerprint(diagnostics, converter)
+        old = folder.reports.get(path)
+        if old is not None and old.fingerprint == new_fingerprint:
+            text_id = content_hash(analysis.source(path))
+            if not old.result_id.startswith(text_id + "."):
+                old.result_id = f"{text_id}.{old.result_id.split('.', 1)[1]}"
+            changed[path] = False
+            continue
+        folder.reports[path] = FileReport(
+            diagnostics=diagnostics,
+            fingerprint=new_fingerprint,
+            result_id=f"{content_hash(analysis.source(path))}.{analysis.generation}",
+        )
+        changed[path] = True
+    return changed
+
+
+def document_report(
+    report: FileReport | None, previous_result_id: str | None
+) -> types.RelatedFullDocumentDiagnosticReport | types.RelatedUnchangedDocumentDiagnosticReport:
+    if report is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    if previous_result_id is not None and previous_result_id == report.result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=report.result_id)
+    return types.RelatedFullDocumentDiagnosticReport(items=report.diagnostics, result_id=report.result_id)
+
+
+def workspace_items(
+    folder: Folder, previous: dict[str, str], versions: dict[str, int]
+) -> list[types.WorkspaceFullDocumentDiagnosticReport | types.WorkspaceUnchangedDocumentDiagnosticReport]:
+    """One entry per file the folder has (or had) diagnostics for; unchanged ones by result id only."""
+    items: list = []
+    for path, report in sorted(folder.reports.items()):
+        uri = uri_of(path)
+        version = versions.get(uri)
+        if previous.get(uri) == report.result_id:
+            items.append(
+                types.WorkspaceUnchangedDocumentDiagnosticReport(
+                    uri=uri, version=version, result_id=report.result_id
+                )
+            )
+        else:
+            items.append(
+                types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, version=version, items=report.diagnostics, result_id=report.result_id
+                )
+            )
+    return items

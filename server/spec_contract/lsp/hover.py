@@ -1,0 +1,118 @@
+"""Hover text (markdown with ``file:///…#Lnn`` links) and go-to-implementation for the contract.
+
+Three places answer: a model class name (each contract member: provided / forwarded / missing), a contract
+method's definition in a model (which worker lines call it), and a worker call site's member name (role,
+required or optional, which models implement it, which wrappers lack it). The engine answers the position
+queries; this module only words the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lsprotocol import types
+
+from spec_contract.lsp.convert import to_range, uri_of
+
+STATUS_WORDS = {"provided": "provided", "forwarded": "forwarded", "missing": "**missing**"}
+
+
+def _link(path: str, line: int, relative: Callable[[str], str]) -> str:
+    """``[rel/path.py:12](file:///abs/rel/path.py#L12)`` for a 0-based line."""
+    return f"[`{relative(path)}:{line + 1}`]({uri_of(path)}#L{line + 1})"
+
+
+def _short(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def class_markdown(status, relative: Callable[[str], str]) -> str:
+    lines = [f"**`{status.name}`** — speculative-decoding contract ({len(status.members)} members)", ""]
+    for member in status.members:
+        roles = "/".join(member.roles)
+        need = "required" if member.required else "optional"
+        text = f"- `{member.member}` ({roles}, {need}): {STATUS_WORDS.get(member.status, member.status)}"
+        if member.status == "forwarded" and member.delegate:
+            text += f" to `self.{member.delegate}`"
+        if member.status == "missing" and member.inner_class:
+            via = f" via `self.{member.delegate}`" if member.delegate else ""
+            text += f" — `{_short(member.inner_class)}` provides it{via}"
+        if member.call_sites:
+            site = member.call_sites[0]
+            more = f" (+{len(member.call_sites) - 1})" if len(member.call_sites) > 1 else ""
+            text += f"; called at {_link(site.path, site.span.line, relative)}{more}"
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def definition_markdown(member: str, entries, relative: Callable[[str], str]) -> str:
+    lines = [f"**`{member}`** is part of the speculative-decoding contract", ""]
+    for entry in entries:
+        need = "required" if entry.required else "optional"
+        for site in entry.call_sites:
+            guard = " (guarded)" if site.guarded else ""
+            lines.append(
+                f"- {entry.role} model, {need}: called by {_link(site.path, site.span.line, relative)}{guard}"
+                f" — `{site.text}`"
+            )
+    return "\n".join(lines)
+
+
+def call_site_markdown(site, entry, implementers, lacking, relative: Callable[[str], str]) -> str:
+    need = "required" if entry is None or entry.required else "optional (every use is guarded)"
+    lines = [f"**`{site.member}`** on the {site.role} model — {need}", ""]
+    if implementers:
+        lines.append("Implemented by:")
+        lines += [
+            f"- `{_short(p.class_name)}` ({_link(p.path, p.span.line, relative)})" for p in implementers
+        ]
+    else:
+        lines.append("No model class in this workspace implements it.")
+    if lacking:
+        lines += ["", "Wrappers that do not forward it:"]
+        lines += [
+            f"- `{f.class_name}` ({_link(f.path, f.span.line, relative)}) — `self.{f.delegate}` is "
+            f"`{f.inner_class}`"
+            for f in lacking
+        ]
+    return "\n".join(lines)
+
+
+def hover_for(analysis, path: str, line: int, col: int, relative, lines_for, codec, markdown: bool):
+    """The hover at a code-point position, or None (runs on the executor thread: engine queries)."""
+    value: str | None = None
+    span = None
+    status = analysis.class_at(path, line, col)
+    if status is not None and status.members:
+        value, span = class_markdown(status, relative), status.span
+    if value is None:
+        definition = analysis.member_definition_at(path, line, col)
+        if definition is not None and definition[1]:
+            value = definition_markdown(definition[0], definition[1], relative)
+    if value is None:
+        site = analysis.call_site_at(path, line, col)
+        if site is not None:
+            entry = analysis.contract.get(site.role, site.member)
+            value = call_site_markdown(
+                site, entry, analysis.implementers(site.member), analysis.lacking(site.member), relative
+            )
+            span = site.span
+    if value is None:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText, value=value
+        ),
+        range=to_range(span, lines_for(path), codec) if span is not None else None,
+    )
+
+
+def implementations_for(analysis, path: str, line: int, col: int, lines_for, codec) -> list[types.Location]:
+    """Every model class providing the member under the cursor at a worker call site."""
+    site = analysis.call_site_at(path, line, col)
+    if site is None:
+        return []
+    return [
+        types.Location(uri=uri_of(p.path), range=to_range(p.span, lines_for(p.path), codec))
+        for p in analysis.implementers(site.member)
+    ]

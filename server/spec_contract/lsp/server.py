@@ -1,0 +1,435 @@
+"""The spec-contract language server: lifecycle, the engine executor, indexing, and publishing.
+
+Engine calls (``Project.analyze`` is not thread-safe; fix edits run libcst) go to one worker thread the
+server owns, awaited from ``async`` handlers. pygls's own thread pool is left alone because it also reads
+stdin: a long analysis there would stall reading, and with it cancellation and ``exit``.
+
+Start-up stays cheap: this module imports only pygls, lsprotocol and the server's own modules; the engine
+(and through it libcst/jedi) is imported on the executor thread when the first folder is indexed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import traceback
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.cli import start_server
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from spec_contract import __version__
+from spec_contract.lsp import diagnostics, settings
+from spec_contract.lsp.convert import SourceLines, path_of, uri_of
+from spec_contract.lsp.workspace import Folder, Folders
+
+PARENT_CHECK_SECONDS = 2.0
+WATCHED_GLOBS = ("**/*.py", "**/pyproject.toml")
+
+
+class _Answered:
+    """A request that was already answered with an error while it was being decoded."""
+
+
+ANSWERED = _Answered()
+
+
+class SpecContractProtocol(LanguageServerProtocol):
+    """pygls's protocol, plus an error *response* for requests whose params do not decode.
+
+    pygls only logs such messages, which leaves the client waiting for an answer forever.
+    """
+
+    def structure_message(self, data: dict[str, Any]):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "id" in data and "method" in data:
+                cause = exc.__cause__ or exc
+                error = JsonRpcInvalidParams(message=f"Invalid params for {data['method']}: {cause}")
+                self._send_response(data["id"], error=error.to_response_error())
+                self._server.log(f"rejected {data['method']} request {data['id']}: {cause}", types.MessageType.Warning)
+                return ANSWERED
+            raise
+
+    def handle_message(self, message):
+        if message is ANSWERED:
+            return None
+        return super().handle_message(message)
+
+
+def _build_project(root: Path, overrides: dict[str, Any]):
+    """Load the folder's config (editor overrides over pyproject) and create its engine Project.
+
+    Runs on the executor thread: importing the engine is the expensive part of start-up.
+    Returns the project and a warning when the editor settings were rejected and dropped.
+    """
+    from spec_contract.engine.config import ConfigError, load_config
+    from spec_contract.engine.project import Project
+
+    warning = None
+    try:
+        config = load_config(root, overrides=overrides or None)
+    except ConfigError as exc:
+        if not overrides:
+            raise
+        warning = f"spec-contract: {exc} (folder {root.name}); using the defaults instead of the editor settings"
+        config = load_config(root)
+    return Project(root, config), warning
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class SpecContractServer(LanguageServer):
+    """Language server state: folders with their projects, the engine thread, pending edits, tasks."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "spec-contract",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=SpecContractProtocol,
+        )
+        self.engine = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spec-contract-engine")
+        self.folders = Folders()
+        self.init_options: dict[str, Any] = {}
+        self.pushed_settings: dict[str, Any] = {}  # didChangeConfiguration payload, for clients without pull
+        self.pull = False
+        self.pending: dict[str, asyncio.Task] = {}  # uri -> debounced overlay update
+        self.background: set[asyncio.Task] = set()
+
+    # -- plumbing -------------------------------------------------------------------------------------
+    def cap(self, field: str, default: Any = None) -> Any:
+        return get_capability(self.client_capabilities, field, default)
+
+    async def on_engine(self, fn, *args, **kwargs):
+        """Run ``fn`` on the engine thread and await it from the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.engine, functools.partial(fn, *args, **kwargs))
+
+    def spawn(self, coro, what: str) -> asyncio.Task:
+        """A background task whose failure is logged, not lost."""
+        task = asyncio.create_task(coro)
+        self.background.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self.background.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                self.log_exception(what, t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    def log(self, message: str, level: types.MessageType = types.MessageType.Log) -> None:
+        try:
+            self.window_log_message(types.LogMessageParams(type=level, message=message))
+        except Exception:  # no writer yet / connection gone: nothing to tell
+            pass
+
+    def log_exception(self, where: str, exc: BaseException) -> None:
+        detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self.log(f"spec-contract: {where} failed: {exc}\n{detail}", types.MessageType.Error)
+
+    def warn_user(self, message: str) -> None:
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+        self.log(message, types.MessageType.Warning)
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """Log protocol-level errors instead of pygls's default pop-up: they are for whoever debugs."""
+        self.log(f"spec-contract: {source.__name__}: {error}", types.MessageType.Error)
+
+    def resolves_edits(self) -> bool:
+        properties = self.cap("text_document.code_action.resolve_support.properties", []) or []
+        return "edit" in properties
+
+    def version_of(self, uri: str) -> int | None:
+        document = self.workspace.text_documents.get(uri)
+        return document.version if document is not None else None
+
+    def open_paths(self) -> set[str]:
+        return {p for p in (path_of(uri) for uri in self.workspace.text_documents) if p}
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """After ``initialized``: watch the parent, register file watchers, index every folder."""
+        if self.process_id:
+            self.spawn(self.watch_parent(self.process_id), "watching the client process")
+        await self.register_watchers()
+        await self.index(list(self.folders))
+
+    async def watch_parent(self, pid: int) -> None:
+        """Exit when the editor died without closing our stdin (else we would be an orphan forever)."""
+        while True:
+            await asyncio.sleep(PARENT_CHECK_SECONDS)
+            if not _alive(pid):
+                self.engine.shutdown(wait=False, cancel_futures=True)
+                os._exit(0)
+
+    async def register_watchers(self) -> None:
+        if not self.cap("workspace.did_change_watched_files.dynamic_registration", False):
+            return
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in WATCHED_GLOBS]
+        )
+        registration = types.Registration(
+            id=f"spec-contract-watch-{uuid.uuid4()}",
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=options,
+        )
+        try:
+            await self.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+        except Exception as exc:
+            self.log(f"spec-contract: the client refused the file watcher: {exc}", types.MessageType.Warning)
+
+    # -- settings and projects ---------------------------------------------------------------------------
+    async def load_settings(self, folder: Folder) -> None:
+        """initializationOptions, then (per folder) workspace/configuration; problems shown once."""
+        raw_folder: Any = None
+        if self.cap("workspace.configuration", False):
+            try:
+                result = await self.workspace_configuration_async(
+                    types.ConfigurationParams(
+                        items=[types.ConfigurationItem(scope_uri=folder.uri, section=settings.SECTION)]
+                    )
+                )
+                raw_folder = result[0] if result else None
+            except Exception as exc:
+                self.log(f"spec-contract: workspace/configuration failed: {exc}", types.MessageType.Warning)
+        merged = settings.merge(
+            self.init_options, self.pushed_settings, raw_folder if isinstance(raw_folder, dict) else None
+        )
+        parsed, problems = settings.parse(merged)
+        if problems and tuple(problems) != folder.shown_problems:
+            self.warn_user("spec-contract settings: " + "; ".join(problems))
+        folder.shown_problems = tuple(problems)
+        folder.settings = parsed
+
+    async def reload(self, folder: Folder, reread_settings: bool = True) -> None:
+        """(Re)create the folder's project from its settings and analyse it."""
+        if reread_settings:
+            await self.load_settings(folder)
+        if not folder.settings.enable:
+            async with folder.lock:
+                folder.project = None
+                folder.analysis = None
+                await self.clear(folder)
+            folder.ready.set()
+            self.log(f"spec-contract: disabled for {folder.name}")
+            return
+        try:
+            project, warning = await self.on_engine(_build_project, folder.root, folder.settings.overrides())
+        except Exception as exc:
+            self.warn_user(f"spec-contract: cannot analyse {folder.name}: {exc}")
+            folder.ready.set()
+            return
+        if warning:
+            self.warn_user(warning)
+        async with folder.lock:
+            folder.project = project
+            folder.analysis = None
+            folder.dirty = True
+            for uri, document in list(self.workspace.text_documents.items()):
+                path = path_of(uri)
+                if self.folders.for_path(path) is folder:
+                    await self.on_engine(project.set_overlay, path, document.source)
+        await self.refresh(folder)
+        folder.ready.set()
+
+    async def index(self, folders: list[Folder], title: str = "Indexing") -> None:
+        """Analyse folders in the background with work-done progress; folders with open files first."""
+        open_paths = self.open_paths()
+        folders.sort(key=lambda f: not any(f.contains(p) for p in open_paths))
+        token = None
+        if folders and self.cap("window.work_done_progress", False):
+            token = f"spec-contract-index-{uuid.uuid4()}"
+            try:
+                await self.work_done_progress.create_async(token)
+            except Exception as exc:
+                self.log(f"spec-contract: no progress reporting: {exc}")
+                token = None
+        if token is not None:
+            self.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title=f"spec-contract: {title}", message=f"{len(folders)} folder(s)", percentage=0
+                ),
+            )
+        for i, folder in enumerate(folders):
+            if token is not None:
+                self.work_done_progress.report(
+                    token,
+                    types.WorkDoneProgressReport(
+                        message=f"{folder.name}: workers and model classes", percentage=i * 100 // len(folders)
+                    ),
+                )
+            try:
+                await self.reload(folder)
+            except Exception as exc:
+                self.log_exception(f"indexing {folder.name}", exc)
+                folder.ready.set()
+        if token is not None:
+            found = sum(len(f.analysis.findings) for f in folders if f.analysis is not None)
+            self.work_done_progress.end(
+                token, types.WorkDoneProgressEnd(message=f"{found} finding(s) in {len(folders)} folder(s)")
+            )
+        for folder in folders:
+            if folder.analysis is not None:
+                stats = folder.analysis.stats
+                self.log(
+                    f"spec-contract: {folder.name}: {len(folder.analysis.findings)} finding(s); "
+                    f"{stats.files_seen} files seen, {stats.files_parsed} parsed in {stats.seconds:.2f}s"
+                )
+
+    # -- analysis and publishing -------------------------------------------------------------------------
+    async def refresh(self, folder: Folder):
+        """Bring the folder's analysis up to date with its inputs; publish or refresh what changed."""
+        async with folder.lock:
+            if folder.project is None:
+                return None
+            if not folder.dirty and folder.analysis is not None:
+                return folder.analysis
+            folder.dirty = False
+            try:
+                analysis = await self.on_engine(folder.project.analyze)
+            except BaseException:
+                folder.dirty = True
+                raise
+            previous = folder.analysis
+            folder.analysis = analysis
+            if previous is None or previous.generation != analysis.generation:
+                await self.publish(folder, analysis)
+            return analysis
+
+    async def publish(self, folder: Folder, analysis) -> None:
+        """Recompute every affected file's report; push changed ones, or ask pull clients to re-pull."""
+        paths = set(folder.reports) | {f.path for f in analysis.findings if folder.contains(f.path)}
+        related = self.cap(
+            "text_document.diagnostic.related_information"
+            if self.pull
+            else "text_document.publish_diagnostics.related_information",
+            False,
+        )
+        changed = await self.on_engine(
+            diagnostics.compute_reports,
+            folder,
+            analysis,
+            sorted(paths),
+            SourceLines(analysis),
+            self.workspace.position_codec,
+            bool(related),
+            self.protocol._converter,
+        )
+        if self.pull:
+            if any(changed.values()) and self.cap("workspace.diagnostics.refresh_support", False):
+                self.workspace_diagnostic_refresh(None)
+            return
+        open_paths = self.open_paths()
+        for path in sorted(changed, key=lambda p: (p not in open_paths, p)):
+            if changed[path]:
+                self.push(path, folder.reports[path].diagnostics, analysis.source(path))
+
+    def push(self, path: str, items: list[types.Diagnostic], analysed_text: str | None) -> None:
+        uri = uri_of(path)
+        document = self.workspace.text_documents.get(uri)
+        # The version only when the diagnostics describe exactly that buffer state.
+        version = document.version if document is not None and document.source == analysed_text else None
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version)
+        )
+
+    async def clear(self, folder: Folder) -> None:
+        """Withdraw every diagnostic of a folder (disabled or removed)."""
+        paths = [p for p, r in folder.reports.items() if r.diagnostics]
+        folder.reports.clear()
+        if not paths:
+            return
+        if self.pull:
+            if self.cap("workspace.diagnostics.refresh_support", False):
+                self.workspace_diagnostic_refresh(None)
+            return
+        for path in paths:
+            self.push(path, [], None)
+
+    # -- edits from the editor -----------------------------------------------------------------------------
+    async def apply_overlay(self, uri: str, folder: Folder) -> None:
+        document = self.workspace.text_documents.get(uri)
+        path = path_of(uri)
+        if folder.project is None or path is None:
+            return
+        if document is None:
+            await self.on_engine(folder.project.clear_overlay, path)
+        else:
+            await self.on_engine(folder.project.set_overlay, path, document.source)
+        folder.dirty = True
+
+    def schedule_change(self, uri: str, folder: Folder) -> None:
+        """Debounce: only the last of a burst of keystrokes reaches the engine."""
+        previous = self.pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        self.pending[uri] = self.spawn(self._debounced(uri, folder), f"re-analysing after an edit of {uri}")
+
+    async def _debounced(self, uri: str, folder: Folder) -> None:
+        await asyncio.sleep(folder.settings.debounce_ms / 1000)
+        if self.pending.get(uri) is asyncio.current_task():
+            del self.pending[uri]
+        await self.apply_overlay(uri, folder)
+        await self.refresh(folder)
+
+    async def fresh(self, folder: Folder):
+        """The folder's analysis including every edit made so far (pending debounces applied now)."""
+        await folder.ready.wait()
+        for uri, task in list(self.pending.items()):
+            if self.folders.for_uri(uri) is folder:
+                task.cancel()
+                self.pending.pop(uri, None)
+                await self.apply_overlay(uri, folder)
+        return await self.refresh(folder)
+
+    async def context(self, uri: str):
+        """(folder, analysis, path) for a request on ``uri``, or None when nothing analyses it."""
+        path = path_of(uri)
+        folder = self.folders.for_path(path)
+        if folder is None:
+            return None
+        analysis = await self.fresh(folder)
+        if analysis is None:
+            return None
+        return folder, analysis, path
+
+
+def create_server() -> SpecContractServer:
+    from spec_contract.lsp import handlers
+
+    server = SpecContractServer()
+    handlers.register(server)
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``spec-contract serve [--stdio] [--tcp|--ws --host H --port P]``; ``--stdio`` is the default."""
+    args = [a for a in (argv or []) if a != "--stdio"]
+    server = create_server()
+    try:
+        start_server(server, args)
+    except SystemExit as exc:  # argparse usage errors
+        return exc.code if isinstance(exc.code, int) else 2
+    finally:
+        server.engine.shutdown(wait=False, cancel_futures=True)
+    return 0
