@@ -1,0 +1,231 @@
+-- Headless Neovim session against the spec-contract server, run by test_neovim.py as
+--   nvim --headless -i NONE -u nvim_e2e.lua
+-- It does what a user does (wait for diagnostics, hover the class, apply the quick fix, save) and
+-- writes what it saw to a JSON report; the assertions live in pytest.
+--
+-- Environment:
+--   SC_SERVER_CMD   JSON list, the server command (the Python that runs pytest)
+--   SC_ROOT         the workspace root
+--   SC_FILE         the file to open
+--   SC_REPORT       where to write the JSON report
+--   SC_EDITORS_DIR  the repository's editors/ folder (0.11 uses editors/neovim/lsp/spec_contract.lua)
+--   SC_TITLE        the title of the quick fix to apply
+--   SC_METHOD       the method that quick fix forwards
+--   SC_TIMEOUT_MS   how long to wait for each server answer
+
+vim.g.loaded_python3_provider = 0
+
+local env = vim.env
+local server_cmd = vim.fn.json_decode(env.SC_SERVER_CMD)
+local timeout = tonumber(env.SC_TIMEOUT_MS or '30000')
+local has_config = vim.lsp.config ~= nil -- Neovim 0.11+
+local started = vim.loop.hrtime()
+local report = { version = vim.version(), mode = has_config and 'vim.lsp.enable' or 'vim.lsp.start_client' }
+
+local function elapsed_ms()
+  return math.floor((vim.loop.hrtime() - started) / 1e6)
+end
+
+local function finish(err)
+  report.error = err
+  report.elapsed_ms = elapsed_ms()
+  local f = assert(io.open(env.SC_REPORT, 'w'))
+  f:write(vim.fn.json_encode(report))
+  f:close()
+  vim.cmd(err and 'cquit!' or 'qa!')
+end
+
+if has_config then
+  -- Exercise the shipped config: only the interpreter differs from what a user gets.
+  vim.opt.runtimepath:prepend(env.SC_EDITORS_DIR .. '/neovim')
+  vim.lsp.config('spec_contract', { cmd = server_cmd })
+  vim.lsp.enable('spec_contract')
+end
+
+local function clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr, name = 'spec_contract' })
+  end
+  local found = {}
+  for _, c in pairs(vim.lsp.buf_get_clients(bufnr)) do
+    if c.name == 'spec_contract' then
+      table.insert(found, c)
+    end
+  end
+  return found
+end
+
+-- Diagnostics of our source, as LSP sees them (the range in the negotiated encoding).
+local function our_diagnostics(bufnr)
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if d.source == 'spec-contract' then
+      table.insert(out, d)
+    end
+  end
+  return out
+end
+
+local function summarise(diags)
+  local out = {}
+  for _, d in ipairs(diags) do
+    table.insert(out, { code = d.code, source = d.source, message = d.message, lnum = d.lnum, col = d.col,
+      end_col = d.end_col, severity = d.severity })
+  end
+  return out
+end
+
+local function mentions(diags, method)
+  for _, d in ipairs(diags) do
+    if d.message:find(method, 1, true) then
+      return true
+    end
+  end
+  return false
+end
+
+-- The answer of the first client that gave one, or nil and the errors.
+local function request(bufnr, method, params)
+  local responses, err = vim.lsp.buf_request_sync(bufnr, method, params, timeout)
+  if not responses then
+    return nil, tostring(err)
+  end
+  local errors = {}
+  for _, r in pairs(responses) do
+    if r.error then
+      table.insert(errors, vim.inspect(r.error))
+    elseif r.result ~= nil then
+      return r.result
+    end
+  end
+  return nil, table.concat(errors, '; ')
+end
+
+-- The diagnostic as the server sent it: 0.11 keeps it whole in user_data.lsp; 0.7 keeps only some
+-- fields there, so the range is rebuilt from Neovim's byte columns in the negotiated encoding.
+local function to_lsp(bufnr, d, enc)
+  local lsp_diag = d.user_data.lsp
+  if lsp_diag.range then
+    return lsp_diag
+  end
+  local function position(row, col)
+    return { line = row, character = vim.lsp.util.character_offset(bufnr, row, col, enc) }
+  end
+  return vim.tbl_extend('keep', {
+    range = { start = position(d.lnum, d.col), ['end'] = position(d.end_lnum, d.end_col) },
+    severity = d.severity,
+    message = d.message,
+    source = d.source,
+    code = d.code,
+  }, lsp_diag)
+end
+
+local function hover_text(result)
+  local contents = result.contents
+  if type(contents) == 'string' then
+    return contents
+  end
+  if contents.value then
+    return contents.value
+  end
+  local parts = {}
+  for _, c in ipairs(contents) do
+    table.insert(parts, type(c) == 'string' and c or c.value)
+  end
+  return table.concat(parts, '\n')
+end
+
+local function run()
+  vim.cmd('edit ' .. vim.fn.fnameescape(env.SC_FILE))
+  local bufnr = vim.api.nvim_get_current_buf()
+  if not has_config then
+    local id = vim.lsp.start_client({ name = 'spec_contract', cmd = server_cmd, root_dir = env.SC_ROOT })
+    vim.lsp.buf_attach_client(bufnr, id)
+  end
+
+  if not vim.wait(timeout, function() return #clients(bufnr) > 0 and clients(bufnr)[1].initialized end, 20) then
+    return finish('no spec_contract client attached to ' .. vim.api.nvim_buf_get_name(bufnr))
+  end
+  local client = clients(bufnr)[1]
+  local enc = client.offset_encoding
+  report.offset_encoding = enc
+  report.root_dir = client.config.root_dir
+
+  vim.wait(timeout, function() return #our_diagnostics(bufnr) >= 2 end, 20)
+  local diags = our_diagnostics(bufnr)
+  report.diagnostics = summarise(diags)
+  report.diagnostics_ms = elapsed_ms()
+  local target
+  for _, d in ipairs(diags) do
+    if d.message:find(env.SC_METHOD, 1, true) then
+      target = d
+    end
+  end
+  if not target then
+    return finish('no diagnostic mentions ' .. env.SC_METHOD)
+  end
+
+  -- Hover with the cursor inside the class name, as a user would.
+  vim.api.nvim_win_set_cursor(0, { target.lnum + 1, target.col + 1 })
+  local hover, herr = request(bufnr, 'textDocument/hover', vim.lsp.util.make_position_params(0, enc))
+  report.hover = hover and hover_text(hover) or nil
+  report.hover_error = herr
+
+  local lsp_diag = to_lsp(bufnr, target, enc)
+  local actions, aerr = request(bufnr, 'textDocument/codeAction', {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    range = lsp_diag.range,
+    context = { diagnostics = { lsp_diag }, only = { 'quickfix' } },
+  })
+  if not actions then
+    return finish('no code actions: ' .. tostring(aerr))
+  end
+  report.action_titles = {}
+  local chosen
+  for _, a in ipairs(actions) do
+    table.insert(report.action_titles, a.title)
+    if a.title == env.SC_TITLE then
+      chosen = a
+    end
+  end
+  if not chosen then
+    return finish('no code action titled ' .. env.SC_TITLE)
+  end
+  if not chosen.edit and not chosen.command then
+    local resolved, rerr = request(bufnr, 'codeAction/resolve', chosen)
+    if not resolved then
+      return finish('codeAction/resolve failed: ' .. tostring(rerr))
+    end
+    chosen = resolved
+  end
+  report.action_kind = chosen.kind
+  if chosen.edit then
+    vim.lsp.util.apply_workspace_edit(chosen.edit, enc)
+  end
+  if chosen.command then
+    local command = type(chosen.command) == 'table' and chosen.command or chosen
+    local _, cerr = request(bufnr, 'workspace/executeCommand', { command = command.command, arguments = command.arguments })
+    if cerr and cerr ~= '' then
+      return finish('executeCommand failed: ' .. cerr)
+    end
+  end
+  vim.cmd('write')
+  report.saved_ms = elapsed_ms()
+
+  -- The server re-checks the edited buffer: the fixed member's diagnostic goes, the other one stays.
+  vim.wait(timeout, function() return not mentions(our_diagnostics(bufnr), env.SC_METHOD) end, 20)
+  report.diagnostics_after = summarise(our_diagnostics(bufnr))
+  finish(nil)
+end
+
+vim.api.nvim_create_autocmd('VimEnter', {
+  once = true,
+  callback = function()
+    vim.schedule(function()
+      local ok, err = pcall(run)
+      if not ok then
+        finish('driver error: ' .. tostring(err))
+      end
+    end)
+  end,
+})
