@@ -17,11 +17,12 @@ import ast
 import builtins
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .results import Span, TextEdit
 
@@ -29,6 +30,7 @@ _MAX_LINE = 88  # a def or call longer than this is split one argument per line,
 _BUILTINS = frozenset(dir(builtins))
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
 _IGNORE = re.compile(r"#\s*spec-contract:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
+_LITERAL = frozenset({"Literal", "typing.Literal", "typing_extensions.Literal"})
 
 
 @dataclass(frozen=True)
@@ -66,12 +68,14 @@ def delegation_edit(
         return None
 
     unit = _indent_unit(cls, wrapper.module)
-    body_indent = _leading_ws(wrapper.lines[wrapper.start_line(cls)]) + (cls.body.indent or wrapper.module.default_indent)
+    class_indent = _leading_ws(wrapper.lines[wrapper.start_line(cls)])
+    body_indent = class_indent + (cls.body.indent or wrapper.module.default_indent)
     blank = _blank_lines_between_methods(cls)
+    names = _module_names(wrapper.module, wrapper.pos, wrapper.start_line(cls))
     nl = wrapper.newline
     chunks = []
     for delegation in todo.values():
-        lines = _stub_lines(delegation, wrapper.names, unit, len(body_indent.expandtabs(4)))
+        lines = _stub_lines(delegation, names, unit, len(body_indent.expandtabs(4)))
         chunks.append(nl * blank + "".join(body_indent + line + nl for line in lines))
     text = "".join(chunks)
 
@@ -102,7 +106,8 @@ def suppression_edit(path: str, source: str, class_name: str, code: str | None) 
         if match:
             return TextEdit(path, Span(line, match.start(), line, match.end()), _extended(match, code))
     indent = _leading_ws(wrapper.lines[top])
-    return TextEdit(path, Span(top, 0, top, 0), indent + _ignore_comment([code] if code else None) + wrapper.newline)
+    comment = _ignore_comment([code] if code else None)
+    return TextEdit(path, Span(top, 0, top, 0), indent + comment + wrapper.newline)
 
 
 def _extended(match: re.Match[str], code: str | None) -> str:
@@ -126,18 +131,17 @@ def _ignore_comment(codes: list[str] | None) -> str:
 
 
 class _Wrapper:
-    """The parsed wrapper module: its lines, positions, newline style and top-level names."""
+    """The parsed wrapper module: its lines, positions and newline style."""
 
     def __init__(self, source: str) -> None:
         try:
-            wrapper = MetadataWrapper(cst.parse_module(source))
+            wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
         except cst.ParserSyntaxError as err:
             raise StubError(f"the file does not parse: {err.message}") from err
         self.module = wrapper.module
         self.pos = wrapper.resolve(PositionProvider)
         self.lines = _LINE.findall(source)
         self.newline = _newline(source)
-        self.names = _module_names(self.module)
 
     def find_class(self, dotted: str) -> cst.ClassDef:
         body: Sequence[cst.CSTNode] = self.module.body
@@ -201,12 +205,16 @@ def _indent_unit(cls: cst.ClassDef, module: cst.Module) -> str:
 
 
 def _blank_lines_between_methods(cls: cst.ClassDef) -> int:
-    """How many blank lines the class puts before a method that follows another statement (usually 1)."""
-    counts = Counter(
-        sum(1 for line in stmt.leading_lines if line.comment is None)
-        for i, stmt in enumerate(cls.body.body)
-        if i > 0 and isinstance(stmt, cst.FunctionDef)
-    )
+    """How many blank lines the class puts between two methods (usually 1), else before a method that
+    follows something else (a docstring, class attributes), else 1."""
+    body = cls.body.body
+    after_method: Counter[int] = Counter()
+    after_other: Counter[int] = Counter()
+    for previous, stmt in zip(body, body[1:]):
+        if isinstance(stmt, cst.FunctionDef):
+            blank = sum(1 for line in stmt.leading_lines if line.comment is None)
+            (after_method if isinstance(previous, cst.FunctionDef) else after_other)[blank] += 1
+    counts = after_method or after_other
     return counts.most_common(1)[0][0] if counts else 1
 
 
@@ -237,7 +245,7 @@ class _SelfAttributes(cst.CSTVisitor):
         self.names: set[str] = set()
 
     def _target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        if isinstance(target, cst.Attribute) and _is_name(target.value, "self"):
             self.names.add(target.attr.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
@@ -248,6 +256,10 @@ class _SelfAttributes(cst.CSTVisitor):
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._target(node.target)
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
 
 
 def _target_names(target: cst.BaseExpression) -> set[str]:
@@ -267,14 +279,11 @@ def _bound_names(small: cst.CSTNode) -> set[str]:
     if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
         return _target_names(small.target)
     if isinstance(small, cst.Import):
-        return {
-            a.asname.name.value if a.asname else cst.helpers.get_full_name_for_node(a.name).split(".")[0]
-            for a in small.names
+        return {  # ``import a.b`` binds ``a``
+            a.asname.name.value if a.asname else get_full_name_for_node(a.name).split(".")[0] for a in small.names
         }
     if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-        return {
-            a.asname.name.value if a.asname else cst.helpers.get_full_name_for_node(a.name) for a in small.names
-        }
+        return {a.asname.name.value if a.asname else get_full_name_for_node(a.name) for a in small.names}
     return set()
 
 
@@ -286,46 +295,59 @@ class _Names:
     annotations: frozenset[str]
 
 
-def _module_names(module: cst.Module) -> _Names:
-    """Top-level names of the wrapper module. Names bound under ``if TYPE_CHECKING:`` only count for
-    annotations, and only when ``from __future__ import annotations`` keeps annotations unevaluated."""
-    runtime: set[str] = set()
-    checking: set[str] = set()
+def _module_names(module: cst.Module, pos: Mapping[cst.CSTNode, CodeRange], class_line: int) -> _Names:
+    """Top-level names of the wrapper module that a member of the class on ``class_line`` can use.
+
+    Defaults, and annotations unless ``from __future__ import annotations`` postpones them, are evaluated
+    when the class body runs, so only names bound above the class count for them. Postponed annotations
+    may use any top-level name, including those imported under ``if TYPE_CHECKING:``.
+    """
+    before: set[str] = set()
+    postponed: set[str] = set()  # bound below the class, or only for type checkers
     future = False
 
-    def walk(body: Sequence[cst.CSTNode], into: set[str]) -> None:
+    def walk(body: Sequence[cst.CSTNode], checking: bool) -> None:
         nonlocal future
         for stmt in body:
+            if isinstance(stmt, cst.If) and _is_type_checking(stmt.test):
+                walk(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else (), True)
+                if isinstance(stmt.orelse, cst.If):  # elif: an ordinary if statement of its own
+                    walk([stmt.orelse], checking)
+                elif isinstance(stmt.orelse, cst.Else) and isinstance(stmt.orelse.body, cst.IndentedBlock):
+                    walk(stmt.orelse.body.body, checking)
+                continue
+            if isinstance(stmt, (cst.If, cst.Try, cst.With)):
+                walk(_blocks_stmts(stmt), checking)
+                continue
+            names: set[str] = set()
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-                into.add(stmt.name.value)
+                names.add(stmt.name.value)
             elif isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    into |= _bound_names(small)
-                    if (
-                        isinstance(small, cst.ImportFrom)
-                        and isinstance(small.module, cst.Name)
-                        and small.module.value == "__future__"
-                        and not isinstance(small.names, cst.ImportStar)
-                        and any(a.name.value == "annotations" for a in small.names)
-                    ):
-                        future = True
-            elif isinstance(stmt, cst.If) and _is_type_checking(stmt.test):
-                walk(stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else (), checking)
-                if isinstance(stmt.orelse, cst.If):  # elif: an ordinary if statement of its own
-                    walk([stmt.orelse], into)
-                elif isinstance(stmt.orelse, cst.Else) and isinstance(stmt.orelse.body, cst.IndentedBlock):
-                    walk(stmt.orelse.body.body, into)
-            elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
-                walk(_blocks_stmts(stmt), into)
+                    names |= _bound_names(small)
+                    future = future or _is_future_annotations(small)
+            if checking or pos[stmt].start.line - 1 >= class_line:
+                postponed.update(names)
+            else:
+                before.update(names)
 
-    walk(module.body, runtime)
-    runtime |= _BUILTINS
-    return _Names(frozenset(runtime), frozenset(runtime | checking) if future else frozenset(runtime))
+    walk(module.body, False)
+    runtime = frozenset(before | _BUILTINS)
+    return _Names(runtime, runtime | postponed if future else runtime)
+
+
+def _is_future_annotations(small: cst.CSTNode) -> bool:
+    return (
+        isinstance(small, cst.ImportFrom)
+        and small.module is not None
+        and _is_name(small.module, "__future__")
+        and not isinstance(small.names, cst.ImportStar)
+        and any(alias.name.value == "annotations" for alias in small.names)
+    )
 
 
 def _is_type_checking(test: cst.BaseExpression) -> bool:
-    name = cst.helpers.get_full_name_for_node(test)
-    return name in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+    return get_full_name_for_node(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -368,30 +390,38 @@ def _wrapped(head: str, items: list[str], tail: str, unit: str, indent_width: in
 
 
 def _find_inner_def(delegation: Delegation) -> tuple[cst.FunctionDef | None, cst.Module | None]:
-    """The inner member's ``def``: the one whose name is on ``inner_line``, else the first of that name."""
-    if delegation.inner_source is None:
+    """The inner member's ``def``: the one whose name is on ``inner_line``, else the first of that name.
+
+    Inner files are big (SGLang's ``deepseek_v2.py`` has 3000 lines) and libcst is slow on them, so ``ast``
+    finds the definition and libcst parses only its lines.
+    """
+    source = delegation.inner_source
+    if source is None:
         return None, None
     try:
-        wrapper = MetadataWrapper(cst.parse_module(delegation.inner_source))
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None, None
+    defs = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == delegation.member
+    ]
+    if not defs:
+        return None, None
+    defs.sort(key=lambda node: node.lineno)
+    node = next((d for d in defs if d.lineno - 1 == delegation.inner_line), defs[0])
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+    lines = _LINE.findall(source)[first : node.end_lineno]
+    # Dedent by the def's column; lines indented less can only be inside strings or brackets.
+    prefix = node.col_offset
+    text = "".join(line[prefix:] if not line[:prefix].strip() else line for line in lines)
+    try:
+        module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return None, None
-    pos = wrapper.resolve(PositionProvider)
-    defs = _FunctionDefs(delegation.member)
-    wrapper.module.visit(defs)
-    for fn in defs.found:
-        if pos[fn.name].start.line - 1 == delegation.inner_line:
-            return fn, wrapper.module
-    return (defs.found[0] if defs.found else None), wrapper.module
-
-
-class _FunctionDefs(cst.CSTVisitor):
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found: list[cst.FunctionDef] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if node.name.value == self.name:
-            self.found.append(node)
+    fn = module.body[0] if module.body else None
+    return (fn, module) if isinstance(fn, cst.FunctionDef) else (None, None)
 
 
 def _decorator_names(fn: cst.FunctionDef) -> set[str]:
@@ -401,7 +431,7 @@ def _decorator_names(fn: cst.FunctionDef) -> set[str]:
         expr = decorator.decorator
         if isinstance(expr, cst.Call):
             expr = expr.func
-        name = cst.helpers.get_full_name_for_node(expr)
+        name = get_full_name_for_node(expr)
         if name:
             out.add(name.rsplit(".", 1)[-1])
     return out
@@ -442,7 +472,7 @@ def _signature(
         else:
             return None  # e.g. ``def m(*args)``: the receiver hides in *args
     star = p.star_arg if isinstance(p.star_arg, cst.Param) else None
-    everything = [*posonly, *normal, *p.kwonly_params, *([star] if star else []), *([p.star_kwarg] if p.star_kwarg else [])]
+    everything = [*posonly, *normal, *p.kwonly_params, *(x for x in (star, p.star_kwarg) if x is not None)]
     if any(param.name.value == "self" for param in everything):
         return None
     for param in everything:
@@ -485,10 +515,10 @@ def _annotation(node: cst.Annotation | None, module: cst.Module, names: _Names) 
 
 
 def _code(node: cst.CSTNode, module: cst.Module) -> str:
-    """Source text of an expression on one line (a default spread over lines, or carrying comments, is
-    normalised through ``ast`` so the stub stays one clean line)."""
+    """Source text of an expression on one line (a default spread over lines, maybe with comments between
+    them, is normalised through ``ast`` so the stub stays one clean line)."""
     code = module.code_for_node(node).strip()
-    if "\n" in code or "\r" in code or "#" in code:
+    if "\n" in code or "\r" in code:
         try:
             return ast.unparse(ast.parse(f"({code})", mode="eval"))
         except SyntaxError:
@@ -537,15 +567,11 @@ class _FreeNames(cst.CSTVisitor):
         self.bound |= _target_names(node.target)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if cst.helpers.get_full_name_for_node(node.value) in ("Literal", "typing.Literal", "typing_extensions.Literal"):
+        if get_full_name_for_node(node.value) in _LITERAL:
             self._literal_depth += 1
 
     def leave_Subscript(self, original_node: cst.Subscript) -> None:
-        if cst.helpers.get_full_name_for_node(original_node.value) in (
-            "Literal",
-            "typing.Literal",
-            "typing_extensions.Literal",
-        ):
+        if get_full_name_for_node(original_node.value) in _LITERAL:
             self._literal_depth -= 1
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:

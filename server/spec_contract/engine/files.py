@@ -1,0 +1,175 @@
+"""Finding the tree's Python files, naming their modules and reading them safely.
+
+Nothing here parses: discovery is a directory walk, and reading decodes bytes with the encoding Python
+itself would use (PEP 263 cookie or UTF-8). Files that cannot be analysed (binary, undecodable, huge,
+unreadable, symlink loops) are reported with a reason instead of raising, so one bad file never stops a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+_ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".tox",
+                        ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One discovered ``.py`` file: where it is and which module it is."""
+
+    path: str  # absolute
+    rel: str  # relative to the checked root, '/'-separated
+    module: str  # dotted module name derived from __init__.py packages upward
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    text: str | None
+    digest: str  # sha1 of the bytes; "" when unreadable
+    problem: str | None  # why ``text`` is None: "binary", "too-large", "undecodable", "unreadable"
+
+
+def glob_match(rel: str, globs: tuple[str, ...]) -> bool:
+    """``**``-aware matching of a relative posix path (``PurePosixPath.full_match`` needs 3.13)."""
+    return any(_glob_regex(g).match(rel) for g in globs)
+
+
+_GLOB_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _glob_regex(glob: str) -> re.Pattern[str]:
+    cached = _GLOB_CACHE.get(glob)
+    if cached is None:
+        out, i = [], 0
+        while i < len(glob):
+            if glob.startswith("**/", i):
+                out.append("(?:.*/)?")
+                i += 3
+            elif glob.startswith("**", i):
+                out.append(".*")
+                i += 2
+            elif glob[i] == "*":
+                out.append("[^/]*")
+                i += 1
+            elif glob[i] == "?":
+                out.append("[^/]")
+                i += 1
+            else:
+                out.append(re.escape(glob[i]))
+                i += 1
+        cached = _GLOB_CACHE[glob] = re.compile("".join(out) + r"\Z")
+    return cached
+
+
+def module_name(path: Path) -> str:
+    """Dotted module name: the file's stem plus every parent directory that is a package."""
+    parts = [] if path.stem == "__init__" else [path.stem]
+    parent = path.parent
+    while (parent / "__init__.py").is_file():
+        parts.append(parent.name)
+        if parent.parent == parent:
+            break
+        parent = parent.parent
+    return ".".join(reversed(parts))
+
+
+def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> list[SourceFile]:
+    """Every ``.py`` file under ``root`` (or ``root`` itself), skipping excluded trees and symlink loops.
+
+    Module names are relative to the import root: the parent of the outermost directory with an
+    ``__init__.py`` above the file. Directories without one below it are namespace packages (SGLang's
+    ``srt/models`` is one), so they stay part of the name; files outside any package are named from ``root``.
+    """
+    root = root.resolve()
+    if root.is_file():
+        return [SourceFile(str(root), root.name, module_name(root))]
+    found: list[SourceFile] = []
+    import_roots: dict[str, str] = {}  # directory → the import root its modules are named from
+    seen_dirs: set[tuple[int, int]] = set()
+    top = root
+    while (top / "__init__.py").is_file() and top.parent != top:
+        top = top.parent
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        try:
+            stat = os.stat(dirpath)
+        except OSError:
+            dirnames[:] = []
+            continue
+        key = (stat.st_dev, stat.st_ino)
+        if key in seen_dirs:  # a symlink loop or a second link to a tree already walked
+            dirnames[:] = []
+            continue
+        seen_dirs.add(key)
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        dirnames[:] = sorted(d for d in dirnames if d not in _ALWAYS_SKIPPED_DIRS
+                             and not d.endswith(".egg-info")
+                             and not glob_match(rel_dir + d + "/", exclude))
+        if dirpath == str(root):
+            import_root = str(top) if top != root else None
+        else:
+            import_root = import_roots.get(os.path.dirname(dirpath))
+        if import_root is None and "__init__.py" in filenames:
+            import_root = os.path.dirname(dirpath)
+        import_roots[dirpath] = import_root or str(root)
+        base = import_roots[dirpath]
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            rel = rel_dir + name
+            if exclude and glob_match(rel, exclude):
+                continue
+            if include and not glob_match(rel, include):
+                continue
+            full = os.path.join(dirpath, name)
+            parts = os.path.relpath(full, base)[:-3].replace(os.sep, "/").split("/")
+            if parts[-1] == "__init__":
+                parts.pop()
+            found.append(SourceFile(full, rel, ".".join(parts)))
+    return found
+
+
+def read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return None
+
+
+def decode(data: bytes | None) -> ReadResult:
+    """Text of a Python source file, or why there is none."""
+    if data is None:
+        return ReadResult(None, "", "unreadable")
+    digest = hashlib.sha1(data).hexdigest()
+    if len(data) > MAX_FILE_BYTES:
+        return ReadResult(None, digest, "too-large")
+    if b"\0" in data:
+        return ReadResult(None, digest, "binary")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return ReadResult(None, digest, "undecodable")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return ReadResult(text, digest, None)
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def relative_to(path: str, root: Path) -> str:
+    try:
+        return PurePosixPath(Path(path).resolve().relative_to(root.resolve())).as_posix()
+    except ValueError:
+        return path

@@ -1,0 +1,202 @@
+"""One checked tree: its files, their summaries, and analyses that reuse everything that did not change.
+
+This is the engine's front door. The CLI makes a :class:`Project`, calls :meth:`Project.analyze` once and
+prints the result; the language server keeps one per workspace folder, feeds it editor buffers
+(:meth:`Project.set_overlay`) and file events (:meth:`Project.invalidate`) and re-analyses: only the files
+that changed are read and summarised again. A file that stops parsing keeps its last good summary, so
+half-typed code never produces spurious findings.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from spec_contract.engine.cache import SummaryCache
+from spec_contract.engine.check import check_class, registered_classes
+from spec_contract.engine.config import Config
+from spec_contract.engine.contract import derive_contract
+from spec_contract.engine.files import SourceFile, decode, discover, glob_match, read_bytes, relative_to, text_digest
+from spec_contract.engine.queries import Analysis
+from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.scan import scan
+from spec_contract.engine.summary import ModuleSummary
+
+
+@dataclass
+class _Entry:
+    digest: str
+    summary: ModuleSummary | None  # None: the file has no usable text (binary, undecodable, too large)
+    worker: bool = False  # summarised with the flow records workers need
+    problem: str | None = None  # why the current text was not summarised (the previous summary may stay)
+
+
+@dataclass
+class Stats:
+    files_seen: int = 0
+    files_parsed: int = 0
+    files_from_cache: int = 0
+    files_skipped: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+
+class Project:
+    def __init__(self, root: Path | str, config: Config, *, python: str | None = None, use_cache: bool = True,
+                 cache_dir: Path | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.config = config
+        self.python = python
+        self._cache = SummaryCache(cache_dir) if use_cache else None
+        self._overlays: dict[str, str] = {}
+        self._files: list[SourceFile] | None = None
+        self._engine_files: list[SourceFile] | None = None
+        self._engine_root: Path | None = None
+        self._entries: dict[str, _Entry] = {}
+        self._dirty: set[str] = set()
+        self._generation = 0
+        self._last: Analysis | None = None
+
+    # inputs ----------------------------------------------------------------------------------------
+    def set_overlay(self, path: str, text: str) -> None:
+        if self._overlays.get(path) != text:
+            self._overlays[path] = text
+            self._touch(path)
+
+    def clear_overlay(self, path: str) -> None:
+        if self._overlays.pop(path, None) is not None:
+            self._touch(path)
+
+    def invalidate(self, path: str) -> None:
+        """The file at ``path`` changed on disk, appeared or disappeared."""
+        self._touch(path)
+        if self._files is not None and path.endswith(".py"):
+            known = any(f.path == path for f in self._files)
+            if known != os.path.isfile(path):
+                self._files = None  # a file was created or deleted: walk again
+
+    def _touch(self, path: str) -> None:
+        self._dirty.add(path)
+        self._last = None
+
+    # the pipeline ----------------------------------------------------------------------------------
+    def analyze(self) -> Analysis:
+        if self._last is not None:
+            return self._last
+        started = time.perf_counter()
+        stats = Stats()
+        if self._files is None:
+            self._files = discover(self.root, self.config.include, self.config.exclude)
+            for path in self._overlays:  # unsaved new files the walk cannot see yet
+                if path.endswith(".py") and not any(f.path == path for f in self._files) and Path(path).is_relative_to(self.root):
+                    self._files += discover(Path(path))
+        files = list(self._files)
+        stats.files_seen = len(files)
+        workers = [f for f in files if glob_match(f.rel, self.config.workers)]
+        models = [f for f in files if glob_match(f.rel, self.config.model_files)]
+        out_of_tree = not workers
+        if out_of_tree:
+            engine_files = self._engine()
+            workers = [f for f in engine_files if glob_match(f.rel, self.config.workers)]
+            models = files  # an out-of-tree package: every class it defines may be a model
+            files = files + [f for f in engine_files if f.module not in {g.module for g in files}]
+        worker_paths = {f.path for f in workers}
+
+        def load(source: SourceFile) -> ModuleSummary | None:
+            return self._summary(source, source.path in worker_paths, stats)
+
+        index = Index(files, load)
+        worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
+        contract = derive_contract(worker_summaries, index, self.config)
+        findings = []
+        checked: list[ClassKey] = []
+        entry_variable = self.config.entry_class_variable
+        for source in models:
+            if entry_variable and not out_of_tree and not self._mentions(source, entry_variable):
+                continue  # cheap byte-level filter: no registry entry, no registered model
+            summary = index.summary(source.module)
+            if summary is None:
+                continue
+            entry = summary.entry_classes
+            variable = entry_variable if (entry is not None or not out_of_tree) else None
+            for cls in registered_classes(summary.classes, entry, variable):
+                key = ClassKey(summary.module, cls.qualname)
+                checked.append(key)
+                findings.extend(check_class(index, key, contract, self.config, self.relative))
+        self._dirty.clear()
+        self._generation += 1
+        stats.seconds = time.perf_counter() - started
+        self._last = Analysis(
+            root=self.root, generation=self._generation, contract=contract,
+            findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
+            checked=tuple(checked), index=index, config=self.config, stats=stats,
+            problems={p: e.problem for p, e in self._entries.items() if e.problem},
+            overlays=dict(self._overlays), relative=self.relative,
+        )
+        return self._last
+
+    def relative(self, path: str) -> str:
+        """Paths in messages: relative to the root, or to the engine's root for engine files."""
+        if self._engine_root is not None and path.startswith(str(self._engine_root)):
+            return relative_to(path, self._engine_root.parent)
+        return relative_to(path, self.root)
+
+    def _engine(self) -> list[SourceFile]:
+        if self._engine_files is None:
+            from spec_contract.engine.environment import locate_engine
+
+            self._engine_root = locate_engine(self.python, self.config.profile)
+            self._engine_files = discover(self._engine_root, (), self.config.exclude) if self._engine_root else []
+        return self._engine_files
+
+    def _text(self, path: str) -> tuple[str | None, str, str | None]:
+        if path in self._overlays:
+            text = self._overlays[path]
+            return text, text_digest(text), None
+        result = decode(read_bytes(path))
+        return result.text, result.digest, result.problem
+
+    def _mentions(self, source: SourceFile, needle: str) -> bool:
+        entry = self._entries.get(source.path)
+        if entry is not None and source.path not in self._dirty:
+            return entry.summary is not None and entry.summary.entry_classes is not None
+        if source.path in self._overlays:
+            return needle in self._overlays[source.path]
+        data = read_bytes(source.path)
+        return data is not None and needle.encode() in data
+
+    def _summary(self, source: SourceFile, worker: bool, stats: Stats) -> ModuleSummary | None:
+        path = source.path
+        previous = self._entries.get(path)
+        reusable = previous is not None and previous.summary is not None and (previous.worker or not worker)
+        if reusable and path not in self._dirty:
+            return previous.summary
+        text, digest, problem = self._text(path)
+        if text is None:
+            stats.files_skipped[problem or "unreadable"] += 1
+            self._entries[path] = _Entry(digest, None, worker, problem)
+            return None
+        if reusable and previous.digest == digest and not previous.problem:
+            return previous.summary
+        key = f"{digest}-{'w' if worker else 'm'}-{self.config.entry_class_variable}"
+        summary = self._cache.get(key) if self._cache else None
+        if summary is not None:
+            stats.files_from_cache += 1
+            summary = replace(summary, path=path, module=source.module)
+        else:
+            summary = scan(path, source.module, digest, text, worker=worker,
+                           entry_variable=self.config.entry_class_variable)
+            stats.files_parsed += 1
+            if self._cache is not None and summary.error is None:
+                self._cache.put(key, summary)
+        if summary.error is not None:
+            stats.files_skipped["syntax-error"] += 1
+            if previous is not None and previous.summary is not None:  # keep the last good one
+                self._entries[path] = _Entry(previous.digest, previous.summary, previous.worker, summary.error)
+                return previous.summary
+            self._entries[path] = _Entry(digest, summary, worker, summary.error)
+            return summary
+        self._entries[path] = _Entry(digest, summary, worker)
+        return summary

@@ -1,0 +1,138 @@
+"""One analysis result and the questions front ends ask of it (hover, go to implementation, fixes).
+
+An :class:`Analysis` is immutable once built: the language server can answer requests from the last one
+while the next is computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spec_contract.engine.check import _inner_provider
+from spec_contract.engine.config import Config
+from spec_contract.engine.files import decode, read_bytes
+from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Span
+
+if TYPE_CHECKING:
+    from spec_contract.engine.project import Stats
+
+
+@dataclass(frozen=True)
+class MemberStatus:
+    member: str
+    roles: tuple[str, ...]
+    required: bool
+    status: str  # "provided" (the class has it, no inner does), "forwarded" (has it, an inner has it too), "missing"
+    delegate: str | None
+    inner_class: str | None
+    call_sites: tuple[CallSite, ...]
+
+
+@dataclass(frozen=True)
+class ClassStatus:
+    qualname: str
+    name: str
+    path: str
+    span: Span
+    members: tuple[MemberStatus, ...]
+
+
+def _contains(span: Span, line: int, col: int) -> bool:
+    return (span.line, span.col) <= (line, col) <= (span.end_line, span.end_col)
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    root: Path
+    generation: int
+    contract: Contract
+    findings: tuple[Finding, ...]
+    checked: tuple[ClassKey, ...]  # the registered model classes that were checked
+    index: Index
+    config: Config
+    stats: "Stats"
+    problems: dict[str, str]  # path → why its current text was not used (syntax error, binary, …)
+    overlays: dict[str, str]
+    relative: Callable[[str], str]
+
+    def findings_for(self, path: str) -> list[Finding]:
+        return [f for f in self.findings if f.path == path]
+
+    def source(self, path: str) -> str | None:
+        if path in self.overlays:
+            return self.overlays[path]
+        return decode(read_bytes(path)).text
+
+    def class_at(self, path: str, line: int, col: int) -> ClassStatus | None:
+        """Contract status of the checked class whose name is under the cursor."""
+        for key in self.checked:
+            cls = self.index.class_summary(key)
+            if cls is None or self.index.path_of(key.module) != path or not _contains(cls.span, line, col):
+                continue
+            statuses = []
+            roles = self.config.roles_for_class(cls.name)
+            members: dict[str, list[ContractEntry]] = {}
+            for role in roles:
+                for entry in self.contract.for_role(role):
+                    members.setdefault(entry.member, []).append(entry)
+            for member, entries in sorted(members.items()):
+                provided = self.index.provision(key, member) is not None
+                inner = _inner_provider(self.index, key, member, self.config.delegate_names)
+                if not provided and inner is None:
+                    continue
+                status = "missing" if not provided else "forwarded" if inner else "provided"
+                statuses.append(MemberStatus(
+                    member, tuple(e.role for e in entries), any(e.required for e in entries), status,
+                    inner[0] if inner else None, inner[1].qualname if inner else None,
+                    tuple(s for e in entries for s in e.call_sites)))
+            return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses))
+        return None
+
+    def member_definition_at(self, path: str, line: int, col: int) -> tuple[str, list[ContractEntry]] | None:
+        """A contract member's definition in a model class under the cursor, with the contract's uses."""
+        wanted = self.contract.members()
+        for summary in self._summaries_at(path):
+            for cls in summary.classes:
+                for member in cls.members:
+                    if member.name in wanted and _contains(member.span, line, col):
+                        entries = [e for e in self.contract.entries if e.member == member.name]
+                        return member.name, entries
+        return None
+
+    def call_site_at(self, path: str, line: int, col: int) -> CallSite | None:
+        for entry in self.contract.entries:
+            for site in entry.call_sites:
+                if site.path == path and _contains(site.span, line, col):
+                    return site
+        return None
+
+    def entry_for(self, site: CallSite) -> ContractEntry | None:
+        return self.contract.get(site.role, site.member)
+
+    def implementers(self, member: str) -> list[Provider]:
+        """Every model class (checked, or reached as a base or inner class) that defines ``member``."""
+        out: dict[tuple[str, Span], Provider] = {}
+        for summary in self._loaded_models():
+            for cls in summary.classes:
+                for candidate in cls.members:
+                    if candidate.name == member:
+                        provider = Provider(ClassKey(summary.module, cls.qualname).dotted, summary.path,
+                                            candidate.span, candidate.kind)
+                        out[(summary.path, candidate.span)] = provider
+        return sorted(out.values(), key=lambda p: (p.path, p.span))
+
+    def lacking(self, member: str) -> list[Finding]:
+        return [f for f in self.findings if f.member == member]
+
+    def _summaries_at(self, path: str) -> list[Any]:
+        return [s for s in self._loaded_models() if s.path == path]
+
+    def _loaded_models(self) -> list[Any]:
+        models = self.config.model_files
+        from spec_contract.engine.files import glob_match
+
+        return [s for s in self.index.loaded() if glob_match(self.relative(s.path), models) or s.entry_classes is not None]

@@ -1,0 +1,242 @@
+"""Names across modules, class MROs and what each class provides.
+
+The index knows every discovered file by module name but parses lazily: asking about a class loads its
+module's summary, and following a base or an import loads the next one. So a question about one wrapper
+touches the wrapper's file, its bases' and its inner model's files, not the whole tree.
+
+Unknown names (bases from outside the tree such as ``torch.nn.Module`` or transformers'
+``PreTrainedModel``) resolve to nothing and provide nothing; import and inheritance cycles are cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from spec_contract.engine.files import SourceFile
+from spec_contract.engine.summary import Chain, ClassSummary, Member, ModuleSummary
+
+_MAX_DEPTH = 12
+
+
+@dataclass(frozen=True, order=True)
+class ClassKey:
+    module: str
+    qualname: str
+
+    @property
+    def dotted(self) -> str:
+        return f"{self.module}.{self.qualname}" if self.module else self.qualname
+
+
+@dataclass(frozen=True)
+class FunctionKey:
+    module: str
+    qualname: str
+
+
+@dataclass(frozen=True)
+class ModuleKey:
+    module: str
+
+
+Resolved = ClassKey | FunctionKey | ModuleKey
+
+
+@dataclass(frozen=True)
+class Provision:
+    """How a class provides a member: directly (``owner`` defines ``member``) or through ``__getattr__``."""
+
+    owner: ClassKey
+    member: Member | None  # None: a ``__getattr__`` that forwards to something unknown provides it
+
+
+class Index:
+    """Lazy, memoised view of the tree's modules and classes."""
+
+    def __init__(self, files: list[SourceFile], load: Callable[[SourceFile], ModuleSummary | None]) -> None:
+        self._files = {f.module: f for f in files}
+        self._load = load
+        self._summaries: dict[str, ModuleSummary | None] = {}
+        self._mro: dict[ClassKey, tuple[ClassKey, ...]] = {}
+        self._delegates: dict[ClassKey, dict[str, tuple[ClassKey, ...]]] = {}
+
+    # modules -------------------------------------------------------------------------------------
+    def has_module(self, module: str) -> bool:
+        return module in self._files
+
+    def summary(self, module: str) -> ModuleSummary | None:
+        if module not in self._summaries:
+            source = self._files.get(module)
+            self._summaries[module] = self._load(source) if source is not None else None
+        return self._summaries[module]
+
+    def loaded(self) -> list[ModuleSummary]:
+        """The summaries read so far (the index parses lazily, so this is what the analysis needed)."""
+        return [s for s in self._summaries.values() if s is not None]
+
+    def class_summary(self, key: ClassKey) -> ClassSummary | None:
+        summary = self.summary(key.module)
+        return summary.find_class(key.qualname) if summary else None
+
+    def path_of(self, module: str) -> str | None:
+        source = self._files.get(module)
+        return source.path if source else None
+
+    # names ---------------------------------------------------------------------------------------
+    def absolute(self, module: str, imported: str, level: int) -> str:
+        """The absolute module named by ``from <level dots><imported> import ...`` inside ``module``."""
+        if level == 0:
+            return imported
+        summary = self.summary(module)
+        package = module if summary is not None and summary.is_package else module.rpartition(".")[0]
+        for _ in range(level - 1):
+            package = package.rpartition(".")[0]
+        return f"{package}.{imported}" if imported and package else (imported or package)
+
+    def resolve(self, module: str, chain: Chain, _depth: int = 0) -> Resolved | None:
+        """What ``chain`` (as written in ``module``) names, following imports and re-exports."""
+        if not chain or _depth > _MAX_DEPTH or "()" in chain or "[]" in chain:
+            return None
+        current = self._lookup(module, chain[0], _depth)
+        for segment in chain[1:]:
+            if current is None:
+                return None
+            current = self._member(current, segment, _depth)
+        return current
+
+    def _lookup(self, module: str, name: str, depth: int) -> Resolved | None:
+        summary = self.summary(module) if depth <= _MAX_DEPTH else None
+        if summary is None:
+            return None
+        for cls in summary.classes:
+            if cls.qualname == name:
+                return ClassKey(module, name)
+        for fn in summary.functions:
+            if fn.qualname == name:
+                return FunctionKey(module, name)
+        for alias, value in summary.assignments:
+            if alias == name:
+                return self.resolve(module, value, depth + 1)
+        for binding in reversed(summary.imports):
+            if binding.name != name or binding.member == "*":
+                continue
+            target = self.absolute(module, binding.module, binding.level)
+            if binding.member is None:
+                return ModuleKey(target)
+            return self._member(ModuleKey(target), binding.member, depth + 1)
+        for binding in summary.imports:  # ``from x import *`` re-exports
+            if binding.member == "*":
+                found = self._lookup(self.absolute(module, binding.module, binding.level), name, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _member(self, owner: Resolved, name: str, depth: int) -> Resolved | None:
+        if isinstance(owner, ModuleKey):
+            found = self._lookup(owner.module, name, depth + 1) if owner.module in self._files else None
+            if found is not None:
+                return found
+            submodule = f"{owner.module}.{name}" if owner.module else name
+            return ModuleKey(submodule) if submodule in self._files or self._is_namespace(submodule) else None
+        if isinstance(owner, ClassKey):
+            nested = ClassKey(owner.module, f"{owner.qualname}.{name}")
+            return nested if self.class_summary(nested) is not None else None
+        return None
+
+    def _is_namespace(self, module: str) -> bool:
+        prefix = module + "."
+        return any(name.startswith(prefix) for name in self._files)
+
+    def resolve_class(self, module: str, chain: Chain) -> ClassKey | None:
+        found = self.resolve(module, chain)
+        return found if isinstance(found, ClassKey) else None
+
+    # classes -------------------------------------------------------------------------------------
+    def bases(self, key: ClassKey) -> tuple[ClassKey, ...]:
+        cls = self.class_summary(key)
+        if cls is None:
+            return ()
+        out = []
+        for base in cls.bases:
+            resolved = self.resolve_class(key.module, base)
+            if resolved is not None and resolved != key:
+                out.append(resolved)
+        return tuple(out)
+
+    def mro(self, key: ClassKey) -> tuple[ClassKey, ...]:
+        """C3 linearisation over the bases the index can resolve; cycles and conflicts degrade gracefully."""
+        return self._mro_of(key, frozenset())
+
+    def _mro_of(self, key: ClassKey, active: frozenset[ClassKey]) -> tuple[ClassKey, ...]:
+        if key in self._mro:
+            return self._mro[key]
+        if key in active or len(active) > _MAX_DEPTH * 4:  # an inheritance cycle: cut it here
+            return (key,)
+        bases = self.bases(key)
+        sequences = [list(self._mro_of(b, active | {key})) for b in bases] + [list(bases)]
+        result = [key]
+        while any(sequences):
+            sequences = [s for s in sequences if s]
+            for seq in sequences:
+                head = seq[0]
+                if not any(head in other[1:] for other in sequences):
+                    break
+            else:  # inconsistent hierarchy: fall back to depth-first order without duplicates
+                for seq in sequences:
+                    result.extend(k for k in seq if k not in result)
+                break
+            if head not in result:
+                result.append(head)
+            for seq in sequences:
+                if seq and seq[0] == head:
+                    del seq[0]
+        mro = tuple(result)
+        if not active:
+            self._mro[key] = mro
+        return mro
+
+    def provision(self, key: ClassKey, member: str, _depth: int = 0) -> Provision | None:
+        """Whether instances of ``key`` have ``member``: own body, bases, or a forwarding ``__getattr__``."""
+        mro = self.mro(key)
+        for owner in mro:
+            cls = self.class_summary(owner)
+            if cls is None:
+                continue
+            for candidate in cls.members:
+                if candidate.name == member:
+                    return Provision(owner, candidate)
+        if _depth > 3:
+            return None
+        for owner in mro:
+            cls = self.class_summary(owner)
+            if cls is None or cls.getattr_forward is None:
+                continue
+            if cls.getattr_forward == "":
+                return Provision(owner, None)
+            for inner in self.delegates(key).get(cls.getattr_forward, ()):
+                found = self.provision(inner, member, _depth + 1)
+                if found is not None:
+                    return found
+            if not self.delegates(key).get(cls.getattr_forward):
+                return Provision(owner, None)  # forwards to an object of unknown class
+        return None
+
+    def delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
+        """attribute → candidate inner classes, from ``self.<attr> = <Class>(...)`` anywhere in the MRO."""
+        if key in self._delegates:
+            return self._delegates[key]
+        out: dict[str, list[ClassKey]] = {}
+        for owner in self.mro(key):
+            cls = self.class_summary(owner)
+            if cls is None:
+                continue
+            for delegate in cls.delegates:
+                if delegate.callee[0] == "self":
+                    continue
+                inner = self.resolve_class(owner.module, delegate.callee)
+                if inner is not None and inner != key and inner not in out.setdefault(delegate.attr, []):
+                    out[delegate.attr].append(inner)
+        result = {attr: tuple(classes) for attr, classes in out.items() if classes}
+        self._delegates[key] = result
+        return result

@@ -1,0 +1,550 @@
+"""Reading one file's ``ast`` into a :class:`~spec_contract.engine.summary.ModuleSummary`.
+
+Model files contribute classes (bases, members, delegate attributes, ``__getattr__`` forwarding, suppression
+comments); worker files additionally contribute per-function flow records: aliases, calls with their
+argument chains, and every ``<chain>.<member>`` use with whether a guard on the same receiver and member
+dominates it. Deciding which uses belong to the contract needs the whole tree and happens later, in
+:mod:`spec_contract.engine.contract`. The scanner never imports or executes the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from spec_contract.engine.results import Span
+from spec_contract.engine.summary import (CallFlow, Chain, ClassSummary, Delegate, FunctionFlow, ImportBinding,
+                                          Member, ModuleSummary, Use)
+
+_SUPPRESS = re.compile(r"#\s*spec-contract:\s*ignore(?:\[([A-Za-z0-9_,\s]*)\])?")
+_PROPERTY_DECORATORS = {"property", "cached_property"}
+_CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
+
+Fact = tuple[str, str]  # (receiver chain as dotted text, member); ("*", "*") for "any AttributeError is caught"
+
+
+class _Lines:
+    """Converts ``ast``'s UTF-8 byte columns to code-point columns."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def col(self, lineno: int, byte_col: int) -> int:
+        if lineno - 1 >= len(self.lines):
+            return byte_col
+        line = self.lines[lineno - 1]
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def text(self, lineno: int) -> str:
+        return self.lines[lineno - 1].strip() if 0 < lineno <= len(self.lines) else ""
+
+    def name_span(self, lineno: int, keyword: str, name: str) -> Span:
+        """Span of ``name`` after ``keyword`` (``class``/``def``) on a line, for definitions."""
+        line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        match = re.search(rf"\b{keyword}\s+({re.escape(name)})\b", line)
+        start = match.start(1) if match else len(line) - len(line.lstrip())
+        return Span(lineno - 1, start, lineno - 1, start + len(name))
+
+    def node_span(self, node: ast.AST) -> Span:
+        return Span(node.lineno - 1, self.col(node.lineno, node.col_offset),
+                    node.end_lineno - 1, self.col(node.end_lineno, node.end_col_offset))
+
+    def attr_span(self, node: ast.Attribute) -> Span:
+        end = self.col(node.end_lineno, node.end_col_offset)
+        return Span(node.end_lineno - 1, end - len(node.attr), node.end_lineno - 1, end)
+
+
+def chain_of(node: ast.AST) -> Chain | None:
+    """The attribute chain an expression denotes, or None for anything else."""
+    parts: list[str] = []
+    while True:
+        if isinstance(node, ast.Name):
+            parts.append(node.id)
+            return tuple(reversed(parts))
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            parts.append("[]")
+            node = node.value
+        elif isinstance(node, ast.Call):
+            parts.append("()")
+            node = node.func
+        else:
+            return None
+
+
+def _dotted(chain: Chain) -> str:
+    return ".".join(chain)
+
+
+def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_variable: str | None) -> ModuleSummary:
+    """Summarise one file; a syntax error gives an empty summary with ``error`` set."""
+    is_package = path.endswith("__init__.py")
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
+        return ModuleSummary(path, module, digest, (), (), (), None, (), is_package,
+                             error=f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}")
+    lines = _Lines(text)
+    imports: list[ImportBinding] = []
+    assignments: list[tuple[str, Chain]] = []
+    entry: list[str] | None = None
+    classes: list[ClassSummary] = []
+    functions: list[FunctionFlow] = []
+
+    def module_level(body: list[ast.stmt]) -> None:
+        nonlocal entry
+        for stmt in body:
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.asname:
+                        imports.append(ImportBinding(alias.asname, alias.name, None, 0))
+                    else:
+                        top = alias.name.split(".")[0]
+                        imports.append(ImportBinding(top, top, None, 0))
+            elif isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    imports.append(ImportBinding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level))
+            elif isinstance(stmt, ast.ClassDef):
+                _class(stmt, "", lines, classes, functions if worker else None)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if worker:
+                    functions.append(_function_flow(stmt, stmt.name, None, lines))
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    if isinstance(target, ast.Name) and stmt.value is not None:
+                        if target.id == entry_variable:
+                            names = _entry_names(stmt.value)
+                            entry = (entry or []) + names if isinstance(stmt, ast.AugAssign) else names
+                        else:
+                            value = chain_of(stmt.value)
+                            if value is not None and "()" not in value and "[]" not in value:
+                                assignments.append((target.id, value))
+            elif isinstance(stmt, ast.If):
+                module_level(stmt.body)
+                module_level(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                module_level(stmt.body)
+                for handler in stmt.handlers:
+                    module_level(handler.body)
+                module_level(stmt.orelse)
+                module_level(stmt.finalbody)
+
+    module_level(tree.body)
+    return ModuleSummary(path, module, digest, tuple(imports), tuple(classes), tuple(assignments),
+                         tuple(entry) if entry is not None else None, tuple(functions), is_package)
+
+
+def _entry_names(value: ast.expr) -> list[str]:
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return [e.id if isinstance(e, ast.Name) else e.attr for e in value.elts if isinstance(e, (ast.Name, ast.Attribute))]
+    if isinstance(value, ast.Name):
+        return [value.id]
+    if isinstance(value, ast.Attribute):
+        return [value.attr]
+    if isinstance(value, ast.BinOp):
+        return _entry_names(value.left) + _entry_names(value.right)
+    return []
+
+
+def _suppressed(lines: _Lines, node: ast.ClassDef) -> frozenset[str]:
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    codes: set[str] = set()
+    for lineno in {node.lineno, first - 1}:
+        if 0 < lineno <= len(lines.lines):
+            match = _SUPPRESS.search(lines.lines[lineno - 1])
+            if match:
+                listed = [c.strip() for c in (match.group(1) or "").split(",") if c.strip()]
+                codes.update(listed or ["*"])
+    return frozenset(codes)
+
+
+def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names = set()
+    for deco in node.decorator_list:
+        chain = chain_of(deco.func if isinstance(deco, ast.Call) else deco)
+        if chain:
+            names.add(chain[-1])
+            if len(chain) >= 2 and chain[-1] in ("setter", "getter", "deleter"):
+                names.add("accessor")
+    return names
+
+
+def _arg_bounds(node: ast.FunctionDef | ast.AsyncFunctionDef, drop_first: bool) -> tuple[int, int | None]:
+    positional = node.args.posonlyargs + node.args.args
+    count = len(positional) - (1 if drop_first and positional else 0)
+    required = count - len(node.args.defaults)
+    return max(required, 0), None if node.args.vararg else count
+
+
+def _class(node: ast.ClassDef, outer: str, lines: _Lines, out: list[ClassSummary],
+           functions: list[FunctionFlow] | None) -> None:
+    qualname = f"{outer}.{node.name}" if outer else node.name
+    members: dict[str, Member] = {}
+    delegates: list[Delegate] = []
+    aliases: list[tuple[str, str]] = []
+    getattr_forward: str | None = None
+    instance_attrs: dict[str, Member] = {}
+
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            decorators = _decorator_names(stmt)
+            span = lines.name_span(stmt.lineno, "def", stmt.name)
+            if "accessor" in decorators:
+                continue
+            if decorators & _PROPERTY_DECORATORS:
+                members.setdefault(stmt.name, Member(stmt.name, "property", span))
+                returned = _returned_self_attr(stmt)
+                if returned:
+                    aliases.append((stmt.name, returned))
+            else:
+                kind = "async_method" if isinstance(stmt, ast.AsyncFunctionDef) else "method"
+                low, high = _arg_bounds(stmt, drop_first="staticmethod" not in decorators)
+                members[stmt.name] = Member(stmt.name, kind, span, low, high)
+            if stmt.name == "__getattr__":
+                getattr_forward = _getattr_target(stmt)
+            for sub in ast.walk(stmt):
+                _collect_self_assignment(sub, lines, instance_attrs, delegates)
+            if functions is not None:
+                functions.append(_function_flow(stmt, f"{qualname}.{stmt.name}", qualname, lines))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for name_node in _names_in_target(target):
+                    members.setdefault(name_node.id, Member(name_node.id, "class_attribute", lines.node_span(name_node)))
+        elif isinstance(stmt, ast.ClassDef):
+            members.setdefault(stmt.name, Member(stmt.name, "class_attribute", lines.name_span(stmt.lineno, "class", stmt.name)))
+            _class(stmt, qualname, lines, out, functions)
+    for name, member in instance_attrs.items():
+        members.setdefault(name, member)
+    bases = tuple(c for c in (chain_of(b) for b in node.bases) if c is not None)
+    out.append(ClassSummary(
+        name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
+        members=tuple(members.values()), delegates=tuple(delegates), attr_aliases=tuple(aliases),
+        getattr_forward=getattr_forward, suppressed=_suppressed(lines, node), end_line=node.end_lineno - 1,
+    ))
+
+
+def _names_in_target(target: ast.expr) -> list[ast.Name]:
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _names_in_target(elt)]
+    return []
+
+
+def _collect_self_assignment(node: ast.AST, lines: _Lines, attrs: dict[str, Member], delegates: list[Delegate]) -> None:
+    if isinstance(node, ast.Assign):
+        targets, value = node.targets, node.value
+    elif isinstance(node, ast.AnnAssign):
+        targets, value = [node.target], node.value
+    else:
+        return
+    for target in targets:
+        for sub in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
+            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+                span = lines.attr_span(sub)
+                attrs.setdefault(sub.attr, Member(sub.attr, "instance_attribute", span))
+                if sub is target and isinstance(value, ast.Call):
+                    callee = chain_of(value.func)
+                    if callee is not None and "()" not in callee and "[]" not in callee:
+                        delegates.append(Delegate(sub.attr, callee, span))
+
+
+def _returned_self_attr(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+        chain = chain_of(body[0].value)
+        if chain and len(chain) >= 2 and chain[0] == "self" and "()" not in chain and "[]" not in chain:
+            return ".".join(chain[1:])
+    return None
+
+
+def _getattr_target(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """What ``__getattr__`` forwards to: an attribute name, "" when unknown, None when it only raises."""
+    returns = False
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "getattr" and sub.args:
+            chain = chain_of(sub.args[0])
+            if chain and len(chain) == 2 and chain[0] == "self":
+                return chain[1]
+        if isinstance(sub, ast.Return) and sub.value is not None:
+            returns = True
+    return "" if returns else None
+
+
+# ---------------------------------------------------------------------------------------------- flow
+
+@dataclass
+class _Context:
+    facts: frozenset[Fact] = frozenset()
+    conditions: frozenset[str] = frozenset()
+
+    def add(self, facts: frozenset[Fact] = frozenset(), conditions: frozenset[str] = frozenset()) -> "_Context":
+        return _Context(self.facts | facts, self.conditions | conditions)
+
+
+@dataclass
+class _FlowBuilder:
+    lines: _Lines
+    aliases: list[tuple[Chain, Chain]] = field(default_factory=list)
+    calls: list[CallFlow] = field(default_factory=list)
+    uses: list[Use] = field(default_factory=list)
+
+    # statements -------------------------------------------------------------------------------
+    def block(self, stmts: list[ast.stmt], ctx: _Context) -> None:
+        for stmt in stmts:
+            ctx = self.stmt(stmt, ctx)
+
+    def stmt(self, stmt: ast.stmt, ctx: _Context) -> _Context:
+        """Visit one statement; returns the context for the statements after it."""
+        if isinstance(stmt, ast.If):
+            self.expr(stmt.test, ctx)
+            positive, negative = _facts(stmt.test)
+            names = _names(stmt.test)
+            self.block(stmt.body, ctx.add(positive, names))
+            self.block(stmt.orelse, ctx.add(negative, names))
+            if _exits_quietly(stmt.body):
+                return ctx.add(negative)
+            if stmt.orelse and _exits_quietly(stmt.orelse):
+                return ctx.add(positive)
+            return ctx
+        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            protected = any(_catches_attribute_error(h) and not _reraises(h) for h in stmt.handlers)
+            self.block(stmt.body, ctx.add(frozenset({("*", "*")})) if protected else ctx)
+            for handler in stmt.handlers:
+                self.block(handler.body, ctx)
+            self.block(stmt.orelse, ctx)
+            self.block(stmt.finalbody, ctx)
+            return ctx
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.expr(stmt.iter, ctx)
+            source = chain_of(stmt.iter)
+            if source is not None:
+                self._bind(stmt.target, source + ("[]",))
+            self.block(stmt.body, ctx)
+            self.block(stmt.orelse, ctx)
+            return ctx
+        if isinstance(stmt, ast.While):
+            self.expr(stmt.test, ctx)
+            self.block(stmt.body, ctx.add(conditions=_names(stmt.test)))
+            self.block(stmt.orelse, ctx)
+            return ctx
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                self.expr(item.context_expr, ctx)
+            self.block(stmt.body, ctx)
+            return ctx
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.block(stmt.body, ctx)  # closures see the enclosing function's names
+            return ctx
+        if isinstance(stmt, ast.ClassDef):
+            return ctx
+        if isinstance(stmt, ast.Assign):
+            self.expr(stmt.value, ctx)
+            for target in stmt.targets:
+                self._assign(target, stmt.value)
+                self._visit_target(target, ctx)
+            return ctx
+        if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            if stmt.value is not None:
+                self.expr(stmt.value, ctx)
+                if isinstance(stmt, ast.AnnAssign):
+                    self._assign(stmt.target, stmt.value)
+            self._visit_target(stmt.target, ctx)
+            return ctx
+        if type(stmt).__name__ == "Match":
+            self.expr(stmt.subject, ctx)
+            for case in stmt.cases:
+                self.block(case.body, ctx)
+            return ctx
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.expr):
+                self.expr(child, ctx)
+        return ctx
+
+    def _visit_target(self, target: ast.expr, ctx: _Context) -> None:
+        """Reads inside an assignment target (``a.b.c = x`` reads ``a.b``)."""
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.expr(target.value, ctx)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._visit_target(elt, ctx)
+
+    def _assign(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts):
+            for t, v in zip(target.elts, value.elts):
+                self._assign(t, v)
+            return
+        if isinstance(value, ast.IfExp):
+            self._assign(target, value.body)
+            self._assign(target, value.orelse)
+            return
+        if isinstance(value, ast.BoolOp):
+            for operand in value.values:
+                self._assign(target, operand)
+            return
+        source = chain_of(value)
+        if source is not None:
+            self._bind(target, source)
+
+    def _bind(self, target: ast.expr, source: Chain) -> None:
+        name = chain_of(target)
+        if name is not None and (len(name) == 1 or (len(name) == 2 and name[0] == "self")):
+            self.aliases.append((name, source))
+
+    # expressions ------------------------------------------------------------------------------
+    def expr(self, node: ast.expr, ctx: _Context) -> None:
+        if isinstance(node, ast.BoolOp):
+            current = ctx
+            for operand in node.values:
+                self.expr(operand, current)
+                positive, negative = _facts(operand)
+                current = current.add(positive if isinstance(node.op, ast.And) else negative)
+            return
+        if isinstance(node, ast.IfExp):
+            self.expr(node.test, ctx)
+            positive, negative = _facts(node.test)
+            self.expr(node.body, ctx.add(positive))
+            self.expr(node.orelse, ctx.add(negative))
+            return
+        if isinstance(node, ast.Call):
+            self._call(node, ctx)
+            return
+        if isinstance(node, ast.Attribute):
+            self._use(node, ctx, is_call=False, arity=None)
+            self.expr(node.value, ctx)
+            return
+        if isinstance(node, ast.Lambda):
+            self.expr(node.body, ctx)
+            return
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.expr(child, ctx)
+            elif isinstance(child, ast.comprehension):
+                self.expr(child.iter, ctx)
+                source = chain_of(child.iter)
+                if source is not None:
+                    self._bind(child.target, source + ("[]",))
+                for cond in child.ifs:
+                    self.expr(cond, ctx)
+
+    def _call(self, node: ast.Call, ctx: _Context) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr") and len(node.args) >= 2 \
+                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            receiver = chain_of(node.args[0])
+            if func.id == "getattr" and receiver is not None:
+                member = node.args[1].value
+                guarded = len(node.args) >= 3 or any(k.arg == "default" for k in node.keywords) \
+                    or _is_guarded(ctx, receiver, member)
+                span = self.lines.node_span(node.args[1])
+                self.uses.append(Use(receiver, member, span, False, None, guarded, ctx.conditions,
+                                     self.lines.text(node.lineno)))
+            for arg in node.args:
+                self.expr(arg, ctx)
+            return
+        has_unpacking = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        arity = None if has_unpacking or node.keywords else len(node.args)
+        if isinstance(func, ast.Attribute):
+            self._use(func, ctx, is_call=True, arity=arity)
+            self.expr(func.value, ctx)
+        else:
+            self.expr(func, ctx)
+        callee = chain_of(func)
+        if callee is not None:
+            args = tuple(None if isinstance(a, ast.Starred) else chain_of(a) for a in node.args)
+            kwargs = tuple((k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None)
+            if any(a is not None for a in args) or kwargs:
+                self.calls.append(CallFlow(callee, args, kwargs))
+        for arg in node.args:
+            self.expr(arg.value if isinstance(arg, ast.Starred) else arg, ctx)
+        for keyword in node.keywords:
+            self.expr(keyword.value, ctx)
+
+    def _use(self, node: ast.Attribute, ctx: _Context, *, is_call: bool, arity: int | None) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            return
+        receiver = chain_of(node.value)
+        if receiver is None:
+            return
+        span = self.lines.attr_span(node)
+        self.uses.append(Use(receiver, node.attr, span, is_call, arity, _is_guarded(ctx, receiver, node.attr),
+                             ctx.conditions, self.lines.text(node.end_lineno)))
+
+
+def _is_guarded(ctx: _Context, receiver: Chain, member: str) -> bool:
+    return ("*", "*") in ctx.facts or (_dotted(receiver), member) in ctx.facts
+
+
+def _facts(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
+    """Guards known when ``test`` is true, and when it is false."""
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and len(test.args) >= 2:
+        if test.func.id == "hasattr" and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str):
+            receiver = chain_of(test.args[0])
+            if receiver is not None:
+                return frozenset({(_dotted(receiver), test.args[1].value)}), frozenset()
+        if test.func.id in ("getattr",) and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str):
+            receiver = chain_of(test.args[0])  # ``if getattr(m, "x", None):`` — m.x exists in the body
+            if receiver is not None and len(test.args) >= 3:
+                return frozenset({(_dotted(receiver), test.args[1].value)}), frozenset()
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "callable" and test.args:
+        return _facts(test.args[0])
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        positive, negative = _facts(test.operand)
+        return negative, positive
+    if isinstance(test, ast.BoolOp):
+        parts = [_facts(v) for v in test.values]
+        if isinstance(test.op, ast.And):
+            return frozenset().union(*(p for p, _ in parts)), frozenset()
+        return frozenset(), frozenset().union(*(n for _, n in parts))
+    return frozenset(), frozenset()
+
+
+def _names(test: ast.expr) -> frozenset[str]:
+    out = set()
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            out.add(node.attr)
+    return frozenset(out)
+
+
+def _exits_quietly(body: list[ast.stmt]) -> bool:
+    """Ends in return/continue/break: code after the ``if`` only runs when the test was false.
+
+    A ``raise`` does not count: ``if not hasattr(m, "x"): raise ...`` asserts the member, the call stays
+    required.
+    """
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Continue, ast.Break))
+
+
+def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((chain_of(k) or ("",))[-1] in _CATCHES_MISSING_ATTRIBUTE for k in kinds)
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    return any(isinstance(node, ast.Raise) for stmt in handler.body for node in ast.walk(stmt))
+
+
+def _function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, class_name: str | None,
+                   lines: _Lines) -> FunctionFlow:
+    builder = _FlowBuilder(lines)
+    for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+        builder.expr(default, _Context())
+    builder.block(node.body, _Context())
+    params = tuple(a.arg for a in node.args.posonlyargs + node.args.args)
+    kwonly = tuple(a.arg for a in node.args.kwonlyargs)
+    return FunctionFlow(qualname, class_name, params, kwonly, tuple(builder.aliases), tuple(builder.calls),
+                        tuple(builder.uses))
