@@ -91,13 +91,12 @@ def test_demo_llava_gets_both_forwards_and_they_work():
     assert delegation_edit("llava.py", result, "LlavaForConditionalGeneration", delegations) is None
 
     # The forwards reach the inner model.
-    ns: dict = {}
-    exec(compile(llama, "llama.py", "exec"), ns)
-    wrapper_ns = {"__name__": "llava"}
-    exec(compile(result.replace("from minisgl.models.llama import LlamaForCausalLM\n", ""), "llava.py", "exec"),
-         {**wrapper_ns, "LlamaForCausalLM": ns["LlamaForCausalLM"]}, wrapper_ns)
+    llama_ns: dict = {}
+    exec(compile(llama, "llama.py", "exec"), llama_ns)
+    llava_ns = {"LlamaForCausalLM": llama_ns["LlamaForCausalLM"]}  # stands in for the package import
+    exec(compile(result.replace("from minisgl.models.llama import LlamaForCausalLM\n", ""), "llava.py", "exec"), llava_ns)
     config = type("Config", (), {"text_config": None})()
-    model = wrapper_ns["LlavaForConditionalGeneration"](config)
+    model = llava_ns["LlavaForConditionalGeneration"](config)
     model.set_embed_and_head("E", "H")
     assert model.get_embed_and_head() == ("E", "H")
     model.set_eagle3_layers_to_capture([1, 2])
@@ -336,6 +335,50 @@ def test_overloads_and_unknown_sources_forward_everything():
     )
 
 
+def test_names_bound_below_the_class_are_not_there_when_the_class_body_runs():
+    inner = "class Inner:\n    def m(self, x=DEFAULT) -> Result:\n        return x\n"
+    wrapper = "class W:\n    pass\n\n\nDEFAULT = 1\nResult = int\n"
+    edit = delegation_edit("w.py", wrapper, "W", [method("m", inner)])
+    assert apply(wrapper, edit) == wrapper.replace(
+        "    pass\n",
+        "    pass\n\n    def m(self, *args, **kwargs):\n        return self.language_model.m(*args, **kwargs)\n",
+    )
+    above = "DEFAULT = 1\nResult = int\n\n\nclass W:\n    pass\n"
+    assert apply(above, delegation_edit("w.py", above, "W", [method("m", inner)])).endswith(
+        "    def m(self, x=DEFAULT) -> Result:\n        return self.language_model.m(x)\n"
+    )
+    # Postponed annotations may name what comes later; defaults still may not.
+    postponed = "from __future__ import annotations\n\n\n" + wrapper
+    assert "    def m(self, *args, **kwargs) -> Result:\n" in apply(
+        postponed, delegation_edit("w.py", postponed, "W", [method("m", inner)])
+    )
+
+
+def test_inner_definition_in_an_awkward_layout():
+    inner = (
+        "if True:\n"
+        "    class Inner:\n"
+        "        @some.decorator(\n"
+        "    1)\n"
+        "        def m(self, a=[\n"
+        "1], *, b: 'x' = 2):\n"
+        '            """Doc\n'
+        "no indent\n"
+        '            """\n'
+        "# column zero comment\n"
+        "\n"
+        "            return a\n"
+    )
+    assert stub_for("m", inner) == "\n    def m(self, a=[1], *, b=2):\n        return self.language_model.m(a, b=b)\n"
+
+
+def test_staticmethod_with_a_parameter_named_self_forwards_everything():
+    inner = "class Inner:\n    @staticmethod\n    def m(self, x):\n        return x\n"
+    assert stub_for("m", inner) == (
+        "\n    def m(self, *args, **kwargs):\n        return self.language_model.m(*args, **kwargs)\n"
+    )
+
+
 # --- annotations ---------------------------------------------------------------------------------------------
 
 ANNOTATED = '''\
@@ -469,6 +512,10 @@ def test_two_space_indented_file_and_its_blank_line_style():
         "  def get_embed_and_head(self):\n    return self.minicpmv.llm.get_embed_and_head()\n"
         "\nx = W()\n"
     )
+    docstring_hugging = 'class W:\n    """Doc."""\n    def a(self):\n        pass\n\n    def b(self):\n        pass\n'
+    assert add(docstring_hugging) == docstring_hugging + (
+        "\n    def get_embed_and_head(self):\n        return self.minicpmv.llm.get_embed_and_head()\n"
+    )
     two_blank = "class W:\n    def a(self):\n        pass\n\n\n    def b(self):\n        pass\n"
     assert add(two_blank) == two_blank + (
         "\n\n    def get_embed_and_head(self):\n        return self.minicpmv.llm.get_embed_and_head()\n"
@@ -580,6 +627,8 @@ def test_errors_are_reported_as_stub_errors():
         delegation_edit("w.py", "class W(:\n", "W", [method("get_embed_and_head", SIMPLE_INNER)])
     with pytest.raises(StubError):
         suppression_edit("w.py", "class A:\n    pass\n", "A.B", "SC001")
+    with pytest.raises(StubError):  # a one-line body has no place for a member
+        delegation_edit("w.py", "class W: pass\n", "W", [method("get_embed_and_head", SIMPLE_INNER)])
 
 
 # --- suppression ---------------------------------------------------------------------------------------------
