@@ -1,0 +1,75 @@
+"""Machine-readable formats: the fixed JSON schema, SARIF 2.1.0 and GitHub Actions annotations."""
+
+from __future__ import annotations
+
+import json
+
+from spec_contract import __version__
+from spec_contract.report import Report
+
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
+_RULES = {
+    "SC001": ("missing-forward", "A required contract method is not forwarded to the inner model"),
+    "SC002": ("missing-optional-forward", "A guarded (optional) contract method is not forwarded"),
+}
+
+
+def _contract(report: Report) -> list[dict]:
+    return [{"role": e.role, "method": e.member, "required": e.required,
+             "call_sites": [report.site(s) for s in e.call_sites]}
+            for a in report.analyses for e in a.contract.entries]
+
+
+def render_json(report: Report) -> str:
+    findings = [{
+        "code": f.code, "severity": f.severity, "path": report.rel(f.path),
+        "line": f.span.line + 1, "column": f.span.col + 1, "end_line": f.span.end_line + 1,
+        "end_column": f.span.end_col + 1, "class": f.class_name, "method": f.member, "role": f.role,
+        "roles": list(f.roles), "delegate": f.delegate, "inner_class": f.inner_class,
+        "call_sites": [report.site(s) for s in f.call_sites], "message": f.message, "notes": list(f.notes),
+    } for f in report.findings]
+    stats = {
+        "files_seen": sum(a.stats.files_seen for a in report.analyses),
+        "files_parsed": sum(a.stats.files_parsed for a in report.analyses),
+        "files_from_cache": sum(a.stats.files_from_cache for a in report.analyses),
+        "files_skipped": {k: v for a in report.analyses for k, v in a.stats.files_skipped.items()},
+        "seconds": round(report.seconds, 3),
+    }
+    return json.dumps({"version": 1, "findings": findings, "contract": _contract(report), "stats": stats}, indent=1)
+
+
+def render_json_contract(report: Report) -> str:
+    return json.dumps({"version": 1, "contract": _contract(report)}, indent=1)
+
+
+def render_sarif(report: Report) -> str:
+    results = []
+    for f in report.findings:
+        results.append({
+            "ruleId": f.code, "level": _SARIF_LEVEL[f.severity], "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": report.rel(f.path)},
+                "region": {"startLine": f.span.line + 1, "startColumn": f.span.col + 1,
+                           "endLine": f.span.end_line + 1, "endColumn": f.span.end_col + 1}}}],
+            "relatedLocations": [{"id": i, "message": {"text": f"{s.role} model uses {s.member}"},
+                                  "physicalLocation": {"artifactLocation": {"uri": report.rel(s.path)},
+                                                       "region": {"startLine": s.span.line + 1}}}
+                                 for i, s in enumerate(f.call_sites)],
+        })
+    rules = [{"id": code, "name": name, "shortDescription": {"text": text}} for code, (name, text) in _RULES.items()]
+    return json.dumps({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "spec-contract", "version": __version__, "rules": rules}},
+                  "results": results}],
+    }, indent=1)
+
+
+def render_github(report: Report) -> str:
+    """``::error file=…,line=…::message`` workflow commands that GitHub shows on the pull request."""
+    level = {"error": "error", "warning": "warning", "information": "notice", "hint": "notice"}
+    out = []
+    for f in report.findings:
+        message = f.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        out.append(f"::{level[f.severity]} file={report.rel(f.path)},line={f.span.line + 1},"
+                   f"col={f.span.col + 1},endColumn={f.span.end_col + 1},title={f.code}::{message}")
+    return "\n".join(out)

@@ -1,0 +1,40 @@
+"""Human-readable output: one ruff-style line per finding, then a summary."""
+
+from __future__ import annotations
+
+from spec_contract.report import Report
+
+
+def render(report: Report) -> str:
+    out = []
+    for f in report.findings:
+        out.append(f"{report.rel(f.path)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.message}")
+        for note in f.notes:
+            out.append(f"    note: {note}")
+    files = sum(a.stats.files_seen for a in report.analyses)
+    errors = sum(1 for f in report.findings if f.severity == "error")
+    others = len(report.findings) - errors
+    skipped = sum(sum(a.stats.files_skipped.values()) for a in report.analyses)
+    if report.findings:
+        out.append(f"Found {errors} error(s) and {others} other finding(s) in {files} files ({report.seconds:.2f}s).")
+    else:
+        out.append(f"All checked wrappers forward their contract ({files} files, {report.seconds:.2f}s).")
+    if skipped:
+        reasons = ", ".join(f"{n} {why}" for a in report.analyses for why, n in sorted(a.stats.files_skipped.items()))
+        out.append(f"Skipped files: {reasons}.")
+    return "\n".join(out)
+
+
+def render_contract(report: Report) -> str:
+    out = []
+    for analysis in report.analyses:
+        for role in ("target", "draft"):
+            entries = analysis.contract.for_role(role)
+            out.append(f"{role} model ({len(entries)} members)")
+            for entry in entries:
+                kind = "required" if entry.required else "optional"
+                out.append(f"  {entry.member}  [{kind}, {'call' if entry.is_call else 'attribute'}]")
+                for site in entry.call_sites:
+                    guard = "  (guarded)" if site.guarded else ""
+                    out.append(f"    {report.rel(site.path)}:{site.span.line + 1}  {site.text}{guard}")
+    return "\n".join(out)
