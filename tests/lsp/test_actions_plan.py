@@ -1,0 +1,78 @@
+"""Which code actions are offered for which findings, and how ``context.only`` filters them."""
+
+from lsprotocol import types
+from pygls.workspace import PositionCodec
+
+from spec_contract.engine.results import CallSite, Finding, Provider, Span, TextEdit
+from spec_contract.lsp.actions import FIX_ALL_KIND, find, kind_allowed, plan, workspace_edit
+from spec_contract.lsp.convert import lines_of
+
+
+def finding(member, qualname="m.llava.Llava", line=5, code="SC001"):
+    site = CallSite("/w/eagle.py", Span(10, 8, 10, 20), "target", member, "x.m()", False, True, "W.f")
+    return Finding(
+        code=code, severity="error", path="/w/llava.py", span=Span(line, 6, line, 11), class_name=qualname.split(".")[-1],
+        class_qualname=qualname, member=member, roles=("target",), delegate="language_model",
+        inner_class="Llama", provider=Provider("m.llama.Llama", "/w/llama.py", Span(3, 8, 3, 20), "method"),
+        call_sites=(site,),
+    )
+
+
+def titles(planned):
+    return [(p.kind, p.title) for p in planned]
+
+
+def test_kind_prefix_matching():
+    assert kind_allowed("quickfix", None) and kind_allowed("quickfix", [])
+    assert kind_allowed(FIX_ALL_KIND, ["source"]) and kind_allowed(FIX_ALL_KIND, ["source.fixAll"])
+    assert kind_allowed(FIX_ALL_KIND, [FIX_ALL_KIND])
+    assert not kind_allowed(FIX_ALL_KIND, ["quickfix"]) and not kind_allowed("quickfix", ["source"])
+    assert not kind_allowed("source.fixAllx", ["source.fixAll"])
+
+
+def test_two_findings_on_one_class_offer_each_fix_all_of_them_ignore_and_fix_all():
+    findings = [finding("get_embed_and_head"), finding("set_eagle3_layers_to_capture")]
+    assert titles(plan(findings, (5, 5), [], None)) == [
+        ("quickfix", "Add delegation of `get_embed_and_head` to `self.language_model`"),
+        ("quickfix", "Add delegation of `set_eagle3_layers_to_capture` to `self.language_model`"),
+        ("quickfix", "Add all 2 missing delegations to `Llava`"),
+        ("quickfix", "Ignore SC001 for this class"),
+        (FIX_ALL_KIND, "Add all missing delegations in this file (spec-contract)"),
+    ]
+    preferred = [p.preferred for p in plan(findings, (5, 5), [], None)]
+    assert preferred == [True, True, False, False, False]
+
+
+def test_only_filters_by_kind():
+    findings = [finding("a"), finding("b")]
+    assert [p.action for p in plan(findings, (5, 5), [], ["source.fixAll"])] == ["fixAll"]
+    assert [p.action for p in plan(findings, (5, 5), [], ["quickfix"])] == ["delegate", "delegate", "delegateAll", "ignore"]
+    assert plan(findings, (5, 5), [], ["refactor"]) == []
+
+
+def test_range_elsewhere_offers_only_the_file_wide_fix_unless_a_diagnostic_names_the_finding():
+    findings = [finding("a"), finding("b", qualname="m.llava.Other", line=30)]
+    assert [p.action for p in plan(findings, (0, 1), [], None)] == ["fixAll"]
+    keyed = plan(findings, (0, 1), [("SC001", "m.llava.Other", "b")], None)
+    assert [p.title for p in keyed][0] == "Add delegation of `b` to `self.language_model`"
+
+
+def test_single_finding_offers_no_add_all():
+    assert "delegateAll" not in [p.action for p in plan([finding("a")], (5, 5), [], None)]
+
+
+def test_resolve_finds_findings_by_key_and_skips_vanished_ones():
+    a, b = finding("a"), finding("b")
+    assert find([a, b], [["SC001", "m.llava.Llava", "b"], ["SC001", "m.llava.Llava", "gone"]]) == [b]
+
+
+def test_workspace_edit_shapes_and_encoding():
+    text = "class É:\n    pass\n"
+    edits = [TextEdit("/w/x.py", Span(0, 7, 0, 7), "Z")]
+    lines = lambda path: lines_of(text)  # noqa: E731
+    changes = workspace_edit(edits, lines, PositionCodec("utf-8"), False, lambda uri: 3)
+    (uri, (edit,)), = changes.changes.items()
+    assert uri == "file:///w/x.py" and edit.range.start == types.Position(0, 8)
+    versioned = workspace_edit(edits, lines, PositionCodec("utf-16"), True, lambda uri: 3)
+    (change,) = versioned.document_changes
+    assert change.text_document.version == 3 and change.edits[0].range.start == types.Position(0, 7)

@@ -1,0 +1,106 @@
+"""Findings → diagnostics, result ids, and unchanged reports."""
+
+from pathlib import Path
+
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.workspace import PositionCodec
+
+from spec_contract.engine.results import CallSite, Finding, Provider, Span
+from spec_contract.lsp.convert import SourceLines
+from spec_contract.lsp.diagnostics import compute_reports, document_report, to_diagnostic, workspace_items
+from spec_contract.lsp.workspace import Folder, Folders
+
+
+class Analysis:
+    """The slice of the engine's Analysis that reporting reads, holding real engine result objects."""
+
+    def __init__(self, generation, findings, sources):
+        self.generation = generation
+        self.findings = tuple(findings)
+        self._sources = sources
+
+    def findings_for(self, path):
+        return [f for f in self.findings if f.path == path]
+
+    def source(self, path):
+        return self._sources.get(path)
+
+
+WRAPPER = "/w/llava.py"
+SOURCES = {WRAPPER: "class Wrapper:\n    pass\n", "/w/eagle.py": "x\n" * 20, "/w/llama.py": "y\n" * 20}
+
+
+def finding(member="get_embed_and_head", severity="error"):
+    site = CallSite("/w/eagle.py", Span(10, 8, 10, 20), "target", member, "x.m()", False, True, "W.f")
+    return Finding(
+        code="SC001", severity=severity, path=WRAPPER, span=Span(0, 6, 0, 13), class_name="Wrapper",
+        class_qualname="m.Wrapper", member=member, roles=("target",), delegate="language_model",
+        inner_class="Llama", provider=Provider("m.Llama", "/w/llama.py", Span(3, 8, 3, 20), "method"),
+        call_sites=(site,), message="msg",
+    )
+
+
+def folder():
+    return Folder(uri="file:///w", name="w", root=Path("/w"))
+
+
+def test_diagnostic_fields():
+    d = to_diagnostic(finding(severity="information"), folder(), SourceLines(Analysis(1, [], SOURCES)),
+                      PositionCodec("utf-16"), related=True)
+    assert d.range == types.Range(types.Position(0, 6), types.Position(0, 13))
+    assert (d.code, d.source, d.severity, d.message) == ("SC001", "spec-contract", types.DiagnosticSeverity.Information, "msg")
+    assert d.data == {"code": "SC001", "classQualname": "m.Wrapper", "className": "Wrapper",
+                      "member": "get_embed_and_head", "delegate": "language_model"}
+    assert [r.location.uri for r in d.related_information] == ["file:///w/eagle.py", "file:///w/llama.py"]
+    plain = to_diagnostic(finding(), folder(), SourceLines(Analysis(1, [], SOURCES)), PositionCodec("utf-16"), related=False)
+    assert plain.related_information is None
+
+
+def test_result_ids_change_only_when_the_file_or_its_diagnostics_change():
+    f = folder()
+    lines = SourceLines(Analysis(1, [], SOURCES))
+    args = (lines, PositionCodec("utf-16"), True, get_converter())
+    assert compute_reports(f, Analysis(1, [finding()], SOURCES), [WRAPPER], *args) == {WRAPPER: True}
+    first = f.reports[WRAPPER].result_id
+    # Another file changed (new generation), this file's diagnostics did not: same id.
+    assert compute_reports(f, Analysis(2, [finding()], SOURCES), [WRAPPER], *args) == {WRAPPER: False}
+    assert f.reports[WRAPPER].result_id == first
+    assert isinstance(document_report(f.reports[WRAPPER], first), types.RelatedUnchangedDocumentDiagnosticReport)
+    # The finding went away: a changed (empty) report, so the client clears it.
+    assert compute_reports(f, Analysis(3, [], SOURCES), [WRAPPER], *args) == {WRAPPER: True}
+    report = document_report(f.reports[WRAPPER], first)
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport) and report.items == []
+    assert report.result_id != first
+    # Same findings but different text (the wrapper was edited): new id.
+    edited = {**SOURCES, WRAPPER: "class Wrapper:\n    x = 1\n"}
+    compute_reports(f, Analysis(4, [], edited), [WRAPPER], *args)
+    assert f.reports[WRAPPER].result_id != report.result_id
+
+
+def test_workspace_items_mark_unchanged_files():
+    f = folder()
+    compute_reports(f, Analysis(1, [finding()], SOURCES), [WRAPPER], SourceLines(Analysis(1, [], SOURCES)),
+                    PositionCodec("utf-16"), True, get_converter())
+    rid = f.reports[WRAPPER].result_id
+    (full,) = workspace_items(f, {}, {"file:///w/llava.py": 4})
+    assert isinstance(full, types.WorkspaceFullDocumentDiagnosticReport) and full.version == 4
+    (same,) = workspace_items(f, {"file:///w/llava.py": rid}, {})
+    assert isinstance(same, types.WorkspaceUnchangedDocumentDiagnosticReport) and same.version is None
+
+
+def test_unknown_document_gets_an_empty_full_report():
+    report = document_report(None, "whatever")
+    assert isinstance(report, types.RelatedFullDocumentDiagnosticReport) and report.items == []
+
+
+def test_files_belong_to_the_innermost_folder():
+    folders = Folders()
+    outer = folders.add("file:///w", "w")
+    inner = folders.add("file:///w/pkg", "pkg")
+    assert folders.add("untitled:x") is None
+    assert folders.for_path("/w/pkg/m.py") is inner
+    assert folders.for_path("/w/m.py") is outer
+    assert folders.for_path("/elsewhere/m.py") is None
+    folders.remove("file:///w/pkg")
+    assert folders.for_path("/w/pkg/m.py") is outer

@@ -1,0 +1,131 @@
+"""Start-up, capabilities per client, settings problems, malformed requests, and exiting when orphaned."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from lsp_harness import ENCODINGS, initialize, until
+
+SERVER = [sys.executable, "-m", "spec_contract.lsp", "--stdio"]
+
+
+async def test_capabilities_follow_the_client(client, demo):
+    result = await initialize(client, [demo])
+    caps = result.capabilities
+    assert result.server_info.name == "spec-contract"
+    assert caps.position_encoding == ENCODINGS[client.editor]
+    if client.editor == "vscode-1.139.1":
+        assert caps.diagnostic_provider == types.DiagnosticOptions(
+            inter_file_dependencies=True, workspace_diagnostics=True, identifier="spec-contract"
+        )
+    else:  # no workspace/diagnostic/refresh support: cross-file updates only reach them by push
+        assert caps.diagnostic_provider is None
+    assert caps.code_action_provider.resolve_provider is (client.editor != "emacs-29.1")
+    assert set(caps.code_action_provider.code_action_kinds) == {"quickfix", "source.fixAll", "source.fixAll.spec-contract"}
+    assert caps.hover_provider and caps.implementation_provider
+    assert caps.workspace.workspace_folders.supported and caps.workspace.workspace_folders.change_notifications
+    if client.editor == "neovim-0.11":  # no dynamic registration of file watchers there
+        assert client.registrations == []
+    else:
+        (registration,) = await until(lambda: client.registrations, "the file watcher registration")
+        assert registration.method == "workspace/didChangeWatchedFiles"
+        globs = sorted(w["globPattern"] for w in registration.register_options["watchers"])
+        assert globs == ["**/*.py", "**/pyproject.toml"]
+
+
+async def test_invalid_initialization_options_are_shown_and_defaults_used(client, demo):
+    await initialize(client, [demo], {"specContract": {"debounce": "soon", "severity": {"SC001": "loud"}}})
+    message = await until(
+        lambda: next((m for m in client.messages if "specContract.debounce" in m.message), None),
+        "a showMessage about the bad setting",
+    )
+    assert message.type == types.MessageType.Warning
+    assert "specContract.severity.SC001" in message.message and "using 150" in message.message
+
+
+async def test_invalid_workspace_configuration_is_shown(neovim, demo):
+    neovim.set_configuration({"enable": "sometimes"}, section="specContract", scope_uri=demo.as_uri())
+    await initialize(neovim, [demo])
+    message = await until(
+        lambda: next((m for m in neovim.messages if "specContract.enable" in m.message), None),
+        "a showMessage about specContract.enable",
+    )
+    assert message.type == types.MessageType.Warning
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps(message).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _initialize(process_id: int | None, root) -> bytes:
+    params = {"processId": process_id, "rootUri": root.as_uri(), "capabilities": {}}
+    return _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + _frame(
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}}
+    )
+
+
+def test_exits_when_stdin_closes(demo):
+    server = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server.stdin.write(_initialize(None, demo))
+    server.stdin.close()
+    try:
+        assert server.wait(timeout=30) is not None
+    finally:
+        server.kill()
+
+
+def test_exits_when_the_client_process_dies(demo):
+    editor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    server = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        server.stdin.write(_initialize(editor.pid, demo))
+        server.stdin.flush()  # stdin stays open: only the parent's death can end the server
+        editor.kill()
+        editor.wait()
+        assert server.wait(timeout=30) == 0
+    finally:
+        server.kill()
+        editor.kill()
+
+
+def _read_message(stream) -> dict:
+    length = None
+    while True:
+        line = stream.readline()
+        assert line, "the server closed its output"
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode("ascii").partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    return json.loads(stream.read(length))
+
+
+def test_malformed_params_get_an_error_response_and_the_server_keeps_going(demo):
+    """pygls alone only logs undecodable params; the client would wait for an answer forever."""
+    server = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        server.stdin.write(_initialize(None, demo))
+        bad = {"textDocument": 5, "position": "top"}
+        server.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": bad}))
+        good = {"textDocument": {"uri": (demo / "minisgl/models/llava.py").as_uri()}, "position": {"line": 0, "character": 0}}
+        server.stdin.write(_frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": good}))
+        server.stdin.flush()
+        answers = {}
+        while 3 not in answers:
+            message = _read_message(server.stdout)
+            if "id" in message and "method" not in message:
+                answers[message["id"]] = message
+        assert answers[2]["error"]["code"] == -32602
+        assert "textDocument/hover" in answers[2]["error"]["message"]
+        assert "error" not in answers[3]
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
