@@ -25,6 +25,7 @@
 (defvar sc-method (getenv "SC_METHOD"))
 (defvar sc-started (float-time))
 (defvar sc-report nil "Alist written as the JSON report.")
+(defvar sc-server nil "The Eglot server of the session.")
 
 (defun sc-elapsed-ms () (round (* 1000 (- (float-time) sc-started))))
 
@@ -39,9 +40,12 @@
   (kill-emacs (if error 1 0)))
 
 (defun sc-wait (predicate)
-  "Process server output until PREDICATE holds or `sc-timeout' passes; return PREDICATE's value."
+  "Process server output until PREDICATE holds or `sc-timeout' passes; return PREDICATE's value.
+A server that exits ends the session at once instead of after the timeout."
   (let ((deadline (+ (float-time) sc-timeout)))
     (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (unless (jsonrpc-running-p sc-server)
+        (sc-finish "the server exited"))
       ;; Flymake does not start its backends by itself in batch mode.
       (flymake-start)
       (accept-process-output nil 0.05))
@@ -77,10 +81,10 @@
 (defun sc-run ()
   (find-file (getenv "SC_FILE"))
   (apply #'eglot (eglot--guess-contact))
-  (let ((server (eglot-current-server)))
-    (unless server (sc-finish "eglot did not start the server"))
-    (sc-record 'server_name (plist-get (eglot--server-info server) :name))
-    (sc-record 'project_root (project-root (eglot--project server))))
+  (setq sc-server (eglot-current-server))
+  (unless sc-server (sc-finish "eglot did not start the server"))
+  (sc-record 'server_name (plist-get (eglot--server-info sc-server) :name))
+  (sc-record 'project_root (project-root (eglot--project sc-server)))
 
   (sc-wait (lambda () (>= (length (sc-our-diagnostics)) 2)))
   (let* ((diags (sc-our-diagnostics))
@@ -94,7 +98,7 @@
     (goto-char (1+ (flymake-diagnostic-beg target)))
     (condition-case err
         (sc-record 'hover (sc-hover-text
-                           (jsonrpc-request (eglot-current-server) :textDocument/hover
+                           (jsonrpc-request sc-server :textDocument/hover
                                             (eglot--TextDocumentPositionParams))))
       (error (sc-record 'hover_error (format "%S" err))))
 
@@ -117,7 +121,7 @@
   ;; The server re-checks the edited buffer: the fixed member's diagnostic goes, the other stays.
   (sc-wait (lambda () (not (sc-mentions (sc-our-diagnostics) sc-method))))
   (sc-record 'diagnostics_after (sc-summary (sc-our-diagnostics)))
-  (eglot-shutdown (eglot-current-server))
+  (eglot-shutdown sc-server)
   (sc-finish nil))
 
 (condition-case err

@@ -12,15 +12,22 @@
 --   SC_TITLE        the title of the quick fix to apply
 --   SC_METHOD       the method that quick fix forwards
 --   SC_TIMEOUT_MS   how long to wait for each server answer
+--   SC_NVIM_SETUP   optional: a Lua file that starts the client itself (the README's snippet for 0.8-0.10);
+--                   without it 0.11 uses the shipped lsp/spec_contract.lua and older releases start_client
 
 vim.g.loaded_python3_provider = 0
 
 local env = vim.env
 local server_cmd = vim.fn.json_decode(env.SC_SERVER_CMD)
 local timeout = tonumber(env.SC_TIMEOUT_MS or '30000')
-local has_config = vim.lsp.config ~= nil -- Neovim 0.11+
 local started = vim.loop.hrtime()
-local report = { version = vim.version(), mode = has_config and 'vim.lsp.enable' or 'vim.lsp.start_client' }
+local mode = (env.SC_NVIM_SETUP and 'snippet') or (vim.lsp.config and 'vim.lsp.enable') or 'vim.lsp.start_client'
+local report = { version = vim.version(), mode = mode }
+
+-- A server that dies ends the waits at once instead of after the timeout.
+local function on_exit(code, signal)
+  report.server_exit = { code = code, signal = signal }
+end
 
 local function elapsed_ms()
   return math.floor((vim.loop.hrtime() - started) / 1e6)
@@ -35,11 +42,19 @@ local function finish(err)
   vim.cmd(err and 'cquit!' or 'qa!')
 end
 
-if has_config then
+if mode == 'vim.lsp.enable' then
   -- Exercise the shipped config: only the interpreter differs from what a user gets.
   vim.opt.runtimepath:prepend(env.SC_EDITORS_DIR .. '/neovim')
-  vim.lsp.config('spec_contract', { cmd = server_cmd })
+  vim.lsp.config('spec_contract', { cmd = server_cmd, on_exit = on_exit })
   vim.lsp.enable('spec_contract')
+elseif mode == 'snippet' then
+  dofile(env.SC_NVIM_SETUP)
+end
+
+-- Wait for a condition; false when it timed out or the server exited.
+local function wait_for(condition)
+  local met = vim.wait(timeout, function() return report.server_exit ~= nil or condition() end, 20)
+  return met and report.server_exit == nil
 end
 
 local function clients(bufnr)
@@ -138,12 +153,12 @@ end
 local function run()
   vim.cmd('edit ' .. vim.fn.fnameescape(env.SC_FILE))
   local bufnr = vim.api.nvim_get_current_buf()
-  if not has_config then
-    local id = vim.lsp.start_client({ name = 'spec_contract', cmd = server_cmd, root_dir = env.SC_ROOT })
+  if mode == 'vim.lsp.start_client' then
+    local id = vim.lsp.start_client({ name = 'spec_contract', cmd = server_cmd, root_dir = env.SC_ROOT, on_exit = on_exit })
     vim.lsp.buf_attach_client(bufnr, id)
   end
 
-  if not vim.wait(timeout, function() return #clients(bufnr) > 0 and clients(bufnr)[1].initialized end, 20) then
+  if not wait_for(function() return #clients(bufnr) > 0 and clients(bufnr)[1].initialized end) then
     return finish('no spec_contract client attached to ' .. vim.api.nvim_buf_get_name(bufnr))
   end
   local client = clients(bufnr)[1]
@@ -151,7 +166,7 @@ local function run()
   report.offset_encoding = enc
   report.root_dir = client.config.root_dir
 
-  vim.wait(timeout, function() return #our_diagnostics(bufnr) >= 2 end, 20)
+  wait_for(function() return #our_diagnostics(bufnr) >= 2 end)
   local diags = our_diagnostics(bufnr)
   report.diagnostics = summarise(diags)
   report.diagnostics_ms = elapsed_ms()
@@ -213,7 +228,7 @@ local function run()
   report.saved_ms = elapsed_ms()
 
   -- The server re-checks the edited buffer: the fixed member's diagnostic goes, the other one stays.
-  vim.wait(timeout, function() return not mentions(our_diagnostics(bufnr), env.SC_METHOD) end, 20)
+  wait_for(function() return not mentions(our_diagnostics(bufnr), env.SC_METHOD) end)
   report.diagnostics_after = summarise(our_diagnostics(bufnr))
   finish(nil)
 end
