@@ -1,0 +1,105 @@
+"""Small workspaces for the engine tests, written from inline text so each test shows the shape it checks.
+
+``make_tree`` writes files (dedented; ``bytes`` verbatim) under a root; ``analyze`` runs the engine the way
+the CLI does, without the persistent cache; ``findings`` and ``contract`` turn results into plain tuples with
+root-relative paths and 1-based lines, so a test can compare the whole result, not a count.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from spec_contract.engine.config import load_config
+from spec_contract.engine.project import Project
+from spec_contract.engine.queries import Analysis
+
+# A worker that uses one member on each role's model object, as SGLang's EAGLE worker does.
+EAGLE_WORKER = """
+    class EAGLEWorker:
+        def __init__(self, target_worker, draft_model_runner):
+            self.target_worker = target_worker
+            self.draft_model_runner = draft_model_runner
+            embed, head = self.target_worker.model_runner.model.get_embed_and_head()
+            self.draft_model_runner.model.set_embed_and_head(embed, head)
+"""
+
+# The inner language model: provides both members the worker uses.
+LLAMA = """
+    class LlamaForCausalLM:
+        def __init__(self, config):
+            self.config = config
+
+        def get_embed_and_head(self):
+            return None, None
+
+        def set_embed_and_head(self, embed, head):
+            pass
+
+    EntryClass = LlamaForCausalLM
+"""
+
+
+WORKER = "pkg/speculative/eagle_worker.py"
+
+
+def base_tree(root: Path, files: dict[str, str | bytes] | None = None) -> Path:
+    """A package shaped like SGLang's: the EAGLE worker, the Llama model, and ``files`` on top."""
+    return make_tree(root, {
+        "pkg/__init__.py": "",
+        "pkg/models/__init__.py": "",
+        "pkg/speculative/__init__.py": "",
+        WORKER: EAGLE_WORKER,
+        "pkg/models/llama.py": LLAMA,
+        **(files or {}),
+    })
+
+
+def make_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Write ``files`` (relative path → text) under ``root``; text is dedented, bytes are written as is."""
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+def analyze(root: Path, *, problems: dict[str, str] | None = None) -> Analysis:
+    """Analyse ``root``; unless a test expects some, no file may have gone unread (a typo in a fixture
+    would otherwise make a "no findings" test pass for the wrong reason)."""
+    analysis = Project(root, load_config(root), use_cache=False).analyze()
+    assert {rel(root, p): why.split(":")[0] for p, why in analysis.problems.items()} == (problems or {})
+    return analysis
+
+
+def rel(root: Path, path: str) -> str:
+    return Path(path).resolve().relative_to(root.resolve()).as_posix()
+
+
+def sites(root: Path, call_sites) -> tuple[tuple[str, int, bool], ...]:
+    """Call sites as (relative path, 1-based line, guarded)."""
+    return tuple((rel(root, s.path), s.span.line + 1, s.guarded) for s in call_sites)
+
+
+def findings(analysis: Analysis) -> list[tuple]:
+    """(code, class, member, roles, delegate, inner class, severity, call sites) for every finding."""
+    root = analysis.root
+    return [(f.code, f.class_name, f.member, f.roles, f.delegate, f.inner_class, f.severity, sites(root, f.call_sites))
+            for f in analysis.findings]
+
+
+def contract(analysis: Analysis) -> list[tuple]:
+    """(role, member, required, is_call, call sites) for every contract entry."""
+    root = analysis.root
+    return [(e.role, e.member, e.required, e.is_call, sites(root, e.call_sites)) for e in analysis.contract.entries]
+
+
+def line_of(root: Path, rel_path: str, needle: str) -> int:
+    """1-based line of the only line in a written file that contains ``needle``."""
+    lines = (root / rel_path).read_text(encoding="utf-8").splitlines()
+    hits = [i + 1 for i, line in enumerate(lines) if needle in line]
+    assert len(hits) == 1, f"{needle!r} occurs on lines {hits} of {rel_path}"
+    return hits[0]

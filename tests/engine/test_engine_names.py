@@ -1,0 +1,205 @@
+"""Resolving names across files: imports of every spelling, re-exports, namespace packages, inheritance.
+
+The wrapper is always "holds a ``LlamaForCausalLM`` in ``self.language_model``"; what varies is how the
+name reaches the wrapper's module and where the members live in the class hierarchy.
+"""
+
+from __future__ import annotations
+
+from engine_trees import WORKER, analyze, base_tree, findings, make_tree, EAGLE_WORKER, LLAMA
+
+TARGET_SITE = (WORKER, 5, False)
+DRAFT_SITE = (WORKER, 6, False)
+
+
+def missing_both(cls: str, inner: str = "LlamaForCausalLM", worker: str = WORKER) -> list[tuple]:
+    return [
+        ("SC001", cls, "get_embed_and_head", ("target",), "language_model", inner, "error", ((worker, 5, False),)),
+        ("SC001", cls, "set_embed_and_head", ("draft",), "language_model", inner, "error", ((worker, 6, False),)),
+    ]
+
+
+def wrapper(import_line: str, callee: str = "LlamaForCausalLM", name: str = "LlavaForConditionalGeneration") -> str:
+    return f"""
+        {import_line}
+
+        class {name}:
+            def __init__(self, config):
+                self.language_model = {callee}(config)
+
+        EntryClass = {name}
+    """
+
+
+def test_wrapper_inherits_the_forwards_from_a_base_in_another_package(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/common/__init__.py": "",
+        "pkg/common/forwarding.py": """
+            class ForwardEmbedHead:
+                def get_embed_and_head(self):
+                    return self.language_model.get_embed_and_head()
+
+                def set_embed_and_head(self, embed, head):
+                    self.language_model.set_embed_and_head(embed, head)
+        """,
+        "pkg/models/llava.py": """
+            from pkg.common.forwarding import ForwardEmbedHead
+            from pkg.models.llama import LlamaForCausalLM
+
+            class LlavaForConditionalGeneration(ForwardEmbedHead):
+                def __init__(self, config):
+                    self.language_model = LlamaForCausalLM(config)
+
+            EntryClass = LlavaForConditionalGeneration
+        """,
+    })
+    assert findings(analyze(root)) == []
+
+
+def test_inner_members_defined_in_its_base_in_another_package_are_still_found(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/layers/__init__.py": "",
+        "pkg/layers/causal_lm.py": """
+            class CausalLMBase:
+                def get_embed_and_head(self):
+                    return None, None
+
+                def set_embed_and_head(self, embed, head):
+                    pass
+        """,
+        "pkg/models/llama.py": """
+            from pkg.layers.causal_lm import CausalLMBase
+
+            class LlamaForCausalLM(CausalLMBase):
+                pass
+        """,
+        "pkg/models/llava.py": wrapper("from pkg.models.llama import LlamaForCausalLM"),
+    })
+    analysis = analyze(root)
+    assert findings(analysis) == missing_both("LlavaForConditionalGeneration")
+    assert {f.provider.class_name for f in analysis.findings} == {"pkg.layers.causal_lm.CausalLMBase"}
+
+
+def test_relative_import_from_the_same_package(tmp_path):
+    root = base_tree(tmp_path, {"pkg/models/llava.py": wrapper("from .llama import LlamaForCausalLM")})
+    assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
+
+
+def test_relative_import_from_the_parent_package(tmp_path):
+    root = base_tree(tmp_path, {"pkg/models/llava.py": wrapper("from ..models.llama import LlamaForCausalLM")})
+    assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
+
+
+def test_relative_import_two_levels_up_from_a_subpackage(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/models/vlm/__init__.py": "",
+        "pkg/models/vlm/llava.py": wrapper("from ...models.llama import LlamaForCausalLM"),
+    })
+    assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
+
+
+def test_import_module_as_alias_then_attribute_call(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/models/llava.py": wrapper("import pkg.models.llama as llama_mod", callee="llama_mod.LlamaForCausalLM"),
+    })
+    assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
+
+
+def test_plain_import_of_a_dotted_module_then_full_path_call(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/models/llava.py": wrapper("import pkg.models.llama", callee="pkg.models.llama.LlamaForCausalLM"),
+    })
+    assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
+
+
+def test_reexport_through_a_package_init(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/models/text/__init__.py": "from .llama import LlamaForCausalLM\n",
+        "pkg/models/text/llama.py": LLAMA,
+        "pkg/models/llama.py": "",
+        "pkg/models/llava.py": wrapper("from pkg.models.text import LlamaForCausalLM"),
+    })
+    analysis = analyze(root)
+    assert findings(analysis) == missing_both("LlavaForConditionalGeneration")
+    assert {f.provider.class_name for f in analysis.findings} == {"pkg.models.text.llama.LlamaForCausalLM"}
+
+
+def test_reexport_through_star_import_and_module_level_alias(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/models/text/__init__.py": "from .llama import *\n",
+        "pkg/models/text/llama.py": LLAMA,
+        "pkg/models/aliases.py": """
+            from pkg.models import text
+
+            Llama = text.LlamaForCausalLM
+        """,
+        "pkg/models/llama.py": "",
+        "pkg/models/llava.py": wrapper("from pkg.models.aliases import Llama", callee="Llama"),
+    })
+    assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
+
+
+def test_namespace_package_directories_without_init(tmp_path):
+    """SGLang's ``srt`` and ``srt/models`` have no ``__init__.py``; names still resolve from the top package."""
+    worker = "sgl/srt/speculative/eagle_worker.py"
+    root = make_tree(tmp_path, {
+        "sgl/__init__.py": "",
+        worker: EAGLE_WORKER,
+        "sgl/srt/models/llama.py": LLAMA,
+        "sgl/srt/models/llava.py": wrapper("from sgl.srt.models.llama import LlamaForCausalLM"),
+        "sgl/srt/models/llava_next.py": wrapper("from .llama import LlamaForCausalLM", name="LlavaNext"),
+    })
+    assert findings(analyze(root)) == (missing_both("LlavaForConditionalGeneration", worker=worker)
+                                       + missing_both("LlavaNext", worker=worker))
+
+
+def test_tree_without_any_init_names_modules_from_the_root(tmp_path):
+    worker = "srt/speculative/eagle_worker.py"
+    root = make_tree(tmp_path, {
+        worker: EAGLE_WORKER,
+        "srt/models/llama.py": LLAMA,
+        "srt/models/llava.py": wrapper("from srt.models.llama import LlamaForCausalLM"),
+    })
+    assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration", worker=worker)
+
+
+def test_inheritance_cycle_across_files_does_not_crash(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/models/cycle_a.py": """
+            from pkg.models.cycle_b import CycleB
+            from pkg.models.llama import LlamaForCausalLM
+
+            class CycleA(CycleB):
+                def __init__(self, config):
+                    self.language_model = LlamaForCausalLM(config)
+
+            EntryClass = CycleA
+        """,
+        "pkg/models/cycle_b.py": """
+            from pkg.models.cycle_a import CycleA
+
+            class CycleB(CycleA):
+                def get_embed_and_head(self):
+                    return self.language_model.get_embed_and_head()
+
+            EntryClass = CycleB
+        """,
+    })
+    analysis = analyze(root)
+    assert findings(analysis) == [
+        ("SC001", "CycleA", "set_embed_and_head", ("draft",), "language_model", "LlamaForCausalLM", "error", (DRAFT_SITE,)),
+        ("SC001", "CycleB", "set_embed_and_head", ("draft",), "language_model", "LlamaForCausalLM", "error", (DRAFT_SITE,)),
+    ]
+
+
+def test_class_that_names_itself_as_base_does_not_crash(tmp_path):
+    root = base_tree(tmp_path, {"pkg/models/selfish.py": """
+        from pkg.models.llama import LlamaForCausalLM
+
+        class Selfish(Selfish):
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+
+        EntryClass = Selfish
+    """})
+    assert findings(analyze(root)) == missing_both("Selfish")
