@@ -132,6 +132,8 @@ def _check_session(session: Session, workspace: Path) -> None:
     report = session.report
     context = f"report: {json.dumps(report, indent=1)}\n{session.output}"
     assert report.get("error") is None, context
+    # The shipped settings are valid: the server shows no warning or error (MessageType 1 and 2).
+    assert [m for m in report["messages"] if m["type"] <= 2] == [], context
 
     source = (DEMO / WRAPPER_FILE).read_text()
     class_line = next(i for i, line in enumerate(source.splitlines()) if line.startswith(f"class {WRAPPER_CLASS}"))

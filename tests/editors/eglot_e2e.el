@@ -27,6 +27,12 @@
 (defvar sc-report nil "Alist written as the JSON report.")
 (defvar sc-server nil "The Eglot server of the session.")
 
+(defvar sc-messages nil "What the server told the user; a rejected setting comes as a warning.")
+
+(cl-defmethod eglot-handle-notification :before
+  (_server (_method (eql window/showMessage)) &key type message)
+  (push `((type . ,type) (message . ,message)) sc-messages))
+
 (defun sc-elapsed-ms () (round (* 1000 (- (float-time) sc-started))))
 
 (defun sc-record (key value) (push (cons key value) sc-report))
@@ -34,6 +40,7 @@
 (defun sc-finish (error)
   "Write the report (with ERROR, nil on success) and exit."
   (sc-record 'error error)
+  (sc-record 'messages (vconcat (reverse sc-messages)))
   (sc-record 'elapsed_ms (sc-elapsed-ms))
   (with-temp-file (getenv "SC_REPORT")
     (insert (json-encode sc-report)))

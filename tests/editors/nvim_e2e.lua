@@ -51,6 +51,14 @@ elseif mode == 'snippet' then
   dofile(env.SC_NVIM_SETUP)
 end
 
+-- What the server tells the user (a rejected setting comes as a warning), recorded for the assertions.
+report.messages = {}
+local show_message = vim.lsp.handlers['window/showMessage']
+vim.lsp.handlers['window/showMessage'] = function(err, result, ctx, config)
+  table.insert(report.messages, { type = result.type, message = result.message })
+  return show_message(err, result, ctx, config)
+end
+
 -- Wait for a condition; false when it timed out or the server exited.
 local function wait_for(condition)
   local met = vim.wait(timeout, function() return report.server_exit ~= nil or condition() end, 20)
