@@ -1,0 +1,367 @@
+"""Deriving the contract: which uses in worker code reach a role's model object, and which are guarded.
+
+Each test writes its own worker file(s) over the base tree and compares the whole contract (role, member,
+required, is-call, call sites with 1-based lines and the guarded flag); guard tests also check the finding's
+code and severity on a wrapper that lacks the member.
+"""
+
+from __future__ import annotations
+
+from engine_trees import WORKER, analyze, base_tree, contract, findings, line_of
+
+BARE_WRAPPER = {"pkg/models/llava.py": """
+    from pkg.models.llama import LlamaForCausalLM
+
+    class LlavaForConditionalGeneration:
+        def __init__(self, config):
+            self.language_model = LlamaForCausalLM(config)
+
+    EntryClass = LlavaForConditionalGeneration
+"""}
+
+
+def worker_tree(tmp_path, worker: str, extra: dict[str, str] | None = None):
+    return base_tree(tmp_path, {WORKER: worker, **BARE_WRAPPER, **(extra or {})})
+
+
+def only_target_entry(root, guarded: bool, is_call: bool = True, needle: str = "model.get_embed_and_head"):
+    line = line_of(root, WORKER, needle)
+    return [("target", "get_embed_and_head", not guarded, is_call, ((WORKER, line, guarded),))]
+
+
+def sole_finding(analysis) -> tuple[str, str]:
+    (finding,) = analysis.findings
+    assert (finding.class_name, finding.member, finding.delegate) == (
+        "LlavaForConditionalGeneration", "get_embed_and_head", "language_model")
+    return finding.code, finding.severity
+
+
+# guards -------------------------------------------------------------------------------------------
+
+def test_hasattr_guard_makes_the_call_optional_and_the_finding_sc002_information(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                model = self.target_worker.model_runner.model
+                if hasattr(model, "get_embed_and_head"):
+                    return model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=True)
+    assert sole_finding(analysis) == ("SC002", "information")
+
+
+def test_getattr_with_default_is_an_optional_read(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                fn = getattr(self.target_worker.model_runner.model, "get_embed_and_head", None)
+                if fn is not None:
+                    return fn()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=True, is_call=False, needle="getattr(")
+    assert sole_finding(analysis) == ("SC002", "information")
+
+
+def test_callable_getattr_guard_makes_the_call_optional(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                model = self.target_worker.model_runner.model
+                if callable(getattr(model, "get_embed_and_head", None)):
+                    return model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    line_get = line_of(root, WORKER, "callable(")
+    line_call = line_of(root, WORKER, "return model.get_embed_and_head")
+    assert contract(analysis) == [
+        ("target", "get_embed_and_head", False, True, ((WORKER, line_get, True), (WORKER, line_call, True)))]
+    assert sole_finding(analysis) == ("SC002", "information")
+
+
+def test_try_except_attribute_error_pass_makes_the_call_optional(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                try:
+                    self.target_worker.model_runner.model.get_embed_and_head()
+                except AttributeError:
+                    pass
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=True)
+    assert sole_finding(analysis) == ("SC002", "information")
+
+
+def test_hasattr_negated_with_early_return_makes_the_call_optional(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                model = self.target_worker.model_runner.model
+                if not hasattr(model, "get_embed_and_head"):
+                    return None
+                return model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=True, needle="return model.get_embed_and_head")
+    assert sole_finding(analysis) == ("SC002", "information")
+
+
+def test_hasattr_negated_then_raise_leaves_the_call_required(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                model = self.target_worker.model_runner.model
+                if not hasattr(model, "get_embed_and_head"):
+                    raise RuntimeError("the target model must share its embedding")
+                return model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=False, needle="return model.get_embed_and_head")
+    assert sole_finding(analysis) == ("SC001", "error")
+
+
+def test_except_attribute_error_that_reraises_leaves_the_call_required(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                try:
+                    self.target_worker.model_runner.model.get_embed_and_head()
+                except AttributeError:
+                    raise
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=False)
+    assert sole_finding(analysis) == ("SC001", "error")
+
+
+def test_guard_on_a_different_name_leaves_the_call_required(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                model = self.target_worker.model_runner.model
+                if hasattr(model, "load_lm_head_from_target"):
+                    return model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=False)
+    assert sole_finding(analysis) == ("SC001", "error")
+
+
+def test_one_unguarded_use_makes_the_member_required(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                model = self.target_worker.model_runner.model
+                if hasattr(model, "get_embed_and_head"):
+                    model.get_embed_and_head()  # guarded
+                model.get_embed_and_head()  # unguarded
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == [("target", "get_embed_and_head", True, True, (
+        (WORKER, line_of(root, WORKER, "# guarded"), True), (WORKER, line_of(root, WORKER, "# unguarded"), False)))]
+    assert sole_finding(analysis) == ("SC001", "error")
+
+
+# flow ---------------------------------------------------------------------------------------------
+
+def test_runner_alias_in_a_local(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                target_runner = self.target_worker.model_runner
+                return target_runner.model.get_embed_and_head()
+    """)
+    assert contract(analyze(root)) == only_target_entry(root, guarded=False)
+
+
+def test_worker_attribute_set_from_the_target_worker_parameter_is_the_target(tmp_path):
+    """NGRAMWorker: ``self.model_runner = target_worker.model_runner``, then ``self.model_runner.model.m()``."""
+    root = worker_tree(tmp_path, """
+        class NGRAMWorker:
+            def __init__(self, server_args, target_worker):
+                self.target_worker = target_worker
+                self.model_runner = target_worker.model_runner
+
+            def run(self):
+                return self.model_runner.model.get_embed_and_head()
+    """)
+    assert contract(analyze(root)) == only_target_entry(root, guarded=False)
+
+
+def test_worker_attribute_set_from_self_target_worker_is_the_target(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                self.model_runner = self.target_worker.model_runner
+
+            def run(self):
+                return self.model_runner.model.get_embed_and_head()
+    """)
+    assert contract(analyze(root)) == only_target_entry(root, guarded=False)
+
+
+def test_tuple_unpacking_binds_each_element(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                t, d = self.target_worker.model_runner, self.draft_model_runner
+                embed, head = t.model.get_embed_and_head()
+                d.model.set_embed_and_head(embed, head)
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == [
+        ("target", "get_embed_and_head", True, True, ((WORKER, line_of(root, WORKER, "t.model."), False),)),
+        ("draft", "set_embed_and_head", True, True, ((WORKER, line_of(root, WORKER, "d.model."), False),)),
+    ]
+
+
+def test_loop_over_draft_runner_list(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self, embed, head):
+                for runner in self.draft_runner_list:
+                    runner.model.set_embed_and_head(embed, head)
+    """)
+    assert contract(analyze(root)) == [
+        ("draft", "set_embed_and_head", True, True, ((WORKER, line_of(root, WORKER, "runner.model."), False),))]
+
+
+HELPERS = "pkg/speculative/spec_utils.py"
+
+
+def test_keyword_argument_flows_into_a_helper_in_another_worker_module(tmp_path):
+    root = worker_tree(tmp_path, """
+        from pkg.speculative.spec_utils import share_embed
+
+        class Worker:
+            def run(self):
+                return share_embed(target_model=self.target_worker.model_runner.model)
+    """, {HELPERS: """
+        def share_embed(target_model):
+            return target_model.get_embed_and_head()
+    """})
+    assert contract(analyze(root)) == [
+        ("target", "get_embed_and_head", True, True, ((HELPERS, 2, False),))]
+
+
+def test_positional_argument_flows_into_a_helper_through_a_module_alias(tmp_path):
+    root = worker_tree(tmp_path, """
+        from pkg.speculative import spec_utils
+
+        class Worker:
+            def run(self):
+                runner = self.target_worker.model_runner
+                return spec_utils.share_embed(1, runner.model)
+    """, {HELPERS: """
+        def share_embed(step, target_model):
+            return target_model.get_embed_and_head()
+    """})
+    assert contract(analyze(root)) == [
+        ("target", "get_embed_and_head", True, True, ((HELPERS, 2, False),))]
+
+
+def test_constructor_flow_without_a_role_value_adds_nothing(tmp_path):
+    root = worker_tree(tmp_path, """
+        from pkg.speculative.spec_utils import DraftHelper
+
+        class Worker:
+            def __init__(self, tp_worker):
+                self.helper = DraftHelper(target_worker=tp_worker.model_runner)
+
+            def run(self):
+                return self.helper.share()
+    """, {HELPERS: """
+        class DraftHelper:
+            def __init__(self, target_worker):
+                self.runner = target_worker
+
+            def share(self):
+                return self.runner.model.get_embed_and_head()
+    """})
+    # ``tp_worker.model_runner`` is not a role receiver: the constructor flow alone must not invent one.
+    assert contract(analyze(root)) == []
+
+
+def test_worker_class_constructed_with_the_target_worker_passes_its_role(tmp_path):
+    root = worker_tree(tmp_path, """
+        from pkg.speculative.spec_utils import DraftHelper
+
+        class Worker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                self.helper = DraftHelper(target_worker=self.target_worker)
+    """, {HELPERS: """
+        class DraftHelper:
+            def __init__(self, target_worker):
+                self.embed, self.head = target_worker.model_runner.model.get_embed_and_head()
+    """})
+    assert contract(analyze(root)) == [
+        ("target", "get_embed_and_head", True, True, ((HELPERS, 3, False),))]
+
+
+def test_function_not_reached_by_any_role_value_is_not_contract(tmp_path):
+    root = worker_tree(tmp_path, """
+        def share_embed(model):
+            return model.get_embed_and_head()
+
+        class Worker:
+            def run(self, other):
+                return share_embed(other.model)
+    """)
+    assert contract(analyze(root)) == []
+
+
+# the model runner ---------------------------------------------------------------------------------
+
+RUNNER = "pkg/model_executor/model_runner.py"
+
+
+def test_model_runner_self_model_under_a_speculative_if_is_target_contract(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/model_executor/__init__.py": "",
+        RUNNER: """
+            class ModelRunner:
+                def load_model(self, weights):
+                    self.model.load_weights(weights)
+                    if self.eagle_use_aux_hidden_state:
+                        self.model.set_eagle3_layers_to_capture(self.layer_ids)
+                    if self.spec_algorithm.is_eagle3():
+                        self.model.capture_aux_hidden_states()
+                    self.model.forward(None)
+        """,
+    })
+    analysis = analyze(root)
+    assert [e for e in contract(analysis) if e[4][0][0] == RUNNER] == [
+        ("target", "capture_aux_hidden_states", True, True, ((RUNNER, 7, False),)),
+        ("target", "set_eagle3_layers_to_capture", True, True, ((RUNNER, 5, False),)),
+    ]
+    assert analysis.contract.get("target", "load_weights") is None
+
+
+def test_self_model_under_a_speculative_if_outside_model_runner_is_not_contract(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/model_executor/__init__.py": "",
+        RUNNER: """
+            class CudaGraphRunner:
+                def capture(self):
+                    if self.eagle_use_aux_hidden_state:
+                        self.model.set_eagle3_layers_to_capture(self.layer_ids)
+        """,
+    })
+    assert analyze(root).contract.get("target", "set_eagle3_layers_to_capture") is None
+
+
+def test_model_runner_outside_the_worker_globs_is_not_scanned(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/model_executor/__init__.py": "",
+        "pkg/model_executor/runner_utils.py": """
+            class ModelRunner:
+                def load_model(self):
+                    if self.eagle_use_aux_hidden_state:
+                        self.model.set_eagle3_layers_to_capture(self.layer_ids)
+        """,
+    })
+    assert analyze(root).contract.get("target", "set_eagle3_layers_to_capture") is None
