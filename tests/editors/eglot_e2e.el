@@ -117,6 +117,9 @@ A server that exits ends the session at once instead of after the timeout."
       (sc-record 'action_titles (vconcat (mapcar (lambda (a) (plist-get a :title)) actions)))
       (unless (cl-find title actions :key (lambda (a) (plist-get a :title)) :test #'equal)
         (sc-finish (format "no code action titled %s" title)))
+      ;; Batch mode has no menu to click: answer it with our title.  Eglot 1.9 shows a popup menu
+      ;; when the last event was not from the keyboard (nil counts as a mouse event here), later
+      ;; Eglots read the choice with `completing-read'.
       (let ((last-nonmenu-event nil))
         (cl-letf (((symbol-function 'completing-read) (lambda (&rest _) title))
                   ((symbol-function 'x-popup-menu)
