@@ -41,10 +41,20 @@ class ReceiverPattern:
     classes: tuple[str, ...] = ()
     speculative: bool = False
 
-    def matches(self, chain: tuple[str, ...]) -> bool:
+    def matches(self, chain: tuple[str, ...], class_name: str | None) -> bool:
+        """Whether ``chain``, used in a method of ``class_name``, denotes this pattern's model object.
+
+        A leading ``*`` matches any prefix, the empty one too (``target_worker.model_runner.model`` on a
+        parameter named ``target_worker``). A pattern limited to classes matches ``self`` only inside them;
+        a ``self`` chain that flowed out of such a class arrives as ``self@Class``.
+        """
         if self.segments[0] == "*":
             tail = self.segments[1:]
-            return len(chain) > len(tail) and chain[len(chain) - len(tail):] == tail
+            return len(chain) >= len(tail) and chain[len(chain) - len(tail):] == tail
+        if self.classes and chain and chain[0].startswith("self@"):
+            return chain[0][5:] in self.classes and chain[1:] == self.segments[1:]
+        if self.classes and class_name not in self.classes:
+            return False
         return chain == self.segments
 
 

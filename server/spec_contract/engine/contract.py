@@ -34,9 +34,11 @@ class _Flow:
         self.class_attrs: dict[ClassKey, dict[str, set[Chain]]] = defaultdict(lambda: defaultdict(set))
         self.locals: dict[FunctionKey, dict[str, set[Chain]]] = {}
         self.bindings: dict[FunctionKey, dict[str, set[Chain]]] = defaultdict(lambda: defaultdict(set))
+        self._by_module: dict[str, list[FunctionKey]] = defaultdict(list)
         for summary in workers:
             for fn in summary.functions:
                 key = FunctionKey(summary.module, fn.qualname)
+                self._by_module[summary.module].append(key)
                 self.functions[key] = fn
                 self.paths[key] = summary.path
                 local: dict[str, set[Chain]] = defaultdict(set)
@@ -100,6 +102,8 @@ class _Flow:
                 if key in self.functions:
                     return key, 1
             return None
+        if not self._may_be_workspace_function(caller.module, callee[0]):
+            return None  # torch.cat, logger.info, …: no need to load the module they come from
         resolved = self.index.resolve(caller.module, callee)
         if isinstance(resolved, FunctionKey) and resolved in self.functions:
             return resolved, 0
@@ -109,6 +113,12 @@ class _Flow:
                 if key in self.functions:
                     return key, 1
         return None
+
+    def _may_be_workspace_function(self, module: str, name: str) -> bool:
+        if any(key.module == module and key.qualname.split(".")[0] == name for key in self._by_module.get(module, ())):
+            return True
+        target = self.index.import_target(module, name)
+        return target is not None and any(target == m or target.startswith(m + ".") for m in self._by_module)
 
     def propagate(self) -> None:
         """Bind parameters to the expressions passed at every call site, until nothing changes."""
@@ -121,12 +131,15 @@ class _Flow:
                 positional = fn.params[implicit:]
                 pairs = [(positional[i], arg) for i, arg in enumerate(call.args) if arg is not None and i < len(positional)]
                 pairs += [(name, arg) for name, arg in call.kwargs if name in fn.params or name in fn.kwonly]
+                owner = self.functions[caller].class_name
                 for param, arg in pairs:
                     bound = self.bindings[callee][param]
                     before = len(bound)
                     for value in self.expand(caller, arg):
                         if len(bound) >= _MAX_CHAINS:
                             break
+                        if value[0] == "self" and owner and callee != caller:
+                            value = (f"self@{owner.rsplit('.', 1)[-1]}",) + value[1:]  # remember whose self
                         if value != (param,):
                             bound.add(value)
                     changed |= len(bound) != before
@@ -146,9 +159,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
             roles = set()
             for chain in flow.expand(key, use.receiver):
                 for pattern in config.receivers:
-                    if pattern.role in roles or not pattern.matches(chain):
-                        continue
-                    if pattern.classes and fn.class_name not in pattern.classes:
+                    if pattern.role in roles or not pattern.matches(chain, fn.class_name):
                         continue
                     if pattern.speculative and not (use.conditions & config.speculative_conditions):
                         continue

@@ -56,6 +56,7 @@ class Index:
 
     def __init__(self, files: list[SourceFile], load: Callable[[SourceFile], ModuleSummary | None]) -> None:
         self._files = {f.module: f for f in files}
+        self._packages = {m.rsplit(".", i)[0] for m in self._files for i in range(1, m.count(".") + 1)}
         self._load = load
         self._summaries: dict[str, ModuleSummary | None] = {}
         self._mro: dict[ClassKey, tuple[ClassKey, ...]] = {}
@@ -145,8 +146,16 @@ class Index:
         return None
 
     def _is_namespace(self, module: str) -> bool:
-        prefix = module + "."
-        return any(name.startswith(prefix) for name in self._files)
+        return module in self._packages
+
+    def import_target(self, module: str, name: str) -> str | None:
+        """The module a top-level name of ``module`` comes from, without loading that module."""
+        summary = self.summary(module)
+        for binding in reversed(summary.imports if summary else ()):
+            if binding.name == name and binding.member != "*":
+                target = self.absolute(module, binding.module, binding.level)
+                return f"{target}.{binding.member}" if binding.member and f"{target}.{binding.member}" in self._files else target
+        return None
 
     def resolve_class(self, module: str, chain: Chain) -> ClassKey | None:
         found = self.resolve(module, chain)

@@ -481,7 +481,8 @@ class _FlowBuilder:
 
 
 def _is_guarded(ctx: _Context, receiver: Chain, member: str) -> bool:
-    return ("*", "*") in ctx.facts or (_dotted(receiver), member) in ctx.facts
+    dotted = _dotted(receiver)
+    return ("*", "*") in ctx.facts or (dotted, member) in ctx.facts or (dotted, "*") in ctx.facts
 
 
 def _facts(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
@@ -497,6 +498,10 @@ def _facts(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
                 return frozenset({(_dotted(receiver), test.args[1].value)}), frozenset()
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "callable" and test.args:
         return _facts(test.args[0])
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and test.args:
+        receiver = chain_of(test.args[0])  # a runtime-checkable Protocol or a class: every member is vouched for
+        if receiver is not None:
+            return frozenset({(_dotted(receiver), "*")}), frozenset()
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         positive, negative = _facts(test.operand)
         return negative, positive
