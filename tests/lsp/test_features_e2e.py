@@ -1,0 +1,214 @@
+"""Hover, go to implementation, code actions (eager and resolved) and position encodings, end to end."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from lsp_harness import (
+    ENCODINGS,
+    apply_edits,
+    column,
+    diagnostics_now,
+    edits_for,
+    initialize,
+    is_pull,
+    members,
+    open_document,
+    replace_document,
+    wait_for_diagnostics,
+)
+
+WORKER_LINE = 10  # embed, head = self.target_worker.model_runner.model.get_embed_and_head()
+
+
+def at(uri: str, line: int, character: int) -> dict:
+    return {"text_document": types.TextDocumentIdentifier(uri=uri), "position": types.Position(line, character)}
+
+
+async def hover_text(client, uri, line, character) -> str:
+    result = await client.text_document_hover_async(types.HoverParams(**at(uri, line, character)))
+    assert result is not None, f"no hover at {line}:{character}"
+    assert result.contents.kind == types.MarkupKind.Markdown
+    return result.contents.value
+
+
+async def test_hover_on_wrapper_definition_and_call_site(client, demo):
+    await initialize(client, [demo])
+    llava = open_document(client, demo / "minisgl/models/llava.py")
+    text = await hover_text(client, llava, 5, 10)
+    assert text.startswith("**`LlavaForConditionalGeneration`**")
+    assert "- `get_embed_and_head` (target, required): **missing** — `LlamaForCausalLM` provides it via `self.language_model`" in text
+    assert "- `set_embed_and_head` (draft, required): forwarded to `self.language_model`" in text
+    worker_uri = (demo / "minisgl/speculative/eagle_worker.py").as_uri()
+    assert f"[`minisgl/speculative/eagle_worker.py:11`]({worker_uri}#L11)" in text
+
+    llama = open_document(client, demo / "minisgl/models/llama.py")
+    text = await hover_text(client, llama, 16, 12)
+    assert text.startswith("**`get_embed_and_head`** is part of the speculative-decoding contract")
+    assert (
+        f"- target model, required: called by [`minisgl/speculative/eagle_worker.py:11`]({worker_uri}#L11)"
+        " — `embed, head = self.target_worker.model_runner.model.get_embed_and_head()`"
+    ) in text
+
+    worker = open_document(client, demo / "minisgl/speculative/eagle_worker.py")
+    text = await hover_text(client, worker, WORKER_LINE, 65)
+    assert text.startswith("**`get_embed_and_head`** on the target model — required")
+    assert f"- `LlamaForCausalLM` ([`minisgl/models/llama.py:17`]({(demo / 'minisgl/models/llama.py').as_uri()}#L17))" in text
+    assert "Wrappers that do not forward it:\n- `LlavaForConditionalGeneration`" in text
+
+    nothing = await client.text_document_hover_async(types.HoverParams(**at(worker, 0, 3)))
+    assert nothing is None
+
+
+async def test_implementation_from_a_call_site(client, demo):
+    await initialize(client, [demo])
+    worker = open_document(client, demo / "minisgl/speculative/eagle_worker.py")
+    result = await client.text_document_implementation_async(types.ImplementationParams(**at(worker, WORKER_LINE, 70)))
+    assert result == [
+        types.Location(
+            uri=(demo / "minisgl/models/llama.py").as_uri(),
+            range=types.Range(types.Position(16, 8), types.Position(16, 26)),
+        )
+    ]
+    elsewhere = await client.text_document_implementation_async(types.ImplementationParams(**at(worker, 0, 0)))
+    assert elsewhere is None
+
+
+async def code_actions(client, uri, diagnostics, only=None, line=5):
+    """The actions as the user would see them, with edits (resolved when the client resolves lazily)."""
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(types.Position(line, 6), types.Position(line, 6)),
+            context=types.CodeActionContext(diagnostics=diagnostics, only=only),
+        )
+    )
+    lazy = client.editor != "emacs-29.1"
+    actions = []
+    for action in result:
+        assert (action.edit is None) is lazy, action.title
+        if lazy:
+            action = await client.code_action_resolve_async(action)
+        actions.append(action)
+    return actions
+
+
+async def _diagnostics(client, uri, count):
+    if is_pull(client):
+        return await diagnostics_now(client, uri)
+    return await wait_for_diagnostics(client, uri, lambda d: len(d) == count, f"{count} diagnostics")
+
+
+async def test_code_actions_offer_each_kind_and_honour_only(client, demo):
+    await initialize(client, [demo])
+    path = demo / "minisgl/models/llava.py"
+    uri = open_document(client, path)
+    diagnostics = await _diagnostics(client, uri, 2)
+    actions = await code_actions(client, uri, diagnostics)
+    assert [(a.kind, a.title, a.is_preferred) for a in actions] == [
+        ("quickfix", "Add delegation of `get_embed_and_head` to `self.language_model`", True),
+        ("quickfix", "Add delegation of `set_eagle3_layers_to_capture` to `self.language_model`", True),
+        ("quickfix", "Add all 2 missing delegations to `LlavaForConditionalGeneration`", None),
+        ("quickfix", "Ignore SC001 for this class", None),
+        ("source.fixAll.spec-contract", "Add all missing delegations in this file (spec-contract)", None),
+    ]
+    assert [members(a.diagnostics) for a in actions[:2]] == [["get_embed_and_head"], ["set_eagle3_layers_to_capture"]]
+    for action in actions:
+        if client.editor == "neovim-0.11":  # no documentChanges support: plain changes
+            assert action.edit.document_changes is None and list(action.edit.changes) == [uri]
+        else:
+            (change,) = action.edit.document_changes
+            assert change.text_document == types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=1)
+
+    assert [a.kind for a in await code_actions(client, uri, diagnostics, only=["source.fixAll"])] == [
+        "source.fixAll.spec-contract"
+    ]
+    assert len(await code_actions(client, uri, diagnostics, only=["source.fixAll.spec-contract"])) == 1
+    assert [a.kind for a in await code_actions(client, uri, diagnostics, only=["quickfix"])] == ["quickfix"] * 4
+    assert await code_actions(client, uri, diagnostics, only=["refactor"]) == []
+
+
+async def test_applying_fixes(client, demo):
+    """One delegation, then the rest via fix-all; then, on a fresh copy of the text, the suppression."""
+    await initialize(client, [demo])
+    path = demo / "minisgl/models/llava.py"
+    original = path.read_text()
+    uri = open_document(client, path)
+    encoding = ENCODINGS[client.editor]
+    diagnostics = await _diagnostics(client, uri, 2)
+    one = (await code_actions(client, uri, diagnostics))[0]
+    text = apply_edits(original, edits_for(one.edit, uri), encoding)
+    assert "    def get_embed_and_head(self):\n        return self.language_model.get_embed_and_head()\n" in text
+    replace_document(client, uri, text, 2)
+    if is_pull(client):
+        remaining = await diagnostics_now(client, uri)
+    else:
+        remaining = await wait_for_diagnostics(client, uri, lambda d: len(d) == 1, "one diagnostic left")
+    assert members(remaining) == ["set_eagle3_layers_to_capture"]
+
+    (fix_all,) = await code_actions(client, uri, remaining, only=["source.fixAll"])
+    text = apply_edits(text, edits_for(fix_all.edit, uri), encoding)
+    compile(text, "llava.py", "exec")
+    replace_document(client, uri, text, 3)
+    if is_pull(client):
+        assert await diagnostics_now(client, uri) == []
+    else:
+        await wait_for_diagnostics(client, uri, lambda d: d == [], "no diagnostics after fix-all")
+
+    replace_document(client, uri, original, 4)
+    diagnostics = await _diagnostics(client, uri, 2)
+    ignore = next(a for a in await code_actions(client, uri, diagnostics) if a.title.startswith("Ignore"))
+    text = apply_edits(original, edits_for(ignore.edit, uri), encoding)
+    assert "# spec-contract: ignore[SC001]\nclass LlavaForConditionalGeneration:" in text
+    replace_document(client, uri, text, 5)
+    if is_pull(client):
+        assert await diagnostics_now(client, uri) == []
+    else:
+        await wait_for_diagnostics(client, uri, lambda d: d == [], "no diagnostics after the suppression")
+
+
+async def test_non_ascii_before_names_in_each_position_encoding(client, demo):
+    """Neovim negotiates utf-8, Emacs utf-32, VS Code utf-16: ranges and request positions follow suit."""
+    llava_path = demo / "minisgl/models/llava.py"
+    worker_path = demo / "minisgl/speculative/eagle_worker.py"
+    llava_path.write_text(llava_path.read_text().replace("LlavaForConditionalGeneration", "ÉtéLlavaForConditionalGeneration"))
+    worker_path.write_text(worker_path.read_text().replace("embed, head", "émbed_ü, head"))
+    result = await initialize(client, [demo])
+    encoding = ENCODINGS[client.editor]
+    assert result.capabilities.position_encoding == encoding
+    uri = open_document(client, llava_path)
+    diagnostics = await _diagnostics(client, uri, 2)
+    class_line = llava_path.read_text().splitlines()[5]
+    name = "ÉtéLlavaForConditionalGeneration"
+    expected = types.Range(
+        types.Position(5, column(class_line, 6, encoding)),
+        types.Position(5, column(class_line, 6 + len(name), encoding)),
+    )
+    assert [d.range for d in diagnostics] == [expected, expected]
+
+    worker_line = worker_path.read_text().splitlines()[WORKER_LINE]
+    start = worker_line.index("get_embed_and_head")
+    site = types.Range(
+        types.Position(WORKER_LINE, column(worker_line, start, encoding)),
+        types.Position(WORKER_LINE, column(worker_line, start + len("get_embed_and_head"), encoding)),
+    )
+    if client.editor != "emacs-29.1":
+        embed = next(d for d in diagnostics if d.data["member"] == "get_embed_and_head")
+        assert embed.related_information[0].location.range == site
+
+    worker = open_document(client, worker_path)
+    # The last character of the member name, in client units: off by the prefix's extra bytes otherwise.
+    last = column(worker_line, start + len("get_embed_and_head") - 1, encoding)
+    hover = await client.text_document_hover_async(types.HoverParams(**at(worker, WORKER_LINE, last)))
+    assert hover.range == site
+    locations = await client.text_document_implementation_async(types.ImplementationParams(**at(worker, WORKER_LINE, last)))
+    assert [loc.uri for loc in locations] == [(demo / "minisgl/models/llama.py").as_uri()]
+
+    actions = await code_actions(client, uri, diagnostics, only=["source.fixAll"])
+    text = apply_edits(llava_path.read_text(), edits_for(actions[0].edit, uri), encoding)
+    assert "def set_eagle3_layers_to_capture(self, layer_ids=None):" in text
+    replace_document(client, uri, text, 2)
+    if is_pull(client):
+        assert await diagnostics_now(client, uri) == []
+    else:
+        await wait_for_diagnostics(client, uri, lambda d: d == [], "no diagnostics after fix-all")
