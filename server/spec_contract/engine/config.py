@@ -63,6 +63,7 @@ class Config:
     """Everything that steers one analysis of one tree."""
 
     profile: str
+    engine_package: str  # the import package of the engine, looked up for out-of-tree model packages
     workers: tuple[str, ...]
     model_files: tuple[str, ...]
     entry_class_variable: str | None
@@ -139,7 +140,7 @@ def _normalise_keys(table: dict[str, Any]) -> dict[str, Any]:
 _LIST_KEYS = ("workers", "model_files", "delegate_names", "speculative_conditions", "ignored_members",
               "draft_only_classes", "include", "exclude", "receivers")
 _KNOWN_KEYS = set(_LIST_KEYS) | {f"extend_{k}" for k in _LIST_KEYS} | {
-    "profile", "entry_class_variable", "severity", "enable", "select", "debounce", "trace", "interpreter",
+    "profile", "engine_package", "entry_class_variable", "severity", "enable", "select", "debounce", "trace", "interpreter",
     "server",
 }
 
@@ -235,6 +236,7 @@ def _build(profile_name: str, merged: dict[str, Any]) -> Config:
     entry = merged.get("entry_class_variable")
     return Config(
         profile=profile_name,
+        engine_package=str(merged.get("engine_package") or profile_name),
         workers=_strings(merged, "workers"),
         model_files=_strings(merged, "model_files"),
         entry_class_variable=entry or None,

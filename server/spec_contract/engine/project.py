@@ -10,6 +10,7 @@ half-typed code never produces spurious findings.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from spec_contract.engine.cache import SummaryCache
 from spec_contract.engine.check import check_class, registered_classes
-from spec_contract.engine.config import Config
+from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.contract import derive_contract
 from spec_contract.engine.files import SourceFile, decode, discover, glob_match, read_bytes, relative_to, text_digest
 from spec_contract.engine.queries import Analysis
@@ -147,7 +148,12 @@ class Project:
         if self._engine_files is None:
             from spec_contract.engine.environment import locate_engine
 
-            self._engine_root = locate_engine(self.python, self.config.profile)
+            self._engine_root = locate_engine(self.python, self.config.engine_package)
+            if self._engine_root is None:
+                raise ConfigError(
+                    f"{self.root} has no worker files (profile {self.config.profile!r}) and no installed "
+                    f"{self.config.engine_package!r} package was found for {self.python or sys.executable}; "
+                    "pass --python with the interpreter where the engine is installed")
             self._engine_files = discover(self._engine_root, (), self.config.exclude) if self._engine_root else []
         return self._engine_files
 
