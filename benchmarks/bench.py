@@ -1,0 +1,217 @@
+"""How fast is spec-contract on a tree, next to what merely reading and parsing that tree costs?
+
+Prints one table: figure, value, ratio, goal, pass/fail (the goals of issue 5). Baselines are measured in
+this process on the same files: ``read-all`` reads every ``.py`` file's bytes, ``parse-all`` runs
+``ast.parse`` on each. The CLI and the language server run as separate processes from this checkout, with
+the summary cache in a temporary directory. Usage::
+
+    python benchmarks/bench.py                                   # the bundled examples/demo
+    python benchmarks/bench.py /work/scratch/sglang-0.5.23/sglang --open srt/models/kimi_k25.py
+
+Wall times on a shared machine move with its load; the CPU rows (user + system time of the child) move
+less. Timings are best-of-``--repeat`` where a figure is cheap enough to repeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import server_bench
+from check_runs import REPO, run_check
+
+DEFAULT_OPEN = {"demo": "minisgl/models/llava.py"}
+
+
+def python_files(tree: Path) -> list[Path]:
+    return sorted(Path(d) / f for d, _, files in os.walk(tree) for f in files if f.endswith(".py"))
+
+
+def read_all(paths: list[Path]) -> tuple[float, list[bytes]]:
+    started = time.perf_counter()
+    data = [p.read_bytes() for p in paths]
+    return time.perf_counter() - started, data
+
+
+def parse_all(data: list[bytes]) -> tuple[float, int]:
+    """Seconds to ``ast.parse`` every file, and how many did not parse (they still count in the time)."""
+    failed = 0
+    started = time.perf_counter()
+    for source in data:
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError):
+            failed += 1
+    return time.perf_counter() - started, failed
+
+
+def time_pyright(pyright: str, tree: Path, timeout: float) -> tuple[float | None, str]:
+    """Wall seconds of ``pyright --outputjson TREE``, or None and why it could not run."""
+    try:
+        version = subprocess.run([pyright, "--version"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"`{pyright} --version` failed: {exc}"
+    if version.returncode != 0:
+        return None, f"`{pyright} --version` exited {version.returncode}: {version.stderr.strip()[-200:]}"
+    started = time.perf_counter()
+    try:
+        run = subprocess.run([pyright, "--outputjson", str(tree)], capture_output=True, timeout=timeout, cwd=tree)
+    except subprocess.TimeoutExpired:
+        return None, f"pyright did not finish within {timeout:.0f} s"
+    elapsed = time.perf_counter() - started
+    if run.returncode not in (0, 1):  # 1: it found type errors, which is expected on real code
+        return None, f"pyright exited {run.returncode}: {run.stderr.decode(errors='replace').strip()[-200:]}"
+    return elapsed, version.stdout.strip()
+
+
+def largest_model_file(tree: Path) -> Path | None:
+    """The longest ``**/models/**/*.py`` file: the kind of file a model author edits all day."""
+    candidates = [p for p in tree.glob("**/models/**/*.py") if p.is_file()]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda p: (p.read_bytes().count(b"\n"), str(p)))
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str, str, str]] = []
+
+    def add(self, figure: str, value: str, ratio: str = "", goal: str = "", ok: bool | None = None) -> None:
+        verdict = "" if ok is None else ("pass" if ok else "FAIL")
+        self.rows.append((figure, value, ratio, goal, verdict))
+        print(f"  … {figure}: {value} {ratio}", file=sys.stderr, flush=True)  # progress while it runs
+
+    def render(self) -> str:
+        header = ("figure", "value", "ratio", "goal", "pass/fail")
+        widths = [max(len(row[i]) for row in [header, *self.rows]) for i in range(5)]
+        line = lambda row: "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+        return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, self.rows)])
+
+
+def seconds(value: float) -> str:
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("tree", nargs="?", type=Path, default=REPO / "examples" / "demo")
+    parser.add_argument("--open", help="file (relative to the tree) whose first diagnostics are timed")
+    parser.add_argument("--edit-file", help="file (relative to the tree) to edit; default: largest models/ file")
+    parser.add_argument("--edits", type=int, default=100, help="number of timed edits (default 100)")
+    parser.add_argument("--repeat", type=int, default=5, help="best of N for the cheap figures (default 5)")
+    parser.add_argument("--skip-pyright", action="store_true")
+    parser.add_argument("--pyright", default=shutil.which("pyright"), help="pyright executable (default: on PATH)")
+    parser.add_argument("--skip-server", action="store_true", help="only the file, parse and CLI figures")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds before a step counts as hung")
+    args = parser.parse_args(argv)
+
+    tree = args.tree.resolve()
+    paths = python_files(tree)
+    if not paths:
+        parser.error(f"no .py files under {tree}")
+    table = Table()
+
+    # 1, 2: what touching every file costs, in one process (best of N: the page cache is warm for all)
+    read, data = min((read_all(paths) for _ in range(args.repeat)), key=lambda r: r[0])
+    megabytes = sum(map(len, data)) / 1e6
+    table.add("read-all", seconds(read), goal=f"baseline: {len(paths)} files, {megabytes:.1f} MB")
+    parse, failed = parse_all(data)
+    table.add("parse-all (ast.parse)", seconds(parse), f"{parse / read:.1f}x read-all",
+              f"baseline{f'; {failed} files do not parse' if failed else ''}")
+    del data
+
+    with tempfile.TemporaryDirectory(prefix="spec-contract-bench-") as scratch:
+        warm_cache = os.path.join(scratch, "warm")
+        # 3: cold check (no summary cache at all)
+        cold = run_check(tree, None, no_cache=True)
+        stats = cold.result["stats"]
+        table.add("check cold: wall", seconds(cold.wall), f"{cold.wall / read:.1f}x read-all", "<= 10x read-all",
+                  cold.wall <= 10 * read)
+        table.add("check cold: wall vs parse-all", seconds(cold.wall), f"{cold.wall / parse:.3f}x parse-all",
+                  "<= 1/15 (0.067x) parse-all", cold.wall <= parse / 15)
+        table.add("check cold: engine (stats.seconds)", seconds(cold.engine), f"{cold.engine / read:.1f}x read-all",
+                  f"{stats['files_parsed']} of {stats['files_seen']} files parsed")
+        table.add("check cold: start-up (wall - engine)", seconds(cold.startup))
+        table.add("check cold: CPU (user+sys)", seconds(cold.cpu), f"{cold.cpu / read:.1f}x read-all")
+        # 8: the tool a user would otherwise run
+        if args.skip_pyright:
+            table.add("pyright TREE", "skipped (--skip-pyright)")
+        elif not args.pyright:
+            table.add("pyright TREE", "skipped: no pyright on PATH (pip install pyright)")
+        else:
+            elapsed, note = time_pyright(args.pyright, tree, args.timeout)
+            if elapsed is None:
+                table.add("pyright TREE", f"skipped: {note}")
+            else:
+                table.add("pyright TREE (--outputjson)", seconds(elapsed),
+                          f"check cold = {cold.wall / elapsed:.3f}x pyright", note)
+        # 4: warm check (second run on a filled cache)
+        run_check(tree, warm_cache, no_cache=False)
+        warm = run_check(tree, warm_cache, no_cache=False)
+        stats = warm.result["stats"]
+        table.add("check warm: wall", seconds(warm.wall), f"{warm.wall / read:.1f}x read-all", "<= 3x read-all",
+                  warm.wall <= 3 * read)
+        table.add("check warm: engine (stats.seconds)", seconds(warm.engine), f"{warm.engine / read:.1f}x read-all",
+                  f"{stats['files_from_cache']} of {stats['files_seen']} files from the cache")
+        table.add("check warm: start-up (wall - engine)", seconds(warm.startup))
+        table.add("check warm: CPU (user+sys)", seconds(warm.cpu), f"{warm.cpu / read:.1f}x read-all")
+        if not args.skip_server:
+            server_figures(args, tree, warm_cache, os.path.join(scratch, "cold"), table)
+
+    print(f"spec-contract benchmark: {tree} ({sys.executable}, Python {sys.version.split()[0]}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})")
+    print(table.render())
+    return 0
+
+
+def server_figures(args: argparse.Namespace, tree: Path, warm_cache: str, cold_cache: str, table: Table) -> None:
+    """Steps 5-7: start-up against a bare pygls import, first diagnostics, edit latency, peak RSS."""
+    from spec_contract.lsp.settings import DEFAULT_DEBOUNCE_MS
+
+    open_rel = args.open or DEFAULT_OPEN.get(tree.name) or "srt/models/kimi_k25.py"
+    open_file = tree / open_rel
+    if not open_file.is_file():
+        table.add("server", f"skipped: {open_file} does not exist (--open)")
+        return
+    edit_file = tree / args.edit_file if args.edit_file else largest_model_file(tree)
+
+    bare = min(server_bench.time_bare_import(args.timeout) for _ in range(args.repeat))
+    start = min(server_bench.time_start(tree, warm_cache, args.timeout) for _ in range(args.repeat))
+    table.add("import pygls.lsp.server (bare)", seconds(bare), goal="baseline")
+    table.add("server start -> initialize result", seconds(start), f"{start / bare:.2f}x bare import",
+              "<= 1.3x bare import", start <= 1.3 * bare)
+
+    cold = server_bench.run_session(tree, cold_cache, open_file, None, 0, args.timeout)
+    table.add(f"first diagnostics, no cache ({open_rel})", seconds(cold.first_diagnostics),
+              f"{cold.first_count} diagnostic(s)", "<= 1.0 s after initialize", cold.first_diagnostics <= 1.0)
+    warm = server_bench.run_session(tree, warm_cache, open_file, edit_file, args.edits, args.timeout)
+    table.add(f"first diagnostics, warm cache ({open_rel})", seconds(warm.first_diagnostics),
+              f"{warm.first_count} diagnostic(s)", "<= 1.0 s after initialize", warm.first_diagnostics <= 1.0)
+    if warm.edits:
+        lines = edit_file.read_bytes().count(b"\n")
+        p50 = statistics.median(warm.edits)
+        p95 = server_bench.percentile(warm.edits, 0.95)
+        where = f"{edit_file.relative_to(tree)}, {lines} lines, {len(warm.edits)} edits"
+        table.add("edit -> diagnostics p50 (pull)", seconds(p50), where, "<= 20 ms", p50 <= 0.020)
+        table.add("edit -> diagnostics p95 (pull)", seconds(p95), f"max {seconds(max(warm.edits))}", "<= 50 ms",
+                  p95 <= 0.050)
+    table.add("debounce (didChange, push clients)", f"{DEFAULT_DEBOUNCE_MS} ms default",
+              "set to 0 via initializationOptions", "not in the pull latency above")
+    peaks = [s.peak_rss_kb for s in (cold, warm) if s.peak_rss_kb is not None]
+    if peaks:
+        peak = max(peaks) / 1024
+        table.add("server peak RSS (VmHWM)", f"{peak:.0f} MB",
+                  f"no cache {cold.peak_rss_kb / 1024:.0f} MB, warm {warm.peak_rss_kb / 1024:.0f} MB", "<= 300 MB",
+                  peak <= 300)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
