@@ -1,0 +1,114 @@
+"""The ``spec-contract`` command as CI runs it: a subprocess, its exit code, and the fixed JSON schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine_trees import base_tree, make_tree
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+
+CLEAN_WRAPPER = {"pkg/models/llava.py": """
+    from pkg.models.llama import LlamaForCausalLM
+
+    class LlavaForConditionalGeneration:
+        def __init__(self, config):
+            self.language_model = LlamaForCausalLM(config)
+
+        def get_embed_and_head(self):
+            return self.language_model.get_embed_and_head()
+
+        def set_embed_and_head(self, embed, head):
+            self.language_model.set_embed_and_head(embed, head)
+
+    EntryClass = LlavaForConditionalGeneration
+"""}
+
+
+def run(*args: str, cwd: Path | None = None, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-m", "spec_contract", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=120)
+
+
+def test_demo_json_report_has_the_fixed_schema_and_exit_code_1(tmp_path):
+    result = run("check", str(DEMO), "--format", "json", "--no-cache", cache=tmp_path)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert set(report) == {"version", "findings", "contract", "stats"}
+    assert report["version"] == 1
+    assert {"files_seen", "files_parsed", "seconds"} <= set(report["stats"])
+    fixed_keys = {"code", "severity", "path", "line", "column", "end_line", "end_column", "class", "method",
+                  "role", "delegate", "inner_class", "call_sites"}
+    assert all(fixed_keys <= set(f) for f in report["findings"])
+    assert [(f["code"], f["severity"], f["path"], f["line"], f["column"], f["end_line"], f["end_column"],
+             f["class"], f["method"], f["role"], f["delegate"], f["inner_class"], f["call_sites"])
+            for f in report["findings"]] == [
+        ("SC001", "error", "minisgl/models/llava.py", 6, 7, 6, 36, "LlavaForConditionalGeneration",
+         "get_embed_and_head", "target", "language_model", "LlamaForCausalLM",
+         [{"path": "minisgl/speculative/eagle_worker.py", "line": 11, "guarded": False}]),
+        ("SC001", "error", "minisgl/models/llava.py", 6, 7, 6, 36, "LlavaForConditionalGeneration",
+         "set_eagle3_layers_to_capture", "target", "language_model", "LlamaForCausalLM",
+         [{"path": "minisgl/model_executor/model_runner.py", "line": 14, "guarded": False}]),
+    ]
+    assert all(set(e) == {"role", "method", "required", "call_sites"} for e in report["contract"])
+    assert {(e["role"], e["method"], e["required"]) for e in report["contract"]} >= {
+        ("target", "get_embed_and_head", True), ("target", "set_eagle3_layers_to_capture", True),
+        ("draft", "set_embed_and_head", True)}
+
+
+def test_demo_contract_subcommand_lists_the_same_contract(tmp_path):
+    check = json.loads(run("check", str(DEMO), "--format", "json", "--no-cache", cache=tmp_path).stdout)
+    result = run("contract", str(DEMO), "--format", "json", "--no-cache", cache=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"version": 1, "contract": check["contract"]}
+
+
+def test_clean_tree_exits_0(tmp_path):
+    root = base_tree(tmp_path / "tree", CLEAN_WRAPPER)
+    result = run("check", str(root), "--format", "json", "--no-cache", cache=tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["findings"] == []
+
+
+def test_only_warning_findings_exit_0(tmp_path):
+    root = base_tree(tmp_path / "tree", {
+        "pkg/models/llava.py": CLEAN_WRAPPER["pkg/models/llava.py"].replace("def get_embed_and_head", "def other"),
+        "pyproject.toml": '[tool.spec-contract]\nseverity = {SC001 = "warning"}\n',
+    })
+    result = run("check", str(root), "--format", "json", "--no-cache", cache=tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    assert [(f["code"], f["severity"], f["method"]) for f in json.loads(result.stdout)["findings"]] == [
+        ("SC001", "warning", "get_embed_and_head")]
+
+
+def test_path_defaults_to_the_working_directory(tmp_path):
+    root = base_tree(tmp_path / "tree", CLEAN_WRAPPER)
+    result = run("check", "--format", "json", "--no-cache", cwd=root, cache=tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["stats"]["files_seen"] == 6
+
+
+@pytest.mark.parametrize("args", [
+    ("check", "{missing}"),
+    ("check", "{demo}", "--select", "SC001,XY999"),
+    ("check", "{demo}", "--profile", "no-such-engine"),
+    ("check", "{demo}", "--format", "yaml"),
+    ("check", "{demo}", "--config", "{missing}"),
+    ("check", "{bad_config}"),
+    ("frobnicate",),
+])
+def test_usage_or_configuration_error_exits_2_with_one_line(tmp_path, args):
+    bad = make_tree(tmp_path / "bad", {"pyproject.toml": "[tool.spec-contract]\ncolour = 'blue'\n"})
+    values = {"missing": str(tmp_path / "missing"), "demo": str(DEMO), "bad_config": str(bad)}
+    result = run(*(a.format(**values) for a in args), cache=tmp_path / "cache")
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("spec-contract: error: ")

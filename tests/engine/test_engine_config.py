@@ -1,0 +1,93 @@
+"""Settings from the checked tree's ``pyproject.toml`` and the one-line errors for settings that cannot work."""
+
+from __future__ import annotations
+
+import pytest
+
+from spec_contract.engine.config import ConfigError, load_config
+
+from engine_trees import WORKER, analyze, base_tree, findings, make_tree
+
+WRAPPER = {"pkg/models/llava.py": """
+    from pkg.models.llama import LlamaForCausalLM
+
+    class LlavaForConditionalGeneration:
+        def __init__(self, config):
+            self.language_model = LlamaForCausalLM(config)
+
+    EntryClass = LlavaForConditionalGeneration
+"""}
+
+
+def test_pyproject_extends_workers_and_lowers_sc001_to_warning(tmp_path):
+    drafting = "pkg/drafting/lookahead.py"
+    root = base_tree(tmp_path, {
+        **WRAPPER,
+        "pyproject.toml": """
+            [project]
+            name = "pkg"
+
+            [tool.spec-contract]
+            extend-workers = ["**/drafting/*.py"]
+            severity = {SC001 = "warning"}
+        """,
+        drafting: """
+            def refresh(draft_runner):
+                draft_runner.model.set_embed_and_head(None, None)
+        """,
+    })
+    config = load_config(root)
+    assert config.workers[-1] == "**/drafting/*.py"
+    assert "**/speculative/**/*.py" in config.workers
+    assert config.severity == {"SC001": "warning", "SC002": "information"}
+    assert findings(analyze(root)) == [
+        ("SC001", "LlavaForConditionalGeneration", "get_embed_and_head", ("target",), "language_model",
+         "LlamaForCausalLM", "warning", ((WORKER, 5, False),)),
+        ("SC001", "LlavaForConditionalGeneration", "set_embed_and_head", ("draft",), "language_model",
+         "LlamaForCausalLM", "warning", ((drafting, 2, False), (WORKER, 6, False))),
+    ]
+
+
+def test_pyproject_replacing_workers_drops_the_profile_globs(tmp_path):
+    root = base_tree(tmp_path, {**WRAPPER, "pyproject.toml": """
+        [tool.spec-contract]
+        workers = ["**/nowhere/*.py"]
+        model-files = ["**/models/*.py"]
+    """})
+    config = load_config(root)
+    assert config.workers == ("**/nowhere/*.py",)
+    assert config.model_files == ("**/models/*.py",)
+
+
+def test_pyproject_without_the_table_gives_the_default_profile(tmp_path):
+    root = make_tree(tmp_path, {"pyproject.toml": "[project]\nname = 'x'\n"})
+    assert load_config(root) == load_config(tmp_path / "missing-dir")
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ("colour = 'blue'", "unknown setting 'colour'"),
+    ("severity = {SC001 = 'fatal'}", "severity of SC001 must be one of error, warning, information, hint, not 'fatal'"),
+    ("severity = {SC009 = 'error'}", "unknown diagnostic code 'SC009' in 'severity'"),
+    ("profile = 'vllm-nightly'", "unknown profile 'vllm-nightly' (available: sglang)"),
+    ("extend-workers = '**/x.py'", "'extend_workers' must be a list"),
+    ("workers = [1, 2]", "'workers' must be a list of strings"),
+    ("select = ['SC001', 'E501']", "unknown diagnostic code 'E501' in 'select'"),
+    ("receivers = [{pattern = 'a..b', role = 'target'}]", "receiver pattern 'a..b'"),
+    ("receivers = [{pattern = '*.x.model', role = 'verifier'}]", "role must be 'target' or 'draft'"),
+])
+def test_unusable_setting_is_a_config_error_with_a_one_line_message(tmp_path, table, message):
+    root = make_tree(tmp_path, {"pyproject.toml": f"[tool.spec-contract]\n{table}\n"})
+    with pytest.raises(ConfigError) as caught:
+        load_config(root)
+    text = str(caught.value)
+    assert message in text
+    assert "\n" not in text
+
+
+def test_invalid_toml_is_a_config_error_naming_the_file(tmp_path):
+    root = make_tree(tmp_path, {"pyproject.toml": "[tool.spec-contract\nworkers = \n"})
+    with pytest.raises(ConfigError) as caught:
+        load_config(root)
+    assert str(root / "pyproject.toml") in str(caught.value)
+    assert "invalid TOML" in str(caught.value)
+    assert "\n" not in str(caught.value)

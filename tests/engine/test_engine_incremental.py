@@ -1,0 +1,144 @@
+"""One :class:`Project` across edits: editor overlays, files changed on disk, and the persistent cache."""
+
+from __future__ import annotations
+
+from spec_contract.engine.config import load_config
+from spec_contract.engine.project import Project
+
+from engine_trees import WORKER, base_tree, contract, findings
+
+WRAPPER_PATH = "pkg/models/llava.py"
+WRAPPER = """\
+from pkg.models.llama import LlamaForCausalLM
+
+
+class LlavaForConditionalGeneration:
+    def __init__(self, config):
+        self.language_model = LlamaForCausalLM(config)
+{extra}
+
+EntryClass = LlavaForConditionalGeneration
+"""
+GET_FORWARD = """
+    def get_embed_and_head(self):
+        return self.language_model.get_embed_and_head()
+"""
+
+
+def wrapper(extra: str = "") -> str:
+    return WRAPPER.format(extra=extra)
+
+
+def finding(member: str, role: str, line: int) -> tuple:
+    return ("SC001", "LlavaForConditionalGeneration", member, (role,), "language_model", "LlamaForCausalLM",
+            "error", ((WORKER, line, False),))
+
+
+BOTH = [finding("get_embed_and_head", "target", 5), finding("set_embed_and_head", "draft", 6)]
+ONLY_SET = [finding("set_embed_and_head", "draft", 6)]
+
+
+def project(root, **kwargs) -> Project:
+    return Project(root, load_config(root), **({"use_cache": False} | kwargs))
+
+
+def test_overlay_with_a_syntax_error_keeps_the_last_good_summary_then_the_repair_counts(tmp_path):
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper()})
+    path = str((root / WRAPPER_PATH).resolve())
+    proj = project(root)
+    assert findings(proj.analyze()) == BOTH
+
+    proj.set_overlay(path, wrapper("\n    def get_embed_and_head(self\n"))
+    broken = proj.analyze()
+    assert findings(broken) == BOTH
+    assert broken.problems[path].startswith("SyntaxError")
+
+    proj.set_overlay(path, wrapper(GET_FORWARD))
+    repaired = proj.analyze()
+    assert findings(repaired) == ONLY_SET
+    assert path not in repaired.problems
+    assert repaired.generation > broken.generation
+
+
+def test_overlay_applies_over_disk_and_clearing_it_goes_back_to_disk(tmp_path):
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper()})
+    path = str((root / WRAPPER_PATH).resolve())
+    proj = project(root)
+    proj.set_overlay(path, wrapper(GET_FORWARD))
+    assert findings(proj.analyze()) == ONLY_SET
+    proj.clear_overlay(path)
+    assert findings(proj.analyze()) == BOTH
+
+
+def test_syntax_error_on_the_first_read_gives_no_spurious_findings(tmp_path):
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper("\n    def get_embed_and_head(self\n")})
+    analysis = project(root).analyze()
+    assert findings(analysis) == []
+    assert analysis.stats.files_skipped == {"syntax-error": 1}
+
+
+def test_invalidate_after_the_inner_loses_a_method_on_disk(tmp_path):
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper()})
+    proj = project(root)
+    assert findings(proj.analyze()) == BOTH
+
+    llama = root / "pkg/models/llama.py"
+    llama.write_text(llama.read_text().replace("def get_embed_and_head(self):\n        return None, None\n", ""))
+    assert "get_embed_and_head" not in llama.read_text()
+    assert findings(proj.analyze()) == BOTH  # nothing told the project yet: the last analysis stands
+    proj.invalidate(str(llama.resolve()))
+    assert findings(proj.analyze()) == ONLY_SET
+
+
+def test_invalidate_of_a_new_worker_file_adds_its_contract(tmp_path):
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper(GET_FORWARD)})
+    proj = project(root)
+    assert findings(proj.analyze()) == ONLY_SET
+
+    new_worker = root / "pkg/speculative/mtp_worker.py"
+    new_worker.write_text("def load(target_model_runner):\n    return target_model_runner.model.capture()\n")
+    (root / "pkg/models/llama.py").write_text((root / "pkg/models/llama.py").read_text().replace(
+        "    def __init__", "    def capture(self):\n        pass\n\n    def __init__"))
+    proj.invalidate(str(new_worker.resolve()))
+    proj.invalidate(str((root / "pkg/models/llama.py").resolve()))
+    analysis = proj.analyze()
+    assert findings(analysis) == [
+        ("SC001", "LlavaForConditionalGeneration", "capture", ("target",), "language_model", "LlamaForCausalLM",
+         "error", (("pkg/speculative/mtp_worker.py", 2, False),)),
+        *ONLY_SET,
+    ]
+
+
+def test_unchanged_files_are_not_parsed_again(tmp_path):
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper()})
+    path = str((root / WRAPPER_PATH).resolve())
+    proj = project(root)
+    assert proj.analyze().stats.files_parsed > 1
+    proj.set_overlay(path, wrapper(GET_FORWARD))
+    assert proj.analyze().stats.files_parsed == 1
+
+
+def test_persistent_cache_gives_the_same_result_as_no_cache(tmp_path):
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    cache_dir = tmp_path / "cache"
+    uncached = project(root).analyze()
+    cold = project(root, use_cache=True, cache_dir=cache_dir).analyze()
+    warm = project(root, use_cache=True, cache_dir=cache_dir).analyze()
+
+    assert findings(warm) == findings(cold) == findings(uncached) == BOTH
+    assert contract(warm) == contract(cold) == contract(uncached)
+    assert warm.findings == uncached.findings
+    assert warm.contract == uncached.contract
+    assert cold.stats.files_from_cache == 0
+    assert warm.stats.files_from_cache == cold.stats.files_parsed > 0
+    assert warm.stats.files_parsed == 0
+
+
+def test_persistent_cache_is_keyed_by_content(tmp_path):
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    cache_dir = tmp_path / "cache"
+    project(root, use_cache=True, cache_dir=cache_dir).analyze()
+    (root / WRAPPER_PATH).write_text(wrapper(GET_FORWARD))
+    analysis = project(root, use_cache=True, cache_dir=cache_dir).analyze()
+    assert findings(analysis) == ONLY_SET
+    assert analysis.stats.files_parsed == 1
