@@ -203,3 +203,17 @@ def test_class_that_names_itself_as_base_does_not_crash(tmp_path):
         EntryClass = Selfish
     """})
     assert findings(analyze(root)) == missing_both("Selfish")
+
+
+def test_checking_the_package_directory_itself_keeps_full_module_names(tmp_path):
+    """``spec-contract check …/site-packages/sglang``: names come from ``__init__.py`` packages upward."""
+    base_tree(tmp_path, {"pkg/models/llava.py": wrapper("from pkg.models.llama import LlamaForCausalLM")})
+    analysis = analyze(tmp_path / "pkg")
+    assert [k.dotted for k in analysis.checked] == [
+        "pkg.models.llama.LlamaForCausalLM", "pkg.models.llava.LlavaForConditionalGeneration"]
+    assert findings(analysis) == [
+        ("SC001", "LlavaForConditionalGeneration", "get_embed_and_head", ("target",), "language_model",
+         "LlamaForCausalLM", "error", (("speculative/eagle_worker.py", 5, False),)),
+        ("SC001", "LlavaForConditionalGeneration", "set_embed_and_head", ("draft",), "language_model",
+         "LlamaForCausalLM", "error", (("speculative/eagle_worker.py", 6, False),)),
+    ]

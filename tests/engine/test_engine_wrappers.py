@@ -314,3 +314,19 @@ def test_suppression_of_another_code_keeps_sc001(tmp_path):
 def test_suppression_two_lines_above_does_not_count(tmp_path):
     root = base_tree(tmp_path, _wrapper(above="# spec-contract: ignore[SC001]\n"))
     assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
+
+
+def test_suppression_above_the_decorators_of_a_decorated_class(tmp_path):
+    root = base_tree(tmp_path, {"pkg/models/llava.py": """
+        from pkg.models.llama import LlamaForCausalLM
+        from pkg.registry import register
+
+        # spec-contract: ignore[SC002, SC001]
+        @register("llava")
+        class LlavaForConditionalGeneration:
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+
+        EntryClass = LlavaForConditionalGeneration
+    """})
+    assert findings(analyze(root)) == []
