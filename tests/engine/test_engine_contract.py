@@ -365,3 +365,14 @@ def test_model_runner_outside_the_worker_globs_is_not_scanned(tmp_path):
         """,
     })
     assert analyze(root).contract.get("target", "set_eagle3_layers_to_capture") is None
+
+
+def test_draft_runner_returned_by_mtp_model_runner_call(tmp_path):
+    root = worker_tree(tmp_path, """
+        class MultiLayerEagleWorker:
+            def init(self, embed, head):
+                for i in range(self.num_layers):
+                    self.mtp_model_runner(i).model.set_embed_and_head(embed, head)
+    """)
+    assert contract(analyze(root)) == [
+        ("draft", "set_embed_and_head", True, True, ((WORKER, line_of(root, WORKER, ".model.set_embed"), False),))]

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
+from spec_contract.engine.files import MAX_FILE_BYTES
+
 from engine_trees import WORKER, analyze, base_tree, findings
 
 WRAPPER = """
@@ -99,3 +103,24 @@ def test_call_site_columns_count_code_points_after_non_ascii_text(tmp_path):
     start = 8 + line.index("get_embed_and_head")
     assert (site.span.line, site.span.col, site.span.end_col) == (2, start, start + len("get_embed_and_head"))
     assert site.text == line
+
+
+def test_file_larger_than_the_limit_is_skipped_as_too_large(tmp_path):
+    big = b"EntryClass = []\n" + b"#" * MAX_FILE_BYTES + b"\n"
+    root = base_tree(tmp_path, {"pkg/models/llava.py": WRAPPER, "pkg/models/generated_tables.py": big})
+    analysis = analyze(root, problems={"pkg/models/generated_tables.py": "too-large"})
+    assert findings(analysis) == MISSING_BOTH
+    assert analysis.stats.files_skipped == {"too-large": 1}
+
+
+def test_symlink_loop_and_excluded_directories_are_not_walked_twice(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/models/llava.py": WRAPPER,
+        "build/lib/pkg/models/llava.py": WRAPPER,
+        ".venv/lib/pkg/models/llava.py": WRAPPER,
+    })
+    os.symlink(root / "pkg", root / "pkg" / "models" / "loop")
+    analysis = analyze(root)
+    assert findings(analysis) == MISSING_BOTH
+    assert [k.dotted for k in analysis.checked] == [
+        "pkg.models.llama.LlamaForCausalLM", "pkg.models.llava.LlavaForConditionalGeneration"]

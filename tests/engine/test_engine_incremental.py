@@ -142,3 +142,15 @@ def test_persistent_cache_is_keyed_by_content(tmp_path):
     analysis = project(root, use_cache=True, cache_dir=cache_dir).analyze()
     assert findings(analysis) == ONLY_SET
     assert analysis.stats.files_parsed == 1
+
+
+def test_overlay_of_a_worker_changes_the_contract_and_the_findings(tmp_path):
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper()})
+    worker = str((root / WORKER).resolve())
+    proj = project(root)
+    assert findings(proj.analyze()) == BOTH
+    proj.set_overlay(worker, (root / WORKER).read_text().replace(
+        "self.draft_model_runner.model.set_embed_and_head(embed, head)", "pass"))
+    analysis = proj.analyze()
+    assert [(e.role, e.member) for e in analysis.contract.entries] == [("target", "get_embed_and_head")]
+    assert findings(analysis) == [finding("get_embed_and_head", "target", 5)]

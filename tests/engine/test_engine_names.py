@@ -6,7 +6,9 @@ name reaches the wrapper's module and where the members live in the class hierar
 
 from __future__ import annotations
 
-from engine_trees import WORKER, analyze, base_tree, findings, make_tree, EAGLE_WORKER, LLAMA
+import pytest
+
+from engine_trees import EAGLE_WORKER, LLAMA, WORKER, analyze, base_tree, findings, make_tree
 
 TARGET_SITE = (WORKER, 5, False)
 DRAFT_SITE = (WORKER, 6, False)
@@ -217,3 +219,37 @@ def test_checking_the_package_directory_itself_keeps_full_module_names(tmp_path)
         ("SC001", "LlavaForConditionalGeneration", "set_embed_and_head", ("draft",), "language_model",
          "LlamaForCausalLM", "error", (("speculative/eagle_worker.py", 6, False),)),
     ]
+
+
+@pytest.mark.xfail(strict=True, reason="engine: files.discover names modules below a directory without "
+                   "__init__.py from the checked root (python/sglang/... → 'python.sglang...'), so the absolute "
+                   "imports of a repository checkout ('from sglang.srt...') resolve to nothing")
+def test_repository_checkout_layout_names_modules_from_the_outermost_package(tmp_path):
+    """An SGLang checkout keeps the package in ``python/sglang``; its code imports ``sglang.srt...``."""
+    worker = "python/sglang/srt/speculative/eagle_worker.py"
+    root = make_tree(tmp_path, {
+        "python/sglang/__init__.py": "",
+        worker: EAGLE_WORKER,
+        "python/sglang/srt/models/llama.py": LLAMA,
+        "python/sglang/srt/models/llava.py": wrapper("from sglang.srt.models.llama import LlamaForCausalLM"),
+        "test/srt/test_llava.py": "from sglang.srt.models.llava import LlavaForConditionalGeneration\n",
+    })
+    analysis = analyze(root)
+    assert [k.dotted for k in analysis.checked] == [
+        "sglang.srt.models.llama.LlamaForCausalLM", "sglang.srt.models.llava.LlavaForConditionalGeneration"]
+    assert findings(analysis) == missing_both("LlavaForConditionalGeneration", worker=worker)
+
+
+def test_unresolvable_relative_imports_and_bases_do_not_crash(tmp_path):
+    root = base_tree(tmp_path, {"pkg/models/deep.py": """
+        from .....nowhere import Base
+        from ...... import Other
+        from pkg.models.llama import LlamaForCausalLM
+
+        class Deep(Base, Other, object):
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+
+        EntryClass = Deep
+    """})
+    assert findings(analyze(root)) == missing_both("Deep")
