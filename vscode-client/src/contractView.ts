@@ -1,5 +1,5 @@
 /**
- * The "Spec Contract" tree in the Explorer: per workspace folder, role → method → call sites, each call site
+ * The Contract tree (its own activity bar entry, "spec-contract"): per workspace folder, role → method → call sites, each call site
  * opening the worker line that makes the call. The data comes from the server's `spec-contract.contract`
  * command (`workspace/executeCommand`), which returns
  * `{"folders": [{"root": uri, "contract": [{"role", "member", "required",
@@ -54,13 +54,10 @@ export class ContractView implements vscode.TreeDataProvider<Node>, vscode.Dispo
         return { visible: this.view.visible, folders: this.folders, message: this.message };
     }
 
-    /** Loads the contract and reveals the view. */
+    /** Reveals the view and loads the contract (again when the server starts, if it is not running yet). */
     async show(): Promise<void> {
         await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
         await this.refresh();
-        if (this.message) {
-            void vscode.window.showWarningMessage(`spec-contract: ${this.message}`);
-        }
     }
 
     async refresh(): Promise<void> {
@@ -104,17 +101,18 @@ export class ContractView implements vscode.TreeDataProvider<Node>, vscode.Dispo
     }
 
     getTreeItem(node: Node): vscode.TreeItem {
-        const Collapsed = vscode.TreeItemCollapsibleState.Expanded;
+        // Everything starts expanded: the contract of a real engine is a few dozen lines, read at a glance.
+        const Expanded = vscode.TreeItemCollapsibleState.Expanded;
         switch (node.kind) {
             case 'message':
                 return new vscode.TreeItem(node.text);
             case 'folder': {
-                const item = new vscode.TreeItem(vscode.Uri.parse(node.folder.root), Collapsed);
+                const item = new vscode.TreeItem(vscode.Uri.parse(node.folder.root), Expanded);
                 item.iconPath = vscode.ThemeIcon.Folder;
                 return item;
             }
             case 'role': {
-                const item = new vscode.TreeItem(node.role, Collapsed);
+                const item = new vscode.TreeItem(node.role, Expanded);
                 item.description = `${node.entries.length} method${node.entries.length === 1 ? '' : 's'}`;
                 item.tooltip = `Methods that workers call on the ${node.role} model`;
                 item.iconPath = new vscode.ThemeIcon('symbol-namespace');
@@ -122,7 +120,7 @@ export class ContractView implements vscode.TreeDataProvider<Node>, vscode.Dispo
             }
             case 'member': {
                 const { entry } = node;
-                const item = new vscode.TreeItem(entry.member, vscode.TreeItemCollapsibleState.Collapsed);
+                const item = new vscode.TreeItem(entry.member, Expanded);
                 const sites = `${entry.call_sites.length} call site${entry.call_sites.length === 1 ? '' : 's'}`;
                 item.description = `${entry.required ? 'required' : 'optional (guarded)'} · ${sites}`;
                 item.iconPath = new vscode.ThemeIcon('symbol-method');
@@ -131,9 +129,10 @@ export class ContractView implements vscode.TreeDataProvider<Node>, vscode.Dispo
             case 'site': {
                 const { site } = node;
                 const uri = vscode.Uri.parse(site.uri);
-                const item = new vscode.TreeItem(`${relativePath(node.root, uri)}:${site.line + 1}`);
+                const where = `${relativePath(node.root, uri)}:${site.line + 1}`;
+                const item = new vscode.TreeItem(`${where.split('/').pop()}`);
                 item.description = `${site.guarded ? '(guarded) ' : ''}${site.text.trim()}`;
-                item.tooltip = new vscode.MarkdownString().appendCodeblock(site.text.trim(), 'python');
+                item.tooltip = new vscode.MarkdownString(`${where}${site.guarded ? ' (guarded)' : ''}`).appendCodeblock(site.text.trim(), 'python');
                 item.iconPath = new vscode.ThemeIcon(site.guarded ? 'shield' : 'call-outgoing');
                 item.resourceUri = uri;
                 const position = new vscode.Position(site.line, site.character);

@@ -2,8 +2,9 @@
  * End-to-end check through the real `vscode` API, run only when the environment variable
  * SPEC_CONTRACT_TEST_REPORT names an output file (tests/vscode/ sets it for code-server). On the demo
  * workspace it waits for the wrapper diagnostic, asks for the hover, applies and saves the quick fix, waits
- * for the diagnostic to go, opens the contract view, and writes what it saw as JSON. The first window to
- * start claims the report, so further windows of the same test server (the UI test) stay passive.
+ * for the diagnostic to go, opens the contract view, and writes what it saw (and each step's error) as
+ * JSON. The first window to start claims the report, so further windows of the same test server (the UI
+ * test) stay passive.
  */
 import * as fs from 'fs';
 import * as vscode from 'vscode';
@@ -20,52 +21,64 @@ export async function runTestHook(reportPath: string, contract: ContractView, st
         return;
     }
     const report: Record<string, unknown> = { workspace: folder.uri.fsPath };
-    try {
-        const uri = vscode.Uri.joinPath(folder.uri, WRAPPER_FILE);
-        const document = await vscode.workspace.openTextDocument(uri);
-        await vscode.window.showTextDocument(document);
-        const diagnostic = await waitFor(`an SC001 diagnostic about ${MISSING}`, 120_000, () =>
-            ours(uri).find((d) => codeOf(d) === 'SC001' && d.message.includes(MISSING)),
-        );
-        report.diagnostics = ours(uri).map(describe);
-        report.diagnosticText = document.getText(diagnostic.range);
-
-        const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, diagnostic.range.start);
-        report.hover = hovers.flatMap((hover) => hover.contents.map(hoverText)).join('\n---\n');
-
-        const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
-            'vscode.executeCodeActionProvider', uri, diagnostic.range, vscode.CodeActionKind.QuickFix.value, 20,
-        );
-        report.actions = actions.map((action) => action.title);
-        const fix = actions.find((action) => action.title === FIX_TITLE);
-        if (!fix) {
-            throw new Error(`no code action titled ${FIX_TITLE}`);
+    const errors: Record<string, string> = {};
+    for (const [name, step] of [
+        ['quickFix', () => quickFixStep(folder, report, status)],
+        ['contract', () => contractStep(report, contract)],
+    ] as const) {
+        try {
+            await step();
+        } catch (error) {
+            errors[name] = error instanceof Error ? (error.stack ?? error.message) : String(error);
         }
-        if (fix.edit) {
-            report.applied = await vscode.workspace.applyEdit(fix.edit);
-        }
-        if (fix.command) {
-            await vscode.commands.executeCommand(fix.command.command, ...(fix.command.arguments ?? []));
-        }
-        report.saved = await document.save();
-        await waitFor(`the ${MISSING} diagnostic to go`, 60_000, () =>
-            ours(uri).some((d) => d.message.includes(MISSING)) ? undefined : true,
-        );
-        report.diagnosticsAfterFix = ours(uri).map(describe);
-        report.status = status.text;
-
-        await vscode.commands.executeCommand('specContract.showContract');
-        report.contract = await waitFor('the contract view to show the contract', 30_000, () => {
-            const snapshot = contract.snapshot();
-            return snapshot.visible && (snapshot.folders || snapshot.message) ? snapshot : undefined;
-        });
-    } catch (error) {
-        report.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    } finally {
-        const temporary = `${reportPath}.tmp`;
-        fs.writeFileSync(temporary, JSON.stringify(report, null, 2));
-        fs.renameSync(temporary, reportPath);
     }
+    report.errors = errors;
+    const temporary = `${reportPath}.tmp`;
+    fs.writeFileSync(temporary, JSON.stringify(report, null, 2));
+    fs.renameSync(temporary, reportPath);
+}
+
+async function quickFixStep(folder: vscode.WorkspaceFolder, report: Record<string, unknown>, status: StatusIndicator): Promise<void> {
+    const uri = vscode.Uri.joinPath(folder.uri, WRAPPER_FILE);
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(document);
+    const diagnostic = await waitFor(`an SC001 diagnostic about ${MISSING}`, 120_000, () =>
+        ours(uri).find((d) => codeOf(d) === 'SC001' && d.message.includes(MISSING)),
+    );
+    report.diagnostics = ours(uri).map(describe);
+    report.diagnosticText = document.getText(diagnostic.range);
+
+    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri, diagnostic.range.start);
+    report.hover = hovers.flatMap((hover) => hover.contents.map(hoverText)).join('\n---\n');
+
+    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>(
+        'vscode.executeCodeActionProvider', uri, diagnostic.range, vscode.CodeActionKind.QuickFix.value, 20,
+    );
+    report.actions = actions.map((action) => action.title);
+    const fix = actions.find((action) => action.title === FIX_TITLE);
+    if (!fix) {
+        throw new Error(`no code action titled ${FIX_TITLE}`);
+    }
+    if (fix.edit) {
+        report.applied = await vscode.workspace.applyEdit(fix.edit);
+    }
+    if (fix.command) {
+        await vscode.commands.executeCommand(fix.command.command, ...(fix.command.arguments ?? []));
+    }
+    report.saved = await document.save();
+    await waitFor(`the ${MISSING} diagnostic to go`, 60_000, () =>
+        ours(uri).some((d) => d.message.includes(MISSING)) ? undefined : true,
+    );
+    report.diagnosticsAfterFix = ours(uri).map(describe);
+    report.status = status.text;
+}
+
+async function contractStep(report: Record<string, unknown>, contract: ContractView): Promise<void> {
+    await vscode.commands.executeCommand('specContract.showContract');
+    report.contract = await waitFor('the contract view to show the contract', 60_000, () => {
+        const snapshot = contract.snapshot();
+        return snapshot.visible && (snapshot.folders || snapshot.message) ? snapshot : undefined;
+    });
 }
 
 function claim(reportPath: string, workspace: string): boolean {

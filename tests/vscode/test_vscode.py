@@ -1,0 +1,83 @@
+"""The extension in real VS Code (code-server + Chromium): once through the `vscode` API via the extension's
+test hook, once through the UI as a person would, each on its own copy of examples/demo."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+import pytest
+from vscode_harness import SHOTS, CodeServer, running_code_server
+
+WRAPPER = "minisgl/models/llava.py"
+FIX = "Add delegation of `get_embed_and_head` to `self.language_model`"
+
+
+@pytest.fixture(scope="module")
+def code_server(tmp_path_factory) -> CodeServer:
+    """One code-server for both tests: starting it is the slow part (~30 s)."""
+    with running_code_server(tmp_path_factory.mktemp("vscode")) as server:
+        yield server
+
+
+def delegation_in(source: str) -> bool:
+    """True when LlavaForConditionalGeneration defines get_embed_and_head (and the file still parses)."""
+    tree = ast.parse(source)
+    wrapper = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "LlavaForConditionalGeneration")
+    return any(isinstance(n, ast.FunctionDef) and n.name == "get_embed_and_head" for n in wrapper.body)
+
+
+@pytest.fixture(scope="module")
+def api_report(code_server) -> dict:
+    """What the extension's test hook saw through the `vscode` API in the first window."""
+    code_server.drive("api", url=code_server.open_url(code_server.api_workspace), report=str(code_server.report))
+    return json.loads(code_server.report.read_text())
+
+
+def test_api_diagnostic_hover_and_quick_fix(code_server, api_report):
+    report = api_report
+    assert "quickFix" not in report["errors"], f"{report['errors']['quickFix']}\n{code_server.logs()}"
+
+    sc001 = [d for d in report["diagnostics"] if d["code"] == "SC001"]
+    assert any("get_embed_and_head" in d["message"] for d in sc001), report["diagnostics"]
+    assert report["diagnosticText"] == "LlavaForConditionalGeneration"
+    assert all(d["severity"] == "Error" for d in sc001)
+
+    assert "minisgl/speculative/eagle_worker.py" in report["hover"], report["hover"]
+    assert FIX in report["actions"], report["actions"]
+    assert report["saved"] is True
+    assert delegation_in((code_server.api_workspace / WRAPPER).read_text())
+    assert not any("get_embed_and_head" in d["message"] for d in report["diagnosticsAfterFix"])
+    # set_eagle3_layers_to_capture is still missing, so the status bar counts at least that one.
+    assert re.search(r"spec-contract: [1-9]\d* findings?$", report["status"]), report["status"]
+
+
+def test_api_contract_view(api_report):
+    assert "contract" not in api_report["errors"], api_report["errors"]["contract"]
+    contract = api_report["contract"]
+    assert contract["visible"] is True, contract
+    assert contract.get("message") is None, contract
+    entries = [entry for folder in contract["folders"] for entry in folder["contract"]]
+    embed = next(e for e in entries if e["role"] == "target" and e["member"] == "get_embed_and_head")
+    assert embed["required"] is True
+    assert any(site["uri"].endswith("/minisgl/speculative/eagle_worker.py") and site["line"] == 10 for site in embed["call_sites"]), embed
+
+
+def test_ui_squiggle_hover_quick_fix_save(code_server):
+    wrapper = code_server.ui_workspace / WRAPPER
+    assert not delegation_in(wrapper.read_text())
+    seen = code_server.drive("ui", url=code_server.open_url(code_server.ui_workspace), file=str(wrapper))
+
+    assert "eagle_worker.py" in seen["hover"], seen["hover"]
+    assert any(FIX.replace("`", "") in item.replace("`", "") for item in seen["quickFixes"]), seen["quickFixes"]
+    assert "get_embed_and_head" in seen["chosen"], seen["chosen"]
+    assert delegation_in(wrapper.read_text())
+    assert (SHOTS / "ui-4-saved.png").exists()
+
+
+def test_ui_contract_view_opens_call_site(code_server):
+    seen = code_server.drive("ui-contract", url=code_server.open_url(code_server.ui_workspace))
+    assert any("eagle_worker.py:11" in row for row in seen["contractRows"]), seen["contractRows"]
+    assert "eagle_worker.py" in seen["activeTab"], seen["activeTab"]
+    assert (SHOTS / "ui-5-contract.png").exists()

