@@ -148,7 +148,6 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
                 "editor.hover.delay": 200,
                 "chat.disableAIFeatures": True,
                 "workbench.secondarySideBar.defaultVisibility": "hidden",
-                **json.loads(os.environ.get("DEV_EXTRA_SETTINGS", "{}")),  # DEV-ONLY
             }
         )
     )
