@@ -7,6 +7,8 @@ code and severity on a wrapper that lacks the member.
 
 from __future__ import annotations
 
+import pytest
+
 from engine_trees import WORKER, analyze, base_tree, contract, findings, line_of
 
 BARE_WRAPPER = {"pkg/models/llava.py": """
@@ -146,6 +148,52 @@ def test_guard_on_a_different_name_leaves_the_call_required(tmp_path):
     """)
     analysis = analyze(root)
     assert contract(analysis) == only_target_entry(root, guarded=False)
+    assert sole_finding(analysis) == ("SC001", "error")
+
+
+@pytest.mark.xfail(strict=True, reason="engine: scan._facts reads guards only from a bare getattr(..., None) "
+                   "test, so `if getattr(m, \"x\", None) is not None: m.x()` leaves the call unguarded")
+def test_getattr_is_not_none_guard_makes_the_call_optional(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                model = self.target_worker.model_runner.model
+                if getattr(model, "get_embed_and_head", None) is not None:
+                    return model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == [("target", "get_embed_and_head", False, True, (
+        (WORKER, line_of(root, WORKER, "if getattr("), True), (WORKER, line_of(root, WORKER, "return model."), True)))]
+    assert sole_finding(analysis) == ("SC002", "information")
+
+
+@pytest.mark.xfail(strict=True, reason="engine: `if not hasattr(m, \"x\"): raise ... else: m.x()` marks the call in "
+                   "the else branch guarded; the raise asserts the member exactly as when the call follows the if")
+def test_hasattr_negated_then_raise_with_the_call_in_the_else_branch_stays_required(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                model = self.target_worker.model_runner.model
+                if not hasattr(model, "get_embed_and_head"):
+                    raise RuntimeError("the target model must share its embedding")
+                else:
+                    return model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=False, needle="return model.get_embed_and_head")
+    assert sole_finding(analysis) == ("SC001", "error")
+
+
+def test_assert_hasattr_leaves_the_call_required(tmp_path):
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                model = self.target_worker.model_runner.model
+                assert hasattr(model, "get_embed_and_head")
+                return model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=False, needle="return model.get_embed_and_head")
     assert sole_finding(analysis) == ("SC001", "error")
 
 
