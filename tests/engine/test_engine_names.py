@@ -10,7 +10,6 @@ import pytest
 
 from engine_trees import EAGLE_WORKER, LLAMA, WORKER, analyze, base_tree, findings, make_tree
 
-TARGET_SITE = (WORKER, 5, False)
 DRAFT_SITE = (WORKER, 6, False)
 
 

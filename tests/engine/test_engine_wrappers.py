@@ -6,7 +6,7 @@ Every tree has the EAGLE worker (target ``get_embed_and_head``, draft ``set_embe
 
 from __future__ import annotations
 
-from engine_trees import WORKER, analyze, base_tree, findings, line_of, make_tree
+from engine_trees import WORKER, analyze, base_tree, findings, line_of
 
 TARGET_SITE = (WORKER, 5, False)
 DRAFT_SITE = (WORKER, 6, False)
@@ -330,3 +330,52 @@ def test_suppression_above_the_decorators_of_a_decorated_class(tmp_path):
         EntryClass = LlavaForConditionalGeneration
     """})
     assert findings(analyze(root)) == []
+
+
+def test_members_bound_as_instance_attribute_or_cached_property_are_provided(tmp_path):
+    root = base_tree(tmp_path, {"pkg/models/llava.py": """
+        from functools import cached_property
+
+        from pkg.models.llama import LlamaForCausalLM
+
+        class LlavaForConditionalGeneration:
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+                self.get_embed_and_head = self.language_model.get_embed_and_head
+
+            @cached_property
+            def set_embed_and_head(self):
+                return self.language_model.set_embed_and_head
+
+        EntryClass = LlavaForConditionalGeneration
+    """})
+    assert findings(analyze(root)) == []
+
+
+def test_each_missing_member_names_the_branch_candidate_that_provides_it(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/models/qwen.py": """
+            class QwenForCausalLM:
+                def get_embed_and_head(self):
+                    return None, None
+        """,
+        "pkg/models/llava.py": """
+            from pkg.models.llama import LlamaForCausalLM
+            from pkg.models.qwen import QwenForCausalLM
+
+            class LlavaForConditionalGeneration:
+                def __init__(self, config):
+                    if config.text_model_type == "qwen":
+                        self.language_model = QwenForCausalLM(config)
+                    else:
+                        self.language_model = LlamaForCausalLM(config)
+
+            EntryClass = LlavaForConditionalGeneration
+        """,
+    })
+    assert findings(analyze(root)) == [
+        ("SC001", "LlavaForConditionalGeneration", "get_embed_and_head", ("target",), "language_model",
+         "QwenForCausalLM", "error", (TARGET_SITE,)),
+        ("SC001", "LlavaForConditionalGeneration", "set_embed_and_head", ("draft",), "language_model",
+         "LlamaForCausalLM", "error", (DRAFT_SITE,)),
+    ]
