@@ -91,3 +91,37 @@ def test_invalid_toml_is_a_config_error_naming_the_file(tmp_path):
     assert str(root / "pyproject.toml") in str(caught.value)
     assert "invalid TOML" in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_pyproject_select_and_exclude_narrow_the_report(tmp_path):
+    legacy = WRAPPER["pkg/models/llava.py"].replace("LlavaForConditionalGeneration", "LegacyLlava")
+    root = base_tree(tmp_path, {
+        **WRAPPER,
+        "pkg/models/legacy/old_llava.py": legacy,
+        "pyproject.toml": """
+            [tool.spec-contract]
+            select = ["SC002"]
+            exclude = ["**/legacy/**"]
+        """,
+        WORKER: """
+            class Worker:
+                def run(self):
+                    model = self.target_worker.model_runner.model
+                    if hasattr(model, "get_embed_and_head"):
+                        model.get_embed_and_head()
+                    model.set_embed_and_head(None, None)
+        """,
+    })
+    analysis = analyze(root)
+    assert findings(analysis) == [
+        ("SC002", "LlavaForConditionalGeneration", "get_embed_and_head", ("target",), "language_model",
+         "LlamaForCausalLM", "information", ((WORKER, 5, True),)),
+    ]
+    assert not any("legacy" in key.module for key in analysis.checked)
+
+
+def test_camel_case_keys_from_editor_settings_are_accepted(tmp_path):
+    config = load_config(tmp_path, overrides={"extendDraftOnlyClasses": ["*Speculator*"], "entryClassVariable": "MODELS"})
+    assert config.roles_for_class("LlamaSpeculator") == ("draft",)
+    assert config.roles_for_class("LlamaForCausalLM") == ("target", "draft")
+    assert config.entry_class_variable == "MODELS"
