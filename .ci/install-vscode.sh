@@ -48,10 +48,11 @@ if [ ! -f "$CS/.lean-install-done" ]; then
     touch "$CS/.lean-install-done"
 fi
 
-if [ -f "$REPO/vscode-client/package-lock.json" ]; then
+# The extension builds with the machine's Node 20 (vsce 3.9 supports it), not Node 24.
+CLIENT="$REPO/vscode-client"
+if [ ! "$CLIENT/node_modules/.package-lock.json" -nt "$CLIENT/package-lock.json" ]; then
     log "npm ci in vscode-client/"
-    # The extension builds with the machine's Node (vsce 3.9 supports Node 20); PATH order does not matter here.
-    (cd "$REPO/vscode-client" && npm ci "${NPM_FLAGS[@]}")
+    (cd "$CLIENT" && PATH="${PATH#"$NODE24/bin:"}" npm_config_nodedir= npm ci "${NPM_FLAGS[@]}")
 fi
 
 log "done in $((SECONDS - start)) s; code-server: $CS/out/node/entry.js, node: $NODE24/bin/node"
