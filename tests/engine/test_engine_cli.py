@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine_trees import base_tree, make_tree
+from engine_trees import EAGLE_WORKER, LLAMA, base_tree, make_tree
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
 
@@ -31,8 +31,10 @@ CLEAN_WRAPPER = {"pkg/models/llava.py": """
 """}
 
 
-def run(*args: str, cwd: Path | None = None, cache: Path) -> subprocess.CompletedProcess:
+def run(*args: str, cwd: Path | None = None, cache: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(cache)}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), os.environ.get("PYTHONPATH")]))
     return subprocess.run([sys.executable, "-m", "spec_contract", *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=120)
 
@@ -112,3 +114,50 @@ def test_usage_or_configuration_error_exits_2_with_one_line(tmp_path, args):
     assert result.stdout == ""
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert result.stderr.startswith("spec-contract: error: ")
+
+
+OUT_OF_TREE_MODELS = {"mymodels/__init__.py": "", "mymodels/llava.py": """
+    from sglang.srt.models.llama import LlamaForCausalLM
+
+    class MyLlava:
+        def __init__(self, config):
+            self.language_model = LlamaForCausalLM(config)
+"""}
+
+
+def test_out_of_tree_models_take_the_contract_from_the_installed_engine(tmp_path):
+    """A package of models with no workers: the engine on ``--python``'s path supplies contract and inner classes."""
+    site = make_tree(tmp_path / "site", {
+        "sglang/__init__.py": "",
+        "sglang/srt/speculative/eagle_worker.py": EAGLE_WORKER,
+        "sglang/srt/models/llama.py": LLAMA,
+    })
+    mine = make_tree(tmp_path / "mine", OUT_OF_TREE_MODELS)
+    result = run("check", str(mine), "--format", "json", "--no-cache", "--python", sys.executable,
+                 cache=tmp_path / "cache", pythonpath=site)
+    assert result.returncode == 1, result.stderr
+    worker = "sglang/srt/speculative/eagle_worker.py"
+    assert [(f["class"], f["method"], f["path"], f["inner_class"], f["call_sites"])
+            for f in json.loads(result.stdout)["findings"]] == [
+        ("MyLlava", "get_embed_and_head", "mymodels/llava.py", "LlamaForCausalLM",
+         [{"path": worker, "line": 5, "guarded": False}]),
+        ("MyLlava", "set_embed_and_head", "mymodels/llava.py", "LlamaForCausalLM",
+         [{"path": worker, "line": 6, "guarded": False}]),
+    ]
+
+
+def test_out_of_tree_models_without_an_installed_engine_is_a_one_line_error(tmp_path):
+    mine = make_tree(tmp_path / "mine", OUT_OF_TREE_MODELS)
+    result = run("check", str(mine), "--format", "json", "--no-cache", cache=tmp_path / "cache",
+                 pythonpath=tmp_path / "empty-site")
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"spec-contract: error: {mine} has no worker files (profile 'sglang')")
+
+
+def test_unusable_python_for_the_engine_exits_2(tmp_path):
+    mine = make_tree(tmp_path / "mine", OUT_OF_TREE_MODELS)
+    result = run("check", str(mine), "--no-cache", "--python", str(tmp_path / "no-python"), cache=tmp_path / "cache")
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("spec-contract: error: ")
