@@ -151,8 +151,6 @@ def test_guard_on_a_different_name_leaves_the_call_required(tmp_path):
     assert sole_finding(analysis) == ("SC001", "error")
 
 
-@pytest.mark.xfail(strict=True, reason="engine: scan._facts reads guards only from a bare getattr(..., None) "
-                   "test, so `if getattr(m, \"x\", None) is not None: m.x()` leaves the call unguarded")
 def test_getattr_is_not_none_guard_makes_the_call_optional(tmp_path):
     root = worker_tree(tmp_path, """
         class Worker:
@@ -167,8 +165,6 @@ def test_getattr_is_not_none_guard_makes_the_call_optional(tmp_path):
     assert sole_finding(analysis) == ("SC002", "information")
 
 
-@pytest.mark.xfail(strict=True, reason="engine: `if not hasattr(m, \"x\"): raise ... else: m.x()` marks the call in "
-                   "the else branch guarded; the raise asserts the member exactly as when the call follows the if")
 def test_hasattr_negated_then_raise_with_the_call_in_the_else_branch_stays_required(tmp_path):
     root = worker_tree(tmp_path, """
         class Worker:

@@ -158,9 +158,6 @@ def test_overlay_of_a_worker_changes_the_contract_and_the_findings(tmp_path):
     assert findings(analysis) == [finding("get_embed_and_head", "target", 5)]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: the cache key (digest, scan mode, entry variable) ignores whether the "
-                   "file is a package __init__.py; a cache hit keeps the other file's is_package, so `from .llama "
-                   "import X` in a module with the same text as an __init__.py resolves against the wrong package")
 def test_persistent_cache_keeps_package_and_module_with_the_same_text_apart(tmp_path):
     reexport = "from .llama import LlamaForCausalLM\n"
     root = base_tree(tmp_path / "tree", {

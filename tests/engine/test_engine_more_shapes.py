@@ -48,8 +48,6 @@ def test_annotated_optional_delegate_assigned_later_in_another_method(tmp_path):
     assert findings(analyze(root)) == missing_both()
 
 
-@pytest.mark.xfail(strict=True, reason="engine: scan._collect_self_assignment only takes `self.x = Call(...)`; "
-                   "`self.x = A(c) if cond else None` (an Optional inner) yields no delegate")
 def test_delegate_assigned_by_a_conditional_expression(tmp_path):
     root = base_tree(tmp_path, llava(
         "        self.language_model = LlamaForCausalLM(config) if config.has_text else None\n"))
@@ -259,8 +257,6 @@ def test_subclass_worker_sees_the_base_workers_self_attributes(tmp_path):
     assert contract(analyze(root)) == [("target", "get_embed_and_head", True, True, ((WORKER, line, False),))]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: Project.analyze adds overlay-only files with discover(Path(path)), "
-                   "which returns [] for a path not on disk, so an unsaved new file is never analysed")
 def test_overlay_of_a_new_unsaved_model_file_before_the_first_analysis(tmp_path):
     root = base_tree(tmp_path)
     project = Project(root, load_config(root), use_cache=False)
@@ -268,8 +264,6 @@ def test_overlay_of_a_new_unsaved_model_file_before_the_first_analysis(tmp_path)
     assert findings(project.analyze()) == missing_both()
 
 
-@pytest.mark.xfail(strict=True, reason="engine: set_overlay of a path the last walk did not see leaves "
-                   "Project._files as is (only invalidate resets it), so the new file is never analysed")
 def test_overlay_of_a_new_unsaved_model_file_after_an_analysis(tmp_path):
     root = base_tree(tmp_path)
     project = Project(root, load_config(root), use_cache=False)

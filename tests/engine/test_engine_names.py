@@ -220,9 +220,6 @@ def test_checking_the_package_directory_itself_keeps_full_module_names(tmp_path)
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: files.discover names modules below a directory without "
-                   "__init__.py from the checked root (python/sglang/... → 'python.sglang...'), so the absolute "
-                   "imports of a repository checkout ('from sglang.srt...') resolve to nothing")
 def test_repository_checkout_layout_names_modules_from_the_outermost_package(tmp_path):
     """An SGLang checkout keeps the package in ``python/sglang``; its code imports ``sglang.srt...``."""
     worker = "python/sglang/srt/speculative/eagle_worker.py"
@@ -252,3 +249,32 @@ def test_unresolvable_relative_imports_and_bases_do_not_crash(tmp_path):
         EntryClass = Deep
     """})
     assert findings(analyze(root)) == missing_both("Deep")
+
+
+@pytest.mark.parametrize(("import_line", "callee"), [
+    ("from . import llama", "llama.LlamaForCausalLM"),
+    ("from .. import models", "models.llama.LlamaForCausalLM"),
+    ("from pkg.models import llama as L", "L.LlamaForCausalLM"),
+])
+def test_module_imported_by_relative_or_aliased_from_import(tmp_path, import_line, callee):
+    root = base_tree(tmp_path, {"pkg/models/llava.py": wrapper(import_line, callee=callee)})
+    assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
+
+
+def test_class_and_entry_defined_inside_try_and_if_blocks(tmp_path):
+    root = base_tree(tmp_path, {"pkg/models/llava.py": """
+        from pkg.models.llama import LlamaForCausalLM
+
+        try:
+            import flash_attn
+
+            class LlavaForConditionalGeneration:
+                def __init__(self, config):
+                    self.language_model = LlamaForCausalLM(config)
+        except ImportError:
+            flash_attn = None
+
+        if flash_attn is not None:
+            EntryClass = [LlavaForConditionalGeneration]
+    """})
+    assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")

@@ -119,8 +119,8 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
             import_root = import_roots.get(os.path.dirname(dirpath))
         if import_root is None and "__init__.py" in filenames:
             import_root = os.path.dirname(dirpath)
-        import_roots[dirpath] = import_root or str(root)
-        base = import_roots[dirpath]
+        import_roots[dirpath] = import_root  # None until a package starts: ``python/`` above ``python/sglang``
+        base = import_root or str(root)
         for name in sorted(filenames):
             if not name.endswith(".py"):
                 continue
@@ -135,6 +135,18 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
                 parts.pop()
             found.append(SourceFile(full, rel, ".".join(parts)))
     return found
+
+
+def source_for(path: str, root: Path, known: list[SourceFile]) -> SourceFile:
+    """A file the walk has not seen (an unsaved editor buffer), named like its neighbours."""
+    rel = relative_to(path, root)
+    directory = os.path.dirname(path)
+    for other in known:
+        if os.path.dirname(other.path) == directory and not other.path.endswith("__init__.py"):
+            package = other.module.rpartition(".")[0]
+            stem = os.path.basename(path)[:-3]
+            return SourceFile(path, rel, f"{package}.{stem}" if package else stem)
+    return SourceFile(path, rel, module_name(Path(path)))
 
 
 def read_bytes(path: str) -> bytes | None:

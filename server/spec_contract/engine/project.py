@@ -20,7 +20,8 @@ from spec_contract.engine.cache import SummaryCache
 from spec_contract.engine.check import check_class, registered_classes
 from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.contract import derive_contract
-from spec_contract.engine.files import SourceFile, decode, discover, glob_match, read_bytes, relative_to, text_digest
+from spec_contract.engine.files import (SourceFile, decode, discover, glob_match, read_bytes, relative_to,
+                                        source_for, text_digest)
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.scan import scan
@@ -65,6 +66,8 @@ class Project:
         if self._overlays.get(path) != text:
             self._overlays[path] = text
             self._touch(path)
+            if self._files is not None and not any(f.path == path for f in self._files):
+                self._files = None  # a buffer for a file the last walk did not see
 
     def clear_overlay(self, path: str) -> None:
         if self._overlays.pop(path, None) is not None:
@@ -90,9 +93,10 @@ class Project:
         stats = Stats()
         if self._files is None:
             self._files = discover(self.root, self.config.include, self.config.exclude)
+            seen = {f.path for f in self._files}
             for path in self._overlays:  # unsaved new files the walk cannot see yet
-                if path.endswith(".py") and not any(f.path == path for f in self._files) and Path(path).is_relative_to(self.root):
-                    self._files += discover(Path(path))
+                if path.endswith(".py") and path not in seen and Path(path).is_relative_to(self.root):
+                    self._files.append(source_for(path, self.root, self._files))
         files = list(self._files)
         stats.files_seen = len(files)
         workers = [f for f in files if glob_match(f.rel, self.config.workers)]
@@ -186,7 +190,8 @@ class Project:
             return None
         if reusable and previous.digest == digest and not previous.problem:
             return previous.summary
-        key = f"{digest}-{'w' if worker else 'm'}-{self.config.entry_class_variable}"
+        package = "p" if path.endswith("__init__.py") else "f"  # relative imports read differently in a package
+        key = f"{digest}-{'w' if worker else 'm'}{package}-{self.config.entry_class_variable}"
         summary = self._cache.get(key) if self._cache else None
         if summary is not None:
             stats.files_from_cache += 1

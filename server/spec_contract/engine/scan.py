@@ -251,10 +251,22 @@ def _collect_self_assignment(node: ast.AST, lines: _Lines, attrs: dict[str, Memb
             if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
                 span = lines.attr_span(sub)
                 attrs.setdefault(sub.attr, Member(sub.attr, "instance_attribute", span))
-                if sub is target and isinstance(value, ast.Call):
-                    callee = chain_of(value.func)
-                    if callee is not None and "()" not in callee and "[]" not in callee:
-                        delegates.append(Delegate(sub.attr, callee, span))
+                if sub is target:
+                    for call in _possible_calls(value):
+                        callee = chain_of(call.func)
+                        if callee is not None and "()" not in callee and "[]" not in callee:
+                            delegates.append(Delegate(sub.attr, callee, span))
+
+
+def _possible_calls(value: ast.expr | None) -> list[ast.Call]:
+    """The constructor calls an assigned value may come from: ``A(c) if cond else B(c)``, ``x or A(c)``."""
+    if isinstance(value, ast.Call):
+        return [value]
+    if isinstance(value, ast.IfExp):
+        return _possible_calls(value.body) + _possible_calls(value.orelse)
+    if isinstance(value, ast.BoolOp):
+        return [call for operand in value.values for call in _possible_calls(operand)]
+    return []
 
 
 def _returned_self_attr(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -309,7 +321,8 @@ class _FlowBuilder:
             positive, negative = _facts(stmt.test)
             names = _names(stmt.test)
             self.block(stmt.body, ctx.add(positive, names))
-            self.block(stmt.orelse, ctx.add(negative, names))
+            # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it.
+            self.block(stmt.orelse, ctx.add(frozenset() if _raises(stmt.body) else negative, names))
             if _exits_quietly(stmt.body):
                 return ctx.add(negative)
             if stmt.orelse and _exits_quietly(stmt.orelse):
@@ -502,6 +515,10 @@ def _facts(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
         receiver = chain_of(test.args[0])  # a runtime-checkable Protocol or a class: every member is vouched for
         if receiver is not None:
             return frozenset({(_dotted(receiver), "*")}), frozenset()
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        positive, _ = _facts(test.left)  # ``getattr(m, "x", None) is not None``
+        return (positive, frozenset()) if isinstance(test.ops[0], ast.IsNot) else (frozenset(), positive)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         positive, negative = _facts(test.operand)
         return negative, positive
@@ -521,6 +538,10 @@ def _names(test: ast.expr) -> frozenset[str]:
         elif isinstance(node, ast.Attribute):
             out.add(node.attr)
     return frozenset(out)
+
+
+def _raises(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Raise)
 
 
 def _exits_quietly(body: list[ast.stmt]) -> bool:
