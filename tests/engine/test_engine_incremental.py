@@ -190,3 +190,25 @@ def test_invalidate_after_the_inner_file_is_deleted(tmp_path):
     analysis = proj.analyze()
     assert findings(analysis) == []  # the inner class is unknown now: nothing to say it should forward
     assert analysis.stats.files_seen == 5
+
+
+def test_corrupt_cache_entries_are_misses(tmp_path):
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    cache_dir = tmp_path / "cache"
+    project(root, use_cache=True, cache_dir=cache_dir).analyze()
+    entries = [p for p in cache_dir.rglob("*.pickle")]
+    assert entries
+    for entry in entries:
+        entry.write_bytes(b"not a pickle")
+    analysis = project(root, use_cache=True, cache_dir=cache_dir).analyze()
+    assert findings(analysis) == BOTH
+    assert analysis.stats.files_from_cache == 0
+
+
+def test_unwritable_cache_location_only_disables_persisting(tmp_path):
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache directory should be")
+    analysis = project(root, use_cache=True, cache_dir=blocker).analyze()
+    assert findings(analysis) == BOTH
+    assert blocker.read_text() == "a file where the cache directory should be"
