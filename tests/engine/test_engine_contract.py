@@ -420,3 +420,37 @@ def test_draft_runner_returned_by_mtp_model_runner_call(tmp_path):
     """)
     assert contract(analyze(root)) == [
         ("draft", "set_embed_and_head", True, True, ((WORKER, line_of(root, WORKER, ".model.set_embed"), False),))]
+
+
+def test_model_runner_passes_self_model_to_a_component_helper_that_calls_under_speculative_flags(tmp_path):
+    """SGLang 0.5.23 moved the aux-hidden-state calls out of ``ModelRunner`` into a helper it calls with
+    ``model=self.model``; the helper's uses are contract when they sit under speculative conditions."""
+    helper = "pkg/model_executor/model_runner_components/aux_capture.py"
+    root = base_tree(tmp_path, {
+        "pkg/model_executor/__init__.py": "",
+        RUNNER: """
+            from pkg.model_executor.model_runner_components.aux_capture import configure_capture
+
+            class ModelRunner:
+                def init_backends(self):
+                    configure_capture(model=self.model, eagle_use_aux_hidden_state=self.eagle_aux, is_dflash=self.dflash)
+                    self.model.post_init()
+        """,
+        helper: """
+            def configure_capture(*, model, eagle_use_aux_hidden_state, is_dflash):
+                if eagle_use_aux_hidden_state:
+                    if not hasattr(model, "set_eagle3_layers_to_capture"):
+                        raise ValueError("needs set_eagle3_layers_to_capture")
+                    model.set_eagle3_layers_to_capture([1, 2])
+                if is_dflash and hasattr(model, "set_dflash_layers_to_capture"):
+                    model.set_dflash_layers_to_capture([3])
+                model.tie_weights()
+        """,
+    })
+    analysis = analyze(root)
+    assert [e for e in contract(analysis) if e[4][0][0] == helper] == [
+        ("target", "set_dflash_layers_to_capture", False, True, ((helper, 7, True),)),
+        ("target", "set_eagle3_layers_to_capture", True, True, ((helper, 5, False),)),
+    ]
+    assert analysis.contract.get("target", "post_init") is None
+    assert analysis.contract.get("target", "tie_weights") is None
