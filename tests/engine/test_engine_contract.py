@@ -454,3 +454,25 @@ def test_model_runner_passes_self_model_to_a_component_helper_that_calls_under_s
     ]
     assert analysis.contract.get("target", "post_init") is None
     assert analysis.contract.get("target", "tie_weights") is None
+
+
+def test_cuda_graph_runner_model_runner_model_under_a_speculative_if_is_target_contract(tmp_path):
+    graph_runner = "pkg/model_executor/cuda_graph_runner.py"
+    root = base_tree(tmp_path, {
+        "pkg/model_executor/__init__.py": "",
+        graph_runner: """
+            class CudaGraphRunner:
+                def __init__(self, model_runner):
+                    self.model_runner = model_runner
+                    if model_runner.spec_algorithm.is_eagle3() and model_runner.eagle_use_aux_hidden_state:
+                        self.model_runner.model.set_eagle3_layers_to_capture()
+                    self.model_runner.model.prepare_graph_inputs()
+        """,
+    })
+    analysis = analyze(root)
+    assert analysis.contract.get("target", "prepare_graph_inputs") is None
+    assert contract(analysis) == [
+        ("target", "get_embed_and_head", True, True, ((WORKER, 5, False),)),
+        ("target", "set_eagle3_layers_to_capture", True, True, ((graph_runner, 5, False),)),
+        ("draft", "set_embed_and_head", True, True, ((WORKER, 6, False),)),
+    ]
