@@ -5,7 +5,8 @@
 //   ui:  does what a person would: opens llava.py from the Explorer, waits for the squiggle, hovers it,
 //        Ctrl+. and Enter on the delegation quick fix, Ctrl+S, and waits for the fix on disk;
 //   ui-contract: runs "spec-contract: Show Contract" from the command palette and clicks the worker call
-//        site in the view, which opens the worker file.
+//        site in the view, which opens the worker file;
+//   ui-missing-package: waits for the notification that spec_contract is not installed in the interpreter.
 // Prints one JSON line with what it saw; exits non-zero with the reason on failure (after a screenshot).
 'use strict';
 const fs = require('fs');
@@ -126,7 +127,18 @@ async function uiContract(page) {
     await shot(page, 'ui-5-contract.png');
 }
 
-const MODES = { api, ui, 'ui-contract': uiContract };
+async function uiMissingPackage(page) {
+    await page.goto(config.url);
+    const toast = page.locator('.notification-toast', { hasText: 'is not installed in' }).first();
+    await toast.waitFor({ timeout: 60_000 });
+    seen.notification = await toast.locator('.notification-list-item-message').innerText();
+    seen.buttons = await toast.locator('.monaco-button').allInnerTexts();
+    const status = page.locator('.statusbar-item', { hasText: 'spec-contract' }).first();
+    seen.statusIcon = await status.locator('.codicon').first().getAttribute('class');
+    await shot(page, 'ui-missing-package.png');
+}
+
+const MODES = { api, ui, 'ui-contract': uiContract, 'ui-missing-package': uiMissingPackage };
 
 (async () => {
     fs.mkdirSync(config.shots, { recursive: true });

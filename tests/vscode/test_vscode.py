@@ -81,3 +81,10 @@ def test_ui_contract_view_opens_call_site(code_server):
     assert any("eagle_worker.py:11" in row for row in seen["contractRows"]), seen["contractRows"]
     assert "eagle_worker.py" in seen["activeTab"], seen["activeTab"]
     assert (SHOTS / "ui-5-contract.png").exists()
+
+
+def test_ui_missing_package_notification(code_server):
+    seen = code_server.drive("ui-missing-package", url=code_server.open_url(code_server.no_package_workspace))
+    assert "venv-without-spec-contract" in seen["notification"], seen
+    assert "Install spec-contract" in seen["buttons"], seen
+    assert "codicon-error" in seen["statusIcon"], seen

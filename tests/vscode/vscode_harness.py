@@ -97,6 +97,8 @@ class CodeServer:
     url: str
     api_workspace: Path
     ui_workspace: Path
+    #: a workspace whose folder settings pick an interpreter without spec_contract installed
+    no_package_workspace: Path
     report: Path
     log: Path
     chromium: str
@@ -130,8 +132,15 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
     vsix = package_extension()
     extensions, user_data = root / "extensions", root / "user-data"
     api_workspace, ui_workspace = root / "api" / "demo", root / "ui" / "demo"
-    for workspace in (api_workspace, ui_workspace):
+    no_package_workspace = root / "no-package" / "demo"
+    for workspace in (api_workspace, ui_workspace, no_package_workspace):
         shutil.copytree(DEMO, workspace)
+    bare_venv = root / "venv-without-spec-contract"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare_venv)], check=True, timeout=120)
+    (no_package_workspace / ".vscode").mkdir()
+    (no_package_workspace / ".vscode" / "settings.json").write_text(
+        json.dumps({"specContract.interpreter": str(bare_venv / "bin" / "python")})
+    )
     (user_data / "User").mkdir(parents=True)
     (user_data / "User" / "settings.json").write_text(
         json.dumps(
@@ -155,7 +164,8 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
     dirs = ["--extensions-dir", str(extensions), "--user-data-dir", str(user_data)]
     subprocess.run([*node, *dirs, "--install-extension", str(vsix)], check=True, capture_output=True, timeout=180)
     port = free_port()
-    report = root / "api-report.json"
+    # The extension's test hook acts only in the window whose workspace sits next to this file.
+    report = api_workspace.parent / "report.json"
     log = root / "code-server.log"
     env = {**os.environ, "SPEC_CONTRACT_TEST_REPORT": str(report)}
     with log.open("wb") as log_file:
@@ -169,7 +179,7 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
         wait_for("code-server to answer", 60, lambda: process.poll() is not None or answers(f"{url}/healthz"))
         if process.poll() is not None:
             pytest.fail(f"code-server exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-        yield CodeServer(url, api_workspace, ui_workspace, report, log, chromium)
+        yield CodeServer(url, api_workspace, ui_workspace, no_package_workspace, report, log, chromium)
     finally:
         stop_group(process)
 

@@ -47,6 +47,7 @@ export function analysisSettings(folder = primaryFolder()): Record<string, unkno
         severity: config.get('severity'),
         include: config.get('include'),
         exclude: config.get('exclude'),
+        debounce: config.get('debounce'),
     };
 }
 

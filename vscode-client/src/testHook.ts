@@ -3,10 +3,11 @@
  * SPEC_CONTRACT_TEST_REPORT names an output file (tests/vscode/ sets it for code-server). On the demo
  * workspace it waits for the wrapper diagnostic, asks for the hover, applies and saves the quick fix, waits
  * for the diagnostic to go, opens the contract view, and writes what it saw (and each step's error) as
- * JSON. The first window to start claims the report, so further windows of the same test server (the UI
- * test) stay passive.
+ * JSON. It acts only in a window whose first workspace folder sits in the report file's folder, so other
+ * windows of the same test server (the UI test's) stay passive.
  */
 import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import type { ContractView } from './contractView';
 import { DIAGNOSTIC_SOURCE, type StatusIndicator } from './status';
@@ -17,7 +18,7 @@ const FIX_TITLE = 'Add delegation of `get_embed_and_head` to `self.language_mode
 
 export async function runTestHook(reportPath: string, contract: ContractView, status: StatusIndicator): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder || !claim(reportPath, folder.uri.fsPath)) {
+    if (!folder || path.dirname(folder.uri.fsPath) !== path.dirname(reportPath)) {
         return;
     }
     const report: Record<string, unknown> = { workspace: folder.uri.fsPath };
@@ -79,15 +80,6 @@ async function contractStep(report: Record<string, unknown>, contract: ContractV
         const snapshot = contract.snapshot();
         return snapshot.visible && (snapshot.folders || snapshot.message) ? snapshot : undefined;
     });
-}
-
-function claim(reportPath: string, workspace: string): boolean {
-    try {
-        fs.writeFileSync(`${reportPath}.claimed`, workspace, { flag: 'wx' });
-        return true;
-    } catch {
-        return false;
-    }
 }
 
 function ours(uri: vscode.Uri): vscode.Diagnostic[] {
