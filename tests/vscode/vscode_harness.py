@@ -61,7 +61,8 @@ def require_tools() -> str:
 
 def package_extension() -> Path:
     """Runs `npm run package` unless the .vsix is newer than every source of it."""
-    sources = [CLIENT / "package.json", CLIENT / "package-lock.json", CLIENT / "tsconfig.json", *CLIENT.glob("src/*.ts")]
+    sources = [CLIENT / name for name in ("package.json", "package-lock.json", "tsconfig.json", "README.md")]
+    sources += [*CLIENT.glob("src/*.ts"), *CLIENT.glob("media/*")]
     if not VSIX.exists() or VSIX.stat().st_mtime < max(path.stat().st_mtime for path in sources):
         subprocess.run(["npm", "run", "package"], cwd=CLIENT, check=True, capture_output=True, timeout=300)
     return VSIX

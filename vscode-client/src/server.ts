@@ -98,10 +98,10 @@ export class ServerManager implements vscode.Disposable {
             return;
         }
         this.output.info(`server command: ${[command.command, ...command.args].join(' ')}`);
-        const watcher = vscode.workspace.createFileSystemWatcher('**/{*.py,pyproject.toml}');
         const clientOptions: LanguageClientOptions = {
             documentSelector: [{ scheme: 'file', language: 'python' }],
-            synchronize: { configurationSection: SECTION, fileEvents: watcher },
+            // File watching is left to the server: it registers its watchers dynamically.
+            synchronize: { configurationSection: SECTION },
             outputChannel: this.output,
             traceOutputChannel: this.output,
             revealOutputChannelOn: RevealOutputChannelOn.Never,
@@ -116,7 +116,6 @@ export class ServerManager implements vscode.Disposable {
             clientOptions,
         );
         this.clientDisposables = [
-            watcher,
             client.onDidChangeState((event) => {
                 if (this.client !== client) {
                     return;
@@ -132,8 +131,8 @@ export class ServerManager implements vscode.Disposable {
         try {
             await client.start();
         } catch (error) {
-            this.fail(`the server did not start: ${error instanceof Error ? error.message : String(error)}`);
             await this.stopClient();
+            this.fail(`the server did not start: ${error instanceof Error ? error.message : String(error)}`);
             return;
         }
         this.setState('running');
