@@ -108,6 +108,7 @@ async function ui(page) {
         const text = fs.readFileSync(config.file, 'utf8');
         return text.includes('def get_embed_and_head') ? text : undefined;
     });
+    seen.notifications = await page.locator('.notification-toast .notification-list-item-message').allInnerTexts();
     await shot(page, 'ui-4-saved.png');
 }
 

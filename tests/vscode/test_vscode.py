@@ -74,6 +74,8 @@ def test_ui_squiggle_hover_quick_fix_save(code_server):
     assert "get_embed_and_head" in seen["chosen"], seen["chosen"]
     assert delegation_in(wrapper.read_text())
     assert (SHOTS / "ui-4-saved.png").exists()
+    # The client's own keys (interpreter, server.command, trace.server) share the section with the server's.
+    assert not [text for text in seen["notifications"] if "spec-contract" in text], seen["notifications"]
 
 
 def test_ui_contract_view_opens_call_site(code_server):
