@@ -15,9 +15,13 @@ let manager: ServerManager | undefined;
 export function activate(context: vscode.ExtensionContext): void {
     const output = vscode.window.createOutputChannel('spec-contract', { log: true });
     const status = new StatusIndicator();
-    const server = new ServerManager(output, {
+    const server: ServerManager = new ServerManager(output, {
         handleWorkDoneProgress: (token, params, next) => {
             status.progress(params);
+            if (params.kind === 'end') {
+                // A finished (re-)index may have changed the contract.
+                void contract.refresh();
+            }
             next(token, params);
         },
     });
