@@ -108,8 +108,13 @@ async function ui(page) {
         const text = fs.readFileSync(config.file, 'utf8');
         return text.includes('def get_embed_and_head') ? text : undefined;
     });
-    seen.notifications = await page.locator('.notification-toast .notification-list-item-message').allInnerTexts();
     await shot(page, 'ui-4-saved.png');
+    // Every notification so far, from the notification center (toasts hide themselves after a while).
+    await page.locator('[id="status.notifications"]').click();
+    const center = page.locator('.notifications-center');
+    await center.waitFor({ timeout: 10_000 });
+    seen.notifications = await center.locator('.notification-list-item-message').allInnerTexts();
+    await page.keyboard.press('Escape');
 }
 
 async function uiContract(page) {
