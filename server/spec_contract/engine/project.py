@@ -24,6 +24,7 @@ from spec_contract.engine.files import (SourceFile, decode, discover, glob_match
                                         source_for, text_digest)
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.scan import scan
 from spec_contract.engine.summary import ModuleSummary
 
@@ -34,6 +35,20 @@ class _Entry:
     summary: ModuleSummary | None  # None: the file has no usable text (binary, undecodable, too large)
     worker: bool = False  # summarised with the flow records workers need
     problem: str | None = None  # why the current text was not summarised (the previous summary may stay)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """The tree's files sorted for the pipeline; rebuilt only when a file appears or disappears."""
+
+    seen: int  # files in the checked tree itself
+    files: list[SourceFile]  # with the installed engine's files for an out-of-tree package
+    workers: list[SourceFile]
+    models: list[SourceFile]
+    out_of_tree: bool
+    worker_paths: set[str]
+    by_module: dict[str, SourceFile]
+    packages: frozenset[str]
 
 
 @dataclass
@@ -53,21 +68,24 @@ class Project:
         self.python = python
         self._cache = SummaryCache(cache_dir) if use_cache else None
         self._overlays: dict[str, str] = {}
-        self._files: list[SourceFile] | None = None
+        self._layout: _Layout | None = None
         self._engine_files: list[SourceFile] | None = None
         self._engine_root: Path | None = None
         self._entries: dict[str, _Entry] = {}
         self._dirty: set[str] = set()
         self._generation = 0
         self._last: Analysis | None = None
+        # Incremental state: the contract and each checked class's findings, with the modules they read.
+        self._contract: tuple[Contract, frozenset[str]] | None = None
+        self._checked: dict[ClassKey, tuple[list[Finding], frozenset[str]]] = {}
 
     # inputs ----------------------------------------------------------------------------------------
     def set_overlay(self, path: str, text: str) -> None:
         if self._overlays.get(path) != text:
             self._overlays[path] = text
             self._touch(path)
-            if self._files is not None and not any(f.path == path for f in self._files):
-                self._files = None  # a buffer for a file the last walk did not see
+            if self._layout is not None and not any(f.path == path for f in self._layout.files):
+                self._layout = None  # a buffer for a file the last walk did not see
 
     def clear_overlay(self, path: str) -> None:
         if self._overlays.pop(path, None) is not None:
@@ -76,10 +94,10 @@ class Project:
     def invalidate(self, path: str) -> None:
         """The file at ``path`` changed on disk, appeared or disappeared."""
         self._touch(path)
-        if self._files is not None and path.endswith(".py"):
-            known = any(f.path == path for f in self._files)
+        if self._layout is not None and path.endswith(".py"):
+            known = any(f.path == path for f in self._layout.files)
             if known != os.path.isfile(path):
-                self._files = None  # a file was created or deleted: walk again
+                self._layout = None  # a file was created or deleted: walk again
 
     def _touch(self, path: str) -> None:
         self._dirty.add(path)
@@ -91,30 +109,27 @@ class Project:
             return self._last
         started = time.perf_counter()
         stats = Stats()
-        if self._files is None:
-            self._files = discover(self.root, self.config.include, self.config.exclude)
-            seen = {f.path for f in self._files}
-            for path in self._overlays:  # unsaved new files the walk cannot see yet
-                if path.endswith(".py") and path not in seen and Path(path).is_relative_to(self.root):
-                    self._files.append(source_for(path, self.root, self._files))
-        files = list(self._files)
-        stats.files_seen = len(files)
-        workers = [f for f in files if glob_match(f.rel, self.config.workers)]
-        models = [f for f in files if glob_match(f.rel, self.config.model_files)]
-        out_of_tree = not workers
-        if out_of_tree:
-            engine_files = self._engine()
-            workers = [f for f in engine_files if glob_match(f.rel, self.config.workers)]
-            models = files  # an out-of-tree package: every class it defines may be a model
-            files = files + [f for f in engine_files if f.module not in {g.module for g in files}]
-        worker_paths = {f.path for f in workers}
+        if self._layout is None:
+            self._contract, self._checked = None, {}  # the file set changed: names may resolve differently
+            self._layout = self._lay_out()
+        layout = self._layout
+        stats.files_seen = layout.seen
+        files, workers, models, out_of_tree = layout.files, layout.workers, layout.models, layout.out_of_tree
 
         def load(source: SourceFile) -> ModuleSummary | None:
-            return self._summary(source, source.path in worker_paths, stats)
+            return self._summary(source, source.path in layout.worker_paths, stats)
 
-        index = Index(files, load)
-        worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
-        contract = derive_contract(worker_summaries, index, self.config)
+        index = Index(layout.by_module, layout.packages, load)
+        changed = {f.module for f in files if f.path in self._dirty}
+        if self._contract is None or changed & self._contract[1]:
+            recorded = index.record()
+            worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
+            contract = derive_contract(worker_summaries, index, self.config)
+            modules = index.stop(recorded)
+            if self._contract is None or contract != self._contract[0]:
+                self._checked = {}  # every class is checked against the contract: check them all again
+            self._contract = (contract, modules)
+        contract = self._contract[0]
         findings = []
         checked: list[ClassKey] = []
         entry_variable = self.config.entry_class_variable
@@ -129,7 +144,13 @@ class Project:
             for cls in registered_classes(summary.classes, entry, variable):
                 key = ClassKey(summary.module, cls.qualname)
                 checked.append(key)
-                findings.extend(check_class(index, key, contract, self.config, self.relative))
+                cached = self._checked.get(key)
+                if cached is None or cached[1] & changed:
+                    recorded = index.record()
+                    recorded.add(key.module)
+                    cached = (check_class(index, key, contract, self.config, self.relative), index.stop(recorded))
+                    self._checked[key] = cached
+                findings.extend(cached[0])
         self._dirty.clear()
         self._generation += 1
         stats.seconds = time.perf_counter() - started
@@ -141,6 +162,27 @@ class Project:
             overlays=dict(self._overlays), relative=self.relative,
         )
         return self._last
+
+    def _lay_out(self) -> "_Layout":
+        """Walk the tree and sort its files into workers and models (done again only when files come or go)."""
+        files = discover(self.root, self.config.include, self.config.exclude)
+        seen = {f.path for f in files}
+        for path in self._overlays:  # unsaved new files the walk cannot see yet
+            if path.endswith(".py") and path not in seen and Path(path).is_relative_to(self.root):
+                files.append(source_for(path, self.root, files))
+        count = len(files)
+        workers = [f for f in files if glob_match(f.rel, self.config.workers)]
+        models = [f for f in files if glob_match(f.rel, self.config.model_files)]
+        out_of_tree = not workers
+        if out_of_tree:
+            engine_files = self._engine()
+            workers = [f for f in engine_files if glob_match(f.rel, self.config.workers)]
+            models = files  # an out-of-tree package: every class it defines may be a model
+            own = {g.module for g in files}
+            files = files + [f for f in engine_files if f.module not in own]
+        by_module = {f.module: f for f in files}
+        packages = frozenset(m.rsplit(".", i)[0] for m in by_module for i in range(1, m.count(".") + 1))
+        return _Layout(count, files, workers, models, out_of_tree, {f.path for f in workers}, by_module, packages)
 
     def relative(self, path: str) -> str:
         """Paths in messages: relative to the root, or to the engine's root for engine files."""

@@ -54,19 +54,43 @@ class Provision:
 class Index:
     """Lazy, memoised view of the tree's modules and classes."""
 
-    def __init__(self, files: list[SourceFile], load: Callable[[SourceFile], ModuleSummary | None]) -> None:
-        self._files = {f.module: f for f in files}
-        self._packages = {m.rsplit(".", i)[0] for m in self._files for i in range(1, m.count(".") + 1)}
+    def __init__(self, files: dict[str, SourceFile], packages: frozenset[str],
+                 load: Callable[[SourceFile], ModuleSummary | None]) -> None:
+        self._files = files
+        self._packages = packages
+        self._resolved: dict[tuple[str, Chain], Resolved | None] = {}
+        self._resolved_deps: dict[tuple[str, Chain], frozenset[str]] = {}
         self._load = load
         self._summaries: dict[str, ModuleSummary | None] = {}
-        self._mro: dict[ClassKey, tuple[ClassKey, ...]] = {}
-        self._delegates: dict[ClassKey, dict[str, tuple[ClassKey, ...]]] = {}
+        self._mro: dict[ClassKey, tuple[tuple[ClassKey, ...], frozenset[str]]] = {}
+        self._delegates: dict[ClassKey, tuple[dict[str, tuple[ClassKey, ...]], frozenset[str]]] = {}
+        self._recording: list[set[str]] = []
+
+    # dependencies ----------------------------------------------------------------------------------
+    def record(self) -> set[str]:
+        """Start recording which modules the following questions read; pair with :meth:`stop`."""
+        self._recording.append(set())
+        return self._recording[-1]
+
+    def stop(self, recorded: set[str]) -> frozenset[str]:
+        assert self._recording and self._recording[-1] is recorded, "recordings nest"
+        self._recording.pop()
+        for outer in self._recording:
+            outer |= recorded
+        return frozenset(recorded)
+
+    def _replay(self, modules: frozenset[str]) -> None:
+        """A memoised answer depends on what computing it read: charge that to every open recording."""
+        for outer in self._recording:
+            outer |= modules
 
     # modules -------------------------------------------------------------------------------------
     def has_module(self, module: str) -> bool:
         return module in self._files
 
     def summary(self, module: str) -> ModuleSummary | None:
+        for recording in self._recording:
+            recording.add(module)
         if module not in self._summaries:
             source = self._files.get(module)
             self._summaries[module] = self._load(source) if source is not None else None
@@ -99,6 +123,17 @@ class Index:
         """What ``chain`` (as written in ``module``) names, following imports and re-exports."""
         if not chain or _depth > _MAX_DEPTH or "()" in chain or "[]" in chain:
             return None
+        if _depth == 0:
+            key = (module, chain)
+            if key not in self._resolved:
+                recorded = self.record()
+                try:
+                    self._resolved[key] = self.resolve(module, chain, 1)
+                finally:
+                    self._resolved_deps[key] = self.stop(recorded)
+            else:
+                self._replay(self._resolved_deps[key])
+            return self._resolved[key]
         current = self._lookup(module, chain[0], _depth)
         for segment in chain[1:]:
             if current is None:
@@ -179,7 +214,18 @@ class Index:
 
     def _mro_of(self, key: ClassKey, active: frozenset[ClassKey]) -> tuple[ClassKey, ...]:
         if key in self._mro:
-            return self._mro[key]
+            mro, modules = self._mro[key]
+            self._replay(modules)
+            return mro
+        recorded = self.record()
+        try:
+            return self._compute_mro(key, active)
+        finally:
+            modules = self.stop(recorded)
+            if not active and key in self._mro:
+                self._mro[key] = (self._mro[key][0], modules)
+
+    def _compute_mro(self, key: ClassKey, active: frozenset[ClassKey]) -> tuple[ClassKey, ...]:
         if key in active or len(active) > _MAX_DEPTH * 4:  # an inheritance cycle: cut it here
             return (key,)
         bases = self.bases(key)
@@ -202,7 +248,7 @@ class Index:
                     del seq[0]
         mro = tuple(result)
         if not active:
-            self._mro[key] = mro
+            self._mro[key] = (mro, frozenset())
         return mro
 
     def provision(self, key: ClassKey, member: str, _depth: int = 0) -> Provision | None:
@@ -234,7 +280,18 @@ class Index:
     def delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
         """attribute → candidate inner classes, from ``self.<attr> = <Class>(...)`` anywhere in the MRO."""
         if key in self._delegates:
-            return self._delegates[key]
+            result, modules = self._delegates[key]
+            self._replay(modules)
+            return result
+        recorded = self.record()
+        try:
+            result = self._compute_delegates(key)
+        finally:
+            modules = self.stop(recorded)
+        self._delegates[key] = (result, modules)
+        return result
+
+    def _compute_delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
         out: dict[str, list[ClassKey]] = {}
         for owner in self.mro(key):
             cls = self.class_summary(owner)
@@ -246,6 +303,4 @@ class Index:
                 inner = self.resolve_class(owner.module, delegate.callee)
                 if inner is not None and inner != key and inner not in out.setdefault(delegate.attr, []):
                     out[delegate.attr].append(inner)
-        result = {attr: tuple(classes) for attr, classes in out.items() if classes}
-        self._delegates[key] = result
-        return result
+        return {attr: tuple(classes) for attr, classes in out.items() if classes}
