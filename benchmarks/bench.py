@@ -25,8 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import engine_edits
 import server_bench
-from check_runs import REPO, run_check
+from check_runs import REPO, children_cpu, run_check
+
+sys.path.insert(0, str(REPO / "server"))  # this checkout's engine, as the subprocesses get through PYTHONPATH
 
 DEFAULT_OPEN = {"demo": "minisgl/models/llava.py"}
 
@@ -53,23 +56,24 @@ def parse_all(data: list[bytes]) -> tuple[float, int]:
     return time.perf_counter() - started, failed
 
 
-def time_pyright(pyright: str, tree: Path, timeout: float) -> tuple[float | None, str]:
-    """Wall seconds of ``pyright --outputjson TREE``, or None and why it could not run."""
+def time_pyright(pyright: str, tree: Path, timeout: float) -> tuple[float | None, float, str]:
+    """Wall and CPU seconds of ``pyright --outputjson TREE``, or None and why it could not run."""
     try:
         version = subprocess.run([pyright, "--version"], capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"`{pyright} --version` failed: {exc}"
+        return None, 0.0, f"`{pyright} --version` failed: {exc}"
     if version.returncode != 0:
-        return None, f"`{pyright} --version` exited {version.returncode}: {version.stderr.strip()[-200:]}"
+        return None, 0.0, f"`{pyright} --version` exited {version.returncode}: {version.stderr.strip()[-200:]}"
+    before = children_cpu()
     started = time.perf_counter()
     try:
         run = subprocess.run([pyright, "--outputjson", str(tree)], capture_output=True, timeout=timeout, cwd=tree)
     except subprocess.TimeoutExpired:
-        return None, f"pyright did not finish within {timeout:.0f} s"
+        return None, 0.0, f"pyright did not finish within {timeout:.0f} s (--pyright-timeout)"
     elapsed = time.perf_counter() - started
     if run.returncode not in (0, 1):  # 1: it found type errors, which is expected on real code
-        return None, f"pyright exited {run.returncode}: {run.stderr.decode(errors='replace').strip()[-200:]}"
-    return elapsed, version.stdout.strip()
+        return None, 0.0, f"pyright exited {run.returncode}: {run.stderr.decode(errors='replace').strip()[-200:]}"
+    return elapsed, children_cpu() - before, version.stdout.strip()
 
 
 def largest_model_file(tree: Path) -> Path | None:
@@ -109,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="best of N for the cheap figures (default 5)")
     parser.add_argument("--skip-pyright", action="store_true")
     parser.add_argument("--pyright", default=shutil.which("pyright"), help="pyright executable (default: on PATH)")
+    parser.add_argument("--pyright-timeout", type=float, default=3600.0, help="seconds (default 3600)")
     parser.add_argument("--skip-server", action="store_true", help="only the file, parse and CLI figures")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds before a step counts as hung")
     args = parser.parse_args(argv)
@@ -147,12 +152,14 @@ def main(argv: list[str] | None = None) -> int:
         elif not args.pyright:
             table.add("pyright TREE", "skipped: no pyright on PATH (pip install pyright)")
         else:
-            elapsed, note = time_pyright(args.pyright, tree, args.timeout)
+            elapsed, cpu, note = time_pyright(args.pyright, tree, args.pyright_timeout)
             if elapsed is None:
                 table.add("pyright TREE", f"skipped: {note}")
             else:
-                table.add("pyright TREE (--outputjson)", seconds(elapsed),
-                          f"check cold = {cold.wall / elapsed:.3f}x pyright", note)
+                table.add("pyright TREE (--outputjson): wall", seconds(elapsed),
+                          f"check cold = {cold.wall / elapsed:.4f}x pyright", note)
+                table.add("pyright TREE (--outputjson): CPU", seconds(cpu),
+                          f"check cold CPU = {cold.cpu / cpu:.4f}x pyright CPU")
         # 4: warm check (second run on a filled cache)
         run_check(tree, warm_cache, no_cache=False)
         warm = run_check(tree, warm_cache, no_cache=False)
@@ -163,8 +170,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{stats['files_from_cache']} of {stats['files_seen']} files from the cache")
         table.add("check warm: start-up (wall - engine)", seconds(warm.startup))
         table.add("check warm: CPU (user+sys)", seconds(warm.cpu), f"{warm.cpu / read:.1f}x read-all")
+        edit_file = tree / args.edit_file if args.edit_file else largest_model_file(tree)
+        if edit_file is not None and args.edits > 0:
+            engine_figures(tree, warm_cache, edit_file, args.edits, table)
         if not args.skip_server:
-            server_figures(args, tree, warm_cache, os.path.join(scratch, "cold"), table)
+            server_figures(args, tree, warm_cache, os.path.join(scratch, "cold"), edit_file, table)
 
     print(f"spec-contract benchmark: {tree} ({sys.executable}, Python {sys.version.split()[0]}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})")
@@ -172,7 +182,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def server_figures(args: argparse.Namespace, tree: Path, warm_cache: str, cold_cache: str, table: Table) -> None:
+def engine_figures(tree: Path, cache_dir: str, edit_file: Path, edits: int, table: Table) -> None:
+    """The engine's part of the edit latency, without a server (same edits, same warm cache)."""
+    first, times = engine_edits.engine_edit_times(tree, cache_dir, edit_file, edits)
+    lines = edit_file.read_bytes().count(b"\n")
+    table.add("engine analyze, warm cache (in-process)", seconds(first), "", "no goal; cf. check warm engine")
+    table.add("edit -> engine analyze p50 (in-process)", seconds(statistics.median(times)),
+              f"{edit_file.relative_to(tree)}, {lines} lines, {len(times)} edits", "share of the 20 ms")
+    table.add("edit -> engine analyze p95 (in-process)", seconds(server_bench.percentile(times, 0.95)),
+              f"max {seconds(max(times))}", "share of the 50 ms")
+
+
+def server_figures(args: argparse.Namespace, tree: Path, warm_cache: str, cold_cache: str, edit_file: Path | None,
+                   table: Table) -> None:
     """Steps 5-7: start-up against a bare pygls import, first diagnostics, edit latency, peak RSS."""
     from spec_contract.lsp.settings import DEFAULT_DEBOUNCE_MS
 
@@ -181,8 +203,6 @@ def server_figures(args: argparse.Namespace, tree: Path, warm_cache: str, cold_c
     if not open_file.is_file():
         table.add("server", f"skipped: {open_file} does not exist (--open)")
         return
-    edit_file = tree / args.edit_file if args.edit_file else largest_model_file(tree)
-
     bare = min(server_bench.time_bare_import(args.timeout) for _ in range(args.repeat))
     start = min(server_bench.time_start(tree, warm_cache, args.timeout) for _ in range(args.repeat))
     table.add("import pygls.lsp.server (bare)", seconds(bare), goal="baseline")

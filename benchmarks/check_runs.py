@@ -28,7 +28,7 @@ class CheckRun:
         return self.wall - self.engine
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -47,14 +47,14 @@ def run_check(tree: Path, cache_dir: str | None, no_cache: bool) -> CheckRun:
     command = [sys.executable, "-m", "spec_contract", "check", str(tree), "--format", "json"]
     if no_cache:
         command.append("--no-cache")
-    before = _children_cpu()
+    before = children_cpu()
     started = time.perf_counter()
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with_cache(cache_dir)
     )
     stdout, stderr = process.communicate()
     wall = time.perf_counter() - started
-    cpu = _children_cpu() - before  # communicate() reaped the child, so its rusage is counted now
+    cpu = children_cpu() - before  # communicate() reaped the child, so its rusage is counted now
     if process.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(command)} exited {process.returncode}: {stderr.decode(errors='replace')}")
     result = json.loads(stdout)
