@@ -61,12 +61,37 @@ def test_delegate_of_unknown_class_gives_no_finding(tmp_path):
     assert findings(analyze(root)) == []
 
 
-def test_delegate_built_by_a_factory_method_gives_no_finding(tmp_path):
+def test_delegate_built_by_a_factory_method_is_followed(tmp_path):
     root = base_tree(tmp_path, llava(
         "        self.language_model = self.build_language_model(config)\n",
         "    def build_language_model(self, config):\n"
-        "        return LlamaForCausalLM(config)\n"))
-    assert findings(analyze(root)) == []
+        "        model = LlamaForCausalLM(config)\n"
+        "        return model\n"))
+    assert findings(analyze(root)) == missing_both()
+
+
+def test_factory_method_overridden_in_the_registered_subclass_decides_the_inner(tmp_path):
+    """MiniCPM's shape: the base's __init__ calls self.init_llm(), each version overrides it."""
+    root = base_tree(tmp_path, {"pkg/models/llava.py": """\
+        from pkg.models.llama import LlamaForCausalLM
+
+
+        class Base:
+            def __init__(self, config):
+                self.language_model = self.init_llm(config)
+
+            def init_llm(self, config):
+                return None
+
+
+        class LlavaForConditionalGeneration(Base):
+            def init_llm(self, config):
+                return LlamaForCausalLM(config)
+
+
+        EntryClass = [LlavaForConditionalGeneration]
+        """})
+    assert findings(analyze(root)) == missing_both()
 
 
 def test_member_provided_as_a_class_attribute_counts(tmp_path):

@@ -291,6 +291,23 @@ class Index:
         self._delegates[key] = (result, modules)
         return result
 
+    def _constructed(self, key: ClassKey, owner: ClassKey, callee: Chain) -> list[tuple[str, Chain]]:
+        """The class names a delegate's value is built from, as (module, chain) to resolve.
+
+        ``self.llm = self.init_llm(...)`` calls the most-derived ``init_llm`` of the class being checked,
+        so factory methods are looked up along ``key``'s MRO, not the assigning class's.
+        """
+        if callee[0] != "self":
+            return [(owner.module, callee)]
+        if len(callee) != 2:
+            return []
+        for candidate in self.mro(key):
+            cls = self.class_summary(candidate)
+            for name, made in cls.factories if cls else ():
+                if name == callee[1]:
+                    return [(candidate.module, chain) for chain in made]
+        return []
+
     def _compute_delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
         out: dict[str, list[ClassKey]] = {}
         for owner in self.mro(key):
@@ -298,9 +315,8 @@ class Index:
             if cls is None:
                 continue
             for delegate in cls.delegates:
-                if delegate.callee[0] == "self":
-                    continue
-                inner = self.resolve_class(owner.module, delegate.callee)
-                if inner is not None and inner != key and inner not in out.setdefault(delegate.attr, []):
-                    out[delegate.attr].append(inner)
+                for module, callee in self._constructed(key, owner, delegate.callee):
+                    inner = self.resolve_class(module, callee)
+                    if inner is not None and inner != key and inner not in out.setdefault(delegate.attr, []):
+                        out[delegate.attr].append(inner)
         return {attr: tuple(classes) for attr, classes in out.items() if classes}

@@ -137,6 +137,10 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                 module_level(stmt.finalbody)
 
     module_level(tree.body)
+    local_imports = [ImportBinding(alias.asname or alias.name, node.module or "", alias.name, node.level)
+                     for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node not in tree.body
+                     for alias in node.names if alias.name != "*"]
+    imports = local_imports + imports  # ``from .mistral import X`` inside ``__init__``; module-level names win
     return ModuleSummary(path, module, digest, tuple(imports), tuple(classes), tuple(assignments),
                          tuple(entry) if entry is not None else None, tuple(functions), is_package)
 
@@ -191,6 +195,7 @@ def _class(node: ast.ClassDef, outer: str, lines: _Lines, out: list[ClassSummary
     aliases: list[tuple[str, str]] = []
     getattr_forward: str | None = None
     instance_attrs: dict[str, Member] = {}
+    factories: list[tuple[str, tuple[Chain, ...]]] = []
 
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -209,6 +214,9 @@ def _class(node: ast.ClassDef, outer: str, lines: _Lines, out: list[ClassSummary
                 members[stmt.name] = Member(stmt.name, kind, span, low, high)
             if stmt.name == "__getattr__":
                 getattr_forward = _getattr_target(stmt)
+            made = _returned_constructors(stmt)
+            if made:
+                factories.append((stmt.name, made))
             for sub in ast.walk(stmt):
                 _collect_self_assignment(sub, lines, instance_attrs, delegates)
             if functions is not None:
@@ -227,7 +235,8 @@ def _class(node: ast.ClassDef, outer: str, lines: _Lines, out: list[ClassSummary
     out.append(ClassSummary(
         name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
         members=tuple(members.values()), delegates=tuple(delegates), attr_aliases=tuple(aliases),
-        getattr_forward=getattr_forward, suppressed=_suppressed(lines, node), end_line=node.end_lineno - 1,
+        getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
+        end_line=node.end_lineno - 1,
     ))
 
 
@@ -267,6 +276,25 @@ def _possible_calls(value: ast.expr | None) -> list[ast.Call]:
     if isinstance(value, ast.BoolOp):
         return [call for operand in value.values for call in _possible_calls(operand)]
     return []
+
+
+def _returned_constructors(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Chain, ...]:
+    """Classes a factory method returns instances of: ``return Qwen2ForCausalLM(...)``, or a local built so."""
+    built: dict[str, list[ast.Call]] = {}
+    returned: list[Chain] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+            built.setdefault(sub.targets[0].id, []).extend(_possible_calls(sub.value))
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Return) and sub.value is not None:
+            calls = _possible_calls(sub.value)
+            if isinstance(sub.value, ast.Name):
+                calls = built.get(sub.value.id, [])
+            for call in calls:
+                chain = chain_of(call.func)
+                if chain is not None and "()" not in chain and "[]" not in chain and chain[0] != "self":
+                    returned.append(chain)
+    return tuple(dict.fromkeys(returned))
 
 
 def _returned_self_attr(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
