@@ -162,7 +162,8 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
         )
     )
     node = [str(NODE24), str(CODE_SERVER)]
-    dirs = ["--extensions-dir", str(extensions), "--user-data-dir", str(user_data)]
+    # An own config file, or code-server writes one with a password into ~/.config.
+    dirs = ["--extensions-dir", str(extensions), "--user-data-dir", str(user_data), "--config", str(root / "config.yaml")]
     subprocess.run([*node, *dirs, "--install-extension", str(vsix)], check=True, capture_output=True, timeout=180)
     port = free_port()
     # The extension's test hook acts only in the window whose workspace sits next to this file.

@@ -104,8 +104,12 @@ export class ContractView implements vscode.TreeDataProvider<Node>, vscode.Dispo
         // Everything starts expanded: the contract of a real engine is a few dozen lines, read at a glance.
         const Expanded = vscode.TreeItemCollapsibleState.Expanded;
         switch (node.kind) {
-            case 'message':
-                return new vscode.TreeItem(node.text);
+            case 'message': {
+                const item = new vscode.TreeItem(node.text);
+                item.tooltip = node.text;
+                item.iconPath = new vscode.ThemeIcon('info');
+                return item;
+            }
             case 'folder': {
                 const item = new vscode.TreeItem(vscode.Uri.parse(node.folder.root), Expanded);
                 item.iconPath = vscode.ThemeIcon.Folder;
