@@ -152,12 +152,15 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     flow = _Flow(list(workers), index)
     flow.propagate()
     sites: dict[tuple[str, str], list[CallSite]] = defaultdict(list)
+    expansions: dict[tuple[FunctionKey, Chain], set[Chain]] = {}  # bindings are final now: expand each once
     for key, fn in flow.functions.items():
         for use in fn.uses:
             if use.member in config.ignored_members or use.member.startswith("__"):
                 continue
             roles = set()
-            for chain in flow.expand(key, use.receiver):
+            if (key, use.receiver) not in expansions:
+                expansions[(key, use.receiver)] = flow.expand(key, use.receiver)
+            for chain in expansions[(key, use.receiver)]:
                 for pattern in config.receivers:
                     if pattern.role in roles or not pattern.matches(chain, fn.class_name):
                         continue

@@ -44,8 +44,10 @@ class _Lines:
     def name_span(self, lineno: int, keyword: str, name: str) -> Span:
         """Span of ``name`` after ``keyword`` (``class``/``def``) on a line, for definitions."""
         line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
-        match = re.search(rf"\b{keyword}\s+({re.escape(name)})\b", line)
-        start = match.start(1) if match else len(line) - len(line.lstrip())
+        after = line.find(keyword + " ")
+        start = line.find(name, after + len(keyword)) if after >= 0 else -1
+        if start < 0:
+            start = len(line) - len(line.lstrip())
         return Span(lineno - 1, start, lineno - 1, start + len(name))
 
     def node_span(self, node: ast.AST) -> Span:
@@ -137,8 +139,9 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                 module_level(stmt.finalbody)
 
     module_level(tree.body)
+    top = set(map(id, tree.body))
     local_imports = [ImportBinding(alias.asname or alias.name, node.module or "", alias.name, node.level)
-                     for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node not in tree.body
+                     for node in _statements(tree.body, into_classes=True) if isinstance(node, ast.ImportFrom) and id(node) not in top
                      for alias in node.names if alias.name != "*"]
     imports = local_imports + imports  # ``from .mistral import X`` inside ``__init__``; module-level names win
     return ModuleSummary(path, module, digest, tuple(imports), tuple(classes), tuple(assignments),
@@ -214,10 +217,11 @@ def _class(node: ast.ClassDef, outer: str, lines: _Lines, out: list[ClassSummary
                 members[stmt.name] = Member(stmt.name, kind, span, low, high)
             if stmt.name == "__getattr__":
                 getattr_forward = _getattr_target(stmt)
-            made = _returned_constructors(stmt)
+            statements = list(_statements(stmt.body))
+            made = _returned_constructors(statements)
             if made:
                 factories.append((stmt.name, made))
-            for sub in ast.walk(stmt):
+            for sub in statements:
                 _collect_self_assignment(sub, lines, instance_attrs, delegates)
             if functions is not None:
                 functions.append(_function_flow(stmt, f"{qualname}.{stmt.name}", qualname, lines))
@@ -278,14 +282,34 @@ def _possible_calls(value: ast.expr | None) -> list[ast.Call]:
     return []
 
 
-def _returned_constructors(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Chain, ...]:
+def _statements(body: list[ast.stmt], into_classes: bool = False):
+    """Every statement in a body, nested blocks included, without descending into expressions.
+
+    Walking statements only (not every expression node, as ``ast.walk`` does) is what keeps summarising
+    a model file close to the cost of parsing it.
+    """
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.ClassDef) and not into_classes:
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if inner:
+                yield from _statements(inner, into_classes)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statements(handler.body, into_classes)
+        for case in getattr(stmt, "cases", ()):
+            yield from _statements(case.body, into_classes)
+
+
+def _returned_constructors(statements: list[ast.stmt]) -> tuple[Chain, ...]:
     """Classes a factory method returns instances of: ``return Qwen2ForCausalLM(...)``, or a local built so."""
     built: dict[str, list[ast.Call]] = {}
     returned: list[Chain] = []
-    for sub in ast.walk(node):
+    for sub in statements:
         if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
             built.setdefault(sub.targets[0].id, []).extend(_possible_calls(sub.value))
-    for sub in ast.walk(node):
+    for sub in statements:
         if isinstance(sub, ast.Return) and sub.value is not None:
             calls = _possible_calls(sub.value)
             if isinstance(sub.value, ast.Name):
