@@ -212,3 +212,24 @@ async def test_non_ascii_before_names_in_each_position_encoding(client, demo):
         assert await diagnostics_now(client, uri) == []
     else:
         await wait_for_diagnostics(client, uri, lambda d: d == [], "no diagnostics after fix-all")
+
+
+async def test_contract_command_lists_every_call_site_in_client_positions(client, demo):
+    await initialize(client, [demo])
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="spec-contract.contract", arguments=[])
+    )
+    [folder] = result["folders"]
+    assert folder["root"] == demo.as_uri()
+    by_member = {(e["role"], e["member"]): e for e in folder["contract"]}
+    assert set(by_member) == {
+        ("target", "get_embed_and_head"), ("target", "set_eagle3_layers_to_capture"),
+        ("draft", "load_lm_head_from_target"), ("draft", "set_embed_and_head"),
+    }
+    entry = by_member[("target", "get_embed_and_head")]
+    assert entry["required"] is True
+    assert entry["call_sites"] == [{
+        "uri": (demo / "minisgl/speculative/eagle_worker.py").as_uri(), "line": WORKER_LINE, "character": 60,
+        "text": "embed, head = self.target_worker.model_runner.model.get_embed_and_head()", "guarded": False,
+    }]
+    assert by_member[("draft", "load_lm_head_from_target")]["required"] is False

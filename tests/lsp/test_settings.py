@@ -60,3 +60,13 @@ def test_negative_or_huge_debounce_is_rejected():
 
 def test_defaults_send_no_overrides_to_the_engine():
     assert Settings().overrides() == {}
+
+
+def test_settings_the_editor_extension_keeps_for_itself_are_not_reported():
+    """VS Code sends the whole specContract section, the client's own keys included."""
+    settings, problems = parse({"interpreter": "/usr/bin/python3", "server": {"command": [], "args": []},
+                                "trace": {"server": "off"}, "profile": "sglang"})
+    assert problems == []
+    assert settings == Settings(profile="sglang")
+    _, problems = parse({"interpeter": "/usr/bin/python3"})
+    assert problems == ["specContract.interpeter is not a known setting; ignoring it"]

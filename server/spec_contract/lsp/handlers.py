@@ -13,7 +13,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
-from spec_contract.lsp import actions, diagnostics, hover, settings
+from spec_contract.lsp import actions, commands, diagnostics, hover, settings
 from spec_contract.lsp.convert import SourceLines, from_position, lines_of, path_of
 from spec_contract.lsp.server import SpecContractServer
 from spec_contract.lsp.workspace import initial_folders
@@ -250,6 +250,16 @@ def register(server: SpecContractServer) -> None:
             ls.workspace.position_codec,
             types.MarkupKind.Markdown in formats,
         )
+
+    @server.command(commands.CONTRACT)
+    async def contract(ls: SpecContractServer, *args) -> dict:
+        """The derived contract of every folder, for the editor's contract view."""
+        analyses = []
+        for folder in list(ls.folders):
+            analysis = await ls.fresh(folder)
+            if analysis is not None:
+                analyses.append((folder.uri, analysis))
+        return await ls.on_engine(commands.contract_payload, analyses, ls.workspace.position_codec)
 
     @feature(types.TEXT_DOCUMENT_IMPLEMENTATION)
     @guarded

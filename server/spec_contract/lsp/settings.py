@@ -87,6 +87,11 @@ def _globs(name: str, value: Any, problems: list[str]) -> tuple[str, ...] | None
     return None
 
 
+# Settings in the same section that the editor extension itself uses (which interpreter or command starts
+# the server, protocol tracing): VS Code sends the whole section, so they arrive here and are not errors.
+CLIENT_SIDE = frozenset({"interpreter", "server", "trace"})
+
+
 def parse(raw: Mapping[str, Any]) -> tuple[Settings, list[str]]:
     """Validate merged raw settings; return the settings to use and one sentence per rejected value."""
     problems: list[str] = []
@@ -116,7 +121,7 @@ def parse(raw: Mapping[str, Any]) -> tuple[Settings, list[str]]:
             globs = _globs(key, value, problems)
             if globs is not None:
                 values[key] = globs
-        else:
+        elif key not in CLIENT_SIDE:
             problems.append(f"{SECTION}.{key} is not a known setting; ignoring it")
     return Settings(**values), problems
 
