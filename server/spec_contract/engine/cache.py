@@ -36,22 +36,35 @@ class SummaryCache:
         return self.directory / key[:2] / f"{key[2:]}.pickle"
 
     def get(self, key: str) -> ModuleSummary | None:
-        try:
-            with open(self._path(key), "rb") as handle:
-                value = pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
-            return None
+        value = self._load(self._path(key))
         return value if isinstance(value, ModuleSummary) else None
 
+    def get_results(self, key: str) -> dict | None:
+        """The saved results of a whole analysis (see ``Project._save``), or None."""
+        value = self._load(self.directory / "results" / f"{key}.pickle")
+        return value if isinstance(value, dict) else None
+
+    def put_results(self, key: str, results: dict) -> None:
+        self._store(self.directory / "results" / f"{key}.pickle", results)
+
     def put(self, key: str, summary: ModuleSummary) -> None:
+        self._store(self._path(key), summary)
+
+    def _load(self, path: Path) -> object:
+        try:
+            with open(path, "rb") as handle:
+                return pickle.load(handle)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+            return None
+
+    def _store(self, target: Path, value: object) -> None:
         if not self._usable:
             return
-        target = self._path(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(summary, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, target)
         except OSError:
             self._usable = False  # read-only home, full disk: carry on without persisting

@@ -39,13 +39,17 @@ class ReadResult:
 
 def glob_match(rel: str, globs: tuple[str, ...]) -> bool:
     """``**``-aware matching of a relative posix path (``PurePosixPath.full_match`` needs 3.13)."""
-    return any(_glob_regex(g).match(rel) for g in globs)
+    combined = _COMBINED.get(globs)
+    if combined is None:  # one alternation per glob list: one regex match per path, however many globs
+        combined = _COMBINED[globs] = re.compile("|".join(f"(?:{_glob_regex(g)})" for g in globs) or r"(?!)")
+    return combined.match(rel) is not None
 
 
-_GLOB_CACHE: dict[str, re.Pattern[str]] = {}
+_GLOB_CACHE: dict[str, str] = {}
+_COMBINED: dict[tuple[str, ...], re.Pattern[str]] = {}
 
 
-def _glob_regex(glob: str) -> re.Pattern[str]:
+def _glob_regex(glob: str) -> str:
     cached = _GLOB_CACHE.get(glob)
     if cached is None:
         out, i = [], 0
@@ -65,7 +69,7 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
             else:
                 out.append(re.escape(glob[i]))
                 i += 1
-        cached = _GLOB_CACHE[glob] = re.compile("".join(out) + r"\Z")
+        cached = _GLOB_CACHE[glob] = "".join(out) + r"\Z"
     return cached
 
 
@@ -108,8 +112,8 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
             dirnames[:] = []
             continue
         seen_dirs.add(key)
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        rel_dir = dirpath[len(str(root)) + 1:].replace(os.sep, "/")
+        rel_dir = rel_dir + "/" if rel_dir else ""
         dirnames[:] = sorted(d for d in dirnames if d not in _ALWAYS_SKIPPED_DIRS
                              and not d.endswith(".egg-info")
                              and not glob_match(rel_dir + d + "/", exclude))
@@ -130,7 +134,7 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
             if include and not glob_match(rel, include):
                 continue
             full = os.path.join(dirpath, name)
-            parts = os.path.relpath(full, base)[:-3].replace(os.sep, "/").split("/")
+            parts = full[len(base) + 1:-3].replace(os.sep, "/").split("/")  # base is an ancestor of full
             if parts[-1] == "__init__":
                 parts.pop()
             found.append(SourceFile(full, rel, ".".join(parts)))
@@ -181,6 +185,14 @@ def text_digest(text: str) -> str:
 
 
 def relative_to(path: str, root: Path) -> str:
+    """``path`` relative to ``root`` ('/'-separated), or ``path`` itself when it is elsewhere.
+
+    Both are absolute and resolved already (discovery resolves the root), so this is string work: a report
+    asks it once per call site, thousands of times on a large tree.
+    """
+    prefix = str(root).rstrip(os.sep) + os.sep
+    if path.startswith(prefix):
+        return path[len(prefix):].replace(os.sep, "/")
     try:
         return PurePosixPath(Path(path).resolve().relative_to(root.resolve())).as_posix()
     except ValueError:

@@ -10,11 +10,12 @@ half-typed code never produces spurious findings.
 from __future__ import annotations
 
 import gc
+import json
 import os
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from spec_contract.engine.cache import SummaryCache
@@ -50,6 +51,7 @@ class _Layout:
     worker_paths: set[str]
     by_module: dict[str, SourceFile]
     packages: frozenset[str]
+    fingerprint: str  # which files have which module names: resolution depends on nothing else of the layout
 
 
 @dataclass
@@ -79,6 +81,9 @@ class Project:
         # Incremental state: the contract and each checked class's findings, with the modules they read.
         self._contract: tuple[Contract, frozenset[str]] | None = None
         self._checked: dict[ClassKey, tuple[list[Finding], frozenset[str]]] = {}
+        self._registered: dict[str, tuple[str, tuple[str, ...]]] = {}  # model path → (digest, checked classes)
+        self._digests: dict[str, str] = {}  # path → digest of the text last read, until the path is touched
+        self._restored = False
 
     # inputs ----------------------------------------------------------------------------------------
     def set_overlay(self, path: str, text: str) -> None:
@@ -102,6 +107,7 @@ class Project:
 
     def _touch(self, path: str) -> None:
         self._dirty.add(path)
+        self._digests.pop(path, None)
         self._last = None
 
     # the pipeline ----------------------------------------------------------------------------------
@@ -123,6 +129,7 @@ class Project:
         stats = Stats()
         if self._layout is None:
             self._contract, self._checked = None, {}  # the file set changed: names may resolve differently
+            self._restored = False
             self._layout = self._lay_out()
         layout = self._layout
         stats.files_seen = layout.seen
@@ -133,6 +140,9 @@ class Project:
 
         index = Index(layout.by_module, layout.packages, load)
         changed = {f.module for f in files if f.path in self._dirty}
+        if not self._restored:
+            self._restored = True
+            changed |= self._restore(layout)
         if self._contract is None or changed & self._contract[1]:
             recorded = index.record()
             worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
@@ -146,15 +156,8 @@ class Project:
         checked: list[ClassKey] = []
         entry_variable = self.config.entry_class_variable
         for source in models:
-            if entry_variable and not out_of_tree and not self._mentions(source, entry_variable):
-                continue  # cheap byte-level filter: no registry entry, no registered model
-            summary = index.summary(source.module)
-            if summary is None:
-                continue
-            entry = summary.entry_classes
-            variable = entry_variable if (entry is not None or not out_of_tree) else None
-            for cls in registered_classes(summary.classes, entry, variable):
-                key = ClassKey(summary.module, cls.qualname)
+            for qualname in self._registered_in(source, index, out_of_tree):
+                key = ClassKey(source.module, qualname)
                 checked.append(key)
                 cached = self._checked.get(key)
                 if cached is None or cached[1] & changed:
@@ -165,6 +168,8 @@ class Project:
                 findings.extend(cached[0])
         self._dirty.clear()
         self._generation += 1
+        if self._cache is not None and not self._overlays:
+            self._save(layout)
         stats.seconds = time.perf_counter() - started
         self._last = Analysis(
             root=self.root, generation=self._generation, contract=contract,
@@ -194,7 +199,9 @@ class Project:
             files = files + [f for f in engine_files if f.module not in own]
         by_module = {f.module: f for f in files}
         packages = frozenset(m.rsplit(".", i)[0] for m in by_module for i in range(1, m.count(".") + 1))
-        return _Layout(count, files, workers, models, out_of_tree, {f.path for f in workers}, by_module, packages)
+        fingerprint = text_digest("\n".join(f"{f.path}\0{f.module}" for f in files))
+        return _Layout(count, files, workers, models, out_of_tree, {f.path for f in workers}, by_module, packages,
+                       fingerprint)
 
     def relative(self, path: str) -> str:
         """Paths in messages: relative to the root, or to the engine's root for engine files."""
@@ -222,14 +229,57 @@ class Project:
         result = decode(read_bytes(path))
         return result.text, result.digest, result.problem
 
-    def _mentions(self, source: SourceFile, needle: str) -> bool:
-        entry = self._entries.get(source.path)
-        if entry is not None and source.path not in self._dirty:
-            return entry.summary is not None and entry.summary.entry_classes is not None
-        if source.path in self._overlays:
-            return needle in self._overlays[source.path]
-        data = read_bytes(source.path)
-        return data is not None and needle.encode() in data
+    def _digest(self, path: str) -> str:
+        """Digest of the text the analysis would read now (the editor buffer or the disk)."""
+        if path not in self._digests:
+            self._digests[path] = (text_digest(self._overlays[path]) if path in self._overlays
+                                   else decode(read_bytes(path)).digest)
+        return self._digests[path]
+
+    def _registered_in(self, source: SourceFile, index: Index, out_of_tree: bool) -> tuple[str, ...]:
+        """The classes a model file registers, remembered by digest so an unchanged file is not parsed."""
+        digest = self._digest(source.path)
+        known = self._registered.get(source.path)
+        if known is not None and known[0] == digest:
+            return known[1]
+        entry_variable = self.config.entry_class_variable
+        names: tuple[str, ...] = ()
+        text = self._overlays.get(source.path)
+        data = text.encode() if text is not None else read_bytes(source.path)
+        # A cheap byte-level filter first: no registry entry, no registered model.
+        if out_of_tree or not entry_variable or (data is not None and entry_variable.encode() in data):
+            summary = index.summary(source.module)
+            if summary is not None:
+                entry = summary.entry_classes
+                variable = entry_variable if (entry is not None or not out_of_tree) else None
+                names = tuple(c.qualname for c in registered_classes(summary.classes, entry, variable))
+        self._registered[source.path] = (digest, names)
+        return names
+
+    # the persistent results ------------------------------------------------------------------------
+    def _results_key(self, layout: "_Layout") -> str:
+        config = json.dumps(asdict(self.config), sort_keys=True, default=sorted)  # sets sorted: stable across runs
+        return text_digest(f"{self.root}\0{config}\0{layout.fingerprint}")
+
+    def _save(self, layout: "_Layout") -> None:
+        """Keep the contract and each class's findings, with the digests of what they read, for the next run."""
+        modules = set(self._contract[1]) if self._contract else set()
+        for _, read in self._checked.values():
+            modules |= read
+        digests = {m: self._digest(layout.by_module[m].path) for m in modules if m in layout.by_module}
+        self._cache.put_results(self._results_key(layout), {
+            "contract": self._contract, "checked": self._checked, "registered": self._registered,
+            "digests": digests,
+        })
+
+    def _restore(self, layout: "_Layout") -> set[str]:
+        """Start from the last run's results; returns the modules whose text changed since."""
+        saved = self._cache.get_results(self._results_key(layout)) if self._cache is not None else None
+        if not saved:
+            return set()
+        self._contract, self._checked, self._registered = saved["contract"], saved["checked"], saved["registered"]
+        return {m for m, digest in saved["digests"].items()
+                if m not in layout.by_module or self._digest(layout.by_module[m].path) != digest}
 
     def _summary(self, source: SourceFile, worker: bool, stats: Stats) -> ModuleSummary | None:
         path = source.path
