@@ -240,7 +240,6 @@ def _class(node: ast.ClassDef, outer: str, lines: _Lines, out: list[ClassSummary
         name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
         members=tuple(members.values()), delegates=tuple(delegates), attr_aliases=tuple(aliases),
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
-        end_line=node.end_lineno - 1,
     ))
 
 
@@ -316,7 +315,8 @@ def _returned_constructors(statements: list[ast.stmt]) -> tuple[Chain, ...]:
                 calls = built.get(sub.value.id, [])
             for call in calls:
                 chain = chain_of(call.func)
-                if chain is not None and "()" not in chain and "[]" not in chain and chain[0] != "self":
+                if chain is not None and "()" not in chain and "[]" not in chain and chain[0] != "self" \
+                        and chain[-1][:1].isupper():  # a class being instantiated, by naming convention
                     returned.append(chain)
     return tuple(dict.fromkeys(returned))
 

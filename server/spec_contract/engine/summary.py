@@ -60,7 +60,6 @@ class ClassSummary:
     getattr_forward: str | None  # "" when ``__getattr__`` forwards to something unknown, attr name if known
     factories: tuple[tuple[str, tuple[Chain, ...]], ...]  # method → classes it returns instances of (``init_llm``)
     suppressed: frozenset[str]  # codes from ``# spec-contract: ignore[...]``; "*" for a bare ignore
-    end_line: int  # last line of the class body (0-based)
 
 
 @dataclass(frozen=True)
