@@ -8,6 +8,7 @@ and the utf-8, utf-16 and utf-32 position encodings.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -21,6 +22,8 @@ from lsp_harness import CLIENTS, make_client
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "demo"
 SERVER_COMMAND = [sys.executable, "-m", "spec_contract.lsp", "--stdio"]
+if record_to := os.environ.get("SPEC_CONTRACT_RECORD"):  # protocol-fixtures/record.py: capture the session
+    SERVER_COMMAND = [sys.executable, str(Path(__file__).with_name("recording_proxy.py")), record_to, "--", *SERVER_COMMAND]
 
 
 @pytest.fixture
