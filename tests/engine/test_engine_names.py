@@ -280,9 +280,6 @@ def test_class_and_entry_defined_inside_try_and_if_blocks(tmp_path):
     assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
 
 
-@pytest.mark.xfail(strict=True, reason="engine: files.discover stops naming modules at a checked root without "
-                   "__init__.py even when its parent is a package (checking sglang/srt of a checkout names its "
-                   "files 'models.llama'), so the tree's absolute 'sglang.srt...' imports resolve to nothing")
 def test_checking_a_namespace_subdirectory_of_a_package_keeps_full_module_names(tmp_path):
     """``spec-contract check python/sglang/srt``: ``srt`` has no ``__init__.py`` but ``sglang`` does."""
     root = make_tree(tmp_path, {

@@ -89,7 +89,7 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
     """Every ``.py`` file under ``root`` (or ``root`` itself), skipping excluded trees and symlink loops.
 
     Module names are relative to the import root: the parent of the outermost directory with an
-    ``__init__.py`` above the file. Directories without one below it are namespace packages (SGLang's
+    ``__init__.py`` above the file (checking ``sglang/srt`` still names its files ``sglang.srt.…``). Directories without one below it are namespace packages (SGLang's
     ``srt/models`` is one), so they stay part of the name; files outside any package are named from ``root``.
     """
     root = root.resolve()
@@ -98,8 +98,8 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
     found: list[SourceFile] = []
     import_roots: dict[str, str] = {}  # directory → the import root its modules are named from
     seen_dirs: set[tuple[int, int]] = set()
-    top = root
-    while (top / "__init__.py").is_file() and top.parent != top:
+    top = root  # climb while inside a package: a root that is a namespace directory of one counts too
+    while ((top / "__init__.py").is_file() or (top.parent / "__init__.py").is_file()) and top.parent != top:
         top = top.parent
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         try:
