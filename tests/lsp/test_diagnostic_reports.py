@@ -46,42 +46,43 @@ def folder():
 
 
 def test_diagnostic_fields():
-    d = to_diagnostic(finding(severity="information"), folder(), SourceLines(Analysis(1, [], SOURCES)),
+    d = to_diagnostic(finding(severity="information"), SourceLines(Analysis(1, [], SOURCES)),
                       PositionCodec("utf-16"), related=True)
     assert d.range == types.Range(types.Position(0, 6), types.Position(0, 13))
     assert (d.code, d.source, d.severity, d.message) == ("SC001", "spec-contract", types.DiagnosticSeverity.Information, "msg")
     assert d.data == {"code": "SC001", "classQualname": "m.Wrapper", "className": "Wrapper",
                       "member": "get_embed_and_head", "delegate": "language_model"}
     assert [r.location.uri for r in d.related_information] == ["file:///w/eagle.py", "file:///w/llama.py"]
-    plain = to_diagnostic(finding(), folder(), SourceLines(Analysis(1, [], SOURCES)), PositionCodec("utf-16"), related=False)
+    plain = to_diagnostic(finding(), SourceLines(Analysis(1, [], SOURCES)), PositionCodec("utf-16"), related=False)
     assert plain.related_information is None
 
 
 def test_result_ids_change_only_when_the_file_or_its_diagnostics_change():
-    f = folder()
     lines = SourceLines(Analysis(1, [], SOURCES))
     args = (lines, PositionCodec("utf-16"), True, get_converter())
-    assert compute_reports(f, Analysis(1, [finding()], SOURCES), [WRAPPER], *args) == {WRAPPER: True}
-    first = f.reports[WRAPPER].result_id
+    reports, changed = compute_reports({}, Analysis(1, [finding()], SOURCES), [WRAPPER], *args)
+    assert changed == {WRAPPER: True}
+    first = reports[WRAPPER].result_id
     # Another file changed (new generation), this file's diagnostics did not: same id.
-    assert compute_reports(f, Analysis(2, [finding()], SOURCES), [WRAPPER], *args) == {WRAPPER: False}
-    assert f.reports[WRAPPER].result_id == first
-    assert isinstance(document_report(f.reports[WRAPPER], first), types.RelatedUnchangedDocumentDiagnosticReport)
+    reports, changed = compute_reports(reports, Analysis(2, [finding()], SOURCES), [WRAPPER], *args)
+    assert changed == {WRAPPER: False} and reports[WRAPPER].result_id == first
+    assert isinstance(document_report(reports[WRAPPER], first), types.RelatedUnchangedDocumentDiagnosticReport)
     # The finding went away: a changed (empty) report, so the client clears it.
-    assert compute_reports(f, Analysis(3, [], SOURCES), [WRAPPER], *args) == {WRAPPER: True}
-    report = document_report(f.reports[WRAPPER], first)
+    reports, changed = compute_reports(reports, Analysis(3, [], SOURCES), [WRAPPER], *args)
+    assert changed == {WRAPPER: True}
+    report = document_report(reports[WRAPPER], first)
     assert isinstance(report, types.RelatedFullDocumentDiagnosticReport) and report.items == []
     assert report.result_id != first
     # Same findings but different text (the wrapper was edited): new id.
     edited = {**SOURCES, WRAPPER: "class Wrapper:\n    x = 1\n"}
-    compute_reports(f, Analysis(4, [], edited), [WRAPPER], *args)
-    assert f.reports[WRAPPER].result_id != report.result_id
+    reports, _ = compute_reports(reports, Analysis(4, [], edited), [WRAPPER], *args)
+    assert reports[WRAPPER].result_id != report.result_id
 
 
 def test_workspace_items_mark_unchanged_files():
     f = folder()
-    compute_reports(f, Analysis(1, [finding()], SOURCES), [WRAPPER], SourceLines(Analysis(1, [], SOURCES)),
-                    PositionCodec("utf-16"), True, get_converter())
+    f.reports, _ = compute_reports({}, Analysis(1, [finding()], SOURCES), [WRAPPER],
+                                   SourceLines(Analysis(1, [], SOURCES)), PositionCodec("utf-16"), True, get_converter())
     rid = f.reports[WRAPPER].result_id
     (full,) = workspace_items(f, {}, {"file:///w/llava.py": 4})
     assert isinstance(full, types.WorkspaceFullDocumentDiagnosticReport) and full.version == 4

@@ -45,7 +45,7 @@ def diagnostic_data(finding) -> dict[str, str]:
     }
 
 
-def to_diagnostic(finding, folder: Folder, lines_for: Callable, codec, related: bool) -> types.Diagnostic:
+def to_diagnostic(finding, lines_for: Callable, codec, related: bool) -> types.Diagnostic:
     related_information = None
     if related:
         related_information = [
@@ -94,38 +94,34 @@ def content_hash(text: str | None) -> str:
 
 
 def compute_reports(
-    folder: Folder,
+    previous: dict[str, FileReport],
     analysis,
     paths: Iterable[str],
     lines_for: Callable,
     codec,
     related: bool,
     converter,
-) -> dict[str, bool]:
-    """Recompute ``folder.reports`` for ``paths``; return path -> whether its diagnostics changed.
+) -> tuple[dict[str, FileReport], dict[str, bool]]:
+    """New reports for ``paths`` (others carried over) and, per path, whether its diagnostics changed.
 
+    Pure, so it can run on the engine thread while the event loop keeps reading the previous reports.
     A file whose findings all went away keeps an (empty) report so that the client gets told to clear it.
     """
+    reports = dict(previous)
     changed: dict[str, bool] = {}
     for path in paths:
-        diagnostics = [
-            to_diagnostic(f, folder, lines_for, codec, related) for f in analysis.findings_for(path)
-        ]
+        diagnostics = [to_diagnostic(f, lines_for, codec, related) for f in analysis.findings_for(path)]
         new_fingerprint = fingerprint(diagnostics, converter)
-        old = folder.reports.get(path)
+        text_id = content_hash(analysis.source(path))
+        old = previous.get(path)
         if old is not None and old.fingerprint == new_fingerprint:
-            text_id = content_hash(analysis.source(path))
-            if not old.result_id.startswith(text_id + "."):
-                old.result_id = f"{text_id}.{old.result_id.split('.', 1)[1]}"
+            generation = old.result_id.split(".", 1)[1]
+            reports[path] = FileReport(old.diagnostics, old.fingerprint, f"{text_id}.{generation}")
             changed[path] = False
-            continue
-        folder.reports[path] = FileReport(
-            diagnostics=diagnostics,
-            fingerprint=new_fingerprint,
-            result_id=f"{content_hash(analysis.source(path))}.{analysis.generation}",
-        )
-        changed[path] = True
-    return changed
+        else:
+            reports[path] = FileReport(diagnostics, new_fingerprint, f"{text_id}.{analysis.generation}")
+            changed[path] = True
+    return reports, changed
 
 
 def document_report(

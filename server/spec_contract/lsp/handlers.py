@@ -47,7 +47,8 @@ def register(server: SpecContractServer) -> None:
     feature = server.feature
 
     @feature(types.INITIALIZE)
-    def initialize(ls: SpecContractServer, params: types.InitializeParams) -> None:
+    @guarded
+    async def initialize(ls: SpecContractServer, params: types.InitializeParams) -> None:
         """Decide features from the client's capabilities before pygls computes ours."""
         ls.init_options = settings.section_of(params.initialization_options)
         # Pull only when the client can also be told to re-pull: this server's findings change when

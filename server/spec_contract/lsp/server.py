@@ -325,9 +325,9 @@ class SpecContractServer(LanguageServer):
             else "text_document.publish_diagnostics.related_information",
             False,
         )
-        changed = await self.on_engine(
+        folder.reports, changed = await self.on_engine(
             diagnostics.compute_reports,
-            folder,
+            folder.reports,
             analysis,
             sorted(paths),
             SourceLines(analysis),
@@ -356,7 +356,7 @@ class SpecContractServer(LanguageServer):
     async def clear(self, folder: Folder) -> None:
         """Withdraw every diagnostic of a folder (disabled or removed)."""
         paths = [p for p, r in folder.reports.items() if r.diagnostics]
-        folder.reports.clear()
+        folder.reports = {}
         if not paths:
             return
         if self.pull:
