@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 from lsprotocol import types
@@ -129,3 +131,28 @@ def test_malformed_params_get_an_error_response_and_the_server_keeps_going(demo)
     finally:
         server.stdin.close()
         server.wait(timeout=30)
+
+
+def test_tcp_transport_serves_a_session(demo):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([*SERVER, "--tcp", "--host", "127.0.0.1", "--port", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+                break
+            except ConnectionRefusedError:
+                assert time.monotonic() < deadline, "the server never listened"
+                time.sleep(0.05)
+        with connection, connection.makefile("rb") as incoming:
+            connection.sendall(_initialize(None, demo))
+            message = _read_message(incoming)
+            while message.get("id") != 1:
+                message = _read_message(incoming)
+            assert message["result"]["serverInfo"]["name"] == "spec-contract"
+    finally:
+        server.kill()
+        server.wait()
