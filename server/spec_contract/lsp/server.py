@@ -10,6 +10,7 @@ Start-up stays cheap: this module imports only pygls, lsprotocol and the server'
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import functools
 import os
@@ -21,7 +22,6 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
-from pygls.cli import start_server
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
@@ -423,13 +423,29 @@ def create_server() -> SpecContractServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``spec-contract serve [--stdio] [--tcp|--ws --host H --port P]``; ``--stdio`` is the default."""
-    args = [a for a in (argv or []) if a != "--stdio"]
+    """``spec-contract serve [--stdio] [--tcp|--ws] [--host H] [--port P]``; stdio is the default.
+
+    ``--stdio`` is accepted and changes nothing: editor clients (vscode-languageclient, …) append it.
+    """
+    parser = argparse.ArgumentParser(prog="spec-contract serve", description="run the spec-contract language server")
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--tcp", action="store_true", help="listen for one client on a TCP port")
+    transport.add_argument("--ws", action="store_true", help="listen on a WebSocket (needs pygls[ws])")
+    parser.add_argument("--host", default="127.0.0.1", help="address for --tcp/--ws (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=2087, help="port for --tcp/--ws (default: 2087)")
+    try:
+        args = parser.parse_args(argv or [])
+    except SystemExit as exc:  # usage errors: argparse has printed the message
+        return exc.code if isinstance(exc.code, int) else 2
     server = create_server()
     try:
-        start_server(server, args)
-    except SystemExit as exc:  # argparse usage errors
-        return exc.code if isinstance(exc.code, int) else 2
+        if args.tcp:
+            server.start_tcp(args.host, args.port)
+        elif args.ws:
+            server.start_ws(args.host, args.port)
+        else:
+            server.start_io()
     finally:
         server.engine.shutdown(wait=False, cancel_futures=True)
     return 0
