@@ -219,3 +219,26 @@ async def test_workspace_folders_added_and_removed(client, demo, tmp_path):
         await wait_for_diagnostics(client, second_uri, lambda d: len(d) == 2, "the added folder's findings")
         await wait_for_diagnostics(client, first_uri, lambda d: d == [], "the removed folder's findings cleared")
     await settle(client, second_uri)
+
+
+async def test_closing_an_unsaved_buffer_goes_back_to_the_disk_content(client, demo):
+    llava, _, _ = paths(demo)
+    await initialize(client, [demo])
+    text = llava.read_text()
+    edited = text.replace(
+        "    def load_weights(self, weights):",
+        "    def get_embed_and_head(self):\n        return self.language_model.get_embed_and_head()\n\n"
+        "    def load_weights(self, weights):",
+    )
+    uri = open_document(client, llava, edited)
+    if is_pull(client):
+        assert members(await diagnostics_now(client, uri)) == ["set_eagle3_layers_to_capture"]
+    else:
+        await wait_for_diagnostics(client, uri, lambda d: len(d) == 1, "the unsaved buffer's one diagnostic")
+    refreshes = client.diagnostic_refresh_count
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    if is_pull(client):
+        await until(lambda: client.diagnostic_refresh_count > refreshes, "a refresh after closing")
+        assert members((await pull(client, uri)).items) == EXPECTED
+    else:
+        await wait_for_diagnostics(client, uri, lambda d: members(d) == EXPECTED, "the file on disk's two")
