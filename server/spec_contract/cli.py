@@ -16,9 +16,9 @@ import tokenize
 from pathlib import Path
 
 from spec_contract import __version__
-from spec_contract.engine.config import ConfigError, load_config, with_select
-from spec_contract.engine.project import Project
-from spec_contract.report import Report
+
+# The engine and the reports are imported where they are used: ``spec-contract serve`` must start as fast
+# as a bare pygls server, and the language server loads the engine on its own thread when it needs it.
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,7 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _projects(args: argparse.Namespace) -> list[Project]:
+def _projects(args: argparse.Namespace) -> list:
+    from spec_contract.engine.config import ConfigError, load_config, with_select
+    from spec_contract.engine.project import Project
+
     roots = [Path(p) for p in (args.paths or ["."])]
     projects = []
     overrides = {"profile": args.profile} if args.profile else None
@@ -77,7 +80,7 @@ def _write(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _fix(projects: list[Project]) -> int:
+def _fix(projects: list) -> int:
     from spec_contract.engine.fix import apply_edits, delegation_edits
 
     changed = 0
@@ -103,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
         from spec_contract.lsp.server import main as serve
 
         return serve([a for a in args.rest if a != "--stdio"])
+    from spec_contract.engine.config import ConfigError
+    from spec_contract.report import Report
+
     started = time.perf_counter()
     try:
         projects = _projects(args)
