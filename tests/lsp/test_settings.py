@@ -70,3 +70,9 @@ def test_settings_the_editor_extension_keeps_for_itself_are_not_reported():
     assert settings == Settings(profile="sglang")
     _, problems = parse({"interpeter": "/usr/bin/python3"})
     assert problems == ["specContract.interpeter is not a known setting; ignoring it"]
+
+
+def test_empty_glob_lists_do_not_override_the_pyproject():
+    """VS Code sends its defaults (``include: []``) whether or not the user set them."""
+    settings, problems = parse({"include": [], "exclude": []})
+    assert problems == [] and settings.overrides() == {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import logging
 import os
 import traceback
 import uuid
@@ -434,10 +435,15 @@ def main(argv: list[str] | None = None) -> int:
     transport.add_argument("--ws", action="store_true", help="listen on a WebSocket (needs pygls[ws])")
     parser.add_argument("--host", default="127.0.0.1", help="address for --tcp/--ws (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="port for --tcp/--ws (default: 2087)")
+    parser.add_argument("--log-file", help="also write the server's own log (pygls and spec-contract) to this file")
     try:
         args = parser.parse_args(argv or [])
     except SystemExit as exc:  # usage errors: argparse has printed the message
         return exc.code if isinstance(exc.code, int) else 2
+    if args.log_file:
+        logging.basicConfig(
+            filename=args.log_file, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s: %(message)s"
+        )
     server = create_server()
     try:
         if args.tcp:

@@ -119,7 +119,7 @@ def parse(raw: Mapping[str, Any]) -> tuple[Settings, list[str]]:
             values["severity"] = _severity(value, problems)
         elif key in ("include", "exclude"):
             globs = _globs(key, value, problems)
-            if globs is not None:
+            if globs:  # an empty list (VS Code's default) leaves the pyproject's globs alone
                 values[key] = globs
         elif key not in CLIENT_SIDE:
             problems.append(f"{SECTION}.{key} is not a known setting; ignoring it")
