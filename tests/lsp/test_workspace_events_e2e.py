@@ -83,3 +83,12 @@ def test_server_start_does_not_import_the_analysis():
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+async def test_pyproject_can_disable_the_tree(neovim, demo):
+    (demo / "pyproject.toml").write_text("[tool.spec-contract]\nenable = false\n")
+    await initialize(neovim, [demo])
+    wrapper = open_document(neovim, demo / "minisgl/models/llava.py")
+    await settle(neovim, wrapper)
+    assert wrapper not in neovim.diagnostics
+    await until(lambda: any("enable = false" in m.message for m in neovim.log_messages), "a log line saying why")

@@ -226,12 +226,7 @@ class SpecContractServer(LanguageServer):
         if reread_settings:
             await self.load_settings(folder)
         if not folder.settings.enable:
-            async with folder.lock:
-                folder.project = None
-                folder.analysis = None
-                await self.clear(folder)
-            folder.ready.set()
-            self.log(f"spec-contract: disabled for {folder.name}")
+            await self.disable(folder, "specContract.enable is false")
             return
         try:
             project, warning = await self.on_engine(_build_project, folder.root, folder.settings.overrides())
@@ -241,6 +236,9 @@ class SpecContractServer(LanguageServer):
             return
         if warning:
             self.warn_user(warning)
+        if not getattr(project.config, "enable", True):
+            await self.disable(folder, "enable = false in its pyproject.toml")
+            return
         async with folder.lock:
             folder.project = project
             folder.analysis = None
@@ -251,6 +249,14 @@ class SpecContractServer(LanguageServer):
                     await self.on_engine(project.set_overlay, path, document.source)
         await self.refresh(folder)
         folder.ready.set()
+
+    async def disable(self, folder: Folder, why: str) -> None:
+        async with folder.lock:
+            folder.project = None
+            folder.analysis = None
+            await self.clear(folder)
+        folder.ready.set()
+        self.log(f"spec-contract: not analysing {folder.name}: {why}")
 
     async def index(self, folders: list[Folder], title: str = "Indexing") -> None:
         """Analyse folders in the background with work-done progress; folders with open files first."""
