@@ -33,6 +33,7 @@ from spec_contract.lsp.convert import SourceLines, path_of, uri_of
 from spec_contract.lsp.workspace import Folder, Folders
 
 PARENT_CHECK_SECONDS = 2.0
+CLIENT_REQUEST_TIMEOUT = 10.0  # a client that never answers our requests must not stall indexing
 WATCHED_GLOBS = ("**/*.py", "**/pyproject.toml")
 
 
@@ -194,7 +195,10 @@ class SpecContractServer(LanguageServer):
             register_options=options,
         )
         try:
-            await self.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+            await asyncio.wait_for(
+                self.client_register_capability_async(types.RegistrationParams(registrations=[registration])),
+                CLIENT_REQUEST_TIMEOUT,
+            )
         except Exception as exc:
             self.log(f"spec-contract: the client refused the file watcher: {exc}", types.MessageType.Warning)
 
@@ -204,10 +208,13 @@ class SpecContractServer(LanguageServer):
         raw_folder: Any = None
         if self.cap("workspace.configuration", False):
             try:
-                result = await self.workspace_configuration_async(
-                    types.ConfigurationParams(
-                        items=[types.ConfigurationItem(scope_uri=folder.uri, section=settings.SECTION)]
-                    )
+                result = await asyncio.wait_for(
+                    self.workspace_configuration_async(
+                        types.ConfigurationParams(
+                            items=[types.ConfigurationItem(scope_uri=folder.uri, section=settings.SECTION)]
+                        )
+                    ),
+                    CLIENT_REQUEST_TIMEOUT,
                 )
                 raw_folder = result[0] if result else None
             except Exception as exc:
@@ -266,7 +273,7 @@ class SpecContractServer(LanguageServer):
         if folders and self.cap("window.work_done_progress", False):
             token = f"spec-contract-index-{uuid.uuid4()}"
             try:
-                await self.work_done_progress.create_async(token)
+                await asyncio.wait_for(self.work_done_progress.create_async(token), CLIENT_REQUEST_TIMEOUT)
             except Exception as exc:
                 self.log(f"spec-contract: no progress reporting: {exc}")
                 token = None
