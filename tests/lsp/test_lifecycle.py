@@ -8,9 +8,7 @@ import subprocess
 import sys
 import time
 
-import pytest
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 
 from lsp_harness import ENCODINGS, initialize, until
 

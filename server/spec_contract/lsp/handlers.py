@@ -20,6 +20,8 @@ from spec_contract.lsp.workspace import initial_folders
 
 
 def guarded(fn):
+    """Log a handler's unexpected exception and turn it into an error response instead of a crash."""
+
     @functools.wraps(fn)
     async def wrapper(ls: SpecContractServer, params):
         try:
