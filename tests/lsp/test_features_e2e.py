@@ -178,6 +178,7 @@ async def test_non_ascii_before_names_in_each_position_encoding(client, demo):
     encoding = ENCODINGS[client.editor]
     assert result.capabilities.position_encoding == encoding
     uri = open_document(client, llava_path)
+    worker = open_document(client, worker_path)
     diagnostics = await _diagnostics(client, uri, 2)
     class_line = llava_path.read_text().splitlines()[5]
     name = "ÉtéLlavaForConditionalGeneration"
@@ -197,7 +198,6 @@ async def test_non_ascii_before_names_in_each_position_encoding(client, demo):
         embed = next(d for d in diagnostics if d.data["member"] == "get_embed_and_head")
         assert embed.related_information[0].location.range == site
 
-    worker = open_document(client, worker_path)
     # The last character of the member name, in client units: off by the prefix's extra bytes otherwise.
     last = column(worker_line, start + len("get_embed_and_head") - 1, encoding)
     hover = await client.text_document_hover_async(types.HoverParams(**at(worker, WORKER_LINE, last)))
