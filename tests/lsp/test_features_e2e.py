@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from lsprotocol import types
 
 from lsp_harness import (
@@ -235,20 +234,3 @@ async def test_contract_command_lists_every_call_site_in_client_positions(client
     }]
     assert by_member[("draft", "load_lm_head_from_target")]["required"] is False
 
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: after an incremental re-analysis, Analysis.implementers() and member_definition_at() see no "
-    "model files (queries._loaded_models reads index.loaded(), which then holds only the re-read files)",
-)
-async def test_implementation_and_definition_hover_after_a_reanalysis(neovim, demo):
-    """The usual order in an editor: the index is built, then the user opens a worker and asks."""
-    await initialize(neovim, [demo])
-    llava = open_document(neovim, demo / "minisgl/models/llava.py")
-    await wait_for_diagnostics(neovim, llava, lambda d: len(d) == 2, "the index")
-    worker = open_document(neovim, demo / "minisgl/speculative/eagle_worker.py")  # a new analysis
-    locations = await neovim.text_document_implementation_async(types.ImplementationParams(**at(worker, WORKER_LINE, 70)))
-    assert [loc.uri for loc in locations or []] == [(demo / "minisgl/models/llama.py").as_uri()]
-    llama = open_document(neovim, demo / "minisgl/models/llama.py")
-    text = await hover_text(neovim, llama, 16, 12)
-    assert "is part of the speculative-decoding contract" in text
