@@ -225,3 +225,21 @@ def test_unwritable_cache_location_only_disables_persisting(tmp_path):
     analysis = project(root, use_cache=True, cache_dir=blocker).analyze()
     assert findings(analysis) == BOTH
     assert blocker.read_text() == "a file where the cache directory should be"
+
+
+def test_position_queries_still_see_every_model_file_after_an_incremental_analysis(tmp_path):
+    """An edit re-reads only what changed; hover and go-to-implementation must still find the inner model."""
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper()})
+    proj = project(root)
+    proj.analyze()
+    wrapper_path = str((root / WRAPPER_PATH).resolve())
+    proj.set_overlay(wrapper_path, wrapper() + "\n# edited\n")
+    analysis = proj.analyze()
+
+    llama = str((root / "pkg/models/llama.py").resolve())
+    [provider] = analysis.implementers("get_embed_and_head")
+    assert (provider.path, provider.class_name) == (llama, "pkg.models.llama.LlamaForCausalLM")
+    line = (root / "pkg/models/llama.py").read_text().splitlines().index("    def get_embed_and_head(self):")
+    assert provider.span.line == line
+    member, entries = analysis.member_definition_at(llama, line, provider.span.col)
+    assert member == "get_embed_and_head" and [e.role for e in entries] == ["target"]

@@ -174,7 +174,7 @@ class Project:
         self._last = Analysis(
             root=self.root, generation=self._generation, contract=contract,
             findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
-            checked=tuple(checked), index=index, config=self.config, stats=stats,
+            checked=tuple(checked), models=tuple(models), index=index, config=self.config, stats=stats,
             problems={p: e.problem for p, e in self._entries.items() if e.problem},
             overlays=dict(self._overlays), relative=self.relative,
         )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from spec_contract.engine.check import _inner_provider
 from spec_contract.engine.config import Config
-from spec_contract.engine.files import decode, read_bytes
+from spec_contract.engine.files import SourceFile, decode, read_bytes
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Span
 
@@ -52,6 +52,7 @@ class Analysis:
     contract: Contract
     findings: tuple[Finding, ...]
     checked: tuple[ClassKey, ...]  # the registered model classes that were checked
+    models: tuple[SourceFile, ...]  # the model files (hover and go-to-implementation look there)
     index: Index
     config: Config
     stats: "Stats"
@@ -129,10 +130,12 @@ class Analysis:
         return [f for f in self.findings if f.member == member]
 
     def _summaries_at(self, path: str) -> list[Any]:
-        return [s for s in self._loaded_models() if s.path == path]
+        summaries = [self.index.summary(f.module) for f in self.models if f.path == path]
+        return [s for s in summaries if s is not None]
 
     def _loaded_models(self) -> list[Any]:
-        models = self.config.model_files
-        from spec_contract.engine.files import glob_match
-
-        return [s for s in self.index.loaded() if glob_match(self.relative(s.path), models) or s.entry_classes is not None]
+        """Summaries of every model file, loaded on demand: an incremental analysis only reads what changed,
+        so the index of this analysis may not have met a model file yet (loading one is cheap: the project
+        keeps summaries of unchanged files)."""
+        summaries = [self.index.summary(f.module) for f in self.models]
+        return [s for s in summaries if s is not None]
