@@ -234,3 +234,18 @@ async def test_contract_command_lists_every_call_site_in_client_positions(client
     }]
     assert by_member[("draft", "load_lm_head_from_target")]["required"] is False
 
+
+
+async def test_implementation_and_definition_hover_after_a_reanalysis(neovim, demo):
+    """The usual order in an editor: the index is built, then the user opens and edits a worker and asks."""
+    await initialize(neovim, [demo])
+    llava = open_document(neovim, demo / "minisgl/models/llava.py")
+    await wait_for_diagnostics(neovim, llava, lambda d: len(d) == 2, "the index")
+    worker_path = demo / "minisgl/speculative/eagle_worker.py"
+    worker = open_document(neovim, worker_path)
+    replace_document(neovim, worker, worker_path.read_text() + "\n# edited\n", 2)  # a new analysis
+    locations = await neovim.text_document_implementation_async(types.ImplementationParams(**at(worker, WORKER_LINE, 70)))
+    assert [loc.uri for loc in locations or []] == [(demo / "minisgl/models/llama.py").as_uri()]
+    llama = open_document(neovim, demo / "minisgl/models/llama.py")
+    text = await hover_text(neovim, llama, 16, 12)
+    assert "is part of the speculative-decoding contract" in text
