@@ -134,6 +134,13 @@ async def wait_for_diagnostics(
     return list(client.diagnostics[uri])
 
 
+async def indexed_diagnostics(client: LanguageClient, uri: str, count: int) -> list[types.Diagnostic]:
+    """The diagnostics of ``uri`` once the first index is there: pulled, or ``count`` of them pushed."""
+    if is_pull(client):
+        return await diagnostics_now(client, uri)
+    return await wait_for_diagnostics(client, uri, lambda d: len(d) == count, f"{count} diagnostics")
+
+
 def members(items: list[types.Diagnostic]) -> list[str]:
     return sorted(d.data["member"] for d in items)
 

@@ -8,6 +8,7 @@ from lsprotocol import types
 
 from lsp_harness import (
     diagnostics_now,
+    indexed_diagnostics,
     initialize,
     is_pull,
     members,
@@ -85,7 +86,7 @@ async def test_broken_file_keeps_its_findings_until_repaired(client, demo):
     await initialize(client, [demo])
     text = llava.read_text()
     uri = open_document(client, llava, text)
-    assert members(await _settled(client, uri, 2)) == EXPECTED
+    assert members(await indexed_diagnostics(client, uri, 2)) == EXPECTED
     before = list(client.diagnostics.get(uri, []))
     broken = text.replace("    def load_weights(self, weights):", "    def load_weights(self, weights:\n        def get_embed_and_head(sel")
     replace_document(client, uri, broken, 2)
@@ -108,18 +109,12 @@ async def test_broken_file_keeps_its_findings_until_repaired(client, demo):
         )
 
 
-async def _settled(client, uri, count):
-    if is_pull(client):
-        return await diagnostics_now(client, uri)
-    return await wait_for_diagnostics(client, uri, lambda d: len(d) == count, f"{count} diagnostics")
-
-
 async def test_removing_the_inner_method_clears_the_wrappers_diagnostic(client, demo):
     """An edit in llama.py alone updates llava.py's diagnostics: nothing is sent for llava.py after opening."""
     llava, llama, _ = paths(demo)
     await initialize(client, [demo])
     wrapper = open_document(client, llava)
-    await _settled(client, wrapper, 2)
+    await indexed_diagnostics(client, wrapper, 2)
     inner = open_document(client, llama)
     refreshes = client.diagnostic_refresh_count
     text = llama.read_text()
@@ -147,7 +142,7 @@ async def test_new_contract_call_in_a_worker_flags_the_wrapper(client, demo):
     )
     await initialize(client, [demo])
     wrapper = open_document(client, llava)
-    await _settled(client, wrapper, 2)
+    await indexed_diagnostics(client, wrapper, 2)
     refreshes = client.diagnostic_refresh_count
     text = worker.read_text()
     worker_uri = open_document(client, worker, text)
@@ -168,7 +163,7 @@ async def test_severity_setting_applies_after_did_change_configuration(client, d
     llava, _, _ = paths(demo)
     await initialize(client, [demo])
     uri = open_document(client, llava)
-    await _settled(client, uri, 2)
+    await indexed_diagnostics(client, uri, 2)
     client.set_configuration({"severity": {"SC001": "warning"}}, section="specContract")
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"specContract": {"severity": {"SC001": "warning"}}}))
     if is_pull(client):
@@ -198,7 +193,7 @@ async def test_workspace_folders_added_and_removed(client, demo, tmp_path):
     shutil.copytree(demo, second)
     await initialize(client, [demo])
     first_uri = open_document(client, demo / "minisgl/models/llava.py")
-    await _settled(client, first_uri, 2)
+    await indexed_diagnostics(client, first_uri, 2)
     refreshes = client.diagnostic_refresh_count
     client.workspace_did_change_workspace_folders(
         types.DidChangeWorkspaceFoldersParams(

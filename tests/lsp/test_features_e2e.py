@@ -10,6 +10,7 @@ from lsp_harness import (
     column,
     diagnostics_now,
     edits_for,
+    indexed_diagnostics,
     initialize,
     is_pull,
     members,
@@ -93,17 +94,11 @@ async def code_actions(client, uri, diagnostics, only=None, line=5):
     return actions
 
 
-async def _diagnostics(client, uri, count):
-    if is_pull(client):
-        return await diagnostics_now(client, uri)
-    return await wait_for_diagnostics(client, uri, lambda d: len(d) == count, f"{count} diagnostics")
-
-
 async def test_code_actions_offer_each_kind_and_honour_only(client, demo):
     await initialize(client, [demo])
     path = demo / "minisgl/models/llava.py"
     uri = open_document(client, path)
-    diagnostics = await _diagnostics(client, uri, 2)
+    diagnostics = await indexed_diagnostics(client, uri, 2)
     actions = await code_actions(client, uri, diagnostics)
     assert [(a.kind, a.title, a.is_preferred) for a in actions] == [
         ("quickfix", "Add delegation of `get_embed_and_head` to `self.language_model`", True),
@@ -135,7 +130,7 @@ async def test_applying_fixes(client, demo):
     original = path.read_text()
     uri = open_document(client, path)
     encoding = ENCODINGS[client.editor]
-    diagnostics = await _diagnostics(client, uri, 2)
+    diagnostics = await indexed_diagnostics(client, uri, 2)
     one = (await code_actions(client, uri, diagnostics))[0]
     text = apply_edits(original, edits_for(one.edit, uri), encoding)
     assert "    def get_embed_and_head(self):\n        return self.language_model.get_embed_and_head()\n" in text
@@ -156,7 +151,7 @@ async def test_applying_fixes(client, demo):
         await wait_for_diagnostics(client, uri, lambda d: d == [], "no diagnostics after fix-all")
 
     replace_document(client, uri, original, 4)
-    diagnostics = await _diagnostics(client, uri, 2)
+    diagnostics = await indexed_diagnostics(client, uri, 2)
     ignore = next(a for a in await code_actions(client, uri, diagnostics) if a.title.startswith("Ignore"))
     text = apply_edits(original, edits_for(ignore.edit, uri), encoding)
     assert "# spec-contract: ignore[SC001]\nclass LlavaForConditionalGeneration:" in text
@@ -178,7 +173,7 @@ async def test_non_ascii_before_names_in_each_position_encoding(client, demo):
     assert result.capabilities.position_encoding == encoding
     uri = open_document(client, llava_path)
     worker = open_document(client, worker_path)
-    diagnostics = await _diagnostics(client, uri, 2)
+    diagnostics = await indexed_diagnostics(client, uri, 2)
     class_line = llava_path.read_text().splitlines()[5]
     name = "ÉtéLlavaForConditionalGeneration"
     expected = types.Range(
