@@ -31,7 +31,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = sorted((REPO / "protocol-fixtures").glob("*.jsonl"))
-SERVER = [sys.executable, "-m", "spec_contract.lsp", "--stdio"]
+SERVER = [sys.executable, "-m", "spec_contract", "serve", "--stdio"]
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 NOT_COMPARED = {"window/logMessage"}
 WAIT = 20.0

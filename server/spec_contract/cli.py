@@ -46,8 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     contract = sub.add_parser("contract", help="print the contract derived from the workers")
     common(contract)
     contract.add_argument("--format", choices=("text", "json"), default="text")
-    serve = sub.add_parser("serve", help="run the language server (stdio by default)")
-    serve.add_argument("rest", nargs=argparse.REMAINDER, help="--stdio (ignored), --tcp/--ws, --host, --port")
+    sub.add_parser("serve", help="run the language server: stdio by default (--stdio is accepted), or --tcp/--ws "
+                                 "with --host and --port")
     return parser
 
 
@@ -101,11 +101,12 @@ def _fix(projects: list) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command == "serve":
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:  # before argparse: its REMAINDER would not take `--stdio`, `--tcp`, …
         from spec_contract.lsp.server import main as serve
 
-        return serve([a for a in args.rest if a != "--stdio"])
+        return serve(argv[1:])
+    args = _parser().parse_args(argv)
     from spec_contract.engine.config import ConfigError
     from spec_contract.report import Report
 

@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from lsp_harness import ENCODINGS, initialize, until
 
-SERVER = [sys.executable, "-m", "spec_contract.lsp", "--stdio"]
+SERVER = [sys.executable, "-m", "spec_contract", "serve", "--stdio"]
 
 
 async def test_capabilities_follow_the_client(client, demo):
