@@ -1,8 +1,14 @@
-"""Does the summary cache change what ``check`` reports?  Exit 1 if it does for any tree.
+"""Does the cache change what ``check`` reports?  Exit 1 if it does for any tree.
 
 For each tree, in a fresh cache directory: ``check --no-cache``, then ``check`` twice (the first fills the
 cache, the second reads it). The findings and the contract (everything in the JSON report but ``stats``)
-of the cached runs must equal the uncached one. Usage::
+of the cached runs must equal the uncached one.
+
+A warm run on an unchanged tree may restore the last results wholesale, which says nothing about the
+incremental path. So each tree is also copied (its ``.py`` files) to a temporary directory, checked to fill
+a cache, then edited on disk — one inner model loses a contract method (``def get_embed_and_head`` is
+renamed), which changes findings — and checked again with that cache; the result must equal ``--no-cache``
+on the edited copy. Usage::
 
     python benchmarks/compare_results.py /work/scratch/sglang-0.5.{8,9,10,23}/sglang
 """
@@ -11,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -38,6 +45,45 @@ def differences(expected: dict, actual: dict) -> list[str]:
     return lines
 
 
+EDITED_METHOD = "def get_embed_and_head("
+
+
+def edit_copy(copy: Path) -> str:
+    """Rename the first model's ``get_embed_and_head`` definition; return what was edited, for the log."""
+    for path in sorted(copy.glob("**/models/**/*.py")):
+        text = path.read_text(encoding="utf-8")
+        if EDITED_METHOD in text:
+            path.write_text(text.replace(EDITED_METHOD, "def get_embed_and_head_renamed(", 1), encoding="utf-8")
+            return f"renamed get_embed_and_head in {path.relative_to(copy)}"
+    path = min(copy.glob("**/*.py"))
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    return f"appended a comment to {path.relative_to(copy)}"
+
+
+def compare_after_edit(tree: Path) -> bool:
+    """Cache filled before an on-disk edit, read after it, against ``--no-cache`` on the edited copy."""
+    with tempfile.TemporaryDirectory(prefix="spec-contract-edit-") as scratch:
+        copy = Path(scratch) / tree.name
+        shutil.copytree(tree, copy, ignore=lambda d, names: [
+            n for n in names if not n.endswith(".py") and not (Path(d) / n).is_dir()])
+        cache_dir = str(Path(scratch) / "cache")
+        before = run_check(copy, cache_dir, no_cache=False)
+        what = edit_copy(copy)
+        after = run_check(copy, cache_dir, no_cache=False)
+        fresh = run_check(copy, None, no_cache=True)
+    diff = differences(comparable(fresh.result), comparable(after.result))
+    if diff:
+        print(f"{tree} after an edit ({what}): the cached run differs from --no-cache:")
+        print("\n".join(diff))
+    stats = after.result["stats"]
+    print(
+        f"{'same' if not diff else 'DIFFERENT'}: {tree} after an edit ({what}) — "
+        f"{len(before.result['findings'])} -> {len(fresh.result['findings'])} finding(s); the cached run parsed "
+        f"{stats['files_parsed']} and read {stats['files_from_cache']} summaries from the cache"
+    )
+    return not diff
+
+
 def compare(tree: Path) -> bool:
     with tempfile.TemporaryDirectory(prefix="spec-contract-cache-") as cache_dir:
         cold = run_check(tree, cache_dir, no_cache=True)
@@ -54,8 +100,9 @@ def compare(tree: Path) -> bool:
     stats = warm.result["stats"]
     print(
         f"{'same' if same else 'DIFFERENT'}: {tree} — {len(reference['findings'])} finding(s), "
-        f"{len(reference['contract'])} contract entr(ies); warm run read {stats['files_from_cache']} of "
-        f"{stats['files_seen']} files from the cache; engine {cold.engine:.2f} s uncached, {warm.engine:.2f} s warm"
+        f"{len(reference['contract'])} contract entr(ies); of {stats['files_seen']} files the warm run parsed "
+        f"{stats['files_parsed']} and read {stats['files_from_cache']} summaries from the cache; "
+        f"engine {cold.engine:.2f} s uncached, {warm.engine:.2f} s warm"
     )
     return same
 
@@ -64,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trees", nargs="*", type=Path, default=[REPO / "examples" / "demo"])
     args = parser.parse_args(argv)
-    results = [compare(tree) for tree in args.trees]
+    results = [check(tree) for tree in args.trees for check in (compare, compare_after_edit)]
     return 0 if all(results) else 1
 
 
