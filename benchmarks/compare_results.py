@@ -6,9 +6,9 @@ of the cached runs must equal the uncached one.
 
 A warm run on an unchanged tree may restore the last results wholesale, which says nothing about the
 incremental path. So each tree is also copied (its ``.py`` files) to a temporary directory, checked to fill
-a cache, then edited on disk — one inner model loses a contract method (``def get_embed_and_head`` is
-renamed), which changes findings — and checked again with that cache; the result must equal ``--no-cache``
-on the edited copy. Usage::
+a cache, then edited on disk — the inner class of a reported finding loses that method (its ``def`` is
+renamed), which changes findings — and checked again with that cache; the result must equal ``--no-cache`` on
+the edited copy. Usage::
 
     python benchmarks/compare_results.py /work/scratch/sglang-0.5.{8,9,10,23}/sglang
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -45,15 +46,29 @@ def differences(expected: dict, actual: dict) -> list[str]:
     return lines
 
 
-EDITED_METHOD = "def get_embed_and_head("
+def _rename_def(path: Path, method: str) -> bool:
+    text = path.read_text(encoding="utf-8")
+    needle = f"def {method}("
+    if needle not in text:
+        return False
+    path.write_text(text.replace(needle, f"def {method}_renamed(", 1), encoding="utf-8")
+    return True
 
 
-def edit_copy(copy: Path) -> str:
-    """Rename the first model's ``get_embed_and_head`` definition; return what was edited, for the log."""
+def edit_copy(copy: Path, findings: list[dict]) -> str:
+    """Make an inner model lose a contract method; return what was edited, for the log.
+
+    Preferably the method of a reported finding, in the file that defines the finding's inner class (so the
+    findings change); else ``get_embed_and_head`` in the first model file that defines it.
+    """
+    for finding in findings[:5]:  # the first that works; each try reads the whole tree
+        inner, method = finding.get("inner_class"), finding.get("method")
+        for path in sorted(copy.glob("**/*.py")):
+            text = path.read_text(encoding="utf-8")
+            if re.search(rf"^\s*class {re.escape(inner)}\b", text, re.M) and _rename_def(path, method):
+                return f"renamed {inner}.{method} in {path.relative_to(copy)}"
     for path in sorted(copy.glob("**/models/**/*.py")):
-        text = path.read_text(encoding="utf-8")
-        if EDITED_METHOD in text:
-            path.write_text(text.replace(EDITED_METHOD, "def get_embed_and_head_renamed(", 1), encoding="utf-8")
+        if _rename_def(path, "get_embed_and_head"):
             return f"renamed get_embed_and_head in {path.relative_to(copy)}"
     path = min(copy.glob("**/*.py"))
     path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
@@ -68,7 +83,7 @@ def compare_after_edit(tree: Path) -> bool:
             n for n in names if not n.endswith(".py") and not (Path(d) / n).is_dir()])
         cache_dir = str(Path(scratch) / "cache")
         before = run_check(copy, cache_dir, no_cache=False)
-        what = edit_copy(copy)
+        what = edit_copy(copy, before.result["findings"])
         after = run_check(copy, cache_dir, no_cache=False)
         fresh = run_check(copy, None, no_cache=True)
     diff = differences(comparable(fresh.result), comparable(after.result))
