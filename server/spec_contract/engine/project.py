@@ -122,6 +122,10 @@ class Project:
             return self._analyze()
         finally:
             if collecting:
+                # What the analysis keeps (summaries, findings) is acyclic and freed by reference counting;
+                # moving it out of the collector's generations keeps later collections (one per keystroke in
+                # the server) from walking a large heap again and again.
+                gc.freeze()
                 gc.enable()
 
     def _analyze(self) -> Analysis:

@@ -65,6 +65,8 @@ class Index:
         self._mro: dict[ClassKey, tuple[tuple[ClassKey, ...], frozenset[str]]] = {}
         self._delegates: dict[ClassKey, tuple[dict[str, tuple[ClassKey, ...]], frozenset[str]]] = {}
         self._recording: list[set[str]] = []
+        self._classes: dict[ClassKey, tuple[ClassSummary | None, dict[str, Member]]] = {}
+        self._provisions: dict[tuple[ClassKey, str], tuple[Provision | None, frozenset[str]]] = {}
 
     # dependencies ----------------------------------------------------------------------------------
     def record(self) -> set[str]:
@@ -101,8 +103,14 @@ class Index:
         return [s for s in self._summaries.values() if s is not None]
 
     def class_summary(self, key: ClassKey) -> ClassSummary | None:
-        summary = self.summary(key.module)
-        return summary.find_class(key.qualname) if summary else None
+        summary = self.summary(key.module)  # records the module, whether or not the class is memoised
+        if key not in self._classes:
+            cls = summary.find_class(key.qualname) if summary else None
+            self._classes[key] = (cls, {m.name: m for m in cls.members} if cls else {})
+        return self._classes[key][0]
+
+    def _own_member(self, key: ClassKey, name: str) -> Member | None:
+        return self._classes[key][1].get(name) if self.class_summary(key) is not None else None
 
     def path_of(self, module: str) -> str | None:
         source = self._files.get(module)
@@ -253,15 +261,24 @@ class Index:
 
     def provision(self, key: ClassKey, member: str, _depth: int = 0) -> Provision | None:
         """Whether instances of ``key`` have ``member``: own body, bases, or a forwarding ``__getattr__``."""
+        if _depth == 0:  # memoised: a popular inner model is asked about every contract member per wrapper
+            memo = self._provisions.get((key, member))
+            if memo is not None:
+                self._replay(memo[1])
+                return memo[0]
+            recorded = self.record()
+            try:
+                found = self.provision(key, member, 1)
+            finally:
+                modules = self.stop(recorded)
+            self._provisions[(key, member)] = (found, modules)
+            return found
         mro = self.mro(key)
         for owner in mro:
-            cls = self.class_summary(owner)
-            if cls is None:
-                continue
-            for candidate in cls.members:
-                if candidate.name == member:
-                    return Provision(owner, candidate)
-        if _depth > 3:
+            candidate = self._own_member(owner, member)
+            if candidate is not None:
+                return Provision(owner, candidate)
+        if _depth > 4:
             return None
         for owner in mro:
             cls = self.class_summary(owner)
@@ -270,7 +287,7 @@ class Index:
             if cls.getattr_forward == "":
                 return Provision(owner, None)
             for inner in self.delegates(key).get(cls.getattr_forward, ()):
-                found = self.provision(inner, member, _depth + 1)
+                found = self.provision(inner, member, _depth + 1)  # not memoised: depth bounds the recursion
                 if found is not None:
                     return found
             if not self.delegates(key).get(cls.getattr_forward):
