@@ -96,6 +96,8 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
     if root.is_file():
         return [SourceFile(str(root), root.name, module_name(root))]
     found: list[SourceFile] = []
+    # Directory globs (``**/.venv/**``) prune the walk; only the others need matching file by file.
+    file_excludes = tuple(g for g in exclude if not g.endswith("/**"))
     import_roots: dict[str, str] = {}  # directory → the import root its modules are named from
     seen_dirs: set[tuple[int, int]] = set()
     top = root  # climb while inside a package: a root that is a namespace directory of one counts too
@@ -129,7 +131,7 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
             if not name.endswith(".py"):
                 continue
             rel = rel_dir + name
-            if exclude and glob_match(rel, exclude):
+            if file_excludes and glob_match(rel, file_excludes):
                 continue
             if include and not glob_match(rel, include):
                 continue

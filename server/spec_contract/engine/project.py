@@ -10,6 +10,7 @@ half-typed code never produces spurious findings.
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import os
 import sys
@@ -236,8 +237,9 @@ class Project:
     def _digest(self, path: str) -> str:
         """Digest of the text the analysis would read now (the editor buffer or the disk)."""
         if path not in self._digests:
+            data = read_bytes(path) if path not in self._overlays else None
             self._digests[path] = (text_digest(self._overlays[path]) if path in self._overlays
-                                   else decode(read_bytes(path)).digest)
+                                   else hashlib.sha1(data).hexdigest() if data is not None else "")
         return self._digests[path]
 
     def _registered_in(self, source: SourceFile, index: Index, out_of_tree: bool) -> tuple[str, ...]:
