@@ -7,9 +7,7 @@ code and severity on a wrapper that lacks the member.
 
 from __future__ import annotations
 
-import pytest
-
-from engine_trees import WORKER, analyze, base_tree, contract, findings, line_of
+from engine_trees import WORKER, analyze, base_tree, contract, line_of
 
 BARE_WRAPPER = {"pkg/models/llava.py": """
     from pkg.models.llama import LlamaForCausalLM

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
 

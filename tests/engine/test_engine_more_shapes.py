@@ -3,8 +3,6 @@ guards and flow that real wrappers and workers use."""
 
 from __future__ import annotations
 
-import pytest
-
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
 

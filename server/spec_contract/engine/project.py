@@ -159,7 +159,6 @@ class Project:
         contract = self._contract[0]
         findings = []
         checked: list[ClassKey] = []
-        entry_variable = self.config.entry_class_variable
         for source in models:
             for qualname in self._registered_in(source, index, out_of_tree):
                 key = ClassKey(source.module, qualname)

@@ -111,9 +111,6 @@ class Analysis:
                     return site
         return None
 
-    def entry_for(self, site: CallSite) -> ContractEntry | None:
-        return self.contract.get(site.role, site.member)
-
     def implementers(self, member: str) -> list[Provider]:
         """Every model class (checked, or reached as a base or inner class) that defines ``member``."""
         out: dict[tuple[str, Span], Provider] = {}

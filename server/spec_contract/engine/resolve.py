@@ -87,9 +87,6 @@ class Index:
             outer |= modules
 
     # modules -------------------------------------------------------------------------------------
-    def has_module(self, module: str) -> bool:
-        return module in self._files
-
     def summary(self, module: str) -> ModuleSummary | None:
         for recording in self._recording:
             recording.add(module)
@@ -97,10 +94,6 @@ class Index:
             source = self._files.get(module)
             self._summaries[module] = self._load(source) if source is not None else None
         return self._summaries[module]
-
-    def loaded(self) -> list[ModuleSummary]:
-        """The summaries read so far (the index parses lazily, so this is what the analysis needed)."""
-        return [s for s in self._summaries.values() if s is not None]
 
     def class_summary(self, key: ClassKey) -> ClassSummary | None:
         summary = self.summary(key.module)  # records the module, whether or not the class is memoised
