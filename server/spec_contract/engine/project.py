@@ -125,7 +125,9 @@ class Project:
             if collecting:
                 # What the analysis keeps (summaries, findings) is acyclic and freed by reference counting;
                 # moving it out of the collector's generations keeps later collections (one per keystroke in
-                # the server) from walking a large heap again and again.
+                # the server) from walking a large heap again and again. The young generations are collected
+                # first, so no cyclic garbage of this run is frozen with it.
+                gc.collect(1)
                 gc.freeze()
                 gc.enable()
 
