@@ -379,3 +379,50 @@ def test_each_missing_member_names_the_branch_candidate_that_provides_it(tmp_pat
         ("SC001", "LlavaForConditionalGeneration", "set_embed_and_head", ("draft",), "language_model",
          "LlamaForCausalLM", "error", (DRAFT_SITE,)),
     ]
+
+
+REGISTRY_WRAPPER = """\
+from pkg.registry import ModelRegistry
+
+
+class RegistryVLM:
+    def __init__(self, config):
+        language_model_cls = ModelRegistry.resolve_model_cls(config.text_config.architectures)[0]
+        self.language_model = language_model_cls(config.text_config)
+
+
+EntryClass = [RegistryVLM]
+"""
+
+
+def test_inner_chosen_by_the_model_registry_takes_its_candidates_from_the_profile(tmp_path):
+    root = base_tree(tmp_path, {
+        "pkg/registry.py": "class ModelRegistry:\n    pass\n",
+        "pkg/models/vlm.py": REGISTRY_WRAPPER,
+        "pyproject.toml": '[tool.spec-contract]\nregistry_candidates = ["pkg.models.llama.LlamaForCausalLM"]\n',
+    })
+    analysis = analyze(root)
+    assert findings(analysis) == missing_both("RegistryVLM")
+    assert all("one of the profile's registry candidates" in f.notes[0] for f in analysis.findings)
+
+
+def test_inner_chosen_by_the_model_registry_without_candidates_gives_no_finding(tmp_path):
+    root = base_tree(tmp_path, {"pkg/registry.py": "class ModelRegistry:\n    pass\n",
+                                "pkg/models/vlm.py": REGISTRY_WRAPPER})
+    assert findings(analyze(root)) == []
+
+
+def test_inner_class_passed_as_a_parameter_default_is_that_class(tmp_path):
+    """The Qwen3-VL shape: ``def __init__(self, config, language_model_cls=Qwen3LLMModel)``."""
+    root = base_tree(tmp_path, {"pkg/models/vlm.py": """\
+        from pkg.models.llama import LlamaForCausalLM
+
+
+        class DefaultVLM:
+            def __init__(self, config, language_model_cls=LlamaForCausalLM):
+                self.language_model = language_model_cls(config)
+
+
+        EntryClass = [DefaultVLM]
+        """})
+    assert findings(analyze(root)) == missing_both("DefaultVLM")

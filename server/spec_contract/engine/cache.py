@@ -1,13 +1,15 @@
-"""A persistent cache of module summaries, keyed by content hash and scan mode.
+"""A persistent cache of module summaries and analysis results, keyed by content.
 
-Entries live under the user cache directory (``$SPEC_CONTRACT_CACHE_DIR``, else ``$XDG_CACHE_HOME`` or
-``~/.cache``, then ``spec-contract/<version>/``), one pickle per key. Writers go through a temporary file and
-``os.replace``, so concurrent runs never see a half-written entry; a corrupt or foreign entry is a miss. A
-new version of the package uses a new directory, so old summaries are never misread.
+Entries live under the user cache directory (``$SPEC_CONTRACT_CACHE_DIR``, else ``$XDG_CACHE_HOME/spec-contract``
+or ``~/.cache/spec-contract``), in a folder named by the version and a digest of the engine's own source, one
+pickle per key: other engine code uses another folder, so old summaries and results are never misread.
+Writers go through a temporary file and ``os.replace``, so concurrent runs never see a half-written entry; a
+corrupt or foreign entry is a miss.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import tempfile
@@ -16,15 +18,22 @@ from pathlib import Path
 from spec_contract import __version__
 from spec_contract.engine.summary import ModuleSummary
 
-_FORMAT = 1
+def engine_fingerprint() -> str:
+    """A digest of the engine's own source: summaries and results made by other code are never reused,
+    even between two builds that carry the same version number (a development checkout)."""
+    digest = hashlib.sha1(__version__.encode())
+    engine = Path(__file__).parent
+    for source in sorted(engine.glob("*.py")) + sorted((engine.parent / "profiles").glob("*.toml")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def default_dir() -> Path:
-    explicit = os.environ.get("SPEC_CONTRACT_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "spec-contract" / f"{__version__}-{_FORMAT}"
+    base = os.environ.get("SPEC_CONTRACT_CACHE_DIR")
+    if not base:
+        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(home, "spec-contract")
+    return Path(base) / f"{__version__}-{engine_fingerprint()}"
 
 
 class SummaryCache:

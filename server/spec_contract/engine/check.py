@@ -103,10 +103,14 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
                    + ("" if required else " (guarded, so optional)"))
         provider = Provider(provision.owner.dotted, index.path_of(provision.owner.module) or "",
                             provision.member.span, provision.member.kind)
+        notes = _arity_notes(sites, provision.member, inner_cls.name if inner_cls else inner_name, rel)
+        if "." not in attr and index.registry_chosen(key, attr):
+            notes = (f"`self.{attr}` is built from a class the model registry picks at run time; "
+                     f"{inner_name} is one of the profile's registry candidates",) + notes
         findings.append(Finding(
             code=code, severity=config.severity[code], path=path, span=cls.span, class_name=cls.name,
             class_qualname=key.dotted, member=member, roles=tuple(e.role for e in entries), delegate=attr,
             inner_class=inner_name, provider=provider, call_sites=sites, message=message,
-            notes=_arity_notes(sites, provision.member, inner_cls.name if inner_cls else inner_name, rel),
+            notes=notes,
         ))
     return findings

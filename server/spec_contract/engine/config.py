@@ -71,6 +71,7 @@ class Config:
     speculative_conditions: frozenset[str]
     ignored_members: frozenset[str]
     draft_only_classes: tuple[str, ...]
+    registry_candidates: tuple[str, ...]  # dotted classes an inner chosen through the model registry may be
     receivers: tuple[ReceiverPattern, ...]
     severity: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
     include: tuple[str, ...] = ()
@@ -138,7 +139,7 @@ def _normalise_keys(table: dict[str, Any]) -> dict[str, Any]:
 
 
 _LIST_KEYS = ("workers", "model_files", "delegate_names", "speculative_conditions", "ignored_members",
-              "draft_only_classes", "include", "exclude", "receivers")
+              "draft_only_classes", "registry_candidates", "include", "exclude", "receivers")
 _KNOWN_KEYS = set(_LIST_KEYS) | {f"extend_{k}" for k in _LIST_KEYS} | {
     "profile", "engine_package", "entry_class_variable", "severity", "enable", "select", "debounce", "trace", "interpreter",
     "server",
@@ -244,6 +245,7 @@ def _build(profile_name: str, merged: dict[str, Any]) -> Config:
         speculative_conditions=frozenset(_strings(merged, "speculative_conditions")),
         ignored_members=frozenset(_strings(merged, "ignored_members")),
         draft_only_classes=_strings(merged, "draft_only_classes"),
+        registry_candidates=_strings(merged, "registry_candidates"),
         receivers=tuple(receivers),
         severity={**DEFAULT_SEVERITY, **severity},
         include=_strings(merged, "include"),

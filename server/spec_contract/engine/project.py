@@ -145,7 +145,7 @@ class Project:
         def load(source: SourceFile) -> ModuleSummary | None:
             return self._summary(source, source.path in layout.worker_paths, stats)
 
-        index = Index(layout.by_module, layout.packages, load)
+        index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates)
         changed = {f.module for f in files if f.path in self._dirty}
         if not self._restored:
             self._restored = True

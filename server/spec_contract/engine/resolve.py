@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from spec_contract.engine.files import SourceFile
+from spec_contract.engine.scan import REGISTRY
 from spec_contract.engine.summary import Chain, ClassSummary, Member, ModuleSummary
 
 _MAX_DEPTH = 12
@@ -55,8 +56,9 @@ class Index:
     """Lazy, memoised view of the tree's modules and classes."""
 
     def __init__(self, files: dict[str, SourceFile], packages: frozenset[str],
-                 load: Callable[[SourceFile], ModuleSummary | None]) -> None:
+                 load: Callable[[SourceFile], ModuleSummary | None], registry: tuple[str, ...] = ()) -> None:
         self._files = files
+        self._registry = registry  # dotted classes the engine's model registry may hand a wrapper
         self._packages = packages
         self._resolved: dict[tuple[str, Chain], Resolved | None] = {}
         self._resolved_deps: dict[tuple[str, Chain], frozenset[str]] = {}
@@ -301,12 +303,22 @@ class Index:
         self._delegates[key] = (result, modules)
         return result
 
+    def registry_chosen(self, key: ClassKey, attr: str) -> bool:
+        """Whether ``self.<attr>`` is built from a class the model registry picks (candidates from the profile)."""
+        for owner in self.mro(key):
+            cls = self.class_summary(owner)
+            if cls is not None and any(d.attr == attr and d.callee == REGISTRY for d in cls.delegates):
+                return True
+        return False
+
     def _constructed(self, key: ClassKey, owner: ClassKey, callee: Chain) -> list[tuple[str, Chain]]:
         """The class names a delegate's value is built from, as (module, chain) to resolve.
 
         ``self.llm = self.init_llm(...)`` calls the most-derived ``init_llm`` of the class being checked,
         so factory methods are looked up along ``key``'s MRO, not the assigning class's.
         """
+        if callee == REGISTRY:  # chosen at run time: the profile names the candidates
+            return [(module, (name,)) for module, _, name in (c.rpartition(".") for c in self._registry)]
         if callee[0] != "self":
             return [(owner.module, callee)]
         if len(callee) != 2:

@@ -221,8 +221,9 @@ def _class(node: ast.ClassDef, outer: str, lines: _Lines, out: list[ClassSummary
             made = _returned_constructors(statements)
             if made:
                 factories.append((stmt.name, made))
+            local_classes = _local_classes(stmt, statements)
             for sub in statements:
-                _collect_self_assignment(sub, lines, instance_attrs, delegates)
+                _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes)
             if functions is not None:
                 functions.append(_function_flow(stmt, f"{qualname}.{stmt.name}", qualname, lines))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
@@ -251,7 +252,41 @@ def _names_in_target(target: ast.expr) -> list[ast.Name]:
     return []
 
 
-def _collect_self_assignment(node: ast.AST, lines: _Lines, attrs: dict[str, Member], delegates: list[Delegate]) -> None:
+REGISTRY = ("<registry>",)  # a delegate callee whose class the engine's model registry picks at run time
+# Calls that look a model class up (``_get_sgl_model_cls``, ``ModelRegistry.resolve_model_cls``), as opposed
+# to other computed callables (``partial(nn.LayerNorm, …)``, a backend's own ``get_arch``).
+_REGISTRY_LOOKUP = re.compile(r"model_?(?:cls|class)|resolve_model|registry", re.IGNORECASE)
+
+
+def _local_classes(node: ast.FunctionDef | ast.AsyncFunctionDef, statements: list[ast.stmt]) -> dict[str, list[Chain]]:
+    """What a local name called as a constructor may stand for, inside one method.
+
+    ``language_model_cls=Qwen3LLMModel`` (a parameter default) stands for that class;
+    ``language_model_cls = self._get_sgl_model_cls(config)`` (a name computed by a call) stands for whatever
+    the model registry returns, :data:`REGISTRY`.
+    """
+    out: dict[str, list[Chain]] = {}
+    positional = node.args.posonlyargs + node.args.args
+    defaults = list(zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults))
+    defaults += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+    for arg, default in defaults:
+        chain = chain_of(default)
+        if chain is not None and "()" not in chain and "[]" not in chain and chain[-1][:1].isupper():
+            out.setdefault(arg.arg, []).append(chain)
+    for stmt in statements:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            if isinstance(value, ast.Subscript):
+                value = value.value  # ``ModelRegistry.resolve_model_cls(arch)[0]``
+            if isinstance(value, ast.Call):
+                callee = chain_of(value.func)
+                if callee is not None and any(_REGISTRY_LOOKUP.search(part) for part in callee):
+                    out.setdefault(stmt.targets[0].id, []).append(REGISTRY)
+    return out
+
+
+def _collect_self_assignment(node: ast.AST, lines: _Lines, attrs: dict[str, Member], delegates: list[Delegate],
+                             local_classes: dict[str, list[Chain]]) -> None:
     if isinstance(node, ast.Assign):
         targets, value = node.targets, node.value
     elif isinstance(node, ast.AnnAssign):
@@ -266,8 +301,10 @@ def _collect_self_assignment(node: ast.AST, lines: _Lines, attrs: dict[str, Memb
                 if sub is target:
                     for call in _possible_calls(value):
                         callee = chain_of(call.func)
-                        if callee is not None and "()" not in callee and "[]" not in callee:
-                            delegates.append(Delegate(sub.attr, callee, span))
+                        if callee is None or "()" in callee or "[]" in callee:
+                            continue
+                        for chain in local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]:
+                            delegates.append(Delegate(sub.attr, chain, span))
 
 
 def _possible_calls(value: ast.expr | None) -> list[ast.Call]:
