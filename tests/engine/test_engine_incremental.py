@@ -241,3 +241,22 @@ def test_position_queries_still_see_every_model_file_after_an_incremental_analys
     assert provider.span.line == line
     member, entries = analysis.member_definition_at(llama, line, provider.span.col)
     assert member == "get_embed_and_head" and [e.role for e in entries] == ["target"]
+
+
+def test_a_focused_analysis_checks_only_the_given_files_and_the_next_whole_one_checks_all(tmp_path):
+    other = WRAPPER.replace("LlavaForConditionalGeneration", "OtherVLM")
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper(), "pkg/models/other.py": other})
+    proj = project(root)
+    wrapper_path = str((root / WRAPPER_PATH).resolve())
+    proj.set_overlay(wrapper_path, wrapper())  # an open editor buffer
+
+    focused = proj.analyze(focus=[wrapper_path])
+    assert focused.focus == {wrapper_path}
+    assert {f.class_name for f in focused.findings} == {"LlavaForConditionalGeneration"}
+    assert findings(focused) == BOTH
+
+    whole = proj.analyze()
+    assert whole.focus is None
+    assert {f.class_name for f in whole.findings} == {"LlavaForConditionalGeneration", "OtherVLM"}
+    assert [f for f in whole.findings if f.path == wrapper_path] == list(focused.findings)
+    assert whole.generation > focused.generation

@@ -59,6 +59,7 @@ class Analysis:
     problems: dict[str, str]  # path → why its current text was not used (syntax error, binary, …)
     overlays: dict[str, str]
     relative: Callable[[str], str]
+    focus: frozenset[str] | None = None  # set for a focused analysis: only these files' classes were checked
 
     def findings_for(self, path: str) -> list[Finding]:
         return [f for f in self.findings if f.path == path]
