@@ -322,8 +322,8 @@ class Project:
             summary = scan(path, source.module, digest, text, worker=worker,
                            entry_variable=self.config.entry_class_variable)
             stats.files_parsed += 1
-            if self._cache is not None and summary.error is None:
-                self._cache.put(key, summary)
+            if self._cache is not None and summary.error is None and path not in self._overlays:
+                self._cache.put(key, summary)  # not editor buffers: no disk write per keystroke
         if summary.error is not None:
             stats.files_skipped["syntax-error"] += 1
             if previous is not None and previous.summary is not None:  # keep the last good one
