@@ -15,10 +15,11 @@ from spec_contract.lsp.workspace import Folder, Folders
 class Analysis:
     """The slice of the engine's Analysis that reporting reads, holding real engine result objects."""
 
-    def __init__(self, generation, findings, sources):
+    def __init__(self, generation, findings, sources, changed_paths=None):
         self.generation = generation
         self.findings = tuple(findings)
         self._sources = sources
+        self.changed_paths = changed_paths
 
     def findings_for(self, path):
         return [f for f in self.findings if f.path == path]
@@ -105,3 +106,20 @@ def test_files_belong_to_the_innermost_folder():
     assert folders.for_path("/elsewhere/m.py") is None
     folders.remove("file:///w/pkg")
     assert folders.for_path("/w/pkg/m.py") is outer
+
+
+def test_a_file_whose_text_and_findings_did_not_change_keeps_its_report_without_recomputing_it():
+    lines = SourceLines(Analysis(1, [], SOURCES))
+    args = (lines, PositionCodec("utf-16"), True, get_converter())
+    reports, _ = compute_reports({}, Analysis(1, [finding()], SOURCES), [WRAPPER], *args)
+    # A keystroke in another file: this one is not among the changed paths and its findings are equal.
+    again, changed = compute_reports(reports, Analysis(2, [finding()], SOURCES, frozenset({"/w/other.py"})),
+                                     [WRAPPER], *args)
+    assert changed == {WRAPPER: False}
+    assert again[WRAPPER] is reports[WRAPPER]
+    # The file itself changed: its report is recomputed (same diagnostics, so same result id).
+    edited, changed = compute_reports(reports, Analysis(3, [finding()], SOURCES, frozenset({WRAPPER})),
+                                      [WRAPPER], *args)
+    assert changed == {WRAPPER: False}
+    assert edited[WRAPPER] is not reports[WRAPPER]
+    assert edited[WRAPPER].result_id == reports[WRAPPER].result_id

@@ -154,6 +154,7 @@ class Project:
 
         index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates)
         changed = {f.module for f in files if f.path in self._dirty}
+        changed_paths = frozenset(self._dirty) if self._restored and self._contract is not None else None
         if not self._restored:
             self._restored = True
             changed |= self._restore(layout)
@@ -190,7 +191,7 @@ class Project:
             findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
             checked=tuple(checked), models=tuple(models), index=index, config=self.config, stats=stats,
             problems={p: e.problem for p, e in self._entries.items() if e.problem},
-            overlays=dict(self._overlays), relative=self.relative, focus=focus,
+            overlays=dict(self._overlays), relative=self.relative, focus=focus, changed_paths=changed_paths,
         )
         result = self._last
         if focus is not None:

@@ -60,6 +60,7 @@ class Analysis:
     overlays: dict[str, str]
     relative: Callable[[str], str]
     focus: frozenset[str] | None = None  # set for a focused analysis: only these files' classes were checked
+    changed_paths: frozenset[str] | None = None  # files whose text changed since the previous analysis (None: unknown)
 
     def findings_for(self, path: str) -> list[Finding]:
         return [f for f in self.findings if f.path == path]

@@ -109,17 +109,25 @@ def compute_reports(
     """
     reports = dict(previous)
     changed: dict[str, bool] = {}
+    by_path: dict[str, list] = {}
+    for finding in analysis.findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    touched = analysis.changed_paths  # None: unknown, every file may have changed
     for path in paths:
-        diagnostics = [to_diagnostic(f, lines_for, codec, related) for f in analysis.findings_for(path)]
+        findings = tuple(by_path.get(path, ()))
+        old = previous.get(path)
+        if old is not None and touched is not None and path not in touched and old.findings == findings:
+            changed[path] = False  # same text, same findings: the report stands as it is (a keystroke elsewhere)
+            continue
+        diagnostics = [to_diagnostic(f, lines_for, codec, related) for f in findings]
         new_fingerprint = fingerprint(diagnostics, converter)
         text_id = content_hash(analysis.source(path))
-        old = previous.get(path)
         if old is not None and old.fingerprint == new_fingerprint:
             generation = old.result_id.split(".", 1)[1]
-            reports[path] = FileReport(old.diagnostics, old.fingerprint, f"{text_id}.{generation}")
+            reports[path] = FileReport(old.diagnostics, old.fingerprint, f"{text_id}.{generation}", findings)
             changed[path] = False
         else:
-            reports[path] = FileReport(diagnostics, new_fingerprint, f"{text_id}.{analysis.generation}")
+            reports[path] = FileReport(diagnostics, new_fingerprint, f"{text_id}.{analysis.generation}", findings)
             changed[path] = True
     return reports, changed
 

@@ -274,6 +274,7 @@ class SpecContractServer(LanguageServer):
                 return
             folder.analysis = analysis
             await self.publish(folder, analysis)
+        folder.early.set()
 
     async def disable(self, folder: Folder, why: str) -> None:
         async with folder.lock:
@@ -440,9 +441,15 @@ class SpecContractServer(LanguageServer):
         folder = self.folders.for_path(path)
         if folder is None:
             return None
-        early = folder.analysis
-        if not folder.ready.is_set() and early is not None and early.focus is not None and path in early.focus:
-            return folder, early, path  # the first pass covers this file; the whole analysis is still running
+        if not folder.ready.is_set() and path in self.open_paths():
+            # A first pass over the open files may answer before the whole analysis: wait for whichever is first.
+            waits = [asyncio.ensure_future(folder.ready.wait()), asyncio.ensure_future(folder.early.wait())]
+            _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for waiting in pending:
+                waiting.cancel()
+            early = folder.analysis
+            if not folder.ready.is_set() and early is not None and early.focus is not None and path in early.focus:
+                return folder, early, path  # the first pass covered this file; the whole analysis still runs
         analysis = await self.fresh(folder)
         if analysis is None:
             return None

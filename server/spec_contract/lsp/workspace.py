@@ -26,6 +26,7 @@ class FileReport:
     diagnostics: list[types.Diagnostic]
     fingerprint: str  # hash of the serialised diagnostics: did they change?
     result_id: str  # content hash + the index generation at which the diagnostics last changed
+    findings: tuple = ()  # the engine findings they were made from: equal findings, same diagnostics
 
 
 @dataclass(eq=False)
@@ -43,6 +44,7 @@ class Folder:
     reports: dict[str, FileReport] = field(default_factory=dict)  # path -> last diagnostics
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one analysis (and its publishing) at a time
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once the first analysis finished
+    early: asyncio.Event = field(default_factory=asyncio.Event)  # set once a first pass over open files finished
 
     def contains(self, path: str) -> bool:
         try:
