@@ -25,6 +25,22 @@ EAGLE_WORKER = """
 """
 
 # The inner language model: provides both members the worker uses.
+CLEAN_WRAPPER = {"pkg/models/llava.py": """
+    from pkg.models.llama import LlamaForCausalLM
+
+    class LlavaForConditionalGeneration:
+        def __init__(self, config):
+            self.language_model = LlamaForCausalLM(config)
+
+        def get_embed_and_head(self):
+            return self.language_model.get_embed_and_head()
+
+        def set_embed_and_head(self, embed, head):
+            self.language_model.set_embed_and_head(embed, head)
+
+    EntryClass = LlavaForConditionalGeneration
+"""}  # a wrapper that forwards everything the base tree's worker uses
+
 LLAMA = """
     class LlamaForCausalLM:
         def __init__(self, config):

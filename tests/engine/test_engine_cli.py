@@ -10,25 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine_trees import EAGLE_WORKER, LLAMA, base_tree, make_tree
+from engine_trees import CLEAN_WRAPPER, EAGLE_WORKER, LLAMA, base_tree, make_tree
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
-
-CLEAN_WRAPPER = {"pkg/models/llava.py": """
-    from pkg.models.llama import LlamaForCausalLM
-
-    class LlavaForConditionalGeneration:
-        def __init__(self, config):
-            self.language_model = LlamaForCausalLM(config)
-
-        def get_embed_and_head(self):
-            return self.language_model.get_embed_and_head()
-
-        def set_embed_and_head(self, embed, head):
-            self.language_model.set_embed_and_head(embed, head)
-
-    EntryClass = LlavaForConditionalGeneration
-"""}
 
 
 def run(*args: str, cwd: Path | None = None, cache: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:

@@ -6,7 +6,7 @@ Every tree has the EAGLE worker (target ``get_embed_and_head``, draft ``set_embe
 
 from __future__ import annotations
 
-from engine_trees import WORKER, analyze, base_tree, findings, line_of
+from engine_trees import CLEAN_WRAPPER, WORKER, analyze, base_tree, findings, line_of
 
 TARGET_SITE = (WORKER, 5, False)
 DRAFT_SITE = (WORKER, 6, False)
@@ -45,21 +45,7 @@ def test_language_model_wrapper_missing_forwards_gets_sc001_per_member(tmp_path)
 
 
 def test_wrapper_that_forwards_everything_is_clean(tmp_path):
-    root = base_tree(tmp_path, {"pkg/models/llava.py": """
-        from pkg.models.llama import LlamaForCausalLM
-
-        class LlavaForConditionalGeneration:
-            def __init__(self, config):
-                self.language_model = LlamaForCausalLM(config)
-
-            def get_embed_and_head(self):
-                return self.language_model.get_embed_and_head()
-
-            def set_embed_and_head(self, embed, head):
-                self.language_model.set_embed_and_head(embed, head)
-
-        EntryClass = LlavaForConditionalGeneration
-    """})
+    root = base_tree(tmp_path, CLEAN_WRAPPER)
     analysis = analyze(root)
     assert findings(analysis) == []
     assert [k.qualname for k in analysis.checked] == ["LlamaForCausalLM", "LlavaForConditionalGeneration"]
