@@ -236,11 +236,10 @@ def register(server: SpecContractServer) -> None:
     @feature(types.TEXT_DOCUMENT_HOVER)
     @guarded
     async def on_hover(ls: SpecContractServer, params: types.HoverParams):
-        context = await ls.context(params.text_document.uri)
-        if context is None:
+        at = await _cursor(ls, params)
+        if at is None:
             return None
-        folder, analysis, path = context
-        line, col = from_position(params.position, lines_of(analysis.source(path)), ls.workspace.position_codec)
+        folder, analysis, path, line, col = at
         formats = ls.cap("text_document.hover.content_format", None) or [types.MarkupKind.Markdown]
         return await ls.on_engine(
             hover.hover_for,
@@ -267,14 +266,23 @@ def register(server: SpecContractServer) -> None:
     @feature(types.TEXT_DOCUMENT_IMPLEMENTATION)
     @guarded
     async def implementation(ls: SpecContractServer, params: types.ImplementationParams):
-        context = await ls.context(params.text_document.uri)
-        if context is None:
+        at = await _cursor(ls, params)
+        if at is None:
             return None
-        _folder, analysis, path = context
-        line, col = from_position(params.position, lines_of(analysis.source(path)), ls.workspace.position_codec)
+        _folder, analysis, path, line, col = at
         return await ls.on_engine(
             hover.implementations_for, analysis, path, line, col, SourceLines(analysis), ls.workspace.position_codec
         ) or None
+
+
+async def _cursor(ls: SpecContractServer, params):
+    """(folder, analysis, path, line, column) of a position request, in engine units; None outside a folder."""
+    context = await ls.context(params.text_document.uri)
+    if context is None:
+        return None
+    folder, analysis, path = context
+    line, col = from_position(params.position, lines_of(analysis.source(path)), ls.workspace.position_codec)
+    return folder, analysis, path, line, col
 
 
 async def _edit(ls: SpecContractServer, analysis, action: str, findings) -> types.WorkspaceEdit | None:
