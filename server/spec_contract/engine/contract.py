@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from spec_contract.engine.config import Config
+from spec_contract.engine.config import Config, ReceiverPattern
 from spec_contract.engine.resolve import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry
 from spec_contract.engine.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
@@ -31,16 +31,23 @@ class _Flow:
         self.index = index
         self.functions: dict[FunctionKey, FunctionFlow] = {}
         self.paths: dict[FunctionKey, str] = {}
+        self.classes: dict[FunctionKey, ClassKey | None] = {}
         self.class_attrs: dict[ClassKey, dict[str, set[Chain]]] = defaultdict(lambda: defaultdict(set))
         self.locals: dict[FunctionKey, dict[str, set[Chain]]] = {}
         self.bindings: dict[FunctionKey, dict[str, set[Chain]]] = defaultdict(lambda: defaultdict(set))
-        self._by_module: dict[str, list[FunctionKey]] = defaultdict(list)
+        # Bindings only grow, so how many chains a function's parameters have gained so far tells whether an
+        # expansion inside it may differ from the last one: the fixpoint re-expands only what can change.
+        self._grown: dict[FunctionKey, int] = defaultdict(int)
+        self._expanded: dict[tuple[FunctionKey, Chain], tuple[int, set[Chain]]] = {}
+        self._self_attrs: dict[tuple[ClassKey, str], set[Chain]] = {}
+        self._top_names: dict[str, set[str]] = defaultdict(set)  # module → its top-level function/class names
         for summary in workers:
             for fn in summary.functions:
                 key = FunctionKey(summary.module, fn.qualname)
-                self._by_module[summary.module].append(key)
+                self._top_names[summary.module].add(fn.qualname.split(".")[0])
                 self.functions[key] = fn
                 self.paths[key] = summary.path
+                self.classes[key] = ClassKey(summary.module, fn.class_name) if fn.class_name else None
                 local: dict[str, set[Chain]] = defaultdict(set)
                 for target, value in fn.aliases:
                     if target[0] == "self" and len(target) == 2 and fn.class_name:
@@ -49,25 +56,42 @@ class _Flow:
                         local[target[0]].add(value)
                 self.locals[key] = local
 
-    def _class_of(self, key: FunctionKey) -> ClassKey | None:
-        fn = self.functions[key]
-        return ClassKey(key.module, fn.class_name) if fn.class_name else None
-
     def _self_attr(self, cls: ClassKey | None, attr: str) -> set[Chain]:
+        """What ``self.<attr>`` may stand for in ``cls``, from assignments anywhere in its MRO.
+
+        Memoised for the flow's lifetime: class attributes are fixed once the flow is built, and the MRO's
+        modules are charged to the one recording that spans the whole derivation the first time.
+        """
         if cls is None:
             return set()
-        out: set[Chain] = set()
-        for owner in self.index.mro(cls):
-            out |= self.class_attrs.get(owner, {}).get(attr, set())
-        return out
+        found = self._self_attrs.get((cls, attr))
+        if found is None:
+            found = set()
+            for owner in self.index.mro(cls):
+                found |= self.class_attrs.get(owner, {}).get(attr, set())
+            self._self_attrs[(cls, attr)] = found
+        return found
 
     def expand(self, key: FunctionKey, chain: Chain) -> set[Chain]:
-        """Every expression ``chain`` may stand for inside function ``key`` (itself included)."""
+        """Every expression ``chain`` may stand for inside function ``key`` (itself included; do not mutate).
+
+        The answer depends only on the function's parameter bindings among the mutable facts, so it is
+        remembered until those grow.
+        """
+        grown = self._grown[key]
+        memo = self._expanded.get((key, chain))
+        if memo is not None and memo[0] == grown:
+            return memo[1]
+        seen = self._expand(key, chain)
+        self._expanded[(key, chain)] = (grown, seen)
+        return seen
+
+    def _expand(self, key: FunctionKey, chain: Chain) -> set[Chain]:
         seen = {chain}
         frontier = [chain]
         local = self.locals.get(key, {})
         params = self.bindings.get(key, {})
-        cls = self._class_of(key)
+        cls = self.classes[key]
         for _ in range(_MAX_EXPANSION_DEPTH):
             nxt = []
             for current in frontier:
@@ -89,7 +113,7 @@ class _Flow:
     def _callee(self, caller: FunctionKey, call: CallFlow) -> tuple[FunctionKey, int] | None:
         """The workspace function a call reaches, and how many leading parameters the call fills implicitly."""
         callee = call.callee
-        cls = self._class_of(caller)
+        cls = self.classes[caller]
         if callee[0] == "self" and len(callee) == 2 and cls is not None:
             for owner in self.index.mro(cls):
                 key = FunctionKey(owner.module, f"{owner.qualname}.{callee[1]}")
@@ -115,58 +139,108 @@ class _Flow:
         return None
 
     def _may_be_workspace_function(self, module: str, name: str) -> bool:
-        if any(key.module == module and key.qualname.split(".")[0] == name for key in self._by_module.get(module, ())):
+        """Whether ``name`` in ``module`` is a worker function or class, or imported from a worker module (or
+        from inside one, ``from pkg.worker import helper``): looked up by prefix, not by scanning every module."""
+        if name in self._top_names.get(module, ()):
             return True
         target = self.index.import_target(module, name)
-        return target is not None and any(target == m or target.startswith(m + ".") for m in self._by_module)
+        while target is not None:
+            if target in self._top_names:
+                return True
+            target = target.rpartition(".")[0] if "." in target else None
+        return False
 
     def propagate(self) -> None:
-        """Bind parameters to the expressions passed at every call site, until nothing changes."""
-        calls = [(key, call, target) for key, fn in self.functions.items() for call in fn.calls
-                 if (target := self._callee(key, call)) is not None]
+        """Bind parameters to the expressions passed at every call site, until nothing changes.
+
+        Rounds visit the call sites in order as before, but skip a site whose caller's bindings have not grown
+        since the site was last visited: it would bind the very same chains again.
+        """
+        sites = []  # (caller, callee, [(parameter, argument)], "self@Owner" when a method passes self on)
+        for caller, fn in self.functions.items():
+            for call in fn.calls:
+                target = self._callee(caller, call)
+                if target is None:
+                    continue
+                callee, implicit = target
+                params = self.functions[callee].params
+                kwonly = self.functions[callee].kwonly
+                positional = params[implicit:]
+                pairs = [(positional[i], arg) for i, arg in enumerate(call.args) if arg is not None and i < len(positional)]
+                pairs += [(name, arg) for name, arg in call.kwargs if name in params or name in kwonly]
+                owner = fn.class_name
+                rename = f"self@{owner.rsplit('.', 1)[-1]}" if owner and callee != caller else None
+                sites.append((caller, callee, pairs, rename))
+        visited: list[int | None] = [None] * len(sites)
         for _ in range(_MAX_ROUNDS):
             changed = False
-            for caller, call, (callee, implicit) in calls:
-                fn = self.functions[callee]
-                positional = fn.params[implicit:]
-                pairs = [(positional[i], arg) for i, arg in enumerate(call.args) if arg is not None and i < len(positional)]
-                pairs += [(name, arg) for name, arg in call.kwargs if name in fn.params or name in fn.kwonly]
-                owner = self.functions[caller].class_name
+            for i, (caller, callee, pairs, rename) in enumerate(sites):
+                grown = self._grown[caller]
+                if visited[i] == grown:
+                    continue
+                visited[i] = grown  # before binding: a recursive call may grow its own caller
                 for param, arg in pairs:
                     bound = self.bindings[callee][param]
                     before = len(bound)
                     for value in self.expand(caller, arg):
                         if len(bound) >= _MAX_CHAINS:
                             break
-                        if value[0] == "self" and owner and callee != caller:
-                            value = (f"self@{owner.rsplit('.', 1)[-1]}",) + value[1:]  # remember whose self
+                        if rename and value[0] == "self":
+                            value = (rename,) + value[1:]  # remember whose self
                         if value != (param,):
                             bound.add(value)
-                    changed |= len(bound) != before
+                    if len(bound) != before:
+                        changed = True
+                        self._grown[callee] += len(bound) - before
             if not changed:
                 break
+
+
+class _Receivers:
+    """The profile's receiver patterns, looked up by a chain's last segment instead of tried one by one.
+
+    A pattern of two or more segments can only match a chain ending in its own last segment (``*.model``,
+    ``self.model``, ``self@Class.model`` alike); single-segment patterns are tried on every chain.
+    """
+
+    def __init__(self, patterns: tuple[ReceiverPattern, ...]) -> None:
+        self._by_last: dict[str, list[ReceiverPattern]] = defaultdict(list)
+        self._always: list[ReceiverPattern] = []
+        for pattern in patterns:
+            if len(pattern.segments) >= 2:
+                self._by_last[pattern.segments[-1]].append(pattern)
+            else:
+                self._always.append(pattern)
+        self._memo: dict[tuple[Chain, str | None], frozenset[tuple[str, bool]]] = {}
+
+    def roles(self, chain: Chain, class_name: str | None) -> frozenset[tuple[str, bool]]:
+        """(role, speculative-only) of every pattern ``chain`` matches in a method of ``class_name``."""
+        found = self._memo.get((chain, class_name))
+        if found is None:
+            candidates = self._by_last.get(chain[-1], []) + self._always if chain else self._always
+            found = frozenset((p.role, p.speculative) for p in candidates if p.matches(chain, class_name))
+            self._memo[(chain, class_name)] = found
+        return found
 
 
 def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config) -> Contract:
     """The contract of the given worker files (see the module docstring)."""
     flow = _Flow(list(workers), index)
     flow.propagate()
+    receivers = _Receivers(config.receivers)
     sites: dict[tuple[str, str], list[CallSite]] = defaultdict(list)
-    expansions: dict[tuple[FunctionKey, Chain], set[Chain]] = {}  # bindings are final now: expand each once
+    matched: dict[tuple[FunctionKey, Chain], frozenset[tuple[str, bool]]] = {}  # bindings are final now
     for key, fn in flow.functions.items():
         for use in fn.uses:
             if use.member in config.ignored_members or use.member.startswith("__"):
                 continue
-            roles = set()
-            if (key, use.receiver) not in expansions:
-                expansions[(key, use.receiver)] = flow.expand(key, use.receiver)
-            for chain in expansions[(key, use.receiver)]:
-                for pattern in config.receivers:
-                    if pattern.role in roles or not pattern.matches(chain, fn.class_name):
-                        continue
-                    if pattern.speculative and not (use.conditions & config.speculative_conditions):
-                        continue
-                    roles.add(pattern.role)
+            found = matched.get((key, use.receiver))
+            if found is None:
+                found = frozenset().union(*(receivers.roles(chain, fn.class_name)
+                                            for chain in flow.expand(key, use.receiver)))
+                matched[(key, use.receiver)] = found
+            speculative = bool(use.conditions & config.speculative_conditions)
+            roles = {role for role, only_speculative in found if speculative or not only_speculative}
             for role in sorted(roles):
                 sites[(role, use.member)].append(CallSite(
                     path=flow.paths[key], span=use.span, role=role, member=use.member, text=use.text,
