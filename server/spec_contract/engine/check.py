@@ -32,27 +32,55 @@ def _ordered_delegates(delegates: dict[str, tuple[ClassKey, ...]], preferred: tu
     return sorted(delegates.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0]))
 
 
-def _inner_provider(index: Index, wrapper: ClassKey, member: str, preferred: tuple[str, ...]
-                    ) -> tuple[str, ClassKey, Provision] | None:
-    """The first delegate path whose inner class really defines ``member`` (not via unknown ``__getattr__``)."""
-    direct = _ordered_delegates(index.delegates(wrapper), preferred)
-    for attr, candidates in direct:
-        for inner in candidates:
-            found = index.provision(inner, member)
-            if found is not None and found.member is not None:
-                return attr, inner, found
-    for attr, candidates in direct:  # one level deeper: ``self.minicpmv.llm``
-        for inner in candidates:
-            if index.provision(inner, member) is not None:
+class _Inners:
+    """One wrapper's delegates, and theirs one level deeper, ordered once per class rather than per member.
+
+    Each list is built the first time a member needs it, so a class is charged only with the modules its
+    check really reads (as the index records them), and asked about every contract member in turn.
+    """
+
+    def __init__(self, index: Index, wrapper: ClassKey, preferred: tuple[str, ...]) -> None:
+        self._index = index
+        self._wrapper = wrapper
+        self._preferred = preferred
+        self._direct: list[tuple[str, tuple[ClassKey, ...]]] | None = None
+        self._deeper: dict[ClassKey, list[tuple[str, tuple[ClassKey, ...]]]] = {}
+
+    def _delegates_of(self, inner: ClassKey) -> list[tuple[str, tuple[ClassKey, ...]]]:
+        found = self._deeper.get(inner)
+        if found is None:
+            found = self._deeper[inner] = _ordered_delegates(self._index.delegates(inner), self._preferred)
+        return found
+
+    def provider(self, member: str) -> tuple[str, ClassKey, Provision] | None:
+        """The first delegate path whose inner class really defines ``member`` (not via unknown ``__getattr__``)."""
+        index = self._index
+        if self._direct is None:
+            self._direct = _ordered_delegates(index.delegates(self._wrapper), self._preferred)
+        provided = []  # (attr, inner, provision) of the direct inners, asked once for both passes
+        for attr, candidates in self._direct:
+            for inner in candidates:
+                found = index.provision(inner, member)
+                if found is not None and found.member is not None:
+                    return attr, inner, found
+                provided.append((attr, inner, found))
+        for attr, inner, found in provided:  # one level deeper: ``self.minicpmv.llm``
+            if found is not None:
                 continue
-            for sub_attr, sub_candidates in _ordered_delegates(index.delegates(inner), preferred):
+            for sub_attr, sub_candidates in self._delegates_of(inner):
                 for sub_inner in sub_candidates:
-                    if sub_inner == wrapper:
+                    if sub_inner == self._wrapper:
                         continue
                     found = index.provision(sub_inner, member)
                     if found is not None and found.member is not None:
                         return f"{attr}.{sub_attr}", sub_inner, found
-    return None
+        return None
+
+
+def _inner_provider(index: Index, wrapper: ClassKey, member: str, preferred: tuple[str, ...]
+                    ) -> tuple[str, ClassKey, Provision] | None:
+    """The first delegate path whose inner class really defines ``member`` (not via unknown ``__getattr__``)."""
+    return _Inners(index, wrapper, preferred).provider(member)
 
 
 def _arity_notes(sites: tuple[CallSite, ...], member: Member, inner_name: str, rel) -> tuple[str, ...]:
@@ -81,10 +109,11 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
         for entry in contract.for_role(role):
             wanted.setdefault(entry.member, []).append(entry)
     findings = []
+    inners = _Inners(index, key, config.delegate_names)
     for member, entries in sorted(wanted.items()):
         if index.provision(key, member) is not None:
             continue
-        inner = _inner_provider(index, key, member, config.delegate_names)
+        inner = inners.provider(member)
         if inner is None:
             continue
         attr, inner_key, provision = inner
