@@ -29,7 +29,7 @@ from spec_contract.engine.files import (SourceFile, decode, discover, glob_match
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
-from spec_contract.engine.scan import scan
+from spec_contract.engine.scan import StatementMemo, scan
 from spec_contract.engine.summary import ModuleSummary
 
 
@@ -73,6 +73,7 @@ class Project:
         self.python = python
         self._cache = SummaryCache(cache_dir) if use_cache else None
         self._overlays: dict[str, str] = {}
+        self._memos: dict[str, StatementMemo] = {}  # per editor buffer: its statements, parsed once each
         self._layout: _Layout | None = None
         self._engine_files: list[SourceFile] | None = None
         self._engine_root: Path | None = None
@@ -97,6 +98,7 @@ class Project:
 
     def clear_overlay(self, path: str) -> None:
         if self._overlays.pop(path, None) is not None:
+            self._memos.pop(path, None)
             self._touch(path)
 
     def invalidate(self, path: str) -> None:
@@ -320,8 +322,9 @@ class Project:
             stats.files_from_cache += 1
             summary = replace(summary, path=path, module=source.module)
         else:
+            memo = self._memos.setdefault(path, StatementMemo()) if path in self._overlays else None
             summary = scan(path, source.module, digest, text, worker=worker,
-                           entry_variable=self.config.entry_class_variable)
+                           entry_variable=self.config.entry_class_variable, memo=memo)
             stats.files_parsed += 1
             if self._cache is not None and summary.error is None and path not in self._overlays:
                 self._cache.put(key, summary)  # not editor buffers: no disk write per keystroke

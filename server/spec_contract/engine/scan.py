@@ -83,25 +83,145 @@ def _dotted(chain: Chain) -> str:
     return ".".join(chain)
 
 
-def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_variable: str | None) -> ModuleSummary:
-    """Summarise one file; a syntax error gives an empty summary with ``error`` set."""
+# A top-level statement starts on a line that begins with code: not indented, not a comment, not a closing
+# bracket and not the continuation of a compound statement.
+_TOP_LEVEL_LINE = re.compile(r"\n(?![\s#)\]}]|(?:else|elif|except|finally)\b)")
+_TRIPLE_QUOTE = re.compile(r'"""|\'\'\'')
+_MERGES_BEFORE_REST = 4  # a statement that keeps failing to parse is parsed with the rest of the file
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """What one top-level statement contributes to its module's summary."""
+
+    imports: tuple[ImportBinding, ...]
+    local_imports: tuple[ImportBinding, ...]  # imports inside functions and classes
+    classes: tuple[ClassSummary, ...]
+    assignments: tuple[tuple[str, Chain], ...]
+    entries: tuple[tuple[bool, tuple[str, ...]], ...]  # (augmented, names) per entry-class assignment
+    functions: tuple[FunctionFlow, ...]
+
+
+class StatementMemo:
+    """The pieces of one file's last scan, so that scanning its next text re-reads only what an edit touched.
+
+    A piece is keyed by its statement's text, first line and the line above it (where a suppression comment
+    for a class may sit); every other input of a piece lies inside the statement. The language server keeps
+    one memo per open buffer: a keystroke in a 3,000-line model file then parses one function, not the file.
+    """
+
+    def __init__(self) -> None:
+        self.pieces: dict[tuple[int, str, str], _Piece] = {}
+        self.context: tuple[bool, str | None] | None = None  # (worker, entry variable) the pieces were made for
+
+
+def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_variable: str | None,
+         memo: StatementMemo | None = None) -> ModuleSummary:
+    """Summarise one file; a syntax error gives an empty summary with ``error`` set.
+
+    The file is read one top-level statement at a time (see :func:`_top_level`); with a ``memo``, statements
+    unchanged since the memo's last scan are not parsed again.
+    """
     is_package = path.endswith("__init__.py")
+    lines = _Lines(text)
+    reusable = memo is not None and memo.context == (worker, entry_variable)
+    previous = memo.pieces if reusable else {}
+    pieces: dict[tuple[int, str, str], _Piece] = {}
     try:
-        tree = ast.parse(text, filename=path)
+        for key, body in _top_level(text, previous):
+            pieces[key] = previous[key] if body is None else _piece(body, lines, worker, entry_variable)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
         return ModuleSummary(path, module, digest, (), (), (), None, (), is_package,
                              error=f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}")
-    lines = _Lines(text)
+    if memo is not None:
+        memo.pieces, memo.context = pieces, (worker, entry_variable)
+    entry: list[str] | None = None
+    for piece in pieces.values():
+        for augmented, names in piece.entries:
+            entry = (entry or []) + list(names) if augmented else list(names)
+    # ``from .mistral import X`` inside a function of ``__init__``; module-level names win
+    imports = [b for p in pieces.values() for b in p.local_imports] + [b for p in pieces.values() for b in p.imports]
+    return ModuleSummary(path, module, digest, tuple(imports), tuple(c for p in pieces.values() for c in p.classes),
+                         tuple(a for p in pieces.values() for a in p.assignments),
+                         tuple(entry) if entry is not None else None,
+                         tuple(f for p in pieces.values() for f in p.functions), is_package)
+
+
+def _top_level(text: str, known: dict[tuple[int, str, str], _Piece]) -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
+    """``((first line, text, line above), body)`` per top-level statement; ``body`` is None for a statement in
+    ``known``, which is not parsed again.
+
+    Splitting happens on the text, before parsing: a line that starts with code starts a statement, except
+    inside a triple-quoted string or after a decorator. A wrong split (a bracket left open, a string the
+    quote pairing missed) leaves a piece that does not parse on its own; it is then parsed together with
+    the statements after it until it does. A piece that parses on its own ends where the tokenizer is back at
+    the top level, so its statements are exactly the ones a parse of the whole file gives.
+    """
+    starts = _statement_starts(text) + [len(text)]
+    out: list[tuple[tuple[int, str, str], list[ast.stmt] | None]] = []
+    i, line = 0, 0
+    while i < len(starts) - 1:
+        j = i + 1
+        statement = text[starts[i]:starts[j]]
+        previous_line = text[text.rfind("\n", 0, starts[i] - 1) + 1:starts[i] - 1] if starts[i] else ""
+        body = None
+        while (line, statement, previous_line) not in known:
+            try:
+                body = _parse(statement, line)
+                break
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                if j == len(starts) - 1:
+                    # The rest does not parse: parsing the whole file raises the file's own error (and were
+                    # it to parse, the split was wrong, and the file is one statement).
+                    return [((0, text, ""), _parse(text, 0))]
+                j = j + 1 if j - i < _MERGES_BEFORE_REST else len(starts) - 1
+                statement = text[starts[i]:starts[j]]
+        out.append(((line, statement, previous_line), body))
+        line += statement.count("\n")
+        i = j
+    return out
+
+
+def _statement_starts(text: str) -> list[int]:
+    """Offsets where top-level statements may start (see :func:`_top_level`)."""
+    if text.count("\r") != text.count("\r\n"):
+        return [0]  # a lone carriage return ends a line for the parser but not for the line count here
+    candidates = [0] + [m.end() for m in _TOP_LEVEL_LINE.finditer(text) if m.end() < len(text)]
+    strings: list[tuple[int, int]] = []  # triple-quoted strings, paired naively: a miss only costs a merge
+    quote = None
+    for match in _TRIPLE_QUOTE.finditer(text):
+        if quote is None:
+            quote, opened = match.group(), match.start()
+        elif match.group() == quote:
+            strings.append((opened, match.end()))
+            quote = None
+    if quote is not None:
+        strings.append((opened, len(text)))
+    starts, k = [], 0
+    for n, offset in enumerate(candidates):
+        while k < len(strings) and strings[k][1] <= offset:
+            k += 1
+        inside_string = k < len(strings) and strings[k][0] < offset
+        if n == 0 or not (inside_string or text[candidates[n - 1]] == "@"):
+            starts.append(offset)
+    return starts
+
+
+def _parse(statement: str, first_line: int) -> list[ast.stmt]:
+    """Parse a top-level statement where it stands in its file: line numbers come out as in the whole file."""
+    return ast.parse("\n" * first_line + statement).body
+
+
+def _piece(body: list[ast.stmt], lines: _Lines, worker: bool, entry_variable: str | None) -> _Piece:
     imports: list[ImportBinding] = []
     assignments: list[tuple[str, Chain]] = []
-    entry: list[str] | None = None
+    entries: list[tuple[bool, tuple[str, ...]]] = []
     classes: list[ClassSummary] = []
     functions: list[FunctionFlow] = []
 
-    def module_level(body: list[ast.stmt]) -> None:
-        nonlocal entry
-        for stmt in body:
+    def module_level(stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
             if isinstance(stmt, ast.Import):
                 for alias in stmt.names:
                     if alias.asname:
@@ -122,8 +242,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                 for target in targets:
                     if isinstance(target, ast.Name) and stmt.value is not None:
                         if target.id == entry_variable:
-                            names = _entry_names(stmt.value)
-                            entry = (entry or []) + names if isinstance(stmt, ast.AugAssign) else names
+                            entries.append((isinstance(stmt, ast.AugAssign), tuple(_entry_names(stmt.value))))
                         else:
                             value = chain_of(stmt.value)
                             if value is not None and "()" not in value and "[]" not in value:
@@ -138,14 +257,14 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                 module_level(stmt.orelse)
                 module_level(stmt.finalbody)
 
-    module_level(tree.body)
-    top = set(map(id, tree.body))
+    module_level(body)
+    top = set(map(id, body))
     local_imports = [ImportBinding(alias.asname or alias.name, node.module or "", alias.name, node.level)
-                     for node in _statements(tree.body, into_classes=True) if isinstance(node, ast.ImportFrom) and id(node) not in top
+                     for node in _statements(body, into_classes=True)
+                     if isinstance(node, ast.ImportFrom) and id(node) not in top
                      for alias in node.names if alias.name != "*"]
-    imports = local_imports + imports  # ``from .mistral import X`` inside ``__init__``; module-level names win
-    return ModuleSummary(path, module, digest, tuple(imports), tuple(classes), tuple(assignments),
-                         tuple(entry) if entry is not None else None, tuple(functions), is_package)
+    return _Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(entries),
+                  tuple(functions))
 
 
 def _entry_names(value: ast.expr) -> list[str]:

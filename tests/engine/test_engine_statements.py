@@ -1,0 +1,130 @@
+"""Scanning a file one top-level statement at a time gives what scanning it whole gives, and reuses the rest.
+
+The scanner splits a file's text into top-level statements before parsing, so that an editor keystroke
+re-parses only the statement it touched. These tests hold the split to the parser: on text built to mislead
+a line-based split, and on every Python file of this repository, the statements parsed piece by piece must
+be the whole file's statements, with the same line and column numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from spec_contract.engine.scan import StatementMemo, _top_level, scan
+
+REPO = Path(__file__).resolve().parents[2]
+
+MISLEADING = {
+    "docstring with code at column 0": 'x = 1\n"""\nclass Fake:\n    pass\n"""\ny = 2\n',
+    "string pairing fooled by a quote in a comment": "# '''\nx = '''\nclass Fake: pass\n'''\nz = 3\n",
+    "closing bracket at column 0": "x = foo(\n    1,\n)\ny = [\n1,\n2]\n",
+    "code inside brackets at column 0": "x = dict(\na=1,\nb=2)\nclass A:\n    pass\n",
+    "backslash continuation": "x = 1 + \\\n2\ny = 3\n",
+    "compound statement continued at column 0": (
+        "if a:\n    b = 1\nelif c:\n    b = 2\nelse:\n    b = 3\ntry:\n    pass\nexcept E:\n    pass\n"
+        "finally:\n    pass\n"),
+    "stacked and multi-line decorators": "@a\n@b(\n    1,\n)\nclass C:\n    x = 1\n@d\ndef f():\n    pass\n",
+    "comment lines at column 0 inside a function": "def f():\n    x = 1\n# commented out\n    return x\n",
+    "no newline at the end": "import os\nclass A(os.PathLike):\n    pass",
+    "blank lines and form feeds": "\n\nimport os\n\f\nclass A:\n\n    pass\n\n\n",
+    "lone carriage returns": "x = 1\ry = 2\rclass A:\r    pass\r",
+    "windows line endings": "x = 1\r\nclass A:\r\n    y = (\r\n1)\r\n",
+    "non-ASCII text": "s = 'é'\nclass Ä:\n    def ö(self): return 'ü'\n",
+}
+
+
+def _pieces_dump(text: str) -> str:
+    body = [stmt for _, stmts in _top_level(text, {}) for stmt in stmts]
+    return ast.dump(ast.Module(body=body, type_ignores=[]), include_attributes=True)
+
+
+@pytest.mark.parametrize("name", sorted(MISLEADING))
+def test_statements_parse_as_the_whole_file(name):
+    text = MISLEADING[name]
+    assert _pieces_dump(text) == ast.dump(ast.parse(text), include_attributes=True)
+
+
+def test_every_file_of_this_repository_splits_exactly():
+    files = [p for folder in ("server", "tests", "benchmarks") for p in (REPO / folder).rglob("*.py")]
+    assert len(files) > 50
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert _pieces_dump(text) == ast.dump(ast.parse(text), include_attributes=True), path
+
+
+WRAPPER = '''\
+from .llama import LlamaForCausalLM
+
+
+class Helper:
+    def run(self):
+        return 1
+
+
+# spec-contract: ignore[SC001]
+class Wrapper:
+    def __init__(self, config):
+        self.language_model = LlamaForCausalLM(config)
+
+    def forward(self, x):
+        return self.language_model(x)
+
+
+EntryClass = [Wrapper]
+'''
+
+
+def _scan(text: str, memo: StatementMemo | None = None, worker: bool = False):
+    return scan("/t/m.py", "m", "d", text, worker=worker, entry_variable="EntryClass", memo=memo)
+
+
+def test_a_memo_reuses_untouched_statements_and_gives_the_same_summary():
+    memo = StatementMemo()
+    _scan(WRAPPER, memo)
+    before = dict(memo.pieces)
+    edited = WRAPPER.replace("return 1", "return 2")
+    summary = _scan(edited, memo)
+    assert summary == _scan(edited)
+    reused = [key for key, piece in memo.pieces.items() if before.get(key) is piece]
+    assert len(reused) == len(memo.pieces) - 1  # only ``class Helper`` was parsed again
+    assert any("class Helper" in key[1] for key in set(memo.pieces) - set(reused))
+
+
+def test_a_memo_sees_a_suppression_comment_change_above_an_unchanged_class():
+    memo = StatementMemo()
+    assert _scan(WRAPPER, memo).find_class("Wrapper").suppressed == frozenset({"SC001"})
+    edited = WRAPPER.replace("# spec-contract: ignore[SC001]", "# nothing to see")
+    assert _scan(edited, memo).find_class("Wrapper").suppressed == frozenset()
+
+
+def test_a_memo_follows_statements_that_moved():
+    memo = StatementMemo()
+    _scan(WRAPPER, memo)
+    moved = "import os\n" + WRAPPER
+    summary = _scan(moved, memo)
+    assert summary == _scan(moved)
+    assert summary.find_class("Wrapper").span.line == WRAPPER.splitlines().index("class Wrapper:") + 1
+
+
+def test_a_memo_made_for_a_model_file_is_not_reused_for_a_worker():
+    memo = StatementMemo()
+    _scan(WRAPPER, memo)
+    assert _scan(WRAPPER, memo, worker=True) == _scan(WRAPPER, worker=True)
+
+
+@pytest.mark.parametrize("broken", [
+    WRAPPER.replace("return 1", "return (1"),  # an open bracket swallows the rest of the file
+    WRAPPER + "class Half(\n",                 # half-typed at the end
+    "def f(:\n" + WRAPPER,                    # at the start
+])
+def test_a_syntax_error_anywhere_gives_the_files_own_error(broken):
+    try:
+        ast.parse(broken)
+    except SyntaxError as exc:
+        expected = exc
+    summary = _scan(broken, StatementMemo())
+    assert summary.error is not None and summary.classes == ()
+    assert f"line {expected.lineno}" in summary.error
