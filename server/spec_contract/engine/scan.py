@@ -623,6 +623,9 @@ class _FlowBuilder:
 
     # expressions ------------------------------------------------------------------------------
     def expr(self, node: ast.expr, ctx: _Context) -> None:
+        kind = type(node)
+        if kind is ast.Name or kind is ast.Constant:  # most nodes: nothing to record, nothing inside
+            return
         if isinstance(node, ast.BoolOp):
             current = ctx
             for operand in node.values:
@@ -646,7 +649,7 @@ class _FlowBuilder:
         if isinstance(node, ast.Lambda):
             self.expr(node.body, ctx)
             return
-        for child in ast.iter_child_nodes(node):
+        for child in _children(node):
             if isinstance(child, ast.expr):
                 self.expr(child, ctx)
             elif isinstance(child, ast.comprehension):
@@ -699,6 +702,22 @@ class _FlowBuilder:
         span = self.lines.attr_span(node)
         self.uses.append(Use(receiver, node.attr, span, is_call, arity, _is_guarded(ctx, receiver, node.attr),
                              ctx.conditions, self.lines.text(node.end_lineno)))
+
+
+def _children(node: ast.AST):
+    """``ast.iter_child_nodes`` without its per-field ``isinstance`` on the common expression kinds."""
+    kind = type(node)
+    if kind is ast.Subscript:
+        return node.value, node.slice
+    if kind is ast.BinOp:
+        return node.left, node.right
+    if kind is ast.Compare:
+        return [node.left, *node.comparators]
+    if kind is ast.Tuple or kind is ast.List or kind is ast.Set:
+        return node.elts
+    if kind is ast.UnaryOp:
+        return (node.operand,)
+    return ast.iter_child_nodes(node)
 
 
 def _is_guarded(ctx: _Context, receiver: Chain, member: str) -> bool:
