@@ -24,6 +24,7 @@ from spec_contract.engine.summary import CallFlow, Chain, FunctionFlow, ModuleSu
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
 _MAX_ROUNDS = 8
 _MAX_EXPANSION_DEPTH = 5
+_NOTHING: frozenset[Chain] = frozenset()
 
 
 class _Flow:
@@ -96,12 +97,15 @@ class _Flow:
             nxt = []
             for current in frontier:
                 root = current[0]
-                values: set[Chain] = set()
                 if root == "self" and len(current) >= 2:
-                    values = {v + current[2:] for v in self._self_attr(cls, current[1])}
+                    sources = self._self_attr(cls, current[1])
+                    rest = current[2:]
                 else:
-                    values = {v + current[1:] for v in local.get(root, set()) | params.get(root, set())}
-                for value in values:
+                    sources = local.get(root, _NOTHING) | params.get(root, _NOTHING)
+                    rest = current[1:]
+                if not sources:
+                    continue  # most names alias nothing: no set of values to build
+                for value in {v + rest for v in sources}:
                     if value not in seen and len(seen) < _MAX_CHAINS:
                         seen.add(value)
                         nxt.append(value)
