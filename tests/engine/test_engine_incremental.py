@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import time
+
+from spec_contract.engine import project as project_module
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
 
@@ -145,6 +149,55 @@ def test_saved_results_are_redone_for_what_changed_on_disk_since(tmp_path):
     assert findings(analysis) == ONLY_SET
     assert analysis.findings == project(root).analyze().findings
     assert analysis.stats.files_parsed == 1  # only the edited inner model was read again
+
+
+def _age(root, seconds: float) -> None:
+    """Date every file of the tree ``seconds`` back, as files are that nobody touched lately."""
+    when = time.time() - seconds
+    for path in root.rglob("*.py"):
+        os.utime(path, (when, when))
+
+
+def _same_size_rename(path) -> None:
+    """Rename the inner's method without changing the file's size: only its content tells."""
+    path.write_text(path.read_text().replace("def get_embed_and_head(", "def get_embed_and_hea_("))
+
+
+def test_a_warm_run_reads_no_file_whose_signature_is_unchanged(tmp_path, monkeypatch):
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    _age(root, 3600)
+    cache_dir = tmp_path / "cache"
+    project(root, use_cache=True, cache_dir=cache_dir).analyze()
+    read = []
+    real_read = project_module.read_bytes
+    monkeypatch.setattr(project_module, "read_bytes", lambda path: read.append(path) or real_read(path))
+    analysis = project(root, use_cache=True, cache_dir=cache_dir).analyze()
+    assert findings(analysis) == BOTH
+    assert read == []
+
+
+def test_a_warm_run_sees_a_same_size_edit_by_its_new_modification_time(tmp_path):
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    _age(root, 3600)
+    cache_dir = tmp_path / "cache"
+    assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == BOTH
+    llama = root / "pkg/models/llama.py"
+    _same_size_rename(llama)
+    _age(root, 1800)
+    assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == ONLY_SET
+
+
+def test_files_written_just_before_a_run_are_hashed_again_on_the_next(tmp_path):
+    # A file written within the timestamp's granularity of the save could change again unseen by its
+    # signature, so a fresh file's signature is not trusted: here the edit keeps size and mtime exactly.
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    cache_dir = tmp_path / "cache"
+    assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == BOTH
+    llama = root / "pkg/models/llama.py"
+    stat = llama.stat()
+    _same_size_rename(llama)
+    os.utime(llama, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == ONLY_SET
 
 
 def test_persistent_cache_is_keyed_by_content(tmp_path):

@@ -33,6 +33,18 @@ from spec_contract.engine.scan import StatementMemo, scan
 from spec_contract.engine.summary import ModuleSummary
 
 
+_RACY_NS = 2_000_000_000
+
+
+def _signature(path: str) -> tuple[int, int, int] | None:
+    """What changes when a file is written: size, modification time, inode (replaced by an atomic save)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns, stat.st_ino
+
+
 @dataclass
 class _Entry:
     digest: str
@@ -86,6 +98,11 @@ class Project:
         self._checked: dict[ClassKey, tuple[list[Finding], frozenset[str]]] = {}
         self._registered: dict[str, tuple[str, tuple[str, ...]]] = {}  # model path → (digest, checked classes)
         self._digests: dict[str, str] = {}  # path → digest of the text last read, until the path is touched
+        # path → (os.stat signature, digest) from the saved results: an unchanged signature saves reading
+        # and hashing the file again (as git's index does), so a warm run reads almost nothing.
+        self._signatures: dict[str, tuple[tuple[int, int, int], str]] = {}
+        self._hashed: dict[str, tuple[int, int, int]] = {}  # signatures of files hashed in this process
+        self._unsaved = False  # results computed (or files hashed) since the last save or restore
         self._restored = False
 
     # inputs ----------------------------------------------------------------------------------------
@@ -112,6 +129,7 @@ class Project:
     def _touch(self, path: str) -> None:
         self._dirty.add(path)
         self._digests.pop(path, None)
+        self._signatures.pop(path, None)
         self._last = None
 
     # the pipeline ----------------------------------------------------------------------------------
@@ -165,6 +183,7 @@ class Project:
             worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
             contract = derive_contract(worker_summaries, index, self.config)
             modules = index.stop(recorded)
+            self._unsaved = True
             if self._contract is None or contract != self._contract[0]:
                 self._checked = {}  # every class is checked against the contract: check them all again
             self._contract = (contract, modules)
@@ -181,11 +200,12 @@ class Project:
                     recorded.add(key.module)
                     cached = (check_class(index, key, contract, self.config, self.relative), index.stop(recorded))
                     self._checked[key] = cached
+                    self._unsaved = True
                 findings.extend(cached[0])
         self._generation += 1
         if focus is None:
             self._dirty.clear()
-            if self._cache is not None and not self._overlays:
+            if self._cache is not None and not self._overlays and self._unsaved:
                 self._save(layout)
         stats.seconds = time.perf_counter() - started
         self._last = Analysis(
@@ -252,9 +272,19 @@ class Project:
     def _digest(self, path: str) -> str:
         """Digest of the text the analysis would read now (the editor buffer or the disk)."""
         if path not in self._digests:
-            data = read_bytes(path) if path not in self._overlays else None
-            self._digests[path] = (text_digest(self._overlays[path]) if path in self._overlays
-                                   else hashlib.sha1(data).hexdigest() if data is not None else "")
+            if path in self._overlays:
+                self._digests[path] = text_digest(self._overlays[path])
+                return self._digests[path]
+            signature = _signature(path)
+            known = self._signatures.get(path)
+            if signature is not None and known is not None and known[0] == signature:
+                self._digests[path] = known[1]
+                return known[1]
+            data = read_bytes(path)
+            self._digests[path] = hashlib.sha1(data).hexdigest() if data is not None else ""
+            self._unsaved = True
+            if signature is not None and signature == _signature(path):  # not written to while read
+                self._hashed[path] = signature
         return self._digests[path]
 
     def _registered_in(self, source: SourceFile, index: Index, out_of_tree: bool) -> tuple[str, ...]:
@@ -275,6 +305,7 @@ class Project:
                 variable = entry_variable if (entry is not None or not out_of_tree) else None
                 names = tuple(c.qualname for c in registered_classes(summary.classes, entry, variable))
         self._registered[source.path] = (digest, names)
+        self._unsaved = True
         return names
 
     # the persistent results ------------------------------------------------------------------------
@@ -288,10 +319,18 @@ class Project:
         for _, read in self._checked.values():
             modules |= read
         digests = {m: self._digest(layout.by_module[m].path) for m in modules if m in layout.by_module}
+        # A file written in the last seconds may change again within its timestamp's granularity: hash it
+        # again next time rather than trust its signature (git's "racy" entries).
+        settled = time.time_ns() - _RACY_NS
+        for path, signature in self._hashed.items():
+            if signature[1] < settled:
+                self._signatures[path] = (signature, self._digests[path])
+        self._hashed = {}
         self._cache.put_results(self._results_key(layout), {
             "contract": self._contract, "checked": self._checked, "registered": self._registered,
-            "digests": digests,
+            "digests": digests, "signatures": self._signatures,
         })
+        self._unsaved = False
 
     def _restore(self, layout: "_Layout") -> set[str]:
         """Start from the last run's results; returns the modules whose text changed since."""
@@ -299,6 +338,7 @@ class Project:
         if not saved:
             return set()
         self._contract, self._checked, self._registered = saved["contract"], saved["checked"], saved["registered"]
+        self._signatures = saved.get("signatures", {})
         return {m for m, digest in saved["digests"].items()
                 if m not in layout.by_module or self._digest(layout.by_module[m].path) != digest}
 
