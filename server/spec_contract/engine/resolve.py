@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from spec_contract.engine.files import SourceFile
 from spec_contract.engine.scan import REGISTRY
@@ -20,8 +21,14 @@ from spec_contract.engine.summary import Chain, ClassSummary, Member, ModuleSumm
 _MAX_DEPTH = 12
 
 
-@dataclass(frozen=True, order=True)
-class ClassKey:
+class ClassKey(NamedTuple):
+    """A class by module and dotted qualname.
+
+    Keys are hashed and compared hundreds of thousands of times per analysis (every memo of the index is
+    keyed by them): as named tuples that happens in C. Never mix them with :class:`FunctionKey` in one
+    container, as equal fields make equal keys.
+    """
+
     module: str
     qualname: str
 
@@ -30,8 +37,9 @@ class ClassKey:
         return f"{self.module}.{self.qualname}" if self.module else self.qualname
 
 
-@dataclass(frozen=True)
-class FunctionKey:
+class FunctionKey(NamedTuple):
+    """A function or method by module and dotted qualname (a named tuple for speed, see :class:`ClassKey`)."""
+
     module: str
     qualname: str
 
