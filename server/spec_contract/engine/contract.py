@@ -114,6 +114,33 @@ class _Flow:
             frontier = nxt
         return seen
 
+    def may_end_in(self, key: FunctionKey, chain: Chain, lasts: frozenset[str], memo: dict,
+                   budget: int = _MAX_EXPANSION_DEPTH) -> bool:
+        """Whether ``expand(key, chain)`` may hold an expression ending in one of ``lasts``, without expanding.
+
+        Replacing an expression's root keeps its last segment unless the whole expression is replaced, which
+        happens only to a bare name (``runner``) or ``self.<attr>``; a longer expression can only shrink to
+        ``self.<its last segment>`` (alias values start at a name, so never vanish). So only those short
+        expressions are followed, through the same few alias sets for every use of a function (memoised in
+        ``memo``, for one ``lasts``). The expansion's size bound is ignored: the answer may be yes where
+        the expansion holds no such expression, never the other way round.
+        """
+        if chain[-1] in lasts:
+            return True
+        if budget == 0:
+            return False
+        if len(chain) > 2 or (len(chain) == 2 and chain[0] != "self"):
+            return self.may_end_in(key, ("self", chain[-1]), lasts, memo, budget - 1)
+        found = memo.get((key, chain, budget))
+        if found is None:
+            if len(chain) == 2:
+                values = self._self_attr(self.classes[key], chain[1])
+            else:
+                values = self.locals[key].get(chain[0], _NOTHING) | self.bindings.get(key, {}).get(chain[0], _NOTHING)
+            found = any(self.may_end_in(key, value, lasts, memo, budget - 1) for value in values)
+            memo[(key, chain, budget)] = found
+        return found
+
     def _callee(self, caller: FunctionKey, call: CallFlow) -> tuple[FunctionKey, int] | None:
         """The workspace function a call reaches, and how many leading parameters the call fills implicitly."""
         callee = call.callee
@@ -215,6 +242,8 @@ class _Receivers:
                 self._by_last[pattern.segments[-1]].append(pattern)
             else:
                 self._always.append(pattern)
+        # The last segments some chain must end in to match at all; None when any chain may match.
+        self.lasts: frozenset[str] | None = None if self._always else frozenset(self._by_last)
         self._memo: dict[tuple[Chain, str | None], frozenset[tuple[str, bool]]] = {}
 
     def roles(self, chain: Chain, class_name: str | None) -> frozenset[tuple[str, bool]]:
@@ -234,14 +263,18 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     receivers = _Receivers(config.receivers)
     sites: dict[tuple[str, str], list[CallSite]] = defaultdict(list)
     matched: dict[tuple[FunctionKey, Chain], frozenset[tuple[str, bool]]] = {}  # bindings are final now
+    ends: dict = {}
     for key, fn in flow.functions.items():
         for use in fn.uses:
             if use.member in config.ignored_members or use.member.startswith("__"):
                 continue
             found = matched.get((key, use.receiver))
             if found is None:
-                found = frozenset().union(*(receivers.roles(chain, fn.class_name)
-                                            for chain in flow.expand(key, use.receiver)))
+                if receivers.lasts is not None and not flow.may_end_in(key, use.receiver, receivers.lasts, ends):
+                    found = frozenset()  # most uses: nothing they may stand for ends like a pattern
+                else:
+                    found = frozenset().union(*(receivers.roles(chain, fn.class_name)
+                                                for chain in flow.expand(key, use.receiver)))
                 matched[(key, use.receiver)] = found
             speculative = bool(use.conditions & config.speculative_conditions)
             roles = {role for role, only_speculative in found if speculative or not only_speculative}
