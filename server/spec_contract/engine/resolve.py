@@ -77,6 +77,7 @@ class Index:
         self._recording: list[set[str]] = []
         self._classes: dict[ClassKey, tuple[ClassSummary | None, dict[str, Member]]] = {}
         self._provisions: dict[tuple[ClassKey, str], tuple[Provision | None, frozenset[str]]] = {}
+        self._tables: dict[ClassKey, tuple[tuple[dict[str, tuple[ClassKey, Member]], tuple[tuple[ClassKey, str], ...]], frozenset[str]]] = {}
 
     # dependencies ----------------------------------------------------------------------------------
     def record(self) -> set[str]:
@@ -111,9 +112,6 @@ class Index:
             cls = summary.find_class(key.qualname) if summary else None
             self._classes[key] = (cls, {m.name: m for m in cls.members} if cls else {})
         return self._classes[key][0]
-
-    def _own_member(self, key: ClassKey, name: str) -> Member | None:
-        return self._classes[key][1].get(name) if self.class_summary(key) is not None else None
 
     def path_of(self, module: str) -> str | None:
         source = self._files.get(module)
@@ -276,26 +274,52 @@ class Index:
                 modules = self.stop(recorded)
             self._provisions[(key, member)] = (found, modules)
             return found
-        mro = self.mro(key)
-        for owner in mro:
-            candidate = self._own_member(owner, member)
-            if candidate is not None:
-                return Provision(owner, candidate)
+        members, forwards = self._provided(key)
+        own = members.get(member)
+        if own is not None:
+            return Provision(*own)
         if _depth > 4:
             return None
-        for owner in mro:
-            cls = self.class_summary(owner)
-            if cls is None or cls.getattr_forward is None:
-                continue
-            if cls.getattr_forward == "":
+        for owner, forward in forwards:
+            if forward == "":
                 return Provision(owner, None)
-            for inner in self.delegates(key).get(cls.getattr_forward, ()):
+            for inner in self.delegates(key).get(forward, ()):
                 found = self.provision(inner, member, _depth + 1)  # not memoised: depth bounds the recursion
                 if found is not None:
                     return found
-            if not self.delegates(key).get(cls.getattr_forward):
+            if not self.delegates(key).get(forward):
                 return Provision(owner, None)  # forwards to an object of unknown class
         return None
+
+    def _provided(self, key: ClassKey) -> tuple[dict[str, tuple[ClassKey, Member]], tuple[tuple[ClassKey, str], ...]]:
+        """Every member instances of ``key`` get from their MRO (name → first owner and its member), and the
+        MRO's classes with a ``__getattr__`` (owner, what it forwards to), in MRO order.
+
+        Built once per class: provisions are asked for every contract member of every wrapper and inner
+        model, and walking the MRO each time was most of the check. Computing the MRO already read every
+        class in it, so the table reads no module the walk would not.
+        """
+        if key in self._tables:
+            table, modules = self._tables[key]
+            self._replay(modules)
+            return table
+        recorded = self.record()
+        try:
+            members: dict[str, tuple[ClassKey, Member]] = {}
+            forwards = []
+            for owner in self.mro(key):
+                cls = self.class_summary(owner)
+                if cls is None:
+                    continue
+                for name, own in self._classes[owner][1].items():
+                    members.setdefault(name, (owner, own))
+                if cls.getattr_forward is not None:
+                    forwards.append((owner, cls.getattr_forward))
+            table = (members, tuple(forwards))
+        finally:
+            modules = self.stop(recorded)
+        self._tables[key] = (table, modules)
+        return table
 
     def delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
         """attribute → candidate inner classes, from ``self.<attr> = <Class>(...)`` anywhere in the MRO."""
