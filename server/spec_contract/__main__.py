@@ -2,4 +2,5 @@
 
 from spec_contract.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # not when a worker process re-imports the main module (engine/parallel.py)
+    raise SystemExit(main())

@@ -56,6 +56,9 @@ class SummaryCache:
     def put_results(self, key: str, results: dict) -> None:
         self._store(self.directory / "results" / f"{key}.pickle", results)
 
+    def has(self, key: str) -> bool:
+        return self._path(key).is_file()
+
     def put(self, key: str, summary: ModuleSummary) -> None:
         self._store(self._path(key), summary)
 

@@ -29,6 +29,7 @@ from spec_contract.engine.files import (SourceFile, decode, discover, glob_match
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
+from spec_contract.engine.parallel import ScanJob, processes_for, scan_all
 from spec_contract.engine.scan import StatementMemo, scan
 from spec_contract.engine.summary import ModuleSummary
 
@@ -86,6 +87,7 @@ class Project:
         self._cache = SummaryCache(cache_dir) if use_cache else None
         self._overlays: dict[str, str] = {}
         self._memos: dict[str, StatementMemo] = {}  # per editor buffer: its statements, parsed once each
+        self._scanned: dict[str, ModuleSummary] = {}  # made ahead by parallel scanning, until asked for
         self._layout: _Layout | None = None
         self._engine_files: list[SourceFile] | None = None
         self._engine_root: Path | None = None
@@ -178,6 +180,10 @@ class Project:
         if not self._restored:
             self._restored = True
             changed |= self._restore(layout)
+        if self._contract is None:  # nothing to start from: the workers and models are all to be read
+            wanted = [m for m in models if focus is None or m.path in focus]
+            self._scan_ahead([(w, True) for w in workers] + [(m, False) for m in wanted
+                                                             if m.path not in layout.worker_paths], out_of_tree)
         if self._contract is None or changed & self._contract[1]:
             recorded = index.record()
             worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
@@ -342,6 +348,33 @@ class Project:
         return {m for m, digest in saved["digests"].items()
                 if m not in layout.by_module or self._digest(layout.by_module[m].path) != digest}
 
+    def _summary_key(self, path: str, digest: str, worker: bool) -> str:
+        package = "p" if path.endswith("__init__.py") else "f"  # relative imports read differently in a package
+        return f"{digest}-{'w' if worker else 'm'}{package}-{self.config.entry_class_variable}"
+
+    def _scan_ahead(self, sources: list[tuple[SourceFile, bool]], out_of_tree: bool) -> None:
+        """Summarise at once, on all cores, the files a cold analysis is sure to read (see ``parallel``).
+
+        Model files without the registry variable are left out (the cheap filter of ``_registered_in``), and
+        so are files already summarised, open in an editor or in the summary cache.
+        """
+        entry = self.config.entry_class_variable
+        jobs = []
+        for source, worker in sources:
+            path = source.path
+            if path in self._entries or path in self._overlays:
+                continue
+            text, digest, problem = self._text(path)
+            if text is None or (not worker and not out_of_tree and entry and entry not in text):
+                continue
+            if self._cache is not None and self._cache.has(self._summary_key(path, digest, worker)):
+                continue
+            jobs.append(ScanJob(path, source.module, digest, text, worker, entry))
+        processes = processes_for(len(jobs))
+        if processes > 1:  # else each file is scanned when first asked for, as on warm runs
+            for job, summary in zip(jobs, scan_all(jobs, processes)):
+                self._scanned[job.path] = summary
+
     def _summary(self, source: SourceFile, worker: bool, stats: Stats) -> ModuleSummary | None:
         path = source.path
         previous = self._entries.get(path)
@@ -355,16 +388,17 @@ class Project:
             return None
         if reusable and previous.digest == digest and not previous.problem:
             return previous.summary
-        package = "p" if path.endswith("__init__.py") else "f"  # relative imports read differently in a package
-        key = f"{digest}-{'w' if worker else 'm'}{package}-{self.config.entry_class_variable}"
-        summary = self._cache.get(key) if self._cache else None
+        key = self._summary_key(path, digest, worker)
+        scanned = self._scanned.pop(path, None)
+        summary = self._cache.get(key) if self._cache and scanned is None else None
         if summary is not None:
             stats.files_from_cache += 1
             summary = replace(summary, path=path, module=source.module)
         else:
             memo = self._memos.setdefault(path, StatementMemo()) if path in self._overlays else None
-            summary = scan(path, source.module, digest, text, worker=worker,
-                           entry_variable=self.config.entry_class_variable, memo=memo)
+            summary = scanned if scanned is not None and scanned.digest == digest and scanned.module == source.module \
+                else scan(path, source.module, digest, text, worker=worker,
+                          entry_variable=self.config.entry_class_variable, memo=memo)
             stats.files_parsed += 1
             if self._cache is not None and summary.error is None and path not in self._overlays:
                 self._cache.put(key, summary)  # not editor buffers: no disk write per keystroke

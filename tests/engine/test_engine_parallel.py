@@ -1,0 +1,86 @@
+"""Cold runs scan files in several processes: the summaries and the findings are those of one process."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from spec_contract.engine import parallel
+from spec_contract.engine import project as project_module
+from spec_contract.engine.config import load_config
+from spec_contract.engine.files import text_digest
+from spec_contract.engine.parallel import ScanJob, scan_all
+from spec_contract.engine.project import Project
+
+from engine_trees import base_tree, contract, findings
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _jobs() -> list[ScanJob]:
+    """This repository's own engine and tests, half as worker files (with flow records)."""
+    paths = sorted((REPO / "server" / "spec_contract").rglob("*.py")) + sorted((REPO / "tests").rglob("*.py"))
+    jobs = []
+    for n, path in enumerate(paths):
+        text = path.read_text(encoding="utf-8")
+        jobs.append(ScanJob(str(path), path.stem, text_digest(text), text, n % 2 == 0, "EntryClass"))
+    return jobs
+
+
+def test_two_processes_make_the_summaries_one_makes_in_the_same_order():
+    jobs = _jobs()
+    assert len(jobs) > 40
+    alone = scan_all(jobs, 1)
+    assert [s.path for s in alone] == [j.path for j in jobs]
+    assert scan_all(jobs, 2) == alone
+
+
+def test_a_process_running_other_threads_gets_the_same_summaries():
+    # The language server's engine thread: its workers come from a fork server, not a fork of it.
+    jobs = _jobs()
+    out: list = []
+    stop = threading.Event()
+    busy = threading.Thread(target=stop.wait, daemon=True)
+    busy.start()
+    try:
+        runner = threading.Thread(target=lambda: out.append(scan_all(jobs, 2)))
+        runner.start()
+        runner.join(timeout=120)
+    finally:
+        stop.set()
+    assert out and out[0] == scan_all(jobs, 1)
+
+
+def test_a_cold_project_scanned_in_parallel_reports_what_a_single_process_does(tmp_path, monkeypatch):
+    models = {f"pkg/models/m{i}.py": f"""
+        from pkg.models.llama import LlamaForCausalLM
+
+        class Wrapper{i}:
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+
+        EntryClass = Wrapper{i}
+    """ for i in range(12)}
+    root = base_tree(tmp_path, models)
+
+    def run(jobs: str):
+        monkeypatch.setenv("SPEC_CONTRACT_JOBS", jobs)
+        return Project(root, load_config(root), use_cache=False).analyze()
+
+    monkeypatch.setattr(parallel, "MIN_FILES_PER_PROCESS", 2)
+    pools = []
+    real_scan_all = project_module.scan_all
+    monkeypatch.setattr(project_module, "scan_all", lambda jobs, n: pools.append((len(jobs), n)) or real_scan_all(jobs, n))
+    one, several = run("1"), run("2")
+    if parallel.processes_for(15) > 1:  # not on a one-core machine
+        assert pools == [(15, 2)]  # the worker, llama, llava and the twelve wrappers, in two processes
+    assert findings(several) == findings(one) and len(findings(one)) == 24
+    assert contract(several) == contract(one)
+    assert several.stats.files_parsed == one.stats.files_parsed
+
+
+def test_jobs_setting_caps_the_processes(monkeypatch):
+    monkeypatch.setenv("SPEC_CONTRACT_JOBS", "1")
+    assert parallel.processes_for(10_000) == 1
+    monkeypatch.delenv("SPEC_CONTRACT_JOBS")
+    assert parallel.processes_for(parallel.MIN_FILES_PER_PROCESS - 1) == 1
