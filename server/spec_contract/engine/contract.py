@@ -262,20 +262,22 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     flow.propagate()
     receivers = _Receivers(config.receivers)
     sites: dict[tuple[str, str], list[CallSite]] = defaultdict(list)
-    matched: dict[tuple[FunctionKey, Chain], frozenset[tuple[str, bool]]] = {}  # bindings are final now
     ends: dict = {}
     for key, fn in flow.functions.items():
+        matched: dict[Chain, frozenset[tuple[str, bool]]] = {}  # receiver → (role, speculative-only); bindings are final
         for use in fn.uses:
             if use.member in config.ignored_members or use.member.startswith("__"):
                 continue
-            found = matched.get((key, use.receiver))
+            found = matched.get(use.receiver)
             if found is None:
                 if receivers.lasts is not None and not flow.may_end_in(key, use.receiver, receivers.lasts, ends):
                     found = frozenset()  # most uses: nothing they may stand for ends like a pattern
                 else:
                     found = frozenset().union(*(receivers.roles(chain, fn.class_name)
                                                 for chain in flow.expand(key, use.receiver)))
-                matched[(key, use.receiver)] = found
+                matched[use.receiver] = found
+            if not found:
+                continue
             speculative = bool(use.conditions & config.speculative_conditions)
             roles = {role for role, only_speculative in found if speculative or not only_speculative}
             for role in sorted(roles):

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from spec_contract.engine.files import SourceFile
 from spec_contract.engine.scan import REGISTRY
-from spec_contract.engine.summary import Chain, ClassSummary, Member, ModuleSummary
+from spec_contract.engine.summary import Chain, ClassSummary, ImportBinding, Member, ModuleSummary
 
 _MAX_DEPTH = 12
 
@@ -77,6 +77,7 @@ class Index:
         self._recording: list[set[str]] = []
         self._classes: dict[ClassKey, tuple[ClassSummary | None, dict[str, Member]]] = {}
         self._provisions: dict[tuple[ClassKey, str], tuple[Provision | None, frozenset[str]]] = {}
+        self._imports: dict[str, dict[str, ImportBinding]] = {}
         self._tables: dict[ClassKey, tuple[tuple[dict[str, tuple[ClassKey, Member]], tuple[tuple[ClassKey, str], ...]], frozenset[str]]] = {}
 
     # dependencies ----------------------------------------------------------------------------------
@@ -163,9 +164,8 @@ class Index:
         for alias, value in summary.assignments:
             if alias == name:
                 return self.resolve(module, value, depth + 1)
-        for binding in reversed(summary.imports):
-            if binding.name != name or binding.member == "*":
-                continue
+        binding = self._imported(module, summary).get(name)
+        if binding is not None:
             target = self.absolute(module, binding.module, binding.level)
             if binding.member is None:
                 return ModuleKey(target)
@@ -195,11 +195,21 @@ class Index:
     def import_target(self, module: str, name: str) -> str | None:
         """The module a top-level name of ``module`` comes from, without loading that module."""
         summary = self.summary(module)
-        for binding in reversed(summary.imports if summary else ()):
-            if binding.name == name and binding.member != "*":
-                target = self.absolute(module, binding.module, binding.level)
-                return f"{target}.{binding.member}" if binding.member and f"{target}.{binding.member}" in self._files else target
-        return None
+        binding = self._imported(module, summary).get(name) if summary else None
+        if binding is None:
+            return None
+        target = self.absolute(module, binding.module, binding.level)
+        return f"{target}.{binding.member}" if binding.member and f"{target}.{binding.member}" in self._files else target
+
+    def _imported(self, module: str, summary: ModuleSummary) -> dict[str, ImportBinding]:
+        """The names ``module`` imports (star imports aside), each to its last binding, as later ones win.
+
+        One dict per module: the contract asks where each called name comes from, thousands of times.
+        """
+        found = self._imports.get(module)
+        if found is None:
+            found = self._imports[module] = {b.name: b for b in summary.imports if b.member != "*"}
+        return found
 
     def resolve_class(self, module: str, chain: Chain) -> ClassKey | None:
         found = self.resolve(module, chain)
