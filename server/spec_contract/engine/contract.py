@@ -41,6 +41,7 @@ class _Flow:
         self._grown: dict[FunctionKey, int] = defaultdict(int)
         self._expanded: dict[tuple[FunctionKey, Chain], tuple[int, set[Chain]]] = {}
         self._self_attrs: dict[tuple[ClassKey, str], set[Chain]] = {}
+        self._reached: dict[tuple[str, Chain], tuple[FunctionKey, int] | None] = {}
         self._top_names: dict[str, set[str]] = defaultdict(set)  # module → its top-level function/class names
         for summary in workers:
             for fn in summary.functions:
@@ -157,9 +158,19 @@ class _Flow:
                 if key in self.functions:
                     return key, 1
             return None
-        if not self._may_be_workspace_function(caller.module, callee[0]):
+        reached = self._reached.get((caller.module, callee), False)
+        if reached is False:
+            reached = self._reached[(caller.module, callee)] = self._named_callee(caller.module, callee)
+        return reached
+
+    def _named_callee(self, module: str, callee: Chain) -> tuple[FunctionKey, int] | None:
+        """What a call of a name (``helper(...)``, ``mod.Worker(...)``) in ``module`` reaches, as in :meth:`_callee`.
+
+        Remembered per module and name by the caller: the index answers read nothing new the second time.
+        """
+        if not self._may_be_workspace_function(module, callee[0]):
             return None  # torch.cat, logger.info, …: no need to load the module they come from
-        resolved = self.index.resolve(caller.module, callee)
+        resolved = self.index.resolve(module, callee)
         if isinstance(resolved, FunctionKey) and resolved in self.functions:
             return resolved, 0
         if isinstance(resolved, ClassKey):
@@ -187,7 +198,7 @@ class _Flow:
         Rounds visit the call sites in order as before, but skip a site whose caller's bindings have not grown
         since the site was last visited: it would bind the very same chains again.
         """
-        sites = []  # (caller, callee, [(parameter, argument)], "self@Owner" when a method passes self on)
+        sites = []  # (caller, callee, [(parameter's bindings, (parameter,), argument)], "self@Owner" or None)
         for caller, fn in self.functions.items():
             for call in fn.calls:
                 target = self._callee(caller, call)
@@ -201,7 +212,8 @@ class _Flow:
                 pairs += [(name, arg) for name, arg in call.kwargs if name in params or name in kwonly]
                 owner = fn.class_name
                 rename = f"self@{owner.rsplit('.', 1)[-1]}" if owner and callee != caller else None
-                sites.append((caller, callee, pairs, rename))
+                bindings = self.bindings[callee]
+                sites.append((caller, callee, [(bindings[param], (param,), arg) for param, arg in pairs], rename))
         visited: list[int | None] = [None] * len(sites)
         for _ in range(_MAX_ROUNDS):
             changed = False
@@ -210,15 +222,14 @@ class _Flow:
                 if visited[i] == grown:
                     continue
                 visited[i] = grown  # before binding: a recursive call may grow its own caller
-                for param, arg in pairs:
-                    bound = self.bindings[callee][param]
+                for bound, itself, arg in pairs:
                     before = len(bound)
                     for value in self.expand(caller, arg):
                         if len(bound) >= _MAX_CHAINS:
                             break
                         if rename and value[0] == "self":
                             value = (rename,) + value[1:]  # remember whose self
-                        if value != (param,):
+                        if value != itself:
                             bound.add(value)
                     if len(bound) != before:
                         changed = True
