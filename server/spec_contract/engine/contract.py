@@ -128,17 +128,21 @@ class _Flow:
         """
         if chain[-1] in lasts:
             return True
-        if budget == 0:
-            return False
         if len(chain) > 2 or (len(chain) == 2 and chain[0] != "self"):
-            return self.may_end_in(key, ("self", chain[-1]), lasts, memo, budget - 1)
+            chain, budget = ("self", chain[-1]), budget - 1
+        if budget <= 0:
+            return False
         found = memo.get((key, chain, budget))
         if found is None:
             if len(chain) == 2:
                 values = self._self_attr(self.classes[key], chain[1])
             else:
                 values = self.locals[key].get(chain[0], _NOTHING) | self.bindings.get(key, {}).get(chain[0], _NOTHING)
-            found = any(self.may_end_in(key, value, lasts, memo, budget - 1) for value in values)
+            found = False
+            for value in values:
+                if self.may_end_in(key, value, lasts, memo, budget - 1):
+                    found = True
+                    break
             memo[(key, chain, budget)] = found
         return found
 
