@@ -199,8 +199,8 @@ class _Flow:
     def propagate(self) -> None:
         """Bind parameters to the expressions passed at every call site, until nothing changes.
 
-        Rounds visit the call sites in order as before, but skip a site whose caller's bindings have not grown
-        since the site was last visited: it would bind the very same chains again.
+        Each round visits the call sites in order, skipping a site whose caller's bindings have not grown since
+        its last visit: it would bind the very same chains again.
         """
         sites = []  # (caller, callee, [(parameter's bindings, (parameter,), argument)], "self@Owner" or None)
         for caller, fn in self.functions.items():
@@ -277,7 +277,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     flow.propagate()
     receivers = _Receivers(config.receivers)
     sites: dict[tuple[str, str], list[CallSite]] = defaultdict(list)
-    ends: dict = {}
+    ends: dict = {}  # may_end_in's memo for the receivers' last segments
     for key, fn in flow.functions.items():
         matched: dict[Chain, frozenset[tuple[str, bool]]] = {}  # receiver → (role, speculative-only); bindings are final
         for use in fn.uses:
