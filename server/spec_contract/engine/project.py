@@ -180,10 +180,11 @@ class Project:
         if not self._restored:
             self._restored = True
             changed |= self._restore(layout)
-        if self._contract is None:  # nothing to start from: the workers and models are all to be read
-            wanted = [m for m in models if focus is None or m.path in focus]
-            self._scan_ahead([(w, True) for w in workers] + [(m, False) for m in wanted
-                                                             if m.path not in layout.worker_paths], out_of_tree)
+        # Files about to be read for the first time, all at once: the workers when there is no contract to
+        # start from, the model files whose registered classes were never looked at.
+        self._scan_ahead([(w, True) for w in workers if self._contract is None]
+                         + [(m, False) for m in models if (focus is None or m.path in focus)
+                            and m.path not in self._registered and m.path not in layout.worker_paths], out_of_tree)
         if self._contract is None or changed & self._contract[1]:
             recorded = index.record()
             worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
