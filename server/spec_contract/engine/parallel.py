@@ -25,6 +25,9 @@ from spec_contract.engine.summary import ModuleSummary
 
 MIN_FILES_PER_PROCESS = 48  # below this, starting a process costs about what it saves
 _BATCH = 6
+# Starting workers can fail: no processes allowed (OSError), no usable start method (ValueError), or a host
+# program whose main module starts work on import, which spawned workers would re-run (RuntimeError).
+_CANNOT_START = (BrokenProcessPool, OSError, RuntimeError, ValueError)
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,21 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
+def prepare() -> None:
+    """Start the fork server now, so that a first parallel scan does not wait for it to boot.
+
+    For a long-lived process with other threads (the language server), called when a workspace is opened:
+    the server process boots and imports the scanner while the workspace is walked.
+    """
+    if processes_for(MIN_FILES_PER_PROCESS * 2) > 1 and _context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        try:
+            forkserver.ensure_running()
+        except _CANNOT_START:
+            pass  # scan_all will find out, and scan in this process
+
+
 def scan_all(jobs: list[ScanJob], processes: int) -> list[ModuleSummary]:
     """The summaries of ``jobs``, in order, made by ``processes`` processes (this one included)."""
     batches = [jobs[i:i + _BATCH] for i in range(0, len(jobs), _BATCH)]
@@ -75,19 +93,21 @@ def scan_all(jobs: list[ScanJob], processes: int) -> list[ModuleSummary]:
         return [summary for batch in batches for summary in _scan_batch(batch)]
     results: list[list[ModuleSummary] | None] = [None] * len(batches)
     try:
-        pool = ProcessPoolExecutor(processes - 1, mp_context=_context())
-    except (OSError, ValueError):
-        return [summary for batch in batches for summary in _scan_batch(batch)]
-    with pool:
-        futures: list[Future] = [pool.submit(_scan_batch, batch) for batch in batches]
-        for i in reversed(range(len(batches))):
-            if not futures[i].cancel():
-                break  # a worker has it: every batch before it is taken or about to be
-            results[i] = _scan_batch(batches[i])
-        for i, future in enumerate(futures):
-            if results[i] is None:
-                try:
-                    results[i] = future.result()
-                except (BrokenProcessPool, OSError):  # a worker was killed (out of memory…): scan here
-                    results[i] = _scan_batch(batches[i])
+        with ProcessPoolExecutor(processes - 1, mp_context=_context()) as pool:
+            futures: list[Future] = [pool.submit(_scan_batch, batch) for batch in batches]
+            for i in reversed(range(len(batches))):
+                if not futures[i].cancel():
+                    break  # a worker has it: every batch before it is taken or about to be
+                results[i] = _scan_batch(batches[i])
+            for i, future in enumerate(futures):
+                if results[i] is None:
+                    try:
+                        results[i] = future.result()
+                    except (BrokenProcessPool, OSError):  # a worker was killed (out of memory…)
+                        pass
+    except _CANNOT_START:
+        pass  # no worker processes here: what they did not do is done below, in this process
+    for i, batch in enumerate(batches):
+        if results[i] is None:
+            results[i] = _scan_batch(batch)
     return [summary for batch in results for summary in batch]

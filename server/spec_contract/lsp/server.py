@@ -75,7 +75,10 @@ def _build_project(root: Path, overrides: dict[str, Any]):
     Returns the project and a warning when the editor settings were rejected and dropped.
     """
     from spec_contract.engine.config import ConfigError, load_config
+    from spec_contract.engine.parallel import prepare
     from spec_contract.engine.project import Project
+
+    prepare()  # a large workspace's first pass scans in several processes: their fork server boots meanwhile
 
     warning = None
     try:
