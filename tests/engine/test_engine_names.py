@@ -292,3 +292,11 @@ def test_checking_a_namespace_subdirectory_of_a_package_keeps_full_module_names(
     assert [k.dotted for k in analysis.checked] == [
         "sgl.srt.models.llama.LlamaForCausalLM", "sgl.srt.models.llava.LlavaForConditionalGeneration"]
     assert findings(analysis) == missing_both("LlavaForConditionalGeneration", worker="speculative/eagle_worker.py")
+
+
+def test_a_class_and_a_function_of_the_same_name_are_different_keys():
+    # The index memoises by key; a function's answers must never be taken for a class's.
+    from spec_contract.engine.resolve import ClassKey, FunctionKey
+
+    assert ClassKey("pkg.m", "X") != FunctionKey("pkg.m", "X")
+    assert len({ClassKey("pkg.m", "X"), FunctionKey("pkg.m", "X")}) == 2

@@ -25,8 +25,8 @@ class ClassKey(NamedTuple):
     """A class by module and dotted qualname.
 
     Keys are hashed and compared hundreds of thousands of times per analysis (every memo of the index is
-    keyed by them): as named tuples that happens in C. Never mix them with :class:`FunctionKey` in one
-    container, as equal fields make equal keys.
+    keyed by them): as named tuples that happens in C. A :class:`FunctionKey` has a third field, so the two
+    kinds of key never compare equal.
     """
 
     module: str
@@ -42,6 +42,7 @@ class FunctionKey(NamedTuple):
 
     module: str
     qualname: str
+    kind: str = "function"  # never equal to the ClassKey of the same name
 
 
 @dataclass(frozen=True)
