@@ -10,7 +10,6 @@ half-typed code never produces spurious findings.
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import os
 import sys
@@ -100,6 +99,7 @@ class Project:
         self._checked: dict[ClassKey, tuple[list[Finding], frozenset[str]]] = {}
         self._registered: dict[str, tuple[str, tuple[str, ...]]] = {}  # model path → (digest, checked classes)
         self._digests: dict[str, str] = {}  # path → digest of the text last read, until the path is touched
+        self._reads: dict[str, tuple[str | None, str, str | None]] = {}  # files read by the running analysis
         # path → (os.stat signature, digest) from the saved results: an unchanged signature saves reading
         # and hashing the file again (as git's index does), so a warm run reads almost nothing.
         self._signatures: dict[str, tuple[tuple[int, int, int], str]] = {}
@@ -161,6 +161,12 @@ class Project:
                 gc.enable()
 
     def _analyze(self, focus: frozenset[str] | None) -> Analysis:
+        try:
+            return self._analyze_once(focus)
+        finally:
+            self._reads = {}  # the next analysis reads the disk again
+
+    def _analyze_once(self, focus: frozenset[str] | None) -> Analysis:
         started = time.perf_counter()
         stats = Stats()
         if self._layout is None:
@@ -270,11 +276,24 @@ class Project:
         return self._engine_files
 
     def _text(self, path: str) -> tuple[str | None, str, str | None]:
+        """Text, digest and problem of what the analysis reads for ``path``: the editor buffer or the file.
+
+        A file is read once per analysis, however many steps ask (the registry filter, the summary, the
+        digest that validates saved results).
+        """
         if path in self._overlays:
             text = self._overlays[path]
             return text, text_digest(text), None
-        result = decode(read_bytes(path))
-        return result.text, result.digest, result.problem
+        read = self._reads.get(path)
+        if read is None:
+            signature = _signature(path)
+            result = decode(read_bytes(path))
+            read = self._reads[path] = (result.text, result.digest, result.problem)
+            self._digests[path] = result.digest
+            self._unsaved = True
+            if signature is not None and signature == _signature(path):  # not written to while read
+                self._hashed[path] = signature
+        return read
 
     def _digest(self, path: str) -> str:
         """Digest of the text the analysis would read now (the editor buffer or the disk)."""
@@ -282,16 +301,11 @@ class Project:
             if path in self._overlays:
                 self._digests[path] = text_digest(self._overlays[path])
                 return self._digests[path]
-            signature = _signature(path)
             known = self._signatures.get(path)
-            if signature is not None and known is not None and known[0] == signature:
+            if known is not None and known[0] == _signature(path):
                 self._digests[path] = known[1]
-                return known[1]
-            data = read_bytes(path)
-            self._digests[path] = hashlib.sha1(data).hexdigest() if data is not None else ""
-            self._unsaved = True
-            if signature is not None and signature == _signature(path):  # not written to while read
-                self._hashed[path] = signature
+            else:
+                self._text(path)
         return self._digests[path]
 
     def _registered_in(self, source: SourceFile, index: Index, out_of_tree: bool) -> tuple[str, ...]:
@@ -302,10 +316,10 @@ class Project:
             return known[1]
         entry_variable = self.config.entry_class_variable
         names: tuple[str, ...] = ()
-        text = self._overlays.get(source.path)
-        data = text.encode() if text is not None else read_bytes(source.path)
-        # A cheap byte-level filter first: no registry entry, no registered model.
-        if out_of_tree or not entry_variable or (data is not None and entry_variable.encode() in data):
+        text = self._text(source.path)[0]
+        # A cheap text filter first: no registry entry, no registered model (a file without text goes on,
+        # for its problem to be reported).
+        if out_of_tree or not entry_variable or text is None or entry_variable in text:
             summary = index.summary(source.module)
             if summary is not None:
                 entry = summary.entry_classes
