@@ -41,7 +41,6 @@ class ScanJob:
 
 
 def _scan_batch(batch: list[ScanJob]) -> list[ModuleSummary]:
-    gc.disable()  # summaries are acyclic; see Project.analyze
     return [scan(j.path, j.module, j.digest, j.text, worker=j.worker, entry_variable=j.entry_variable)
             for j in batch]
 
@@ -93,7 +92,8 @@ def scan_all(jobs: list[ScanJob], processes: int) -> list[ModuleSummary]:
         return [summary for batch in batches for summary in _scan_batch(batch)]
     results: list[list[ModuleSummary] | None] = [None] * len(batches)
     try:
-        with ProcessPoolExecutor(processes - 1, mp_context=_context()) as pool:
+        # gc off in the workers: summaries are acyclic, see Project.analyze
+        with ProcessPoolExecutor(processes - 1, mp_context=_context(), initializer=gc.disable) as pool:
             futures: list[Future] = [pool.submit(_scan_batch, batch) for batch in batches]
             for i in reversed(range(len(batches))):
                 if not futures[i].cancel():
