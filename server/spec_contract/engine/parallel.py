@@ -70,21 +70,6 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def prepare() -> None:
-    """Start the fork server now, so that a first parallel scan does not wait for it to boot.
-
-    For a long-lived process with other threads (the language server), called when a workspace is opened:
-    the server process boots and imports the scanner while the workspace is walked.
-    """
-    if processes_for(MIN_FILES_PER_PROCESS * 2) > 1 and _context().get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        try:
-            forkserver.ensure_running()
-        except _CANNOT_START:
-            pass  # scan_all will find out, and scan in this process
-
-
 def scan_all(jobs: list[ScanJob], processes: int) -> list[ModuleSummary]:
     """The summaries of ``jobs``, in order, made by ``processes`` processes (this one included)."""
     batches = [jobs[i:i + _BATCH] for i in range(0, len(jobs), _BATCH)]

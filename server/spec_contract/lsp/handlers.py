@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 
 from spec_contract.lsp import actions, commands, diagnostics, hover, settings
 from spec_contract.lsp.convert import SourceLines, from_position, lines_of, path_of
-from spec_contract.lsp.server import SpecContractServer
+from spec_contract.lsp.server import SpecContractServer, load_engine
 from spec_contract.lsp.workspace import initial_folders
 
 
@@ -64,6 +64,9 @@ def register(server: SpecContractServer) -> None:
         ls.protocol.fm.feature_options[types.TEXT_DOCUMENT_CODE_ACTION].resolve_provider = ls.resolves_edits()
         for uri, name in initial_folders(params):
             ls.folders.add(uri, name)
+        if ls.folders:
+            # The engine loads on its own thread while the client reads this answer and opens its files.
+            ls.engine.submit(load_engine)
 
     @feature(types.INITIALIZED)
     @guarded

@@ -68,6 +68,12 @@ class SpecContractProtocol(LanguageServerProtocol):
         return super().handle_message(message)
 
 
+def load_engine() -> None:
+    """Import the engine (on the executor thread): the expensive part of start-up, done while the client
+    reads the initialize answer and opens its files."""
+    from spec_contract.engine import config, project  # noqa: F401  (the import is the work)
+
+
 def _build_project(root: Path, overrides: dict[str, Any]):
     """Load the folder's config (editor overrides over pyproject) and create its engine Project.
 
@@ -75,10 +81,7 @@ def _build_project(root: Path, overrides: dict[str, Any]):
     Returns the project and a warning when the editor settings were rejected and dropped.
     """
     from spec_contract.engine.config import ConfigError, load_config
-    from spec_contract.engine.parallel import prepare
     from spec_contract.engine.project import Project
-
-    prepare()  # a large workspace's first pass scans in several processes: their fork server boots meanwhile
 
     warning = None
     try:
