@@ -40,17 +40,20 @@ def demo(tmp_path: Path) -> Path:
 )
 async def client(lsp_client: LanguageClient, request):
     """A started server and a client that pretends to be one of the editors (not yet initialised)."""
-    lsp_client.editor = request.param
-    lsp_client.init_result = None
-    yield lsp_client
-    if lsp_client.init_result is not None:
-        await lsp_client.shutdown_session()
+    async for started in as_editor(lsp_client, request.param):
+        yield started
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client))
 async def neovim(lsp_client: LanguageClient):
     """A Neovim 0.11 client only: for scenarios whose point is one client's behaviour."""
-    lsp_client.editor = "neovim-0.11"
+    async for started in as_editor(lsp_client, "neovim-0.11"):
+        yield started
+
+
+async def as_editor(lsp_client: LanguageClient, editor: str):
+    """The body of a client fixture: the client as ``editor``, shut down after the test if initialised."""
+    lsp_client.editor = editor
     lsp_client.init_result = None
     yield lsp_client
     if lsp_client.init_result is not None:

@@ -13,7 +13,7 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 from lsprotocol import types
 
-from conftest import DEMO, SERVER_COMMAND
+from conftest import DEMO, SERVER_COMMAND, as_editor
 from lsp_harness import initialize, make_client, members, open_document, until
 
 COPIES = 120  # with the worker: over twice MIN_FILES_PER_PROCESS, so two processes scan on two cores
@@ -22,11 +22,8 @@ COPIES = 120  # with the worker: over twice MIN_FILES_PER_PROCESS, so two proces
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client,
                                               server_env={**os.environ, "SPEC_CONTRACT_JOBS": "2"}))
 async def vscode(lsp_client: LanguageClient):
-    lsp_client.editor = "vscode-1.139.1"
-    lsp_client.init_result = None
-    yield lsp_client
-    if lsp_client.init_result is not None:
-        await lsp_client.shutdown_session()
+    async for started in as_editor(lsp_client, "vscode-1.139.1"):
+        yield started
 
 
 async def test_many_wrappers_scanned_in_parallel_each_get_their_findings(vscode, tmp_path):
