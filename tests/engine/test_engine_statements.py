@@ -78,7 +78,13 @@ EntryClass = [Wrapper]
 
 
 def _scan(text: str, memo: StatementMemo | None = None, worker: bool = False):
+    """An editor buffer's scan (with a memo: every class parsed) or a disk file's (classes deferred)."""
     return scan("/t/m.py", "m", "d", text, worker=worker, entry_variable="EntryClass", memo=memo)
+
+
+def _whole(text: str, worker: bool = False):
+    """The summary of ``text`` scanned with nothing to reuse and nothing deferred."""
+    return _scan(text, StatementMemo(), worker)
 
 
 def test_a_memo_reuses_untouched_statements_and_gives_the_same_summary():
@@ -87,7 +93,7 @@ def test_a_memo_reuses_untouched_statements_and_gives_the_same_summary():
     before = dict(memo.pieces)
     edited = WRAPPER.replace("return 1", "return 2")
     summary = _scan(edited, memo)
-    assert summary == _scan(edited)
+    assert summary == _whole(edited)
     reused = [key for key, piece in memo.pieces.items() if before.get(key) is piece]
     assert len(reused) == len(memo.pieces) - 1  # only ``class Helper`` was parsed again
     assert any("class Helper" in key[1] for key in set(memo.pieces) - set(reused))
@@ -105,14 +111,14 @@ def test_a_memo_follows_statements_that_moved():
     _scan(WRAPPER, memo)
     moved = "import os\n" + WRAPPER
     summary = _scan(moved, memo)
-    assert summary == _scan(moved)
+    assert summary == _whole(moved)
     assert summary.find_class("Wrapper").span.line == WRAPPER.splitlines().index("class Wrapper:") + 1
 
 
 def test_a_memo_made_for_a_model_file_is_not_reused_for_a_worker():
     memo = StatementMemo()
     _scan(WRAPPER, memo)
-    assert _scan(WRAPPER, memo, worker=True) == _scan(WRAPPER, worker=True)
+    assert _scan(WRAPPER, memo, worker=True) == _whole(WRAPPER, worker=True)
 
 
 @pytest.mark.parametrize("broken", [
@@ -128,3 +134,103 @@ def test_a_syntax_error_anywhere_gives_the_files_own_error(broken):
     summary = _scan(broken, StatementMemo())
     assert summary.error is not None and summary.classes == ()
     assert f"line {expected.lineno}" in summary.error
+
+
+NESTED_AND_DECORATED = WRAPPER + '''
+
+@dataclass
+class Config:
+    size: int = 0
+
+
+def helper():
+    return Config()
+
+
+def factory():
+    from .llama import LlamaForCausalLM
+    return LlamaForCausalLM
+
+
+class Lazy:
+    def __init__(self):
+        from .mistral import MistralForCausalLM
+        self.inner = MistralForCausalLM()
+
+
+class Outer(Wrapper):
+    class Inner:
+        def deep(self):
+            pass
+
+    def shallow(self):
+        pass
+
+
+if TYPE_CHECKING:
+    class Typed:
+        pass
+'''
+
+
+def test_a_disk_file_defers_its_classes_and_parses_each_as_the_whole_scan_does():
+    lazy, whole = _scan(NESTED_AND_DECORATED), _whole(NESTED_AND_DECORATED)
+    # Parsed at once: a decorated class, one with an import inside, one nested in an ``if``.
+    assert {d.name for d in lazy.deferred} == {"Helper", "Wrapper", "Outer"}
+    assert [c.qualname for c in lazy.classes] == ["Config", "Lazy", "Typed"]
+    assert lazy.imports == whole.imports  # the imports in ``factory`` and ``Lazy``; ``helper`` was never parsed
+    assert lazy.entry_classes == whole.entry_classes
+    assert lazy.has_class("Outer") and not lazy.has_class("Inner") and not lazy.has_class("nothing")
+    assert lazy.find_class("Outer.Inner") == whole.find_class("Outer.Inner")
+    assert lazy.deferred_error() is None
+    # Parsed so far: the registered class (at scan time) and the one asked for.
+    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper", "Outer"]
+    assert lazy.all_classes(mentioning="language_model") == [whole.find_class("Wrapper")] + [
+        c for c in whole.classes if c.qualname in ("Config", "Lazy", "Typed")]
+    assert lazy.all_classes() == list(whole.classes)
+    assert lazy.top_level_classes(["Wrapper", "Inner"]) == [whole.find_class("Wrapper")]
+
+
+def test_a_deferred_class_keeps_its_suppression_comment():
+    assert _scan(WRAPPER).find_class("Wrapper").suppressed == frozenset({"SC001"})
+
+
+def test_a_deferred_class_that_does_not_parse_is_missing_and_says_why():
+    broken = WRAPPER.replace("    def forward(self, x):", "    def forward(self, x:")
+    summary = _scan(broken)
+    assert summary.error is None and summary.find_class("Helper") is not None
+    assert summary.find_class("Wrapper") is None
+    assert summary.deferred_error().startswith("SyntaxError")
+    assert f"line {broken.splitlines().index('    def forward(self, x:') + 1}" in summary.deferred_error()
+
+
+def test_registered_classes_and_their_bases_and_inners_in_the_file_are_parsed_with_the_file():
+    text = """
+class Attention:
+    pass
+
+
+class Backbone:
+    def __init__(self):
+        self.attn = Attention()
+
+
+class Base:
+    pass
+
+
+class Unused:
+    pass
+
+
+class ForCausalLM(Base):
+    def __init__(self):
+        self.model = Backbone()
+
+
+EntryClass = ForCausalLM
+"""
+    summary = _scan(text)
+    parsed = [d.name for i, d in enumerate(summary.deferred) if i in summary._parsed]
+    assert parsed == ["Attention", "Backbone", "Base", "ForCausalLM"]
+    assert summary.all_classes() == list(_whole(text).classes)

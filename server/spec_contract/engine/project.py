@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from spec_contract.engine.cache import SummaryCache
@@ -220,13 +220,18 @@ class Project:
             self._dirty.clear()
             if self._cache is not None and not self._overlays and self._unsaved:
                 self._save(layout)
+        problems = {p: e.problem for p, e in self._entries.items() if e.problem}
+        for path, entry in self._entries.items():  # a class statement parsed on demand that did not parse
+            error = entry.summary.deferred_error() if entry.summary is not None and not entry.problem else None
+            if error:
+                problems[path] = error
+                stats.files_skipped["syntax-error"] += 1
         stats.seconds = time.perf_counter() - started
         self._last = Analysis(
             root=self.root, generation=self._generation, contract=contract,
             findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
             checked=tuple(checked), models=tuple(models), index=index, config=self.config, stats=stats,
-            problems={p: e.problem for p, e in self._entries.items() if e.problem},
-            overlays=dict(self._overlays), relative=self.relative, focus=focus, changed_paths=changed_paths,
+            problems=problems, overlays=dict(self._overlays), relative=self.relative, focus=focus, changed_paths=changed_paths,
         )
         result = self._last
         if focus is not None:
@@ -324,7 +329,8 @@ class Project:
             if summary is not None:
                 entry = summary.entry_classes
                 variable = entry_variable if (entry is not None or not out_of_tree) else None
-                names = tuple(c.qualname for c in registered_classes(summary.classes, entry, variable))
+                candidates = summary.all_classes() if variable is None else summary.top_level_classes(entry or ())
+                names = tuple(c.qualname for c in registered_classes(candidates, entry, variable))
         self._registered[source.path] = (digest, names)
         self._unsaved = True
         return names
@@ -408,7 +414,7 @@ class Project:
         summary = self._cache.get(key) if self._cache and scanned is None else None
         if summary is not None:
             stats.files_from_cache += 1
-            summary = replace(summary, path=path, module=source.module)
+            summary = summary.moved(path, source.module)
         else:
             memo = self._memos.setdefault(path, StatementMemo()) if path in self._overlays else None
             summary = scanned if scanned is not None and scanned.digest == digest and scanned.module == source.module \

@@ -99,7 +99,7 @@ class Analysis:
         """A contract member's definition in a model class under the cursor, with the contract's uses."""
         wanted = self.contract.members()
         for summary in self._summaries_at(path):
-            for cls in summary.classes:
+            for cls in summary.all_classes():
                 for member in cls.members:
                     if member.name in wanted and _contains(member.span, line, col):
                         entries = [e for e in self.contract.entries if e.member == member.name]
@@ -117,7 +117,7 @@ class Analysis:
         """Every model class (checked, or reached as a base or inner class) that defines ``member``."""
         out: dict[tuple[str, Span], Provider] = {}
         for summary in self._loaded_models():
-            for cls in summary.classes:
+            for cls in summary.all_classes(mentioning=member):
                 for candidate in cls.members:
                     if candidate.name == member:
                         provider = Provider(ClassKey(summary.module, cls.qualname).dotted, summary.path,

@@ -156,9 +156,8 @@ class Index:
         summary = self.summary(module) if depth <= _MAX_DEPTH else None
         if summary is None:
             return None
-        for cls in summary.classes:
-            if cls.qualname == name:
-                return ClassKey(module, name)
+        if summary.has_class(name):
+            return ClassKey(module, name)
         for fn in summary.functions:
             if fn.qualname == name:
                 return FunctionKey(module, name)

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from spec_contract.engine.results import Span
-from spec_contract.engine.summary import (CallFlow, Chain, ClassSummary, Delegate, FunctionFlow, ImportBinding,
-                                          Member, ModuleSummary, Use)
+from spec_contract.engine.summary import (CallFlow, Chain, ClassSummary, DeferredClass, Delegate, FunctionFlow,
+                                          ImportBinding, Member, ModuleSummary, Use)
 
 _SUPPRESS = re.compile(r"#\s*spec-contract:\s*ignore(?:\[([A-Za-z0-9_,\s]*)\])?")
 _PROPERTY_DECORATORS = {"property", "cached_property"}
@@ -29,6 +29,14 @@ class _Lines:
 
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()
+
+    @classmethod
+    def of_statement(cls, deferred: DeferredClass) -> "_Lines":
+        """The lines a deferred statement's spans and suppression comment read, at their places in the file."""
+        lines = cls("")
+        above = [""] * (deferred.first_line - 1) + [deferred.line_above] if deferred.first_line else []
+        lines.lines = above + deferred.text.splitlines()
+        return lines
 
     def col(self, lineno: int, byte_col: int) -> int:
         if lineno - 1 >= len(self.lines):
@@ -87,6 +95,7 @@ def _dotted(chain: Chain) -> str:
 # bracket and not the continuation of a compound statement.
 _TOP_LEVEL_LINE = re.compile(r"\n(?![\s#)\]}]|(?:else|elif|except|finally)\b)")
 _TRIPLE_QUOTE = re.compile(r'"""|\'\'\'')
+_CLASS_STATEMENT = re.compile(r"class\s+(\w+)")
 _MERGES_BEFORE_REST = 4  # a statement that keeps failing to parse is parsed with the rest of the file
 
 
@@ -127,13 +136,20 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     reusable = memo is not None and memo.context == (worker, entry_variable)
     previous = memo.pieces if reusable else {}
     pieces: dict[tuple[int, str, str], _Piece] = {}
+    deferred: list[DeferredClass] = []
+    parsed_classes = 0
+    # A model file read from disk defers its classes; an editor buffer is read whole, so that a syntax error
+    # anywhere shows at once and hover and actions find every class parsed.
+    lazy = not worker and memo is None
     try:
-        for key, body in _top_level(text, previous):
-            pieces[key] = previous[key] if body is None else _piece(body, lines, worker, entry_variable)
+        for key, body in _top_level(text, previous, lazy):
+            if body is not None or key in previous:
+                piece = pieces[key] = previous[key] if body is None else _piece(body, lines, worker, entry_variable)
+                parsed_classes += len(piece.classes)
+            elif name := _CLASS_STATEMENT.match(key[1]):
+                deferred.append(DeferredClass(name.group(1), key[0], key[1], key[2], parsed_classes))
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
-        return ModuleSummary(path, module, digest, (), (), (), None, (), is_package,
-                             error=f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}")
+        return ModuleSummary(path, module, digest, (), (), (), None, (), is_package, error=_error_message(exc))
     if memo is not None:
         memo.pieces, memo.context = pieces, (worker, entry_variable)
     entry: list[str] | None = None
@@ -142,15 +158,50 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
             entry = (entry or []) + list(names) if augmented else list(names)
     # ``from .mistral import X`` inside a function of ``__init__``; module-level names win
     imports = [b for p in pieces.values() for b in p.local_imports] + [b for p in pieces.values() for b in p.imports]
-    return ModuleSummary(path, module, digest, tuple(imports), tuple(c for p in pieces.values() for c in p.classes),
-                         tuple(a for p in pieces.values() for a in p.assignments),
-                         tuple(entry) if entry is not None else None,
-                         tuple(f for p in pieces.values() for f in p.functions), is_package)
+    summary = ModuleSummary(path, module, digest, tuple(imports), tuple(c for p in pieces.values() for c in p.classes),
+                            tuple(a for p in pieces.values() for a in p.assignments),
+                            tuple(entry) if entry is not None else None,
+                            tuple(f for p in pieces.values() for f in p.functions), is_package,
+                            deferred=tuple(deferred))
+    if entry:
+        _parse_registered(summary)
+    return summary
 
 
-def _top_level(text: str, known: dict[tuple[int, str, str], _Piece]) -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
+def _parse_registered(summary: ModuleSummary) -> None:
+    """Parse now the deferred classes a check will ask for first: the registered ones and, within the file,
+    their bases and inner models (``self.model = DeepseekV2Model(...)``), so that the work happens where the
+    file is scanned (on the cold run's other cores) rather than later, one class at a time."""
+    wanted, seen = set(summary.entry_classes), set()
+    while wanted - seen:
+        names = wanted - seen
+        seen |= names
+        for cls in summary.top_level_classes(names):
+            wanted.update(chain[0] for chain in cls.bases)
+            wanted.update(d.callee[0] for d in cls.delegates)
+
+
+def parse_deferred(deferred: DeferredClass) -> tuple[tuple[ClassSummary, ...], str | None]:
+    """The classes of a class statement :func:`scan` deferred (the class, then those nested in it), or its
+    syntax error."""
+    lines = _Lines.of_statement(deferred)
+    try:
+        body = _parse(deferred.text, deferred.first_line)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return (), _error_message(exc)
+    return _piece(body, lines, False, None).classes, None
+
+
+def _error_message(exc: BaseException) -> str:
+    where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
+    return f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}"
+
+
+def _top_level(text: str, known: dict[tuple[int, str, str], _Piece],
+               lazy: bool = False) -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
     """``((first line, text, line above), body)`` per top-level statement; ``body`` is None for a statement in
-    ``known``, which is not parsed again.
+    ``known``, which is not parsed again, and (``lazy``) for a class statement, parsed when its class is
+    asked for, or a function without imports, of no use in a model file.
 
     Splitting happens on the text, before parsing: a line that starts with code starts a statement, except
     inside a triple-quoted string or after a decorator. A wrong split (a bracket left open, a string the
@@ -166,7 +217,7 @@ def _top_level(text: str, known: dict[tuple[int, str, str], _Piece]) -> list[tup
         statement = text[starts[i]:starts[j]]
         previous_line = text[text.rfind("\n", 0, starts[i] - 1) + 1:starts[i] - 1] if starts[i] else ""
         body = None
-        while (line, statement, previous_line) not in known:
+        while (line, statement, previous_line) not in known and not (lazy and _deferrable(statement)):
             try:
                 body = _parse(statement, line)
                 break
@@ -181,6 +232,20 @@ def _top_level(text: str, known: dict[tuple[int, str, str], _Piece]) -> list[tup
         line += statement.count("\n")
         i = j
     return out
+
+
+def _deferrable(statement: str) -> bool:
+    """A model file's statement whose parsing can wait (a class) or be skipped (a function), unless it
+    imports something.
+
+    Neither is parsed here, so neither confirms that the split before the next statement was right; a wrong
+    one makes some later statement fail to parse, and the file is then parsed whole (see ``_top_level``).
+    """
+    if "import" in statement:
+        return False  # an import inside a method or function binds a name for the whole module
+    if statement.startswith("class"):
+        return _CLASS_STATEMENT.match(statement) is not None
+    return statement.startswith(("def ", "async def "))
 
 
 def _statement_starts(text: str) -> list[int]:

@@ -11,7 +11,8 @@ Chains are tuples of segments: names, ``"[]"`` for a subscript and ``"()"`` for 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 
 from spec_contract.engine.results import Span
 
@@ -99,20 +100,86 @@ class FunctionFlow:
 
 
 @dataclass(frozen=True)
+class DeferredClass:
+    """A model file's top-level class statement, kept as text until the analysis asks for the class.
+
+    Most classes of a model file (attention, MLP, decoder layers) are never a wrapper, a base or an inner
+    model, and a model file imports many large modules for one class each: a cold run parses only the
+    classes it looks up.
+    """
+
+    name: str
+    first_line: int  # 0-based line where the statement starts
+    text: str
+    line_above: str  # where a suppression comment for the class may sit
+    position: int  # how many of the summary's parsed classes come before it in the file
+
+
+@dataclass(frozen=True)
 class ModuleSummary:
     path: str
     module: str
     digest: str
     imports: tuple[ImportBinding, ...]
-    classes: tuple[ClassSummary, ...]
+    classes: tuple[ClassSummary, ...]  # the parsed ones; see ``all_classes`` for every class
     assignments: tuple[tuple[str, Chain], ...]  # module-level ``Name = other.Name`` aliases
     entry_classes: tuple[str, ...] | None  # names listed in the profile's entry-class variable
     functions: tuple[FunctionFlow, ...]  # only for worker files
     is_package: bool
     error: str | None = None  # a syntax error: the summary is empty and should not replace a good one
+    deferred: tuple[DeferredClass, ...] = ()
+    # deferred index → (its classes, its syntax error); filled as classes are asked for
+    _parsed: dict[int, tuple[tuple[ClassSummary, ...], str | None]] = field(
+        default_factory=dict, init=False, compare=False, repr=False)
+
+    def moved(self, path: str, module: str) -> "ModuleSummary":
+        """This summary for another file of the same text (a cache hit), with the classes parsed so far."""
+        copy = replace(self, path=path, module=module)
+        copy._parsed.update(self._parsed)
+        return copy
+
+    def has_class(self, name: str) -> bool:
+        """Whether the module defines a top-level class ``name`` (without parsing a deferred one)."""
+        return any(c.qualname == name for c in self.classes) or any(d.name == name for d in self.deferred)
 
     def find_class(self, qualname: str) -> ClassSummary | None:
-        for cls in self.classes:
+        """The first class of that dotted name in the file, parsing its statement if it was deferred."""
+        top = qualname.partition(".")[0]
+        for cls in self._in_order(lambda d: d.name == top):
             if cls.qualname == qualname:
                 return cls
         return None
+
+    def all_classes(self, mentioning: str | None = None) -> list[ClassSummary]:
+        """Every class in file order; with ``mentioning``, deferred ones whose text lacks it are left out."""
+        return list(self._in_order(lambda d: mentioning is None or mentioning in d.text))
+
+    def top_level_classes(self, names: Iterable[str]) -> list[ClassSummary]:
+        """The top-level classes of those names, in file order."""
+        wanted = set(names)
+        return [c for c in self._in_order(lambda d: d.name in wanted) if c.qualname in wanted]
+
+    def deferred_error(self) -> str | None:
+        """The syntax error of a deferred class statement that was asked for, if one did not parse."""
+        return next((error for _, error in self._parsed.values() if error), None)
+
+    def _in_order(self, wanted: Callable[[DeferredClass], bool]) -> Iterator[ClassSummary]:
+        deferred = iter(enumerate(self.deferred))
+        pending = next(deferred, None)
+        for position, cls in enumerate(self.classes):
+            while pending is not None and pending[1].position <= position:
+                if wanted(pending[1]):
+                    yield from self._complete(pending[0])
+                pending = next(deferred, None)
+            yield cls
+        while pending is not None:
+            if wanted(pending[1]):
+                yield from self._complete(pending[0])
+            pending = next(deferred, None)
+
+    def _complete(self, index: int) -> tuple[ClassSummary, ...]:
+        if index not in self._parsed:
+            from spec_contract.engine.scan import parse_deferred  # the scanner makes summaries: imported late
+
+            self._parsed[index] = parse_deferred(self.deferred[index])
+        return self._parsed[index][0]
