@@ -200,6 +200,46 @@ def test_files_written_just_before_a_run_are_hashed_again_on_the_next(tmp_path):
     assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == ONLY_SET
 
 
+def test_a_file_changed_on_disk_just_after_it_was_read_is_hashed_again(tmp_path, monkeypatch):
+    # Written shortly before the run, then saved again by another program right after the analysis read
+    # it, in the same timestamp tick: size, mtime and inode are unchanged, so only the content tells.
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    _age(root, 1.5)
+    llama = root / "pkg/models/llama.py"
+    real_read = project_module.read_bytes
+    written = []
+
+    def read_then_someone_writes(path):
+        data = real_read(path)
+        if path == str(llama) and not written:
+            stat = llama.stat()
+            _same_size_rename(llama)
+            os.utime(llama, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+            written.append(path)
+            time.sleep(0.6)  # the rest of a long analysis: past the racy window, counted from the save
+        return data
+
+    monkeypatch.setattr(project_module, "read_bytes", read_then_someone_writes)
+    cache_dir = tmp_path / "cache"
+    assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == BOTH
+    monkeypatch.setattr(project_module, "read_bytes", real_read)
+    assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == ONLY_SET
+
+
+def test_an_editor_query_between_analyses_does_not_hide_a_later_change_on_disk(tmp_path):
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    cache_dir = tmp_path / "cache"
+    project(root, use_cache=True, cache_dir=cache_dir).analyze()
+    proj = project(root, use_cache=True, cache_dir=cache_dir)  # a server starting on a warm cache
+    analysis = proj.analyze()
+    assert analysis.implementers("get_embed_and_head")  # a hover on a call site reads the model files
+    llama = root / "pkg/models/llama.py"
+    llama.write_text(llama.read_text().replace("def get_embed_and_head", "def get_embed_and_head_renamed"))
+    proj.invalidate(str(llama.resolve()))
+    assert findings(proj.analyze()) == ONLY_SET
+    assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == ONLY_SET
+
+
 def test_persistent_cache_is_keyed_by_content(tmp_path):
     root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
     cache_dir = tmp_path / "cache"

@@ -99,11 +99,14 @@ class Project:
         self._checked: dict[ClassKey, tuple[list[Finding], frozenset[str]]] = {}
         self._registered: dict[str, tuple[str, tuple[str, ...]]] = {}  # model path → (digest, checked classes)
         self._digests: dict[str, str] = {}  # path → digest of the text last read, until the path is touched
-        self._reads: dict[str, tuple[str | None, str, str | None]] = {}  # files read by the running analysis
+        # Files read by the running analysis (None between analyses: an editor query reads the disk afresh
+        # and changes no state).
+        self._reads: dict[str, tuple[str | None, str, str | None]] | None = None
         # path → (os.stat signature, digest) from the saved results: an unchanged signature saves reading
         # and hashing the file again (as git's index does), so a warm run reads almost nothing.
         self._signatures: dict[str, tuple[tuple[int, int, int], str]] = {}
-        self._hashed: dict[str, tuple[int, int, int]] = {}  # signatures of files hashed in this process
+        # path → (signature, when it was taken) of files hashed in this process, for the next save
+        self._hashed: dict[str, tuple[tuple[int, int, int], int]] = {}
         self._unsaved = False  # results computed (or files hashed) since the last save or restore
         self._restored = False
 
@@ -132,6 +135,7 @@ class Project:
         self._dirty.add(path)
         self._digests.pop(path, None)
         self._signatures.pop(path, None)
+        self._hashed.pop(path, None)
         self._last = None
 
     # the pipeline ----------------------------------------------------------------------------------
@@ -161,10 +165,11 @@ class Project:
                 gc.enable()
 
     def _analyze(self, focus: frozenset[str] | None) -> Analysis:
+        self._reads = {}
         try:
             return self._analyze_once(focus)
         finally:
-            self._reads = {}  # the next analysis reads the disk again
+            self._reads = None  # the next analysis reads the disk again
 
     def _analyze_once(self, focus: frozenset[str] | None) -> Analysis:
         started = time.perf_counter()
@@ -283,21 +288,25 @@ class Project:
     def _text(self, path: str) -> tuple[str | None, str, str | None]:
         """Text, digest and problem of what the analysis reads for ``path``: the editor buffer or the file.
 
-        A file is read once per analysis, however many steps ask (the registry filter, the summary, the
-        digest that validates saved results).
+        During an analysis a file is read once, however many steps ask (the registry filter, the summary,
+        the digest that validates saved results), and its digest and signature are recorded.
         """
         if path in self._overlays:
             text = self._overlays[path]
             return text, text_digest(text), None
+        if self._reads is None:
+            result = decode(read_bytes(path))
+            return result.text, result.digest, result.problem
         read = self._reads.get(path)
         if read is None:
+            read_at = time.time_ns()
             signature = _signature(path)
             result = decode(read_bytes(path))
             read = self._reads[path] = (result.text, result.digest, result.problem)
             self._digests[path] = result.digest
             self._unsaved = True
             if signature is not None and signature == _signature(path):  # not written to while read
-                self._hashed[path] = signature
+                self._hashed[path] = (signature, read_at)
         return read
 
     def _digest(self, path: str) -> str:
@@ -305,12 +314,10 @@ class Project:
         if path not in self._digests:
             if path in self._overlays:
                 self._digests[path] = text_digest(self._overlays[path])
-                return self._digests[path]
-            known = self._signatures.get(path)
-            if known is not None and known[0] == _signature(path):
+            elif (known := self._signatures.get(path)) is not None and known[0] == _signature(path):
                 self._digests[path] = known[1]
             else:
-                self._text(path)
+                self._digests[path] = self._text(path)[1]
         return self._digests[path]
 
     def _registered_in(self, source: SourceFile, index: Index, out_of_tree: bool) -> tuple[str, ...]:
@@ -346,11 +353,11 @@ class Project:
         for _, read in self._checked.values():
             modules |= read
         digests = {m: self._digest(layout.by_module[m].path) for m in modules if m in layout.by_module}
-        # A file written in the last seconds may change again within its timestamp's granularity: hash it
-        # again next time rather than trust its signature (git's "racy" entries).
-        settled = time.time_ns() - _RACY_NS
-        for path, signature in self._hashed.items():
-            if signature[1] < settled:
+        # A file written shortly before it was read may be written again within its timestamp's granularity
+        # (a few ms here, seconds on some filesystems) without a new signature: hash it again next time rather
+        # than trust its signature (git's "racy" entries).
+        for path, (signature, read_at) in self._hashed.items():
+            if signature[1] < read_at - _RACY_NS and path in self._digests:
                 self._signatures[path] = (signature, self._digests[path])
         self._hashed = {}
         self._cache.put_results(self._results_key(layout), {
