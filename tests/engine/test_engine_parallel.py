@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
+
+import pytest
 
 from spec_contract.engine import parallel
 from spec_contract.engine import project as project_module
@@ -84,3 +89,37 @@ def test_jobs_setting_caps_the_processes(monkeypatch):
     assert parallel.processes_for(10_000) == 1
     monkeypatch.delenv("SPEC_CONTRACT_JOBS")
     assert parallel.processes_for(parallel.MIN_FILES_PER_PROCESS - 1) == 1
+
+
+PARTIAL_START = """
+import multiprocessing.context as context
+from spec_contract.engine.parallel import ScanJob, scan_all
+
+started = []
+real_popen = context.ForkProcess._Popen
+
+
+def second_start_fails(process):
+    started.append(process)
+    if len(started) == 2:
+        raise OSError(11, "Resource temporarily unavailable")  # fork() at a container's process limit
+    return real_popen(process)
+
+
+context.ForkProcess._Popen = staticmethod(second_start_fails)
+jobs = [ScanJob(f"/t/m{i}.py", f"m{i}", "d", f"class A{i}:\\n    pass\\n", False, None) for i in range(200)]
+summaries = scan_all(jobs, 3)
+print(len(summaries), [s.deferred[0].name for s in summaries[:2]], started[0].is_alive())
+"""
+
+
+def test_workers_that_started_are_stopped_when_another_cannot_start(tmp_path):
+    # Left waiting for work, the first worker would hold the interpreter at exit for ever.
+    if sys.platform != "linux":
+        pytest.skip("the fork start method this scenario breaks is used on Linux only")
+    script = tmp_path / "partial_start.py"
+    script.write_text(PARTIAL_START)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "server")})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["200", "['A0',", "'A1']", "False"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -25,9 +26,11 @@ from spec_contract.engine.summary import ModuleSummary
 
 MIN_FILES_PER_PROCESS = 48  # below this, starting a process costs about what it saves
 _BATCH = 6
-# Starting workers can fail: no processes allowed (OSError), no usable start method (ValueError), or a host
-# program whose main module starts work on import, which spawned workers would re-run (RuntimeError).
+# Starting workers can fail: no more processes allowed (OSError), no usable start method (ValueError), a
+# worker that died while starting (BrokenProcessPool), or a start from a process that is itself still
+# starting, as a worker that re-runs a host program's unguarded main module is (RuntimeError).
 _CANNOT_START = (BrokenProcessPool, OSError, RuntimeError, ValueError)
+_MAX_PROCESSES = 8  # the queue is fed and drained by one process: more workers than this wait on it
 
 
 @dataclass(frozen=True)
@@ -54,20 +57,29 @@ def processes_for(files: int) -> int:
     limit = os.environ.get("SPEC_CONTRACT_JOBS", "")
     if limit.isdigit() and int(limit) > 0:
         cores = min(cores, int(limit))
-    return max(1, min(cores, files // MIN_FILES_PER_PROCESS))
+    return max(1, min(cores, _MAX_PROCESSES, files // MIN_FILES_PER_PROCESS))
 
 
 def _context() -> multiprocessing.context.BaseContext:
     """fork is the cheapest start; but forking a process that runs other threads (the language server) can
-    leave a lock held forever in the child, so there a fork server, started fresh, forks the workers."""
+    leave a lock held forever in the child, so there a fork server, started fresh, forks the workers; and
+    where there is no fork server (Windows), workers are spawned."""
     methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
+    if sys.platform == "linux" and threading.active_count() == 1:  # macOS system libraries are not fork-safe
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([__name__])
         return context
     return multiprocessing.get_context("spawn")
+
+
+def _stop_started(pool: ProcessPoolExecutor | None) -> None:
+    """Workers that did start when a later one could not would wait for work forever, and hold up this
+    process's exit: stop them (the executor keeps them in a private table; there is no public handle)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+        process.join(5)
 
 
 def scan_all(jobs: list[ScanJob], processes: int) -> list[ModuleSummary]:
@@ -78,9 +90,17 @@ def scan_all(jobs: list[ScanJob], processes: int) -> list[ModuleSummary]:
     results: list[list[ModuleSummary] | None] = [None] * len(batches)
     try:
         # gc off in the workers: summaries are acyclic, see Project.analyze
-        with ProcessPoolExecutor(processes - 1, mp_context=_context(), initializer=gc.disable) as pool:
-            futures: list[Future] = [pool.submit(_scan_batch, batch) for batch in batches]
-            for i in reversed(range(len(batches))):
+        pool = ProcessPoolExecutor(processes - 1, mp_context=_context(), initializer=gc.disable)
+    except _CANNOT_START:
+        pool = None
+    if pool is not None:
+        with pool:
+            try:
+                futures: list[Future] = [pool.submit(_scan_batch, batch) for batch in batches]
+            except _CANNOT_START:
+                _stop_started(pool)  # what the workers did not do is done below, in this process
+                futures = []
+            for i in reversed(range(len(futures))):
                 if not futures[i].cancel():
                     break  # a worker has it: every batch before it is taken or about to be
                 results[i] = _scan_batch(batches[i])
@@ -90,8 +110,6 @@ def scan_all(jobs: list[ScanJob], processes: int) -> list[ModuleSummary]:
                         results[i] = future.result()
                     except (BrokenProcessPool, OSError):  # a worker was killed (out of memory…)
                         pass
-    except _CANNOT_START:
-        pass  # no worker processes here: what they did not do is done below, in this process
     for i, batch in enumerate(batches):
         if results[i] is None:
             results[i] = _scan_batch(batch)
