@@ -234,3 +234,14 @@ EntryClass = ForCausalLM
     parsed = [d.name for i, d in enumerate(summary.deferred) if i in summary._parsed]
     assert parsed == ["Attention", "Backbone", "Base", "ForCausalLM"]
     assert summary.all_classes() == list(_whole(text).classes)
+
+
+@pytest.mark.parametrize("odd", ["\f", "\x1c", "\x85", "\u2028"])
+def test_characters_splitlines_takes_for_line_breaks_do_not_shift_spans_or_suppressions(odd):
+    # A form feed between sections, or such a character inside a string: the parser does not break lines
+    # there, so neither may the spans, nor the line a suppression comment is looked for on.
+    text = f"X = '{odd}'\n# spec-contract: ignore\n\n# {odd}\nclass Wrapper:\n    pass\n"
+    for summary in (_scan(text), _whole(text)):
+        cls = summary.find_class("Wrapper")
+        assert (cls.span.line, cls.span.col, cls.span.end_col) == (4, 6, 13)
+        assert cls.suppressed == frozenset()  # the comment is three lines above the class

@@ -17,6 +17,7 @@ from spec_contract.engine.results import Span
 from spec_contract.engine.summary import (CallFlow, Chain, ClassSummary, DeferredClass, Delegate, FunctionFlow,
                                           ImportBinding, Member, ModuleSummary, Use)
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SUPPRESS = re.compile(r"#\s*spec-contract:\s*ignore(?:\[([A-Za-z0-9_,\s]*)\])?")
 _PROPERTY_DECORATORS = {"property", "cached_property"}
 _CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
@@ -24,18 +25,24 @@ _CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
 Fact = tuple[str, str]  # (receiver chain as dotted text, member); ("*", "*") for "any AttributeError is caught"
 
 
+def _split_lines(text: str) -> list[str]:
+    """Lines as the parser counts them: ``str.splitlines`` also breaks at form feeds, ``\x1c``-``\x1e``,
+    ``\x85`` and the Unicode line separators, which would shift every line after one."""
+    return text.split("\n") if "\r" not in text else _LINE_BREAK.split(text)
+
+
 class _Lines:
     """Converts ``ast``'s UTF-8 byte columns to code-point columns."""
 
     def __init__(self, text: str) -> None:
-        self.lines = text.splitlines()
+        self.lines = _split_lines(text)
 
     @classmethod
     def of_statement(cls, deferred: DeferredClass) -> "_Lines":
         """The lines a deferred statement's spans and suppression comment read, at their places in the file."""
         lines = cls("")
         above = [""] * (deferred.first_line - 1) + [deferred.line_above] if deferred.first_line else []
-        lines.lines = above + deferred.text.splitlines()
+        lines.lines = above + _split_lines(deferred.text)
         return lines
 
     def col(self, lineno: int, byte_col: int) -> int:
