@@ -245,3 +245,21 @@ def test_characters_splitlines_takes_for_line_breaks_do_not_shift_spans_or_suppr
         cls = summary.find_class("Wrapper")
         assert (cls.span.line, cls.span.col, cls.span.end_col) == (4, 6, 13)
         assert cls.suppressed == frozenset()  # the comment is three lines above the class
+
+
+def _same_summary(lazy, whole) -> None:
+    assert (lazy.error is None) == (whole.error is None)
+    assert (lazy.imports, lazy.assignments, lazy.entry_classes) == (whole.imports, whole.assignments, whole.entry_classes)
+    assert lazy.all_classes() == list(whole.classes)
+
+
+@pytest.mark.parametrize("name", sorted(MISLEADING))
+def test_a_disk_scan_summarises_misleading_text_as_the_whole_scan(name):
+    _same_summary(_scan(MISLEADING[name]), _whole(MISLEADING[name]))
+
+
+def test_a_disk_scan_summarises_every_file_of_this_repository_as_the_whole_scan():
+    for path in [p for folder in ("server", "tests", "benchmarks") for p in (REPO / folder).rglob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        _same_summary(_scan(text), _whole(text))
+        assert _scan(text, worker=True) == _whole(text, worker=True), path

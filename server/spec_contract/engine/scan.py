@@ -149,7 +149,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     # anywhere shows at once and hover and actions find every class parsed.
     lazy = not worker and memo is None
     try:
-        for key, body in _top_level(text, previous, lazy):
+        for key, body in _top_level(text, previous, lazy=lazy, per_statement=memo is not None):
             if body is not None or key in previous:
                 piece = pieces[key] = previous[key] if body is None else _piece(body, lines, worker, entry_variable)
                 parsed_classes += len(piece.classes)
@@ -204,8 +204,8 @@ def _error_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}"
 
 
-def _top_level(text: str, known: dict[tuple[int, str, str], _Piece],
-               lazy: bool = False) -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
+def _top_level(text: str, known: dict[tuple[int, str, str], _Piece], *, lazy: bool = False,
+               per_statement: bool = True) -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
     """``((first line, text, line above), body)`` per top-level statement; ``body`` is None for a statement in
     ``known``, which is not parsed again, and (``lazy``) for a class statement, parsed when its class is
     asked for, or a function without imports, of no use in a model file.
@@ -215,19 +215,31 @@ def _top_level(text: str, known: dict[tuple[int, str, str], _Piece],
     quote pairing missed) leaves a piece that does not parse on its own; it is then parsed together with
     the statements after it until it does. A piece that parses on its own ends where the tokenizer is back at
     the top level, so its statements are exactly the ones a parse of the whole file gives.
+
+    Without ``per_statement`` (no memo to fill), consecutive statements that are parsed are parsed as one
+    piece: the whole file when nothing is deferred. Each piece is parsed where it stands in the file (see
+    :func:`_parse`), which costs a little for every line above it.
     """
+    if not per_statement and not lazy:
+        return [((0, text, ""), _parse(text, 0))]
     starts = _statement_starts(text) + [len(text)]
+    deferrable = [lazy and _deferrable(text[starts[k]:starts[k + 1]]) for k in range(len(starts) - 1)]
     out: list[tuple[tuple[int, str, str], list[ast.stmt] | None]] = []
     i, line = 0, 0
     while i < len(starts) - 1:
-        j = i + 1
-        statement = text[starts[i]:starts[j]]
         previous_line = text[text.rfind("\n", 0, starts[i] - 1) + 1:starts[i] - 1] if starts[i] else ""
-        body = None
-        while (line, statement, previous_line) not in known and not (lazy and _deferrable(statement)):
+        j, body = i + 1, None
+        if not per_statement and not deferrable[i]:  # the run of statements up to the next deferred one
+            while j < len(starts) - 1 and not deferrable[j]:
+                j += 1
+            try:
+                body = _parse(text[starts[i]:starts[j]], line)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                j, body = i + 1, None  # somewhere in the run: find it statement by statement
+        statement = text[starts[i]:starts[j]]
+        while body is None and (line, statement, previous_line) not in known and not deferrable[i]:
             try:
                 body = _parse(statement, line)
-                break
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 if j == len(starts) - 1:
                     # The rest does not parse: parsing the whole file raises the file's own error (and were
