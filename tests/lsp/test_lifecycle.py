@@ -154,3 +154,26 @@ def test_tcp_transport_serves_a_session(demo):
     finally:
         server.kill()
         server.wait()
+
+
+STRAY_WRITES = """
+import subprocess, sys
+from spec_contract.lsp.server import _protocol_streams
+
+stdin, stdout = _protocol_streams()
+print("a careless print")
+subprocess.run([sys.executable, "-c", "print('a child process writing to its standard output')"], check=True)
+stdout.write(b"Content-Length: 2\\r\\n\\r\\n{}")
+stdout.flush()
+print("read:", stdin.read(), file=sys.stderr)
+"""
+
+
+def test_the_protocol_streams_leave_standard_output_to_the_log():
+    # Whatever else writes to file descriptor 1, in the server or in a process it starts, lands in the log
+    # (standard error) and not in the JSON-RPC stream.
+    run = subprocess.run([sys.executable, "-c", STRAY_WRITES], input=b"request bytes", capture_output=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == b"Content-Length: 2\r\n\r\n{}"
+    log = run.stderr.decode()
+    assert "a careless print" in log and "a child process writing" in log and "read: b'request bytes'" in log

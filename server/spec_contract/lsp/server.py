@@ -19,7 +19,7 @@ import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -470,6 +470,21 @@ def create_server() -> SpecContractServer:
     return server
 
 
+def _protocol_streams() -> tuple[BinaryIO, BinaryIO]:
+    """The JSON-RPC streams, moved off file descriptors 0 and 1.
+
+    Anything else that writes to standard output (a library's ``print``, the processes a cold analysis scans
+    with, which inherit this process's descriptors) would corrupt the protocol; with the streams on
+    descriptors of their own, 0 reads nothing and 1 is the log (standard error).
+    """
+    stdin, stdout = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    nothing = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(nothing, 0)
+    os.close(nothing)
+    os.dup2(2, 1)
+    return stdin, stdout
+
+
 def main(argv: list[str] | None = None) -> int:
     """``spec-contract serve [--stdio] [--tcp|--ws] [--host H] [--port P]``; stdio is the default.
 
@@ -498,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.ws:
             server.start_ws(args.host, args.port)
         else:
-            server.start_io()
+            server.start_io(*_protocol_streams())
     finally:
         server.engine.shutdown(wait=False, cancel_futures=True)
     return 0
