@@ -2,5 +2,5 @@
 
 from spec_contract.cli import main
 
-if __name__ == "__main__":  # not when a worker process re-imports the main module (engine/parallel.py)
+if __name__ == "__main__":  # not when imported: a spawned worker of ``python path/to/__main__.py`` re-imports it
     raise SystemExit(main())

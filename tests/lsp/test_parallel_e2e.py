@@ -2,6 +2,7 @@
 
 The language server runs the engine on a thread, so its scanning processes come from a fork server; whatever
 they do, the JSON-RPC stream on the server's stdout must stay intact and the findings be those of one process.
+(On a one-core machine the server scans in its own process, and this is a plain large-workspace test.)
 """
 
 from __future__ import annotations

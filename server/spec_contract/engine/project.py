@@ -392,7 +392,7 @@ class Project:
             path = source.path
             if path in self._entries or path in self._overlays:
                 continue
-            text, digest, problem = self._text(path)
+            text, digest, _ = self._text(path)
             if text is None or (not worker and not out_of_tree and entry and entry not in text):
                 continue
             if self._cache is not None and self._cache.has(self._summary_key(path, digest, worker)):

@@ -123,7 +123,8 @@ class StatementMemo:
 
     A piece is keyed by its statement's text, first line and the line above it (where a suppression comment
     for a class may sit); every other input of a piece lies inside the statement. The language server keeps
-    one memo per open buffer: a keystroke in a 3,000-line model file then parses one function, not the file.
+    one memo per open buffer: a keystroke in a 3,000-line model file then parses one function, not the file
+    (when it adds or removes lines, the statements below it move and are parsed again).
     """
 
     def __init__(self) -> None:
@@ -149,7 +150,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     # anywhere shows at once and hover and actions find every class parsed.
     lazy = not worker and memo is None
     try:
-        for key, body in _top_level(text, previous, lazy=lazy, per_statement=memo is not None):
+        for key, body in _top_level(text, previous, lazy=lazy, per_statement=memo is not None, filename=path):
             if body is not None or key in previous:
                 piece = pieces[key] = previous[key] if body is None else _piece(body, lines, worker, entry_variable)
                 parsed_classes += len(piece.classes)
@@ -188,12 +189,12 @@ def _parse_registered(summary: ModuleSummary) -> None:
             wanted.update(d.callee[0] for d in cls.delegates)
 
 
-def parse_deferred(deferred: DeferredClass) -> tuple[tuple[ClassSummary, ...], str | None]:
+def parse_deferred(deferred: DeferredClass, path: str) -> tuple[tuple[ClassSummary, ...], str | None]:
     """The classes of a class statement :func:`scan` deferred (the class, then those nested in it), or its
     syntax error."""
     lines = _Lines.of_statement(deferred)
     try:
-        body = _parse(deferred.text, deferred.first_line)
+        body = _parse(deferred.text, deferred.first_line, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return (), _error_message(exc)
     return _piece(body, lines, False, None).classes, None
@@ -205,7 +206,7 @@ def _error_message(exc: BaseException) -> str:
 
 
 def _top_level(text: str, known: dict[tuple[int, str, str], _Piece], *, lazy: bool = False,
-               per_statement: bool = True) -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
+               per_statement: bool = True, filename: str = "<unknown>") -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
     """``((first line, text, line above), body)`` per top-level statement; ``body`` is None for a statement in
     ``known``, which is not parsed again, and (``lazy``) for a class statement, parsed when its class is
     asked for, or a function without imports, of no use in a model file.
@@ -221,7 +222,7 @@ def _top_level(text: str, known: dict[tuple[int, str, str], _Piece], *, lazy: bo
     :func:`_parse`), which costs a little for every line above it.
     """
     if not per_statement and not lazy:
-        return [((0, text, ""), _parse(text, 0))]
+        return [((0, text, ""), _parse(text, 0, filename))]
     starts = _statement_starts(text) + [len(text)]
     deferrable = [lazy and _deferrable(text[starts[k]:starts[k + 1]]) for k in range(len(starts) - 1)]
     out: list[tuple[tuple[int, str, str], list[ast.stmt] | None]] = []
@@ -233,18 +234,18 @@ def _top_level(text: str, known: dict[tuple[int, str, str], _Piece], *, lazy: bo
             while j < len(starts) - 1 and not deferrable[j]:
                 j += 1
             try:
-                body = _parse(text[starts[i]:starts[j]], line)
+                body = _parse(text[starts[i]:starts[j]], line, filename)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 j, body = i + 1, None  # somewhere in the run: find it statement by statement
         statement = text[starts[i]:starts[j]]
         while body is None and (line, statement, previous_line) not in known and not deferrable[i]:
             try:
-                body = _parse(statement, line)
+                body = _parse(statement, line, filename)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 if j == len(starts) - 1:
                     # The rest does not parse: parsing the whole file raises the file's own error (and were
                     # it to parse, the split was wrong, and the file is one statement).
-                    return [((0, text, ""), _parse(text, 0))]
+                    return [((0, text, ""), _parse(text, 0, filename))]
                 j = j + 1 if j - i < _MERGES_BEFORE_REST else len(starts) - 1
                 statement = text[starts[i]:starts[j]]
         out.append(((line, statement, previous_line), body))
@@ -292,9 +293,9 @@ def _statement_starts(text: str) -> list[int]:
     return starts
 
 
-def _parse(statement: str, first_line: int) -> list[ast.stmt]:
+def _parse(statement: str, first_line: int, filename: str) -> list[ast.stmt]:
     """Parse a top-level statement where it stands in its file: line numbers come out as in the whole file."""
-    return ast.parse("\n" * first_line + statement).body
+    return ast.parse("\n" * first_line + statement, filename=filename).body
 
 
 def _piece(body: list[ast.stmt], lines: _Lines, worker: bool, entry_variable: str | None) -> _Piece:

@@ -181,5 +181,5 @@ class ModuleSummary:
         if index not in self._parsed:
             from spec_contract.engine.scan import parse_deferred  # the scanner makes summaries: imported late
 
-            self._parsed[index] = parse_deferred(self.deferred[index])
+            self._parsed[index] = parse_deferred(self.deferred[index], self.path)
         return self._parsed[index][0]
