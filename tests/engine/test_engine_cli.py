@@ -49,6 +49,15 @@ def test_demo_json_report_has_the_fixed_schema_and_exit_code_1(tmp_path):
         ("draft", "set_embed_and_head", True)}
 
 
+def test_demo_reports_the_same_without_the_cache_and_with_it_cold_and_warm(tmp_path):
+    reports = []
+    for extra in (["--no-cache"], [], []):  # then the run that fills the cache, then one that reads it
+        report = json.loads(run("check", str(DEMO), "--format", "json", *extra, cache=tmp_path / "cache").stdout)
+        reports.append({key: value for key, value in report.items() if key != "stats"})
+    assert reports[0] == reports[1] == reports[2]
+    assert [f["method"] for f in reports[0]["findings"]] == ["get_embed_and_head", "set_eagle3_layers_to_capture"]
+
+
 def test_demo_contract_subcommand_lists_the_same_contract(tmp_path):
     check = json.loads(run("check", str(DEMO), "--format", "json", "--no-cache", cache=tmp_path).stdout)
     result = run("contract", str(DEMO), "--format", "json", "--no-cache", cache=tmp_path)

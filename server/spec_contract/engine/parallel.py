@@ -13,23 +13,21 @@ batches are scanned here.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import sys
 import threading
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+    from concurrent.futures import ProcessPoolExecutor
 
 from spec_contract.engine.scan import scan
 from spec_contract.engine.summary import ModuleSummary
 
 MIN_FILES_PER_PROCESS = 48  # below this, starting a process costs about what it saves
 _BATCH = 6
-# Starting workers can fail: no more processes allowed (OSError), no usable start method (ValueError), a
-# worker that died while starting (BrokenProcessPool), or a start from a process that is itself still
-# starting, as a worker that re-runs a host program's unguarded main module is (RuntimeError).
-_CANNOT_START = (BrokenProcessPool, OSError, RuntimeError, ValueError)
 _MAX_PROCESSES = 8  # the queue is fed and drained by one process: more workers than this wait on it
 
 
@@ -60,10 +58,12 @@ def processes_for(files: int) -> int:
     return max(1, min(cores, _MAX_PROCESSES, files // MIN_FILES_PER_PROCESS))
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> "multiprocessing.context.BaseContext":
     """fork is the cheapest start; but forking a process that runs other threads (the language server) can
     leave a lock held forever in the child, so there a fork server, started fresh, forks the workers; and
     where there is no fork server (Windows), workers are spawned."""
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     if sys.platform == "linux" and threading.active_count() == 1:  # macOS system libraries are not fork-safe
         return multiprocessing.get_context("fork")
@@ -74,7 +74,7 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _stop_started(pool: ProcessPoolExecutor | None) -> None:
+def _stop_started(pool: "ProcessPoolExecutor") -> None:
     """Workers that did start when a later one could not would wait for work forever, and hold up this
     process's exit: stop them (the executor keeps them in a private table; there is no public handle)."""
     for process in list((getattr(pool, "_processes", None) or {}).values()):
@@ -87,17 +87,25 @@ def scan_all(jobs: list[ScanJob], processes: int) -> list[ModuleSummary]:
     batches = [jobs[i:i + _BATCH] for i in range(0, len(jobs), _BATCH)]
     if processes <= 1 or len(batches) < 2:
         return [summary for batch in batches for summary in _scan_batch(batch)]
+    # Imported here, when a pool is about to start: a warm run never needs them.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    # Starting workers can fail: no more processes allowed (OSError), no usable start method (ValueError), a
+    # worker that died while starting (BrokenProcessPool), or a start from a process that is itself still
+    # starting, as a worker that re-runs a host program's unguarded main module is (RuntimeError).
+    cannot_start = (BrokenProcessPool, OSError, RuntimeError, ValueError)
     results: list[list[ModuleSummary] | None] = [None] * len(batches)
     try:
         # gc off in the workers: summaries are acyclic, see Project.analyze
         pool = ProcessPoolExecutor(processes - 1, mp_context=_context(), initializer=gc.disable)
-    except _CANNOT_START:
+    except cannot_start:
         pool = None
     if pool is not None:
         with pool:
             try:
-                futures: list[Future] = [pool.submit(_scan_batch, batch) for batch in batches]
-            except _CANNOT_START:
+                futures = [pool.submit(_scan_batch, batch) for batch in batches]
+            except cannot_start:
                 _stop_started(pool)  # what the workers did not do is done below, in this process
                 futures = []
             for i in reversed(range(len(futures))):

@@ -261,10 +261,15 @@ class Project:
             own = {g.module for g in files}
             files = files + [f for f in engine_files if f.module not in own]
         by_module = {f.module: f for f in files}
-        packages = frozenset(m.rsplit(".", i)[0] for m in by_module for i in range(1, m.count(".") + 1))
+        packages: set[str] = set()
+        for module in by_module:  # every dotted prefix: walk up until a parent was seen already
+            parent = module.rpartition(".")[0]
+            while parent and parent not in packages:
+                packages.add(parent)
+                parent = parent.rpartition(".")[0]
         fingerprint = text_digest("\n".join(f"{f.path}\0{f.module}" for f in files))
-        return _Layout(count, files, workers, models, out_of_tree, {f.path for f in workers}, by_module, packages,
-                       fingerprint)
+        return _Layout(count, files, workers, models, out_of_tree, {f.path for f in workers}, by_module,
+                       frozenset(packages), fingerprint)
 
     def relative(self, path: str) -> str:
         """Paths in messages: relative to the root, or to the engine's root for engine files."""
