@@ -101,6 +101,25 @@ def _fix(projects: list) -> int:
     return changed
 
 
+def entry() -> None:
+    """The ``spec-contract`` command: :func:`main`, then, for a check, an immediate exit.
+
+    A check leaves a large heap of summaries behind, and a normal interpreter exit frees it object by
+    object after a last full collection: 0.2 s on SGLang's tree. Nothing is left to do (output is flushed
+    here; cache entries were written, atomically, before ``main`` returned), so the process ends at once,
+    as mypy's command does. The language server exits the normal way.
+    """
+    code = main()
+    if sys.argv[1:2] == ["serve"]:
+        raise SystemExit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # `spec-contract check | head`: the reader left
+        pass
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:  # before argparse: its REMAINDER would not take `--stdio`, `--tcp`, …
