@@ -25,15 +25,15 @@ from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.contract import derive_contract
 from spec_contract.engine.files import (SourceFile, decode, discover, glob_match, read_bytes, relative_to,
                                         source_for, text_digest)
+from spec_contract.engine.parallel import ScanJob, processes_for, scan_all
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
-from spec_contract.engine.parallel import ScanJob, processes_for, scan_all
 from spec_contract.engine.scan import StatementMemo, scan
 from spec_contract.engine.summary import ModuleSummary
 
 
-_RACY_NS = 2_000_000_000
+_RACY_NS = 2_000_000_000  # a file written this shortly before it was read may change again unseen (see _save)
 
 
 def _signature(path: str) -> tuple[int, int, int] | None:
@@ -170,6 +170,7 @@ class Project:
             return self._analyze_once(focus)
         finally:
             self._reads = None  # the next analysis reads the disk again
+            self._scanned = {}  # made for this analysis: a summary nobody asked for is not kept
 
     def _analyze_once(self, focus: frozenset[str] | None) -> Analysis:
         started = time.perf_counter()
