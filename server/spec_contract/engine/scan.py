@@ -136,8 +136,10 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
          memo: StatementMemo | None = None) -> ModuleSummary:
     """Summarise one file; a syntax error gives an empty summary with ``error`` set.
 
-    The file is read one top-level statement at a time (see :func:`_top_level`); with a ``memo``, statements
-    unchanged since the memo's last scan are not parsed again.
+    The file is split into top-level statements (see :func:`_top_level`). With a ``memo`` (an editor buffer)
+    each is a piece of its own, and those unchanged since the memo's last scan are not parsed again. Without
+    one, a model file's class statements are deferred (see :class:`DeferredClass`) and the statements
+    between them parsed together; a worker file is parsed whole.
     """
     is_package = path.endswith("__init__.py")
     lines = _Lines(text)
