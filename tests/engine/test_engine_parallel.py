@@ -32,12 +32,28 @@ def _jobs() -> list[ScanJob]:
     return jobs
 
 
-def test_two_processes_make_the_summaries_one_makes_in_the_same_order():
+def _summaries(jobs: list[ScanJob], processes: int) -> list:
+    """The summaries in the jobs' order, each job given exactly one."""
+    made = {}
+    for job, summary in scan_all(jobs, processes):
+        assert job not in made
+        made[job] = summary
+    return [made[job] for job in jobs]
+
+
+def test_two_processes_make_the_summaries_one_makes():
     jobs = _jobs()
     assert len(jobs) > 40
-    alone = scan_all(jobs, 1)
+    alone = _summaries(jobs, 1)
     assert [s.path for s in alone] == [j.path for j in jobs]
-    assert scan_all(jobs, 2) == alone
+    assert _summaries(jobs, 2) == alone
+
+
+def test_this_process_hands_over_its_own_summaries_first_from_the_last_job_back():
+    # What lets the project derive the contract from the worker files (queued last) while others scan.
+    jobs = _jobs()
+    order = [job for job, _ in scan_all(jobs, 2)]
+    assert jobs[-1] in order[:parallel._BATCH] and jobs[0] not in order[:len(order) // 2]
 
 
 def test_a_process_running_other_threads_gets_the_same_summaries():
@@ -48,12 +64,12 @@ def test_a_process_running_other_threads_gets_the_same_summaries():
     busy = threading.Thread(target=stop.wait, daemon=True)
     busy.start()
     try:
-        runner = threading.Thread(target=lambda: out.append(scan_all(jobs, 2)))
+        runner = threading.Thread(target=lambda: out.append(_summaries(jobs, 2)))
         runner.start()
         runner.join(timeout=120)
     finally:
         stop.set()
-    assert out and out[0] == scan_all(jobs, 1)
+    assert out and out[0] == _summaries(jobs, 1)
 
 
 def test_a_cold_project_scanned_in_parallel_reports_what_a_single_process_does(tmp_path, monkeypatch):
@@ -108,7 +124,7 @@ def second_start_fails(process):
 
 context.ForkProcess._Popen = staticmethod(second_start_fails)
 jobs = [ScanJob(f"/t/m{i}.py", f"m{i}", "d", f"class A{i}:\\n    pass\\n", False, None) for i in range(200)]
-summaries = scan_all(jobs, 3)
+summaries = [s for _, s in sorted(scan_all(jobs, 3), key=lambda made: jobs.index(made[0]))]
 print(len(summaries), [s.deferred[0].name for s in summaries[:2]], started[0].is_alive())
 """
 

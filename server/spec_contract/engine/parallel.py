@@ -1,11 +1,14 @@
 """Scanning many files at once on the machine's other cores: what a cold run spends most of its time on.
 
 A summary depends on its file's text alone, so the files a cold run is sure to need (the workers, the
-registered model files) can be summarised side by side. This process reads the texts and queues them in
-small batches; worker processes take batches from the front while this process scans from the back, until
-the two meet, so no core waits for a process that is still starting. Workers run the same scanner on the
-text they are given: they never import or execute workspace code, and a worker that fails only means its
-batches are scanned here.
+registered model files) can be summarised side by side. The texts are cut into small batches; worker
+processes claim batches from the front while this process claims them from the back, until the two meet,
+so no core waits for a process that is still starting. A claim is one locked step on a counter the
+processes share, so a worker never waits for this process to hand it work (this process is busy scanning
+its own batches). Workers send their summaries once, when the batches run out.
+
+Workers run the same scanner on the text they are given: they never import or execute workspace code, and
+a worker that fails to start or dies only means its batches are scanned here.
 
 ``SPEC_CONTRACT_JOBS`` caps the processes in all (``1``: scan everything in this process).
 """
@@ -16,19 +19,19 @@ import gc
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import multiprocessing.context
-    from concurrent.futures import ProcessPoolExecutor
 
 from spec_contract.engine.scan import scan
 from spec_contract.engine.summary import ModuleSummary
 
 MIN_FILES_PER_PROCESS = 48  # below this, starting a process costs about what it saves
 _BATCH = 6
-_MAX_PROCESSES = 8  # the queue is fed and drained by one process: more workers than this wait on it
+_MAX_PROCESSES = 8  # claims are serialised by one lock: beyond this, processes wait on it more than they scan
 
 
 @dataclass(frozen=True)
@@ -74,51 +77,79 @@ def _context() -> "multiprocessing.context.BaseContext":
     return multiprocessing.get_context("spawn")
 
 
-def _stop_started(pool: "ProcessPoolExecutor") -> None:
-    """Workers that did start when a later one could not would wait for work forever, and hold up this
-    process's exit: stop them (the executor keeps them in a private table; there is no public handle)."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        process.terminate()
-        process.join(5)
+def _claim_from_front(batches: list[list[ScanJob]], bounds: Any, lock: Any, connection: Any) -> None:
+    """A worker process: scan batches from the front until the claims meet, then send what it made."""
+    gc.disable()  # summaries are acyclic, see Project.analyze
+    made = []
+    while True:
+        with lock:
+            i = bounds[0]
+            if i >= bounds[1]:
+                break
+            bounds[0] = i + 1
+        made.append((i, _scan_batch(batches[i])))
+    connection.send(made)
+    connection.close()
 
 
-def scan_all(jobs: list[ScanJob], processes: int) -> list[ModuleSummary]:
-    """The summaries of ``jobs``, in order, made by ``processes`` processes (this one included)."""
+def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, ModuleSummary]]:
+    """Each job with its summary, made by ``processes`` processes (this one included).
+
+    This process's own summaries come first, as it makes them, from the last job backwards; the workers'
+    when the batches run out. So whoever reads the jobs back to front can act on the last ones (the worker
+    files) while the other processes are still scanning: the generator is paused meanwhile, they are not.
+    """
     batches = [jobs[i:i + _BATCH] for i in range(0, len(jobs), _BATCH)]
-    if processes <= 1 or len(batches) < 2:
-        return [summary for batch in batches for summary in _scan_batch(batch)]
-    # Imported here, when a pool is about to start: a warm run never needs them.
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    # Starting workers can fail: no more processes allowed (OSError), no usable start method (ValueError), a
-    # worker that died while starting (BrokenProcessPool), or a start from a process that is itself still
-    # starting, as a worker that re-runs a host program's unguarded main module is (RuntimeError).
-    cannot_start = (BrokenProcessPool, OSError, RuntimeError, ValueError)
-    results: list[list[ModuleSummary] | None] = [None] * len(batches)
-    try:
-        # gc off in the workers: summaries are acyclic, see Project.analyze
-        pool = ProcessPoolExecutor(processes - 1, mp_context=_context(), initializer=gc.disable)
-    except cannot_start:
-        pool = None
-    if pool is not None:
-        with pool:
+    done = [False] * len(batches)
+    started: list[tuple[Any, Any]] = []  # (process, connection to read its summaries from)
+    bounds = lock = None
+    if processes > 1 and len(batches) > 1:
+        # Imported here, when workers are about to start: a warm run never needs it.
+        context = _context()
+        bounds, lock = context.RawArray("i", [0, len(batches)]), context.Lock()
+        for _ in range(processes - 1):
+            receiver, sender = context.Pipe(duplex=False)
+            process = context.Process(target=_claim_from_front, args=(batches, bounds, lock, sender), daemon=True)
+            # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), or a
+            # start from a process that is itself still starting, as a spawned worker that re-runs a host
+            # program's unguarded main module is (RuntimeError). Whoever did start goes on claiming.
             try:
-                futures = [pool.submit(_scan_batch, batch) for batch in batches]
-            except cannot_start:
-                _stop_started(pool)  # what the workers did not do is done below, in this process
-                futures = []
-            for i in reversed(range(len(futures))):
-                if not futures[i].cancel():
-                    break  # a worker has it: every batch before it is taken or about to be
-                results[i] = _scan_batch(batches[i])
-            for i, future in enumerate(futures):
-                if results[i] is None:
-                    try:
-                        results[i] = future.result()
-                    except (BrokenProcessPool, OSError):  # a worker was killed (out of memory…)
-                        pass
-    for i, batch in enumerate(batches):
-        if results[i] is None:
-            results[i] = _scan_batch(batch)
-    return [summary for batch in results for summary in batch]
+                process.start()
+            except (OSError, RuntimeError, ValueError):
+                receiver.close()
+                break
+            finally:
+                sender.close()  # this process's copy: the worker's exit then ends the pipe
+            started.append((process, receiver))
+    try:
+        while True:
+            if lock is not None:
+                with lock:
+                    i = bounds[1] - 1
+                    if i < bounds[0]:
+                        break
+                    bounds[1] = i
+            else:
+                i = len(batches) - 1 - sum(done)
+                if i < 0:
+                    break
+            done[i] = True
+            yield from zip(batches[i], _scan_batch(batches[i]))
+        for process, receiver in started:
+            try:
+                made = receiver.recv()
+            except (EOFError, OSError):  # the worker died (killed, out of memory…): its batches are done below
+                continue
+            for i, summaries in made:
+                done[i] = True
+                yield from zip(batches[i], summaries)
+        for i, batch in enumerate(batches):
+            if not done[i]:
+                done[i] = True
+                yield from zip(batch, _scan_batch(batch))
+    finally:
+        for process, receiver in started:
+            receiver.close()
+            if process.is_alive() and not all(done):  # the reader stopped early: nobody will read its summaries
+                process.terminate()
+            process.join()

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -192,20 +192,15 @@ class Project:
         if not self._restored:
             self._restored = True
             changed |= self._restore(layout)
-        # Files about to be read for the first time, all at once: the workers when there is no contract to
-        # start from, the model files whose registered classes were never looked at.
-        self._scan_ahead([(w, True) for w in workers if self._contract is None]
-                         + [(m, False) for m in models if (focus is None or m.path in focus)
-                            and m.path not in self._registered and m.path not in layout.worker_paths], out_of_tree)
-        if self._contract is None or changed & self._contract[1]:
-            recorded = index.record()
-            worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
-            contract = derive_contract(worker_summaries, index, self.config)
-            modules = index.stop(recorded)
-            self._unsaved = True
-            if self._contract is None or contract != self._contract[0]:
-                self._checked = {}  # every class is checked against the contract: check them all again
-            self._contract = (contract, modules)
+        # Files about to be read for the first time, all at once: the model files whose registered classes
+        # were never looked at, and the workers when there is no contract to start from. The workers come
+        # last, so that this process scans them first and derives the contract while the others scan models.
+        ahead = [(m, False) for m in models if (focus is None or m.path in focus)
+                 and m.path not in self._registered and m.path not in layout.worker_paths]
+        if self._contract is None:
+            ahead += [(w, True) for w in workers]
+        if not self._scan_ahead(ahead, out_of_tree, then=lambda: self._update_contract(index, workers, changed)):
+            self._update_contract(index, workers, changed)
         contract = self._contract[0]
         findings = []
         checked: list[ClassKey] = []
@@ -243,6 +238,18 @@ class Project:
         if focus is not None:
             self._last = None  # not the whole answer: the next analyze() computes it
         return result
+
+    def _update_contract(self, index: Index, workers: list[SourceFile], changed: set[str]) -> None:
+        """Derive the contract again if there is none yet or a file it was derived from changed."""
+        if self._contract is None or changed & self._contract[1]:
+            recorded = index.record()
+            worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
+            contract = derive_contract(worker_summaries, index, self.config)
+            modules = index.stop(recorded)
+            self._unsaved = True
+            if self._contract is None or contract != self._contract[0]:
+                self._checked = {}  # every class is checked against the contract: check them all again
+            self._contract = (contract, modules)
 
     def _lay_out(self) -> "_Layout":
         """Walk the tree and sort its files into workers and models (done again only when files come or go)."""
@@ -386,8 +393,10 @@ class Project:
         package = "p" if path.endswith("__init__.py") else "f"  # relative imports read differently in a package
         return f"{digest}-{'w' if worker else 'm'}{package}-{self.config.entry_class_variable}"
 
-    def _scan_ahead(self, sources: list[tuple[SourceFile, bool]], out_of_tree: bool) -> None:
-        """Summarise at once, on all cores, the files a cold analysis is sure to read (see ``parallel``).
+    def _scan_ahead(self, sources: list[tuple[SourceFile, bool]], out_of_tree: bool, then: Callable[[], None]) -> bool:
+        """Summarise at once, on all cores, the files a cold analysis is sure to read (see ``parallel``);
+        ``then`` runs as soon as every worker file among them is summarised, while the other processes go
+        on. Returns whether it ran.
 
         Model files without the registry variable are left out (the cheap filter of ``_registered_in``), and
         so are files already summarised, open in an editor or in the summary cache.
@@ -405,9 +414,17 @@ class Project:
                 continue
             jobs.append(ScanJob(path, source.module, digest, text, worker, entry))
         processes = processes_for(len(jobs))
-        if processes > 1:  # else each file is scanned when first asked for, as on warm runs
-            for job, summary in zip(jobs, scan_all(jobs, processes)):
-                self._scanned[job.path] = summary
+        if processes <= 1:  # each file is scanned when first asked for, as on warm runs
+            return False
+        waiting, ran = sum(job.worker for job in jobs), False
+        for job, summary in scan_all(jobs, processes):
+            self._scanned[job.path] = summary
+            if job.worker:
+                waiting -= 1
+                if not waiting:
+                    then()
+                    ran = True
+        return ran
 
     def _summary(self, source: SourceFile, worker: bool, stats: Stats) -> ModuleSummary | None:
         path = source.path
