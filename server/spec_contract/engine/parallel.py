@@ -92,6 +92,20 @@ def _claim_from_front(batches: list[list[ScanJob]], bounds: Any, lock: Any, conn
     connection.close()
 
 
+def _claims_from_back(bounds: Any, lock: Any, count: int) -> Iterator[int]:
+    """The batches this process takes: from the back, until it meets the workers' claims (all, alone)."""
+    if lock is None:
+        yield from reversed(range(count))
+        return
+    while True:
+        with lock:
+            i = bounds[1] - 1
+            if i < bounds[0]:
+                return
+            bounds[1] = i
+        yield i
+
+
 def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, ModuleSummary]]:
     """Each job with its summary, made by ``processes`` processes (this one included).
 
@@ -104,10 +118,12 @@ def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, Mod
     started: list[tuple[Any, Any]] = []  # (process, connection to read its summaries from)
     bounds = lock = None
     if processes > 1 and len(batches) > 1:
-        # Imported here, when workers are about to start: a warm run never needs it.
-        context = _context()
-        bounds, lock = context.RawArray("i", [0, len(batches)]), context.Lock()
-        for _ in range(processes - 1):
+        context = _context()  # imports multiprocessing here, when workers are about to start: a warm run never does
+        try:
+            bounds, lock = context.RawArray("i", [0, len(batches)]), context.Lock()
+        except (ImportError, OSError):  # no shared semaphores on this system (some sandboxes): scan alone
+            bounds = lock = None
+        for _ in range(processes - 1 if lock is not None else 0):
             receiver, sender = context.Pipe(duplex=False)
             process = context.Process(target=_claim_from_front, args=(batches, bounds, lock, sender), daemon=True)
             # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), or a
@@ -122,17 +138,7 @@ def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, Mod
                 sender.close()  # this process's copy: the worker's exit then ends the pipe
             started.append((process, receiver))
     try:
-        while True:
-            if lock is not None:
-                with lock:
-                    i = bounds[1] - 1
-                    if i < bounds[0]:
-                        break
-                    bounds[1] = i
-            else:
-                i = len(batches) - 1 - sum(done)
-                if i < 0:
-                    break
+        for i in _claims_from_back(bounds, lock, len(batches)):
             done[i] = True
             yield from zip(batches[i], _scan_batch(batches[i]))
         for process, receiver in started:
