@@ -88,7 +88,7 @@ def test_a_cold_project_scanned_in_parallel_reports_what_a_single_process_does(t
         monkeypatch.setenv("SPEC_CONTRACT_JOBS", jobs)
         return Project(root, load_config(root), use_cache=False).analyze()
 
-    monkeypatch.setattr(parallel, "MIN_FILES_PER_PROCESS", 2)
+    monkeypatch.setitem(parallel.MIN_PER_PROCESS, "files", 2)
     pools = []
     real_scan_all = project_module.scan_all
     monkeypatch.setattr(project_module, "scan_all", lambda jobs, n: pools.append((len(jobs), n)) or real_scan_all(jobs, n))
@@ -104,7 +104,7 @@ def test_jobs_setting_caps_the_processes(monkeypatch):
     monkeypatch.setenv("SPEC_CONTRACT_JOBS", "1")
     assert parallel.processes_for(10_000) == 1
     monkeypatch.delenv("SPEC_CONTRACT_JOBS")
-    assert parallel.processes_for(parallel.MIN_FILES_PER_PROCESS - 1) == 1
+    assert parallel.processes_for(parallel.MIN_PER_PROCESS["files"] - 1) == 1
 
 
 PARTIAL_START = """
@@ -197,3 +197,44 @@ def test_without_shared_semaphores_this_process_scans_alone(monkeypatch):
     monkeypatch.setattr(parallel, "_context", NoSemaphores)
     jobs = _jobs()
     assert _summaries(jobs, 2) == _summaries(jobs, 1)
+
+
+def test_classes_checked_in_forked_processes_give_the_findings_problems_and_counts_of_one(tmp_path, monkeypatch):
+    # Each wrapper's inner model has a file of its own that only the check reads, in whichever process checks
+    # that wrapper; one of those files does not parse.
+    files = {"pkg/inner/__init__.py": ""}
+    for i in range(40):
+        files[f"pkg/models/m{i}.py"] = f"""
+            from pkg.inner.i{i} import Inner{i}
+
+            class Wrapper{i}:
+                def __init__(self, config):
+                    self.language_model = Inner{i}(config)
+
+            EntryClass = Wrapper{i}
+        """
+        files[f"pkg/inner/i{i}.py"] = f"""
+            from pkg.models.llama import LlamaForCausalLM
+
+            class Inner{i}(LlamaForCausalLM):
+                pass
+        """
+    files["pkg/inner/i7.py"] = "class Inner7(:\n    pass\n"
+    root = base_tree(tmp_path, files)
+    monkeypatch.setitem(parallel.MIN_PER_PROCESS, "classes", 2)
+    shared = []
+    real_map_forked = project_module.map_forked
+    monkeypatch.setattr(project_module, "map_forked",
+                        lambda *args, **kwargs: shared.append(result := real_map_forked(*args, **kwargs)) or result)
+
+    def run(jobs: str):
+        monkeypatch.setenv("SPEC_CONTRACT_JOBS", jobs)
+        return Project(root, load_config(root), use_cache=False).analyze()
+
+    one, several = run("1"), run("2")
+    if parallel.processes_for(40, "classes") > 1 and parallel._fork_safe():  # two cores, no other threads
+        assert shared[-1] is not None and len(shared[-1][1]) == 1  # one forked process reported back
+    assert findings(several) == findings(one) and len(findings(one)) == 39 * 2
+    assert several.problems == one.problems and [Path(p).name for p in one.problems] == ["i7.py"]
+    assert several.stats.files_skipped == one.stats.files_skipped == {"syntax-error": 1}
+    assert several.stats.files_parsed == one.stats.files_parsed

@@ -17,7 +17,7 @@ from lsprotocol import types
 from conftest import DEMO, SERVER_COMMAND, as_editor
 from lsp_harness import initialize, make_client, members, open_document, until
 
-COPIES = 120  # with the worker: over twice MIN_FILES_PER_PROCESS, so two processes scan on two cores
+COPIES = 120  # with the worker: over twice MIN_PER_PROCESS["files"], so two processes scan on two cores
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client,

@@ -1,16 +1,17 @@
-"""Scanning many files at once on the machine's other cores: what a cold run spends most of its time on.
+"""Sharing a cold run's work with the machine's other cores: scanning files, then checking classes.
 
 A summary depends on its file's text alone, so the files a cold run is sure to need (the workers, the
-registered model files) can be summarised side by side. The texts are cut into small batches; worker
-processes claim batches from the front while this process claims them from the back, until the two meet,
-so no core waits for a process that is still starting. A claim is one locked step on a counter the
-processes share, so a worker never waits for this process to hand it work (this process is busy scanning
-its own batches). Workers send their summaries once, when the batches run out.
+registered model files) can be summarised side by side; and once every summary the contract needs is made,
+each registered class can be checked on its own. The work is cut into items; worker processes claim items
+from the front while this process claims them from the back, until the two meet, so no core waits for a
+process that is still starting. A claim is one locked step on a counter the processes share, so a worker
+never waits for this process to hand it work (this process is busy with its own items). Workers send their
+results once, when the items run out.
 
-Workers run the same scanner on the text they are given: they never import or execute workspace code, and
-a worker that fails to start or dies only means its batches are scanned here.
+Workers run the engine's own code on the texts they are given or inherit: they never import or execute
+workspace code, and a worker that fails to start or dies only means its items are done here.
 
-``SPEC_CONTRACT_JOBS`` caps the processes in all (``1``: scan everything in this process).
+``SPEC_CONTRACT_JOBS`` caps the processes in all (``1``: do everything in this process).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import gc
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -29,9 +31,13 @@ if TYPE_CHECKING:
 from spec_contract.engine.scan import scan
 from spec_contract.engine.summary import ModuleSummary
 
-MIN_FILES_PER_PROCESS = 48  # below this, starting a process costs about what it saves
+# Below this many items per process, starting a process costs about what it saves. A class's check reads the
+# files its inner models come from: more work than scanning one file.
+MIN_PER_PROCESS = {"files": 48, "classes": 32}
 _BATCH = 6
-_MAX_PROCESSES = 8  # claims are serialised by one lock: beyond this, processes wait on it more than they scan
+_MAX_PROCESSES = 8  # claims are serialised by one lock: beyond this, processes wait on it more than they work
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -49,8 +55,12 @@ def _scan_batch(batch: list[ScanJob]) -> list[ModuleSummary]:
             for j in batch]
 
 
-def processes_for(files: int) -> int:
-    """How many processes (this one included) should scan ``files`` files."""
+def _scan_batch_at(batches: list[list[ScanJob]], i: int) -> list[ModuleSummary]:
+    return _scan_batch(batches[i])
+
+
+def processes_for(items: int, kind: str = "files") -> int:
+    """How many processes (this one included) should share ``items`` files to scan or classes to check."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -58,42 +68,41 @@ def processes_for(files: int) -> int:
     limit = os.environ.get("SPEC_CONTRACT_JOBS", "")
     if limit.isdigit() and int(limit) > 0:
         cores = min(cores, int(limit))
-    return max(1, min(cores, _MAX_PROCESSES, files // MIN_FILES_PER_PROCESS))
+    return max(1, min(cores, _MAX_PROCESSES, items // MIN_PER_PROCESS[kind]))
+
+
+def _fork_safe() -> bool:
+    # Forking a process that runs other threads (the language server) can leave a lock held forever in the
+    # child; macOS system libraries are not fork-safe at all.
+    return sys.platform == "linux" and threading.active_count() == 1
 
 
 def _context() -> "multiprocessing.context.BaseContext":
-    """fork is the cheapest start; but forking a process that runs other threads (the language server) can
-    leave a lock held forever in the child, so there a fork server, started fresh, forks the workers; and
+    """fork is the cheapest start; where it is unsafe a fork server, started fresh, forks the workers; and
     where there is no fork server (Windows), workers are spawned."""
     import multiprocessing
 
-    methods = multiprocessing.get_all_start_methods()
-    if sys.platform == "linux" and threading.active_count() == 1:  # macOS system libraries are not fork-safe
+    if _fork_safe():
         return multiprocessing.get_context("fork")
-    if "forkserver" in methods:
+    if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([__name__])
         return context
     return multiprocessing.get_context("spawn")
 
 
-def _claim_from_front(batches: list[list[ScanJob]], bounds: Any, lock: Any, connection: Any) -> None:
-    """A worker process: scan batches from the front until the claims meet, then send what it made."""
-    gc.disable()  # summaries are acyclic, see Project.analyze
-    made = []
+def _claims_from_front(bounds: Any, lock: Any) -> Iterator[int]:
     while True:
         with lock:
             i = bounds[0]
             if i >= bounds[1]:
-                break
+                return
             bounds[0] = i + 1
-        made.append((i, _scan_batch(batches[i])))
-    connection.send(made)
-    connection.close()
+        yield i
 
 
 def _claims_from_back(bounds: Any, lock: Any, count: int) -> Iterator[int]:
-    """The batches this process takes: from the back, until it meets the workers' claims (all, alone)."""
+    """The items this process takes: from the back, until it meets the workers' claims (all, alone)."""
     if lock is None:
         yield from reversed(range(count))
         return
@@ -106,26 +115,35 @@ def _claims_from_back(bounds: Any, lock: Any, count: int) -> Iterator[int]:
         yield i
 
 
-def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, ModuleSummary]]:
-    """Each job with its summary, made by ``processes`` processes (this one included).
+def _serve(work: Callable[[int], Any], report: Callable[[], Any] | None, bounds: Any, lock: Any,
+           connection: Any) -> None:
+    """A worker process: do items from the front until the claims meet, then send the results (and, with
+    ``report``, what else the caller wants to know of this process's run)."""
+    gc.disable()  # what the engine makes is acyclic, see Project.analyze
+    made = [(i, work(i)) for i in _claims_from_front(bounds, lock)]
+    connection.send((made, report() if report is not None else None))
+    connection.close()
 
-    This process's own summaries come first, as it makes them, from the last job backwards; the workers'
-    when the batches run out. So whoever reads the jobs back to front can act on the last ones (the worker
-    files) while the other processes are still scanning: the generator is paused meanwhile, they are not.
+
+def _shared(count: int, work: Callable[[int], T], processes: int,
+            context: "multiprocessing.context.BaseContext | None", report: Callable[[], Any] | None = None,
+            reports: list | None = None) -> Iterator[tuple[int, T]]:
+    """``(i, work(i))`` for every item, done by ``processes`` processes (this one included).
+
+    This process's own results come first, as it makes them, from the last item backwards; the workers' when
+    the items run out (with what ``report`` returned in each, appended to ``reports``).
     """
-    batches = [jobs[i:i + _BATCH] for i in range(0, len(jobs), _BATCH)]
-    done = [False] * len(batches)
-    started: list[tuple[Any, Any]] = []  # (process, connection to read its summaries from)
+    done = [False] * count
+    started: list[tuple[Any, Any]] = []  # (process, connection to read its results from)
     bounds = lock = None
-    if processes > 1 and len(batches) > 1:
-        context = _context()  # imports multiprocessing here, when workers are about to start: a warm run never does
+    if context is not None and processes > 1 and count > 1:
         try:
-            bounds, lock = context.RawArray("i", [0, len(batches)]), context.Lock()
-        except (ImportError, OSError):  # no shared semaphores on this system (some sandboxes): scan alone
+            bounds, lock = context.RawArray("i", [0, count]), context.Lock()
+        except (ImportError, OSError):  # no shared semaphores on this system (some sandboxes): work alone
             bounds = lock = None
         for _ in range(processes - 1 if lock is not None else 0):
             receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(target=_claim_from_front, args=(batches, bounds, lock, sender), daemon=True)
+            process = context.Process(target=_serve, args=(work, report, bounds, lock, sender), daemon=True)
             # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), or a
             # start from a process that is itself still starting, as a spawned worker that re-runs a host
             # program's unguarded main module is (RuntimeError). Whoever did start goes on claiming.
@@ -138,24 +156,58 @@ def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, Mod
                 sender.close()  # this process's copy: the worker's exit then ends the pipe
             started.append((process, receiver))
     try:
-        for i in _claims_from_back(bounds, lock, len(batches)):
+        for i in _claims_from_back(bounds, lock, count):
             done[i] = True
-            yield from zip(batches[i], _scan_batch(batches[i]))
+            yield i, work(i)
         for process, receiver in started:
             try:
-                made = receiver.recv()
-            except (EOFError, OSError):  # the worker died (killed, out of memory…): its batches are done below
+                made, reported = receiver.recv()
+            except (EOFError, OSError):  # the worker died (killed, out of memory…): its items are done below
                 continue
-            for i, summaries in made:
+            if reports is not None:
+                reports.append(reported)
+            for i, result in made:
                 done[i] = True
-                yield from zip(batches[i], summaries)
-        for i, batch in enumerate(batches):
+                yield i, result
+        for i in range(count):
             if not done[i]:
                 done[i] = True
-                yield from zip(batch, _scan_batch(batch))
+                yield i, work(i)
     finally:
         for process, receiver in started:
             receiver.close()
-            if process.is_alive() and not all(done):  # the reader stopped early: nobody will read its summaries
+            if process.is_alive() and not all(done):  # the reader stopped early: nobody will read its results
                 process.terminate()
             process.join()
+
+
+def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, ModuleSummary]]:
+    """Each job with its summary, made by ``processes`` processes (this one included).
+
+    This process's own summaries come first, as it makes them, from the last job backwards; the workers'
+    when the batches run out. So whoever reads the jobs back to front can act on the last ones (the worker
+    files) while the other processes are still scanning: the generator is paused meanwhile, they are not.
+    """
+    batches = [jobs[i:i + _BATCH] for i in range(0, len(jobs), _BATCH)]
+    # multiprocessing is imported only when workers are about to start: a warm run never needs it
+    context = _context() if processes > 1 and len(batches) > 1 else None
+    for i, summaries in _shared(len(batches), partial(_scan_batch_at, batches), processes, context):
+        yield from zip(batches[i], summaries)
+
+
+def map_forked(count: int, work: Callable[[int], T], processes: int, report: Callable[[], Any]
+               ) -> tuple[list[T], list[Any]] | None:
+    """``[work(i) for i in range(count)]`` shared with forked processes, and what ``report`` returned at the
+    end in each of them; None where forking is unsafe (see ``_fork_safe``), for the caller to work alone.
+
+    A forked process starts as a copy of this one: ``work`` can be any function, and it finds every summary
+    and memo made so far. What it adds to its copy (files it read, classes it resolved) stays there, apart
+    from the results and the report.
+    """
+    if processes <= 1 or count < 2 or not _fork_safe():
+        return None
+    import multiprocessing
+
+    reports: list[Any] = []
+    results = dict(_shared(count, work, processes, multiprocessing.get_context("fork"), report, reports))
+    return [results[i] for i in range(count)], reports

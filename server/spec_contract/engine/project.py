@@ -25,7 +25,7 @@ from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.contract import derive_contract
 from spec_contract.engine.files import (SourceFile, decode, discover, glob_match, read_bytes, relative_to,
                                         source_for, text_digest)
-from spec_contract.engine.parallel import ScanJob, processes_for, scan_all
+from spec_contract.engine.parallel import ScanJob, map_forked, processes_for, scan_all
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
@@ -70,11 +70,30 @@ class _Layout:
 
 @dataclass
 class Stats:
+    """What an analysis read. Each file counts once, whichever process read it (see ``parallel``)."""
+
     files_seen: int = 0
-    files_parsed: int = 0
-    files_from_cache: int = 0
-    files_skipped: Counter = field(default_factory=Counter)
     seconds: float = 0.0
+    parsed: set[str] = field(default_factory=set)
+    from_cache: set[str] = field(default_factory=set)
+    skipped: dict[str, str] = field(default_factory=dict)  # path → why
+
+    @property
+    def files_parsed(self) -> int:
+        return len(self.parsed)
+
+    @property
+    def files_from_cache(self) -> int:
+        return len(self.from_cache)
+
+    @property
+    def files_skipped(self) -> Counter:
+        return Counter(self.skipped.values())
+
+    def add(self, other: "Stats") -> None:
+        self.parsed |= other.parsed
+        self.from_cache |= other.from_cache
+        self.skipped.update(other.skipped)
 
 
 class Project:
@@ -202,31 +221,21 @@ class Project:
         if not self._scan_ahead(ahead, out_of_tree, then=lambda: self._update_contract(index, workers, changed)):
             self._update_contract(index, workers, changed)
         contract = self._contract[0]
-        findings = []
-        checked: list[ClassKey] = []
-        for source in models if focus is None else [m for m in models if m.path in focus]:
-            for qualname in self._registered_in(source, index, out_of_tree):
-                key = ClassKey(source.module, qualname)
-                checked.append(key)
-                cached = self._checked.get(key)
-                if cached is None or cached[1] & changed:
-                    recorded = index.record()
-                    recorded.add(key.module)
-                    cached = (check_class(index, key, contract, self.config, self.relative), index.stop(recorded))
-                    self._checked[key] = cached
-                    self._unsaved = True
-                findings.extend(cached[0])
+        checked = [ClassKey(source.module, qualname)
+                   for source in (models if focus is None else [m for m in models if m.path in focus])
+                   for qualname in self._registered_in(source, index, out_of_tree)]
+        stale = [key for key in checked if key not in self._checked or self._checked[key][1] & changed]
+        problems: dict[str, str] = {}
+        for key, result in zip(stale, self._check_all(stale, index, contract, stats, problems)):
+            self._checked[key] = result
+            self._unsaved = True
+        findings = [finding for key in checked for finding in self._checked[key][0]]
         self._generation += 1
         if focus is None:
             self._dirty.clear()
             if self._cache is not None and not self._overlays and self._unsaved:
                 self._save(layout)
-        problems = {p: e.problem for p, e in self._entries.items() if e.problem}
-        for path, entry in self._entries.items():  # a class statement parsed on demand that did not parse
-            error = entry.summary.deferred_error() if entry.summary is not None and not entry.problem else None
-            if error:
-                problems[path] = error
-                stats.files_skipped["syntax-error"] += 1
+        problems.update(self._problems(stats))
         stats.seconds = time.perf_counter() - started
         self._last = Analysis(
             root=self.root, generation=self._generation, contract=contract,
@@ -238,6 +247,36 @@ class Project:
         if focus is not None:
             self._last = None  # not the whole answer: the next analyze() computes it
         return result
+
+    def _check_all(self, keys: list[ClassKey], index: Index, contract: Contract, stats: Stats,
+                   problems: dict[str, str]) -> list[tuple[list[Finding], frozenset[str]]]:
+        """Each class's findings, with the modules its check read; shared with forked processes when there
+        are many (a cold run), whose problems and stats are added to ``problems`` and ``stats``."""
+
+        def check(i: int) -> tuple[list[Finding], frozenset[str]]:
+            recorded = index.record()
+            recorded.add(keys[i].module)
+            return check_class(index, keys[i], contract, self.config, self.relative), index.stop(recorded)
+
+        shared = map_forked(len(keys), check, processes_for(len(keys), "classes"),
+                            report=lambda: (stats, self._problems(stats)))
+        if shared is None:
+            return [check(i) for i in range(len(keys))]
+        results, reports = shared
+        for their_stats, their_problems in reports:
+            stats.add(their_stats)
+            problems.update(their_problems)
+        return results
+
+    def _problems(self, stats: Stats) -> dict[str, str]:
+        """Files that could not be read or parsed, among those read so far, with why."""
+        problems = {p: e.problem for p, e in self._entries.items() if e.problem}
+        for path, entry in self._entries.items():  # a class statement parsed on demand that did not parse
+            error = entry.summary.deferred_error() if entry.summary is not None and not entry.problem else None
+            if error:
+                problems[path] = error
+                stats.skipped[path] = "syntax-error"
+        return problems
 
     def _update_contract(self, index: Index, workers: list[SourceFile], changed: set[str]) -> None:
         """Derive the contract again if there is none yet or a file it was derived from changed."""
@@ -434,7 +473,7 @@ class Project:
             return previous.summary
         text, digest, problem = self._text(path)
         if text is None:
-            stats.files_skipped[problem or "unreadable"] += 1
+            stats.skipped[path] = problem or "unreadable"
             self._entries[path] = _Entry(digest, None, worker, problem)
             return None
         if reusable and previous.digest == digest and not previous.problem:
@@ -443,18 +482,18 @@ class Project:
         scanned = self._scanned.pop(path, None)
         summary = self._cache.get(key) if self._cache and scanned is None else None
         if summary is not None:
-            stats.files_from_cache += 1
+            stats.from_cache.add(path)
             summary = summary.moved(path, source.module)
         else:
             memo = self._memos.setdefault(path, StatementMemo()) if path in self._overlays else None
             summary = scanned if scanned is not None and scanned.digest == digest and scanned.module == source.module \
                 else scan(path, source.module, digest, text, worker=worker,
                           entry_variable=self.config.entry_class_variable, memo=memo)
-            stats.files_parsed += 1
+            stats.parsed.add(path)
             if self._cache is not None and summary.error is None and path not in self._overlays:
                 self._cache.put(key, summary)  # not editor buffers: no disk write per keystroke
         if summary.error is not None:
-            stats.files_skipped["syntax-error"] += 1
+            stats.skipped[path] = "syntax-error"
             if previous is not None and previous.summary is not None:  # keep the last good one
                 self._entries[path] = _Entry(previous.digest, previous.summary, previous.worker, summary.error)
                 return previous.summary
