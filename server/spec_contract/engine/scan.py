@@ -154,7 +154,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     try:
         for key, body in _top_level(text, previous, lazy=lazy, per_statement=memo is not None, filename=path):
             if body is not None or key in previous:
-                piece = pieces[key] = previous[key] if body is None else _piece(body, lines, worker, entry_variable)
+                piece = pieces[key] = previous[key] if body is None else _piece(body, lines, worker, entry_variable, key[1])
                 parsed_classes += len(piece.classes)
             elif name := _CLASS_STATEMENT.match(key[1]):
                 deferred.append(DeferredClass(name.group(1), key[0], key[1], key[2], parsed_classes))
@@ -199,7 +199,7 @@ def parse_deferred(deferred: DeferredClass, path: str) -> tuple[tuple[ClassSumma
         body = _parse(deferred.text, deferred.first_line, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return (), _error_message(exc)
-    return _piece(body, lines, False, None).classes, None
+    return _piece(body, lines, False, None, deferred.text).classes, None
 
 
 def _error_message(exc: BaseException) -> str:
@@ -300,7 +300,8 @@ def _parse(statement: str, first_line: int, filename: str) -> list[ast.stmt]:
     return ast.parse("\n" * first_line + statement, filename=filename).body
 
 
-def _piece(body: list[ast.stmt], lines: _Lines, worker: bool, entry_variable: str | None) -> _Piece:
+def _piece(body: list[ast.stmt], lines: _Lines, worker: bool, entry_variable: str | None, text: str) -> _Piece:
+    """What the statements ``body``, parsed from ``text``, contribute to their module's summary."""
     imports: list[ImportBinding] = []
     assignments: list[tuple[str, Chain]] = []
     entries: list[tuple[bool, tuple[str, ...]]] = []
@@ -347,7 +348,7 @@ def _piece(body: list[ast.stmt], lines: _Lines, worker: bool, entry_variable: st
     module_level(body)
     top = set(map(id, body))
     local_imports = [ImportBinding(alias.asname or alias.name, node.module or "", alias.name, node.level)
-                     for node in _statements(body, into_classes=True)
+                     for node in (_statements(body, into_classes=True) if "import" in text else ())
                      if isinstance(node, ast.ImportFrom) and id(node) not in top
                      for alias in node.names if alias.name != "*"]
     return _Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(entries),
@@ -423,7 +424,8 @@ def _class(node: ast.ClassDef, outer: str, lines: _Lines, out: list[ClassSummary
                 members[stmt.name] = Member(stmt.name, kind, span, low, high)
             if stmt.name == "__getattr__":
                 getattr_forward = _getattr_target(stmt)
-            statements = list(_statements(stmt.body))
+            # Only assignments and returns tell what a method builds: pick them out once
+            statements = [s for s in _statements(stmt.body) if type(s) in _BUILDS]
             made = _returned_constructors(statements)
             if made:
                 factories.append((stmt.name, made))
@@ -524,24 +526,33 @@ def _possible_calls(value: ast.expr | None) -> list[ast.Call]:
     return []
 
 
-def _statements(body: list[ast.stmt], into_classes: bool = False):
-    """Every statement in a body, nested blocks included, without descending into expressions.
+_COMPOUND = frozenset(getattr(ast, name) for name in (
+    "If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "FunctionDef", "AsyncFunctionDef",
+    "ClassDef", "Match") if hasattr(ast, name))  # statements with blocks inside (node types are never subclassed)
+_BUILDS = frozenset({ast.Assign, ast.AnnAssign, ast.Return})
+
+
+def _statements(body: list[ast.stmt], into_classes: bool = False) -> list[ast.stmt]:
+    """Every statement in a body, nested blocks included (each statement, then its body, ``else``, ``finally``,
+    ``except`` handlers and ``case`` blocks), without descending into expressions.
 
     Walking statements only (not every expression node, as ``ast.walk`` does) is what keeps summarising
     a model file close to the cost of parsing it.
     """
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, ast.ClassDef) and not into_classes:
+    out: list[ast.stmt] = []
+    pending = body[::-1]
+    while pending:
+        stmt = pending.pop()
+        out.append(stmt)
+        if type(stmt) not in _COMPOUND or (type(stmt) is ast.ClassDef and not into_classes):
             continue
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(stmt, name, None)
-            if inner:
-                yield from _statements(inner, into_classes)
+        inner = [*getattr(stmt, "body", ()), *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ())]
         for handler in getattr(stmt, "handlers", ()):
-            yield from _statements(handler.body, into_classes)
+            inner.extend(handler.body)
         for case in getattr(stmt, "cases", ()):
-            yield from _statements(case.body, into_classes)
+            inner.extend(case.body)
+        pending.extend(reversed(inner))
+    return out
 
 
 def _returned_constructors(statements: list[ast.stmt]) -> tuple[Chain, ...]:
