@@ -78,16 +78,17 @@ def chain_of(node: ast.AST) -> Chain | None:
     """The attribute chain an expression denotes, or None for anything else."""
     parts: list[str] = []
     while True:
-        if isinstance(node, ast.Name):
+        kind = type(node)  # parsed nodes: their types are never subclassed
+        if kind is ast.Name:
             parts.append(node.id)
             return tuple(reversed(parts))
-        if isinstance(node, ast.Attribute):
+        if kind is ast.Attribute:
             parts.append(node.attr)
             node = node.value
-        elif isinstance(node, ast.Subscript):
+        elif kind is ast.Subscript:
             parts.append("[]")
             node = node.value
-        elif isinstance(node, ast.Call):
+        elif kind is ast.Call:
             parts.append("()")
             node = node.func
         else:
@@ -622,6 +623,14 @@ class _FlowBuilder:
 
     def stmt(self, stmt: ast.stmt, ctx: _Context) -> _Context:
         """Visit one statement; returns the context for the statements after it."""
+        kind = type(stmt)
+        if kind is ast.Expr:  # the commonest statements first
+            self.expr(stmt.value, ctx)
+            return ctx
+        if kind is ast.Return:
+            if stmt.value is not None:
+                self.expr(stmt.value, ctx)
+            return ctx
         if isinstance(stmt, ast.If):
             self.expr(stmt.test, ctx)
             positive, negative = _facts(stmt.test)
@@ -724,6 +733,13 @@ class _FlowBuilder:
         kind = type(node)
         if kind is ast.Name or kind is ast.Constant:  # most nodes: nothing to record, nothing inside
             return
+        if kind is ast.Call:
+            self._call(node, ctx)
+            return
+        if kind is ast.Attribute:
+            self._use(node, ctx, is_call=False, arity=None)
+            self.expr(node.value, ctx)
+            return
         if isinstance(node, ast.BoolOp):
             current = ctx
             for operand in node.values:
@@ -736,13 +752,6 @@ class _FlowBuilder:
             positive, negative = _facts(node.test)
             self.expr(node.body, ctx.add(positive))
             self.expr(node.orelse, ctx.add(negative))
-            return
-        if isinstance(node, ast.Call):
-            self._call(node, ctx)
-            return
-        if isinstance(node, ast.Attribute):
-            self._use(node, ctx, is_call=False, arity=None)
-            self.expr(node.value, ctx)
             return
         if isinstance(node, ast.Lambda):
             self.expr(node.body, ctx)
@@ -819,6 +828,8 @@ def _children(node: ast.AST):
 
 
 def _is_guarded(ctx: _Context, receiver: Chain, member: str) -> bool:
+    if not ctx.facts:  # most code is under no guard at all
+        return False
     dotted = _dotted(receiver)
     return ("*", "*") in ctx.facts or (dotted, member) in ctx.facts or (dotted, "*") in ctx.facts
 
