@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import os
+import pickle
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -120,7 +121,9 @@ def _serve(work: Callable[[int], Any], report: Callable[[], Any] | None, bounds:
     """A worker process: do items from the front until the claims meet, then send the results (and, with
     ``report``, what else the caller wants to know of this process's run)."""
     gc.disable()  # what the engine makes is acyclic, see Project.analyze
-    made = [(i, work(i)) for i in _claims_from_front(bounds, lock)]
+    # Each result is pickled as soon as it is made, while the process that reads them is still busy with its
+    # own items, rather than all at the end, when it would wait for them.
+    made = [(i, pickle.dumps(work(i), pickle.HIGHEST_PROTOCOL)) for i in _claims_from_front(bounds, lock)]
     connection.send((made, report() if report is not None else None))
     connection.close()
 
@@ -168,7 +171,7 @@ def _shared(count: int, work: Callable[[int], T], processes: int,
                 reports.append(reported)
             for i, result in made:
                 done[i] = True
-                yield i, result
+                yield i, pickle.loads(result)
         for i in range(count):
             if not done[i]:
                 done[i] = True
