@@ -129,16 +129,21 @@ print(len(summaries), [s.deferred[0].name for s in summaries[:2]], started[0].is
 """
 
 
+def _run_script(tmp_path: Path, source: str) -> list[str]:
+    """Run ``source`` in a fresh interpreter (its own start methods, no pytest threads); its output's words."""
+    script = tmp_path / "scenario.py"
+    script.write_text(source)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "server")})
+    assert run.returncode == 0, run.stderr
+    return run.stdout.split()
+
+
 def test_workers_that_started_are_stopped_when_another_cannot_start(tmp_path):
     # Left waiting for work, the first worker would hold the interpreter at exit for ever.
     if sys.platform != "linux":
         pytest.skip("the fork start method this scenario breaks is used on Linux only")
-    script = tmp_path / "partial_start.py"
-    script.write_text(PARTIAL_START)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(REPO / "server")})
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["200", "['A0',", "'A1']", "False"]
+    assert _run_script(tmp_path, PARTIAL_START) == ["200", "['A0',", "'A1']", "False"]
 
 
 WORKER_DIES = """
@@ -148,8 +153,6 @@ from spec_contract.engine import parallel
 from spec_contract.engine.parallel import ScanJob, scan_all
 
 parent, real_scan_batch = os.getpid(), parallel._scan_batch
-
-
 scanned_here = []
 
 
@@ -172,12 +175,8 @@ print(len(made), sorted(made[j].deferred[0].name for j in jobs) == sorted(f"A{i}
 def test_batches_a_dead_worker_took_are_scanned_here(tmp_path):
     if sys.platform != "linux":
         pytest.skip("the patched scanner reaches the worker through fork, used on Linux only")
-    script = tmp_path / "worker_dies.py"
-    script.write_text(WORKER_DIES)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(REPO / "server")})
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["200", "True", "True"]  # the first batch, the worker's, scanned here last
+    # every job has its summary; the first batch, the worker's, was scanned here, last
+    assert _run_script(tmp_path, WORKER_DIES) == ["200", "True", "True"]
 
 
 def test_without_shared_semaphores_this_process_scans_alone(monkeypatch):
