@@ -432,7 +432,8 @@ class Project:
         package = "p" if path.endswith("__init__.py") else "f"  # relative imports read differently in a package
         return f"{digest}-{'w' if worker else 'm'}{package}-{self.config.entry_class_variable}"
 
-    def _scan_ahead(self, sources: list[tuple[SourceFile, bool]], out_of_tree: bool, then: Callable[[], None]) -> bool:
+    def _scan_ahead(self, sources: list[tuple[SourceFile, bool]], out_of_tree: bool,
+                    then: Callable[[], None]) -> bool:
         """Summarise at once, on all cores, the files a cold analysis is sure to read (see ``parallel``);
         ``then`` runs as soon as every worker file among them is summarised, while the other processes go
         on. Returns whether it ran.

@@ -155,7 +155,8 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     try:
         for key, body in _top_level(text, previous, lazy=lazy, per_statement=memo is not None, filename=path):
             if body is not None or key in previous:
-                piece = pieces[key] = previous[key] if body is None else _piece(body, lines, worker, entry_variable, key[1])
+                piece = pieces[key] = previous[key] if body is None \
+                    else _piece(body, lines, worker, entry_variable, key[1])
                 parsed_classes += len(piece.classes)
             elif name := _CLASS_STATEMENT.match(key[1]):
                 deferred.append(DeferredClass(name.group(1), key[0], key[1], key[2], parsed_classes))
