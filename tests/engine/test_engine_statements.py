@@ -175,20 +175,85 @@ if TYPE_CHECKING:
 
 def test_a_disk_file_defers_its_classes_and_parses_each_as_the_whole_scan_does():
     lazy, whole = _scan(NESTED_AND_DECORATED), _whole(NESTED_AND_DECORATED)
-    # Parsed at once: a decorated class, one with an import inside, one nested in an ``if``.
-    assert {d.name for d in lazy.deferred} == {"Helper", "Wrapper", "Outer"}
-    assert [c.qualname for c in lazy.classes] == ["Config", "Lazy", "Typed"]
-    assert lazy.imports == whole.imports  # the imports in ``factory`` and ``Lazy``; ``helper`` was never parsed
+    # Parsed at once: a decorated class and one nested in an ``if``.
+    assert {d.name for d in lazy.deferred} == {"Helper", "Wrapper", "Lazy", "Outer"}
+    assert [c.qualname for c in lazy.classes] == ["Config", "Typed"]
+    assert lazy.imports == whole.imports
+    # The import in ``factory`` was parsed with the file; the one in ``Lazy`` is parsed when its name is
+    # looked up; ``helper`` was never parsed.
+    assert lazy.local_imports == whole.local_imports[:1]
+    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper"]  # registered
+    assert lazy.local_import("LlamaForCausalLM") == whole.local_import("LlamaForCausalLM") is not None
+    assert lazy.local_import("nothing") is None
+    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper"]
+    assert lazy.local_import("MistralForCausalLM") == whole.local_import("MistralForCausalLM") is not None
+    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper", "Lazy"]
     assert lazy.entry_classes == whole.entry_classes
     assert lazy.has_class("Outer") and not lazy.has_class("Inner") and not lazy.has_class("nothing")
     assert lazy.find_class("Outer.Inner") == whole.find_class("Outer.Inner")
     assert lazy.deferred_error() is None
-    # Parsed so far: the registered class (at scan time) and the one asked for.
-    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper", "Outer"]
+    # Parsed so far: the registered class (at scan time) and those asked for.
+    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper", "Lazy", "Outer"]
     assert lazy.all_classes(mentioning="language_model") == [whole.find_class("Wrapper")] + [
-        c for c in whole.classes if c.qualname in ("Config", "Lazy", "Typed")]
+        c for c in whole.classes if c.qualname in ("Config", "Typed")]
     assert lazy.all_classes() == list(whole.classes)
     assert lazy.top_level_classes(["Wrapper", "Inner"]) == [whole.find_class("Wrapper")]
+
+
+LOCAL_IMPORTS = """
+from .top import Shadowed
+
+
+def first():
+    from .early import Twice
+
+
+class Bracketed:
+    def __init__(self):
+        from .a import (  # the comment hides a ")" from a bracket count
+            Plain,
+            Other as Renamed,
+        )
+
+
+class Continued:
+    def __init__(self):
+        from .b import One, \\
+            Two
+
+
+class Later:
+    def build(self):
+        from .late import Twice, Shadowed
+
+
+class Normalised:
+    def build(self):
+        from .c import \ufb01le_model  # the parser reads the ligature as "fi"
+
+
+class Mentions:
+    def build(self):
+        return Plain, Two, Renamed  # a use is not an import: this class stays deferred
+"""
+
+
+@pytest.mark.parametrize("name, module", [
+    ("Plain", "a"), ("Renamed", "a"), ("Two", "b"), ("file_model", "c"),
+    ("Twice", "late"),  # the last binding in the file wins, deferred or not
+    ("Shadowed", None),  # bound at module level: no local import counts (resolution looks there first)
+    ("Other", None), ("missing", None),
+])
+def test_an_import_inside_a_deferred_class_binds_its_name_as_in_the_whole_scan(name, module):
+    lazy, whole = _scan(LOCAL_IMPORTS), _whole(LOCAL_IMPORTS)
+    expected = whole.local_import(name) if name not in {b.name for b in whole.imports} else None
+    assert (expected.module if expected else None) == module
+    if module is not None:
+        assert lazy.local_import(name) == expected
+    else:
+        assert name in {b.name for b in lazy.imports} or lazy.local_import(name) is None
+    parsed = {lazy.deferred[i].name for i in lazy._parsed}
+    assert "Mentions" not in parsed  # it spells the names, but imports nothing
 
 
 def test_a_deferred_class_keeps_its_suppression_comment():

@@ -164,7 +164,7 @@ class Index:
         for alias, value in summary.assignments:
             if alias == name:
                 return self.resolve(module, value, depth + 1)
-        binding = self._imported(module, summary).get(name)
+        binding = self._binding(module, summary, name)
         if binding is not None:
             target = self.absolute(module, binding.module, binding.level)
             if binding.member is None:
@@ -195,21 +195,25 @@ class Index:
     def import_target(self, module: str, name: str) -> str | None:
         """The module a top-level name of ``module`` comes from, without loading that module."""
         summary = self.summary(module)
-        binding = self._imported(module, summary).get(name) if summary else None
+        binding = self._binding(module, summary, name) if summary else None
         if binding is None:
             return None
         target = self.absolute(module, binding.module, binding.level)
         return f"{target}.{binding.member}" if binding.member and f"{target}.{binding.member}" in self._files else target
 
-    def _imported(self, module: str, summary: ModuleSummary) -> dict[str, ImportBinding]:
-        """The names ``module`` imports (star imports aside), each to its last binding, as later ones win.
+    def _binding(self, module: str, summary: ModuleSummary, name: str) -> ImportBinding | None:
+        """The import that binds ``name`` in ``module`` (star imports aside): the last module-level one, else
+        the last one inside a function or class.
 
-        One dict per module: the contract asks where each called name comes from, thousands of times.
+        One dict per module, filled per name: the contract asks where each called name comes from, thousands
+        of times.
         """
         found = self._imports.get(module)
         if found is None:
             found = self._imports[module] = {b.name: b for b in summary.imports if b.member != "*"}
-        return found
+        if name not in found:
+            found[name] = summary.local_import(name)
+        return found[name]
 
     def resolve_class(self, module: str, chain: Chain) -> ClassKey | None:
         found = self.resolve(module, chain)

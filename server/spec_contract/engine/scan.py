@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summary import (CallFlow, Chain, ClassSummary, DeferredClass, Delegate, FunctionFlow,
-                                          ImportBinding, Member, ModuleSummary, Use)
+                                          ImportBinding, Member, ModuleSummary, ParsedClass, Use)
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SUPPRESS = re.compile(r"#\s*spec-contract:\s*ignore(?:\[([A-Za-z0-9_,\s]*)\])?")
@@ -112,7 +112,7 @@ class _Piece:
     """What one top-level statement contributes to its module's summary."""
 
     imports: tuple[ImportBinding, ...]
-    local_imports: tuple[ImportBinding, ...]  # imports inside functions and classes
+    local_imports: tuple[tuple[int, ImportBinding], ...]  # (line, binding) of imports inside functions and classes
     classes: tuple[ClassSummary, ...]
     assignments: tuple[tuple[str, Chain], ...]
     entries: tuple[tuple[bool, tuple[str, ...]], ...]  # (augmented, names) per entry-class assignment
@@ -168,13 +168,13 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     for piece in pieces.values():
         for augmented, names in piece.entries:
             entry = (entry or []) + list(names) if augmented else list(names)
-    # ``from .mistral import X`` inside a function of ``__init__``; module-level names win
-    imports = [b for p in pieces.values() for b in p.local_imports] + [b for p in pieces.values() for b in p.imports]
-    summary = ModuleSummary(path, module, digest, tuple(imports), tuple(c for p in pieces.values() for c in p.classes),
+    summary = ModuleSummary(path, module, digest, tuple(b for p in pieces.values() for b in p.imports),
+                            tuple(c for p in pieces.values() for c in p.classes),
                             tuple(a for p in pieces.values() for a in p.assignments),
                             tuple(entry) if entry is not None else None,
                             tuple(f for p in pieces.values() for f in p.functions), is_package,
-                            deferred=tuple(deferred))
+                            deferred=tuple(deferred),
+                            local_imports=tuple(b for p in pieces.values() for b in p.local_imports))
     if entry:
         _parse_registered(summary)
     return summary
@@ -193,15 +193,16 @@ def _parse_registered(summary: ModuleSummary) -> None:
             wanted.update(d.callee[0] for d in cls.delegates)
 
 
-def parse_deferred(deferred: DeferredClass, path: str) -> tuple[tuple[ClassSummary, ...], str | None]:
-    """The classes of a class statement :func:`scan` deferred (the class, then those nested in it), or its
-    syntax error."""
+def parse_deferred(deferred: DeferredClass, path: str) -> ParsedClass:
+    """What a class statement :func:`scan` deferred holds: its classes (the class, then those nested in it)
+    and the imports inside its methods, or its syntax error."""
     lines = _Lines.of_statement(deferred)
     try:
         body = _parse(deferred.text, deferred.first_line, path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        return (), _error_message(exc)
-    return _piece(body, lines, False, None, deferred.text).classes, None
+        return ParsedClass((), (), _error_message(exc))
+    piece = _piece(body, lines, False, None, deferred.text)
+    return ParsedClass(piece.classes, piece.local_imports, None)
 
 
 def _error_message(exc: BaseException) -> str:
@@ -212,8 +213,8 @@ def _error_message(exc: BaseException) -> str:
 def _top_level(text: str, known: dict[tuple[int, str, str], _Piece], *, lazy: bool = False,
                per_statement: bool = True, filename: str = "<unknown>") -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
     """``((first line, text, line above), body)`` per top-level statement; ``body`` is None for a statement in
-    ``known``, which is not parsed again, and (``lazy``) for a class statement, parsed when its class is
-    asked for, or a function without imports, of no use in a model file.
+    ``known``, which is not parsed again, and (``lazy``) for a class statement, parsed when its class (or an
+    import inside it) is asked for, or a function without imports, of no use in a model file.
 
     Splitting happens on the text, before parsing: a line that starts with code starts a statement, except
     inside a triple-quoted string or after a decorator. A wrong split (a bracket left open, a string the
@@ -259,17 +260,18 @@ def _top_level(text: str, known: dict[tuple[int, str, str], _Piece], *, lazy: bo
 
 
 def _deferrable(statement: str) -> bool:
-    """A model file's statement whose parsing can wait (a class) or be skipped (a function), unless it
-    imports something.
+    """A model file's statement whose parsing can wait (a class) or be skipped (a function without imports).
+
+    An import inside a function binds a name the module's other code may be resolved through (see
+    :meth:`~spec_contract.engine.summary.ModuleSummary.local_import`): such a function is parsed now, and a
+    class when a name it may import is looked up.
 
     Neither is parsed here, so neither confirms that the split before the next statement was right; a wrong
     one makes some later statement fail to parse, and the file is then parsed whole (see ``_top_level``).
     """
-    if "import" in statement:
-        return False  # an import inside a method or function binds a name for the whole module
     if statement.startswith("class"):
         return _CLASS_STATEMENT.match(statement) is not None
-    return statement.startswith(("def ", "async def "))
+    return statement.startswith(("def ", "async def ")) and "import" not in statement
 
 
 def _statement_starts(text: str) -> list[int]:
@@ -349,7 +351,7 @@ def _piece(body: list[ast.stmt], lines: _Lines, worker: bool, entry_variable: st
 
     module_level(body)
     top = set(map(id, body))
-    local_imports = [ImportBinding(alias.asname or alias.name, node.module or "", alias.name, node.level)
+    local_imports = [(node.lineno, ImportBinding(alias.asname or alias.name, node.module or "", alias.name, node.level))
                      for node in (_statements(body, into_classes=True) if "import" in text else ())
                      if isinstance(node, ast.ImportFrom) and id(node) not in top
                      for alias in node.names if alias.name != "*"]

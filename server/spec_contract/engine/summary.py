@@ -11,8 +11,11 @@ Chains are tuples of segments: names, ``"[]"`` for a subscript and ``"()"`` for 
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from spec_contract.engine.results import Span
 
@@ -115,12 +118,20 @@ class DeferredClass:
     position: int  # how many of the summary's parsed classes come before it in the file
 
 
+class ParsedClass(NamedTuple):
+    """What a deferred class statement held, once parsed: its classes and the imports inside its methods."""
+
+    classes: tuple[ClassSummary, ...]
+    local_imports: tuple[tuple[int, ImportBinding], ...]  # (line, binding), as ModuleSummary.local_imports
+    error: str | None  # the statement's syntax error: then it holds nothing
+
+
 @dataclass(frozen=True)
 class ModuleSummary:
     path: str
     module: str
     digest: str
-    imports: tuple[ImportBinding, ...]
+    imports: tuple[ImportBinding, ...]  # module-level ones (see ``local_import`` for the others)
     classes: tuple[ClassSummary, ...]  # the parsed ones; see ``all_classes`` for every class
     assignments: tuple[tuple[str, Chain], ...]  # module-level ``Name = other.Name`` aliases
     entry_classes: tuple[str, ...] | None  # names listed in the profile's entry-class variable
@@ -128,8 +139,10 @@ class ModuleSummary:
     is_package: bool
     error: str | None = None  # a syntax error: the summary is empty and should not replace a good one
     deferred: tuple[DeferredClass, ...] = ()
-    # deferred index → (its classes, its syntax error); filled as classes are asked for
-    _parsed: dict[int, tuple[tuple[ClassSummary, ...], str | None]] = field(
+    # (line, binding) of the imports inside the functions and classes parsed with the file, in file order
+    local_imports: tuple[tuple[int, ImportBinding], ...] = ()
+    # deferred index → what its statement held; filled as classes are asked for
+    _parsed: dict[int, ParsedClass] = field(
         default_factory=dict, init=False, compare=False, repr=False)
 
     def moved(self, path: str, module: str) -> "ModuleSummary":
@@ -159,9 +172,24 @@ class ModuleSummary:
         wanted = set(names)
         return [c for c in self._in_order(lambda d: d.name in wanted) if c.qualname in wanted]
 
+    def local_import(self, name: str) -> ImportBinding | None:
+        """The binding of ``name`` by an import inside a function or class, the last one in the file.
+
+        Resolution looks here for names no module-level statement binds (``from .mistral import X`` inside
+        a function of ``__init__``). Of the deferred class statements, only those that may import ``name``
+        are parsed for it (see :func:`_may_import`).
+        """
+        found = [(line, binding) for line, binding in self.local_imports if binding.name == name]
+        for index, deferred in enumerate(self.deferred):
+            if _may_import(deferred.text, name):
+                self._complete(index)
+                found += [(line, binding) for line, binding in self._parsed[index].local_imports
+                          if binding.name == name]
+        return sorted(found, key=lambda item: item[0])[-1][1] if found else None  # stable: the later of one line's
+
     def deferred_error(self) -> str | None:
         """The syntax error of a deferred class statement that was asked for, if one did not parse."""
-        return next((error for _, error in self._parsed.values() if error), None)
+        return next((parsed.error for parsed in self._parsed.values() if parsed.error), None)
 
     def _in_order(self, wanted: Callable[[DeferredClass], bool]) -> Iterator[ClassSummary]:
         deferred = iter(enumerate(self.deferred))
@@ -182,4 +210,37 @@ class ModuleSummary:
             from spec_contract.engine.scan import parse_deferred  # the scanner makes summaries: imported late
 
             self._parsed[index] = parse_deferred(self.deferred[index], self.path)
-        return self._parsed[index][0]
+        return self._parsed[index].classes
+
+
+# The ``import`` keyword and what may stand between it and the first imported name.
+_IMPORT_KEYWORD = re.compile(r"\bimport\b(?:[ \t]|\\\r?\n)*")
+_LOGICAL_LINE_END = re.compile(r"(?<!\\)\r?\n")
+
+
+def _may_import(text: str, name: str) -> bool:
+    """Whether an import statement in ``text`` may bind ``name``, without parsing it.
+
+    A name an import binds is spelled, as a whole word, after the ``import`` keyword and before the
+    statement ends: at the closing bracket of ``import (a, b)``, or else at the end of the logical line.
+    Occurrences in strings and comments count too, and a bracket holding a comment (which may hide a ``)``)
+    counts as running to the end of the text, so the answer may be yes for nothing, never no for an import
+    of ``name``. Non-ASCII text is searched in NFKC form, as the parser normalises identifiers.
+    """
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    if name not in text or "import" not in text:
+        return False
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    for keyword in _IMPORT_KEYWORD.finditer(text):
+        start = keyword.end()
+        if text.startswith("(", start):
+            end = text.find(")", start)
+            if end < 0 or "#" in text[start:end]:
+                end = len(text)
+        else:
+            line_end = _LOGICAL_LINE_END.search(text, start)
+            end = line_end.start() if line_end else len(text)
+        if word.search(text, start, end):
+            return True
+    return False
