@@ -56,6 +56,45 @@ def parse_all(data: list[bytes]) -> tuple[float, int]:
     return time.perf_counter() - started, failed
 
 
+def parse_floor(tree: Path) -> tuple[float, float, int, int]:
+    """What a cold check cannot do without, timed in this process: ``ast.parse`` of every worker file and of
+    every registered model class statement (the classes a check reports on: each must be parsed whole to
+    know its members). Returns (seconds, megabytes, worker files, classes); the files the check follows
+    further (bases, inner models) and all the rest of its work come on top.
+    """
+    from spec_contract.engine.config import load_config
+    from spec_contract.engine.files import discover, glob_match
+    from spec_contract.engine.project import Project
+
+    config = load_config(tree)
+    analysis = Project(tree, config, use_cache=False).analyze()
+    by_module = {source.module: source.path for source in analysis.models}
+    texts = [Path(f.path).read_text(encoding="utf-8", errors="replace")
+             for f in discover(tree, config.include, config.exclude) if glob_match(f.rel, config.workers)]
+    workers = len(texts)
+    wanted: dict[str, set[str]] = {}
+    for key in analysis.checked:
+        wanted.setdefault(by_module[key.module], set()).add(key.qualname)
+    for path, names in wanted.items():
+        source = Path(path).read_text(encoding="utf-8", errors="replace")
+        texts += [ast.get_source_segment(source, node) or "" for node in ast.parse(source).body
+                  if isinstance(node, ast.ClassDef) and node.name in names]
+    started = time.perf_counter()
+    for text in texts:
+        ast.parse(text)
+    return time.perf_counter() - started, sum(map(len, texts)) / 1e6, workers, len(texts) - workers
+
+
+def bare_start(repeat: int) -> float:
+    """Wall seconds of ``python -c pass`` with this interpreter (best of ``repeat``): no tool starts faster."""
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
 def time_pyright(pyright: str, tree: Path, timeout: float) -> tuple[float | None, float, str]:
     """Wall and CPU seconds of ``pyright --outputjson TREE``, or None and why it could not run."""
     try:
@@ -159,6 +198,17 @@ def main(argv: list[str] | None = None) -> int:
                   f"{stats['files_parsed']} of {stats['files_seen']} files parsed")
         table.add("check cold: start-up (wall - engine)", seconds(cold.startup))
         table.add("check cold: CPU (user+sys)", seconds(cold.cpu), f"{cold.cpu / read:.1f}x read-all")
+        # How close the cold figure is to what no exact check can skip, with the same parser and cores
+        floor_parse, floor_mb, floor_workers, floor_classes = parse_floor(tree)
+        start = bare_start(args.repeat)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        floor = start + floor_parse / cores
+        table.add("floor: bare interpreter start", seconds(start), f"{start / read:.1f}x read-all")
+        table.add("floor: ast.parse of workers + registered classes", seconds(floor_parse),
+                  f"{floor_mb:.1f} MB", f"{floor_workers} worker files, {floor_classes} class statements")
+        table.add(f"floor: start + that parse on {cores} core(s)", seconds(floor),
+                  f"{floor / read:.1f}x read-all, {floor / parse:.3f}x parse-all",
+                  f"check cold = {cold.wall / floor:.1f}x this")
         # 8: the tool a user would otherwise run
         if args.skip_pyright:
             table.add("pyright TREE", "skipped (--skip-pyright)")
