@@ -534,6 +534,8 @@ _COMPOUND = frozenset(getattr(ast, name) for name in (
     "If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "FunctionDef", "AsyncFunctionDef",
     "ClassDef", "Match") if hasattr(ast, name))  # statements with blocks inside (node types are never subclassed)
 _BUILDS = frozenset({ast.Assign, ast.AnnAssign, ast.Return})
+_TRY = frozenset(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
+_MATCH = getattr(ast, "Match", None)
 
 
 def _statements(body: list[ast.stmt], into_classes: bool = False) -> list[ast.stmt]:
@@ -634,7 +636,13 @@ class _FlowBuilder:
             if stmt.value is not None:
                 self.expr(stmt.value, ctx)
             return ctx
-        if isinstance(stmt, ast.If):
+        if kind is ast.Assign:
+            self.expr(stmt.value, ctx)
+            for target in stmt.targets:
+                self._assign(target, stmt.value)
+                self._visit_target(target, ctx)
+            return ctx
+        if kind is ast.If:
             self.expr(stmt.test, ctx)
             positive, negative = _facts(stmt.test)
             names = _names(stmt.test)
@@ -646,7 +654,7 @@ class _FlowBuilder:
             if stmt.orelse and _exits_quietly(stmt.orelse):
                 return ctx.add(positive)
             return ctx
-        if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        if kind in _TRY:
             protected = any(_catches_attribute_error(h) and not _reraises(h) for h in stmt.handlers)
             self.block(stmt.body, ctx.add(frozenset({("*", "*")})) if protected else ctx)
             for handler in stmt.handlers:
@@ -677,12 +685,6 @@ class _FlowBuilder:
             return ctx
         if isinstance(stmt, ast.ClassDef):
             return ctx
-        if isinstance(stmt, ast.Assign):
-            self.expr(stmt.value, ctx)
-            for target in stmt.targets:
-                self._assign(target, stmt.value)
-                self._visit_target(target, ctx)
-            return ctx
         if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
             if stmt.value is not None:
                 self.expr(stmt.value, ctx)
@@ -690,7 +692,7 @@ class _FlowBuilder:
                     self._assign(stmt.target, stmt.value)
             self._visit_target(stmt.target, ctx)
             return ctx
-        if type(stmt).__name__ == "Match":
+        if kind is _MATCH:
             self.expr(stmt.subject, ctx)
             for case in stmt.cases:
                 self.block(case.body, ctx)
@@ -785,26 +787,27 @@ class _FlowBuilder:
             for arg in node.args:
                 self.expr(arg, ctx)
             return
-        has_unpacking = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
-        arity = None if has_unpacking or node.keywords else len(node.args)
-        if isinstance(func, ast.Attribute):
+        args = node.args
+        arity = None if node.keywords or any(type(a) is ast.Starred for a in args) else len(args)
+        if type(func) is ast.Attribute:
             self._use(func, ctx, is_call=True, arity=arity)
             self.expr(func.value, ctx)
         else:
             self.expr(func, ctx)
-        callee = chain_of(func)
-        if callee is not None:
-            args = tuple(None if isinstance(a, ast.Starred) else chain_of(a) for a in node.args)
-            kwargs = tuple((k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None)
-            if any(a is not None for a in args) or kwargs:
-                self.calls.append(CallFlow(callee, args, kwargs))
-        for arg in node.args:
-            self.expr(arg.value if isinstance(arg, ast.Starred) else arg, ctx)
+        if args or node.keywords:  # a call without arguments binds no parameter
+            callee = chain_of(func)
+            if callee is not None:
+                chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args])
+                kwargs = tuple([(k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None])
+                if kwargs or chains.count(None) != len(chains):
+                    self.calls.append(CallFlow(callee, chains, kwargs))
+        for arg in args:
+            self.expr(arg.value if type(arg) is ast.Starred else arg, ctx)
         for keyword in node.keywords:
             self.expr(keyword.value, ctx)
 
     def _use(self, node: ast.Attribute, ctx: _Context, *, is_call: bool, arity: int | None) -> None:
-        if not isinstance(node.ctx, ast.Load):
+        if type(node.ctx) is not ast.Load:
             return
         receiver = chain_of(node.value)
         if receiver is None:
