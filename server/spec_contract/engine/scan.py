@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from spec_contract.engine.results import Span
@@ -159,7 +160,8 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                     else _piece(body, lines, worker, entry_variable, key[1])
                 parsed_classes += len(piece.classes)
             elif name := _CLASS_STATEMENT.match(key[1]):
-                deferred.append(DeferredClass(name.group(1), key[0], key[1], key[2], parsed_classes))
+                deferred.append(DeferredClass(name.group(1), key[0], key[1], key[2], parsed_classes,
+                                              _import_words(key[1])))
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return ModuleSummary(path, module, digest, (), (), (), None, (), is_package, error=_error_message(exc))
     if memo is not None:
@@ -272,6 +274,39 @@ def _deferrable(statement: str) -> bool:
     if statement.startswith("class"):
         return _CLASS_STATEMENT.match(statement) is not None
     return statement.startswith(("def ", "async def ")) and "import" not in statement
+
+
+# The ``import`` keyword and what may stand between it and the first imported name.
+_IMPORT_KEYWORD = re.compile(r"\bimport\b(?:[ \t]|\\\r?\n)*")
+_LOGICAL_LINE_END = re.compile(r"(?<!\\)\r?\n")
+_WORD = re.compile(r"\w+")
+
+
+def _import_words(text: str) -> frozenset[str]:
+    """Every name an import statement in ``text`` may bind, without parsing it (a superset).
+
+    A name an import binds is spelled, as a whole word, after the ``import`` keyword and before the
+    statement ends: at the closing bracket of ``import (a, b)``, or else at the end of the logical line.
+    Words in strings and comments count too, and a bracket holding a comment (which may hide a ``)``) counts
+    as running to the end of the text, so a name may be in here for nothing, but an imported name is never
+    missing. Non-ASCII text is read in NFKC form, as the parser normalises identifiers.
+    """
+    if "import" not in text:
+        return frozenset()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    words: set[str] = set()
+    for keyword in _IMPORT_KEYWORD.finditer(text):
+        start = keyword.end()
+        if text.startswith("(", start):
+            end = text.find(")", start)
+            if end < 0 or "#" in text[start:end]:
+                end = len(text)
+        else:
+            line_end = _LOGICAL_LINE_END.search(text, start)
+            end = line_end.start() if line_end else len(text)
+        words.update(_WORD.findall(text, start, end))
+    return frozenset(words)
 
 
 def _statement_starts(text: str) -> list[int]:

@@ -11,8 +11,6 @@ Chains are tuples of segments: names, ``"[]"`` for a subscript and ``"()"`` for 
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -116,6 +114,9 @@ class DeferredClass:
     text: str
     line_above: str  # where a suppression comment for the class may sit
     position: int  # how many of the summary's parsed classes come before it in the file
+    # Every name an import statement inside it may bind (a superset, found without parsing): the statement
+    # is parsed for a name only if the name is in here
+    imported: frozenset[str] = frozenset()
 
 
 class ParsedClass(NamedTuple):
@@ -177,11 +178,11 @@ class ModuleSummary:
 
         Resolution looks here for names no module-level statement binds (``from .mistral import X`` inside
         a function of ``__init__``). Of the deferred class statements, only those that may import ``name``
-        are parsed for it (see :func:`_may_import`).
+        are parsed for it.
         """
         found = [(line, binding) for line, binding in self.local_imports if binding.name == name]
         for index, deferred in enumerate(self.deferred):
-            if _may_import(deferred.text, name):
+            if name in deferred.imported:
                 self._complete(index)
                 found += [(line, binding) for line, binding in self._parsed[index].local_imports
                           if binding.name == name]
@@ -212,35 +213,3 @@ class ModuleSummary:
             self._parsed[index] = parse_deferred(self.deferred[index], self.path)
         return self._parsed[index].classes
 
-
-# The ``import`` keyword and what may stand between it and the first imported name.
-_IMPORT_KEYWORD = re.compile(r"\bimport\b(?:[ \t]|\\\r?\n)*")
-_LOGICAL_LINE_END = re.compile(r"(?<!\\)\r?\n")
-
-
-def _may_import(text: str, name: str) -> bool:
-    """Whether an import statement in ``text`` may bind ``name``, without parsing it.
-
-    A name an import binds is spelled, as a whole word, after the ``import`` keyword and before the
-    statement ends: at the closing bracket of ``import (a, b)``, or else at the end of the logical line.
-    Occurrences in strings and comments count too, and a bracket holding a comment (which may hide a ``)``)
-    counts as running to the end of the text, so the answer may be yes for nothing, never no for an import
-    of ``name``. Non-ASCII text is searched in NFKC form, as the parser normalises identifiers.
-    """
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-    if name not in text or "import" not in text:
-        return False
-    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
-    for keyword in _IMPORT_KEYWORD.finditer(text):
-        start = keyword.end()
-        if text.startswith("(", start):
-            end = text.find(")", start)
-            if end < 0 or "#" in text[start:end]:
-                end = len(text)
-        else:
-            line_end = _LOGICAL_LINE_END.search(text, start)
-            end = line_end.start() if line_end else len(text)
-        if word.search(text, start, end):
-            return True
-    return False
