@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from spec_contract.engine import scan as scan_module
 from spec_contract.engine.scan import StatementMemo, _top_level, scan
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,9 +95,9 @@ def test_a_memo_reuses_untouched_statements_and_gives_the_same_summary():
     edited = WRAPPER.replace("return 1", "return 2")
     summary = _scan(edited, memo)
     assert summary == _whole(edited)
-    reused = [key for key, piece in memo.pieces.items() if before.get(key) is piece]
+    reused = [key for key, (_, piece) in memo.pieces.items() if key in before and before[key][1] is piece]
     assert len(reused) == len(memo.pieces) - 1  # only ``class Helper`` was parsed again
-    assert any("class Helper" in key[1] for key in set(memo.pieces) - set(reused))
+    assert any("class Helper" in key[0] for key in set(memo.pieces) - set(reused))
 
 
 def test_a_memo_sees_a_suppression_comment_change_above_an_unchanged_class():
@@ -106,13 +107,25 @@ def test_a_memo_sees_a_suppression_comment_change_above_an_unchanged_class():
     assert _scan(edited, memo).find_class("Wrapper").suppressed == frozenset()
 
 
-def test_a_memo_follows_statements_that_moved():
+@pytest.mark.parametrize("worker", [False, True])
+@pytest.mark.parametrize("edit", [
+    lambda text: "import os\n" + text,  # a new first line moves every statement
+    lambda text: text.replace("\n\n", "\n", 1),  # one line less near the top
+    lambda text: text.replace("class Wrapper:", "\n\nclass Wrapper:"),  # new lines above a class
+], ids=["line-added", "line-removed", "lines-above-a-class"])
+def test_a_memo_moves_statements_that_moved_without_parsing_them_again(monkeypatch, worker, edit):
     memo = StatementMemo()
-    _scan(WRAPPER, memo)
-    moved = "import os\n" + WRAPPER
-    summary = _scan(moved, memo)
-    assert summary == _whole(moved)
-    assert summary.find_class("Wrapper").span.line == WRAPPER.splitlines().index("class Wrapper:") + 1
+    _scan(NESTED_AND_DECORATED, memo, worker=worker)
+    moved = edit(NESTED_AND_DECORATED)
+    parsed = []
+    real_parse = scan_module._parse
+    monkeypatch.setattr(scan_module, "_parse", lambda text, *rest: parsed.append(text) or real_parse(text, *rest))
+    summary = _scan(moved, memo, worker=worker)
+    monkeypatch.undo()
+    assert summary == _whole(moved, worker=worker)  # every span, use and import line where a whole scan puts it
+    assert len(parsed) <= 2  # at most a new statement and the one below it, whose line above changed
+    line = moved.splitlines().index("class Wrapper:")
+    assert summary.find_class("Wrapper").span.line == line
 
 
 def test_a_memo_made_for_a_model_file_is_not_reused_for_a_worker():

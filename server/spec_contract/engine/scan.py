@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from collections.abc import Container
+from dataclasses import dataclass, field, replace
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summary import (CallFlow, Chain, ClassSummary, DeferredClass, Delegate, FunctionFlow,
@@ -123,14 +124,14 @@ class _Piece:
 class StatementMemo:
     """The pieces of one file's last scan, so that scanning its next text re-reads only what an edit touched.
 
-    A piece is keyed by its statement's text, first line and the line above it (where a suppression comment
-    for a class may sit); every other input of a piece lies inside the statement. The language server keeps
-    one memo per open buffer: a keystroke in a 3,000-line model file then parses one function, not the file
-    (when it adds or removes lines, the statements below it move and are parsed again).
+    A piece is keyed by its statement's text and the line above it (where a suppression comment for a class
+    may sit); every other input of a piece lies inside the statement, and its first line only numbers what it
+    holds. The language server keeps one memo per open buffer: a keystroke in a 3,000-line model file then
+    parses one statement, not the file, and a new line moves the statements below it without parsing them.
     """
 
     def __init__(self) -> None:
-        self.pieces: dict[tuple[int, str, str], _Piece] = {}
+        self.pieces: dict[tuple[str, str], tuple[int, _Piece]] = {}  # (text, line above) → (first line, piece)
         self.context: tuple[bool, str | None] | None = None  # (worker, entry variable) the pieces were made for
 
 
@@ -147,7 +148,8 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     lines = _Lines(text)
     reusable = memo is not None and memo.context == (worker, entry_variable)
     previous = memo.pieces if reusable else {}
-    pieces: dict[tuple[int, str, str], _Piece] = {}
+    pieces: list[_Piece] = []  # in file order
+    made: dict[tuple[str, str], tuple[int, _Piece]] = {}  # the memo's next pieces
     deferred: list[DeferredClass] = []
     parsed_classes = 0
     # A model file read from disk defers its classes; an editor buffer is read whole, so that a syntax error
@@ -155,28 +157,35 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     lazy = not worker and memo is None
     try:
         for key, body in _top_level(text, previous, lazy=lazy, per_statement=memo is not None, filename=path):
-            if body is not None or key in previous:
-                piece = pieces[key] = previous[key] if body is None \
-                    else _piece(body, lines, worker, entry_variable, key[1])
-                parsed_classes += len(piece.classes)
-            elif name := _CLASS_STATEMENT.match(key[1]):
-                deferred.append(DeferredClass(name.group(1), key[0], key[1], key[2], parsed_classes,
-                                              _import_words(key[1])))
+            if body is None and key[1:] in previous:
+                line, piece = previous[key[1:]]
+                piece = piece if line == key[0] else _moved(piece, key[0] - line)
+            elif body is not None:
+                piece = _piece(body, lines, worker, entry_variable, key[1])
+            else:
+                if name := _CLASS_STATEMENT.match(key[1]):
+                    deferred.append(DeferredClass(name.group(1), key[0], key[1], key[2], parsed_classes,
+                                                  _import_words(key[1])))
+                continue
+            pieces.append(piece)
+            parsed_classes += len(piece.classes)
+            if memo is not None:
+                made[key[1:]] = (key[0], piece)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return ModuleSummary(path, module, digest, (), (), (), None, (), is_package, error=_error_message(exc))
     if memo is not None:
-        memo.pieces, memo.context = pieces, (worker, entry_variable)
+        memo.pieces, memo.context = made, (worker, entry_variable)
     entry: list[str] | None = None
-    for piece in pieces.values():
+    for piece in pieces:
         for augmented, names in piece.entries:
             entry = (entry or []) + list(names) if augmented else list(names)
-    summary = ModuleSummary(path, module, digest, tuple(b for p in pieces.values() for b in p.imports),
-                            tuple(c for p in pieces.values() for c in p.classes),
-                            tuple(a for p in pieces.values() for a in p.assignments),
+    summary = ModuleSummary(path, module, digest, tuple(b for p in pieces for b in p.imports),
+                            tuple(c for p in pieces for c in p.classes),
+                            tuple(a for p in pieces for a in p.assignments),
                             tuple(entry) if entry is not None else None,
-                            tuple(f for p in pieces.values() for f in p.functions), is_package,
+                            tuple(f for p in pieces for f in p.functions), is_package,
                             deferred=tuple(deferred),
-                            local_imports=tuple(b for p in pieces.values() for b in p.local_imports))
+                            local_imports=tuple(b for p in pieces for b in p.local_imports))
     if entry:
         _parse_registered(summary)
     return summary
@@ -212,10 +221,10 @@ def _error_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}"
 
 
-def _top_level(text: str, known: dict[tuple[int, str, str], _Piece], *, lazy: bool = False,
+def _top_level(text: str, known: Container[tuple[str, str]], *, lazy: bool = False,
                per_statement: bool = True, filename: str = "<unknown>") -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
-    """``((first line, text, line above), body)`` per top-level statement; ``body`` is None for a statement in
-    ``known``, which is not parsed again, and (``lazy``) for a class statement, parsed when its class (or an
+    """``((first line, text, line above), body)`` per top-level statement; ``body`` is None for a statement
+    whose ``(text, line above)`` is in ``known``, which is not parsed again, and (``lazy``) for a class statement, parsed when its class (or an
     import inside it) is asked for, or a function without imports, of no use in a model file.
 
     Splitting happens on the text, before parsing: a line that starts with code starts a statement, except
@@ -245,7 +254,7 @@ def _top_level(text: str, known: dict[tuple[int, str, str], _Piece], *, lazy: bo
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 j, body = i + 1, None  # somewhere in the run: find it statement by statement
         statement = text[starts[i]:starts[j]]
-        while body is None and (line, statement, previous_line) not in known and not deferrable[i]:
+        while body is None and (statement, previous_line) not in known and not deferrable[i]:
             try:
                 body = _parse(statement, line, filename)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -392,6 +401,25 @@ def _piece(body: list[ast.stmt], lines: _Lines, worker: bool, entry_variable: st
                      for alias in node.names if alias.name != "*"]
     return _Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(entries),
                   tuple(functions))
+
+
+def _moved(piece: _Piece, lines: int) -> _Piece:
+    """``piece`` for its statement moved down by ``lines`` (up when negative): only positions change.
+
+    Shifting the spans of what the statement holds costs a fraction of parsing it again, which is what a new
+    line above it would otherwise take.
+    """
+    def span(old: Span) -> Span:
+        return Span(old.line + lines, old.col, old.end_line + lines, old.end_col)
+
+    classes = tuple(replace(cls, span=span(cls.span),
+                            members=tuple(replace(m, span=span(m.span)) for m in cls.members),
+                            delegates=tuple(replace(d, span=span(d.span)) for d in cls.delegates))
+                    for cls in piece.classes)
+    functions = tuple(replace(fn, uses=tuple(replace(use, span=span(use.span)) for use in fn.uses))
+                      for fn in piece.functions)
+    return replace(piece, classes=classes, functions=functions,
+                   local_imports=tuple((line + lines, binding) for line, binding in piece.local_imports))
 
 
 def _entry_names(value: ast.expr) -> list[str]:
