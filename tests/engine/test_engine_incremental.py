@@ -250,6 +250,33 @@ def test_persistent_cache_is_keyed_by_content(tmp_path):
     assert analysis.stats.files_parsed == 1
 
 
+def test_an_edit_that_leaves_the_summary_as_it_was_checks_nothing_again(tmp_path, monkeypatch):
+    """A keystroke inside a method body or a comment changes no member, delegate or position the file's
+    summary holds: the classes that read the file keep their findings without being checked again."""
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper()})
+    path, llama = (str((root / rel).resolve()) for rel in (WRAPPER_PATH, "pkg/models/llama.py"))
+    proj = project(root)
+    proj.set_overlay(path, wrapper())  # open in an editor
+    llama_text = (root / "pkg/models/llama.py").read_text()
+    proj.set_overlay(llama, llama_text)
+    assert findings(proj.analyze()) == BOTH
+    checked = []
+    real_check = project_module.check_class
+    monkeypatch.setattr(project_module, "check_class", lambda index, key, *rest: checked.append(key.qualname)
+                        or real_check(index, key, *rest))
+
+    proj.set_overlay(llama, llama_text.replace("config\n", "config  # a comment\n"))  # same members and lines
+    proj.set_overlay(path, wrapper().replace("(config)", "(config )"))  # after every span on its line
+    analysis = proj.analyze()
+    assert findings(analysis) == BOTH and checked == []
+    assert analysis.changed_paths == {path, llama}  # the texts did change: positions are converted anew
+
+    proj.set_overlay(path, wrapper(GET_FORWARD))  # a new member: the wrapper is checked again
+    assert findings(proj.analyze()) == ONLY_SET and checked == ["LlavaForConditionalGeneration"]
+    proj.set_overlay(path, "\n" + wrapper(GET_FORWARD))  # a new line moves every span below it
+    assert findings(proj.analyze()) == ONLY_SET and checked == ["LlavaForConditionalGeneration"] * 2
+
+
 def test_overlay_of_a_worker_changes_the_contract_and_the_findings(tmp_path):
     root = base_tree(tmp_path, {WRAPPER_PATH: wrapper()})
     worker = str((root / WORKER).resolve())

@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from spec_contract.engine.cache import SummaryCache
@@ -206,7 +206,8 @@ class Project:
             return self._summary(source, source.path in layout.worker_paths, stats)
 
         index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates)
-        changed = {f.module for f in files if f.path in self._dirty}
+        touched = [f for f in files if f.path in self._dirty]
+        changed = {f.module for f in touched} - self._unchanged_summaries(index, touched)
         changed_paths = frozenset(self._dirty) if self._restored and self._contract is not None else None
         if not self._restored:
             self._restored = True
@@ -247,6 +248,24 @@ class Project:
         if focus is not None:
             self._last = None  # not the whole answer: the next analyze() computes it
         return result
+
+    def _unchanged_summaries(self, index: Index, touched: list[SourceFile]) -> set[str]:
+        """Modules whose text changed but whose summary did not: what depends on them needs no new answer.
+
+        Most keystrokes in an editor (inside a method body, a comment, a string) change no member, delegate,
+        import or position a summary holds; the contract and every finding stay as they are, and the analysis
+        only re-reads the file. Only files summarised before are compared (a file read for the first time has
+        nothing to compare with, and may not be needed at all).
+        """
+        unchanged = set()
+        for source in touched:
+            before = self._entries.get(source.path)
+            if before is None or before.summary is None or before.problem:
+                continue
+            after = index.summary(source.module)
+            if after is not None and replace(after, digest=before.summary.digest) == before.summary:
+                unchanged.add(source.module)
+        return unchanged
 
     def _check_all(self, keys: list[ClassKey], index: Index, contract: Contract, stats: Stats,
                    problems: dict[str, str]) -> list[tuple[list[Finding], frozenset[str]]]:
