@@ -287,6 +287,13 @@ def server_figures(args: argparse.Namespace, tree: Path, warm_cache: str, cold_c
         table.add("edit -> diagnostics p50 (pull)", seconds(p50), where, "<= 20 ms", p50 <= 0.020)
         table.add("edit -> diagnostics p95 (pull)", seconds(p95), f"max {seconds(max(warm.edits))}", "<= 50 ms",
                   p95 <= 0.050)
+    if warm.newline_edits:
+        p50 = statistics.median(warm.newline_edits)
+        p95 = server_bench.percentile(warm.newline_edits, 0.95)
+        table.add("new line -> diagnostics p50 (pull)", seconds(p50),
+                  f"{len(warm.newline_edits)} new lines, top to bottom", "<= 20 ms", p50 <= 0.020)
+        table.add("new line -> diagnostics p95 (pull)", seconds(p95), f"max {seconds(max(warm.newline_edits))}",
+                  "<= 50 ms", p95 <= 0.050)
     table.add("debounce (didChange, push clients)", f"{DEFAULT_DEBOUNCE_MS} ms default",
               "set to 0 via initializationOptions", "not in the pull latency above")
     peaks = {name: s.peak_rss_kb for name, s in (("no cache", cold), ("warm", warm)) if s.peak_rss_kb is not None}

@@ -64,7 +64,8 @@ class Session:
     initialize: float = 0.0  # spawn → initialize result
     first_diagnostics: float = 0.0  # initialize result → diagnostics of the opened file
     first_count: int = 0  # how many diagnostics that file got
-    edits: list[float] = field(default_factory=list)  # didChange → diagnostics, per edit
+    edits: list[float] = field(default_factory=list)  # didChange → diagnostics, per edit in a comment
+    newline_edits: list[float] = field(default_factory=list)  # the same, per new line
     peak_rss_kb: int | None = None
 
 
@@ -78,7 +79,8 @@ def _open(client: LspClient, path: Path, text: str, timeout: float) -> tuple[flo
 
 
 def edited_texts(text: str, count: int) -> list[str]:
-    """``count`` successive buffer states, each one character longer inside a comment line."""
+    """``count`` successive buffer states, each one character longer inside a comment line (the line count
+    stays: only the statement holding the comment changes)."""
     lines = text.splitlines(keepends=True)
     index = next((i for i, line in enumerate(lines) if line.lstrip().startswith("#")), None)
     if index is None:
@@ -87,6 +89,22 @@ def edited_texts(text: str, count: int) -> list[str]:
     line = lines[index]
     body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
     return ["".join(lines[:index] + [body + "x" * n + newline] + lines[index + 1 :]) for n in range(1, count + 1)]
+
+
+def newline_texts(text: str, count: int) -> list[str]:
+    """``count`` successive buffer states, each with one more blank line (a keystroke of Enter), the new lines
+    spread from the top of the file to the bottom: every statement below each one moves.
+
+    A blank line is valid anywhere except after a backslash continuation, so those places are skipped.
+    """
+    lines = text.splitlines(keepends=True)
+    places = [i for i in range(1, len(lines)) if not lines[i - 1].rstrip("\r\n").endswith("\\")]
+    states = []
+    for n in range(count):
+        at = places[(n * len(places)) // count] + n  # the blank lines already inserted above it shift it down
+        lines.insert(at, "\n")
+        states.append("".join(lines))
+    return states
 
 
 def run_session(
@@ -107,13 +125,19 @@ def run_session(
             if edit_file != open_file:
                 _open(client, edit_file, text, timeout)
             uri = edit_file.as_uri()
-            for version, new_text in enumerate(edited_texts(text, edits), start=2):
-                sent = client.notify(
-                    "textDocument/didChange",
-                    {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": new_text}]},
-                )
-                _, answered, _ = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, timeout)
-                session.edits.append(answered - sent)
+            comment_edits = edited_texts(text, edits)
+            series = [(comment_edits, session.edits), (newline_texts(comment_edits[-1], edits), session.newline_edits)]
+            version = 1
+            for texts, times in series:
+                for new_text in texts:
+                    version += 1
+                    sent = client.notify(
+                        "textDocument/didChange",
+                        {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": new_text}]},
+                    )
+                    _, answered, _ = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}},
+                                                    timeout)
+                    times.append(answered - sent)
         session.peak_rss_kb = client.peak_rss_kb()
     finally:
         client.close()
