@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from spec_contract.engine import scan as scan_module
-from spec_contract.engine.scan import StatementMemo, _top_level, scan
+from spec_contract.engine.scan import StatementMemo, _parse_by_member, _top_level, scan
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -54,6 +54,65 @@ def test_every_file_of_this_repository_splits_exactly():
     for path in files:
         text = path.read_text(encoding="utf-8")
         assert _pieces_dump(text) == ast.dump(ast.parse(text), include_attributes=True), path
+
+
+CLASS_SHAPES = {
+    "multi-line header": "class A(\n    Base,\n    metaclass=M,\n):\n    x = 1\n\n    def f(self):\n        return 1\n",
+    "decorated": "@dataclass(frozen=True)\nclass A:\n    x: int = 0\n    y: str = ''\n",
+    "docstring with code-like lines": 'class A:\n    """Doc:\nat column 0\n    def fake(self):\n"""\n\n    def f(self):\n        pass\n',
+    "a colon in a header comment": "class A(  # note:\n    B,\n):\n    def f(self):\n        pass\n",
+    "decorated methods": "class A:\n    @property\n    def x(self):\n        return 1\n\n    @x.setter\n    def x(self, v):\n        pass\n",
+    "column-0 comment in a method": "class A:\n    def f(self):\n        x = 1\n# commented out\n        return x\n",
+    "one-line class": "class A: pass\n",
+    "nested class and brackets back at column 0": "class A:\n    class B:\n        y = (\n    1)\n    z = [\n1]\n",
+    "tabs": "class A:\n\tdef f(self):\n\t\treturn 1\n",
+    "windows line endings": "class A:\r\n    def f(self):\r\n        return 1\r\n",
+    "else at the body's level": "class A:\n    if X:\n        y = 1\n    else:\n        y = 2\n",
+    "a string opened in one method, closed in the next": 'class A:\n    x = """\n    def f(self):\n"""\n    def g(self):\n        pass\n',
+}
+
+
+def _dump(body: list) -> str:
+    return ast.dump(ast.Module(body=body, type_ignores=[]), include_attributes=True)
+
+
+@pytest.mark.parametrize("name", sorted(CLASS_SHAPES))
+def test_a_class_parsed_statement_by_statement_is_the_class_parsed_whole(name):
+    text = CLASS_SHAPES[name]
+    by_member = _parse_by_member(text, 3, "m.py", {}, {})
+    if name == "one-line class":
+        assert by_member is None  # no indented body to split: parsed whole
+    else:
+        assert by_member is not None and _dump(by_member) == _dump(ast.parse("\n" * 3 + text).body)
+
+
+def test_every_class_of_this_repository_parses_statement_by_statement_as_whole():
+    files = [p for folder in ("server", "tests", "benchmarks") for p in (REPO / folder).rglob("*.py")]
+    classes = split = 0
+    for path in files:
+        for (line, statement, _), body in _top_level(path.read_text(encoding="utf-8"), {}):
+            if body and type(body[0]) is ast.ClassDef:
+                classes += 1
+                by_member = _parse_by_member(statement, line, str(path), {}, {})
+                if by_member is not None:
+                    split += 1
+                    assert _dump(by_member) == _dump(body), (path, line)
+    assert classes > 50 and split > 0.9 * classes
+
+
+def test_an_edit_inside_a_method_parses_that_method_only(monkeypatch):
+    memo = StatementMemo()
+    _scan(WRAPPER, memo)
+    edited = WRAPPER.replace("return self.language_model(x)", "return self.language_model(x + 1)")
+    parsed = []
+    real_parse = scan_module._parse
+    monkeypatch.setattr(scan_module, "_parse", lambda text, *rest: parsed.append(text) or real_parse(text, *rest))
+    summary = _scan(edited, memo)
+    monkeypatch.undo()
+    assert summary == _whole(edited)
+    # The class header (with a ``pass`` body) and the edited method; ``__init__`` came from the memo
+    assert [text.split("\n")[1].strip() for text in parsed] == ["pass", "def forward(self, x):"]
+    assert _scan(WRAPPER, memo) == _whole(WRAPPER)  # and back
 
 
 WRAPPER = '''\
@@ -117,9 +176,11 @@ def test_a_memo_moves_statements_that_moved_without_parsing_them_again(monkeypat
     memo = StatementMemo()
     _scan(NESTED_AND_DECORATED, memo, worker=worker)
     moved = edit(NESTED_AND_DECORATED)
-    parsed = []
-    real_parse = scan_module._parse
-    monkeypatch.setattr(scan_module, "_parse", lambda text, *rest: parsed.append(text) or real_parse(text, *rest))
+    parsed = []  # the top-level statements parsed (not reused)
+    real_top_level = scan_module._top_level
+    monkeypatch.setattr(scan_module, "_top_level", lambda *args, **kwargs: [
+        parsed.append(key) or (key, body) if body is not None else (key, body)
+        for key, body in real_top_level(*args, **kwargs)])
     summary = _scan(moved, memo, worker=worker)
     monkeypatch.undo()
     assert summary == _whole(moved, worker=worker)  # every span, use and import line where a whole scan puts it

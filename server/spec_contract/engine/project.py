@@ -63,6 +63,7 @@ class _Layout:
     models: list[SourceFile]
     out_of_tree: bool
     worker_paths: set[str]
+    paths: frozenset[str]  # of ``files``: whether an editor buffer or a file event is for a file seen
     by_module: dict[str, SourceFile]
     packages: frozenset[str]
     fingerprint: str  # which files have which module names: resolution depends on nothing else of the layout
@@ -134,7 +135,7 @@ class Project:
         if self._overlays.get(path) != text:
             self._overlays[path] = text
             self._touch(path)
-            if self._layout is not None and not any(f.path == path for f in self._layout.files):
+            if self._layout is not None and path not in self._layout.paths:
                 self._layout = None  # a buffer for a file the last walk did not see
 
     def clear_overlay(self, path: str) -> None:
@@ -146,7 +147,7 @@ class Project:
         """The file at ``path`` changed on disk, appeared or disappeared."""
         self._touch(path)
         if self._layout is not None and path.endswith(".py"):
-            known = any(f.path == path for f in self._layout.files)
+            known = path in self._layout.paths
             if known != os.path.isfile(path):
                 self._layout = None  # a file was created or deleted: walk again
 
@@ -334,8 +335,8 @@ class Project:
                 packages.add(parent)
                 parent = parent.rpartition(".")[0]
         fingerprint = text_digest("\n".join(f"{f.path}\0{f.module}" for f in files))
-        return _Layout(count, files, workers, models, out_of_tree, {f.path for f in workers}, by_module,
-                       frozenset(packages), fingerprint)
+        return _Layout(count, files, workers, models, out_of_tree, {f.path for f in workers},
+                       frozenset(f.path for f in files), by_module, frozenset(packages), fingerprint)
 
     def relative(self, path: str) -> str:
         """Paths in messages: relative to the root, or to the engine's root for engine files."""

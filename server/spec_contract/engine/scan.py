@@ -10,9 +10,11 @@ dominates it. Deciding which uses belong to the contract needs the whole tree an
 from __future__ import annotations
 
 import ast
+import functools
+import itertools
 import re
 import unicodedata
-from collections.abc import Container
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field, replace
 
 from spec_contract.engine.results import Span
@@ -132,6 +134,8 @@ class StatementMemo:
 
     def __init__(self) -> None:
         self.pieces: dict[tuple[str, str], tuple[int, _Piece]] = {}  # (text, line above) → (first line, piece)
+        # Statements of the class bodies parsed last time, by (first line, text): see ``_parse_by_member``
+        self.members: dict[tuple[int, str], list[ast.stmt]] = {}
         self.context: tuple[bool, str | None] | None = None  # (worker, entry variable) the pieces were made for
 
 
@@ -155,8 +159,19 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     # A model file read from disk defers its classes; an editor buffer is read whole, so that a syntax error
     # anywhere shows at once and hover and actions find every class parsed.
     lazy = not worker and memo is None
+    members: dict[tuple[int, str], list[ast.stmt]] = {}  # the memo's next class body statements
+
+    def parse(statement: str, line: int) -> list[ast.stmt]:
+        """An editor buffer's statement: a changed class is parsed one body statement at a time."""
+        if statement.startswith(("class", "@")) and memo is not None:
+            body = _parse_by_member(statement, line, path, memo.members if reusable else {}, members)
+            if body is not None:
+                return body
+        return _parse(statement, line, path)
+
     try:
-        for key, body in _top_level(text, previous, lazy=lazy, per_statement=memo is not None, filename=path):
+        for key, body in _top_level(text, previous, lazy=lazy, per_statement=memo is not None, filename=path,
+                                    parse=parse):
             if body is None and key[1:] in previous:
                 line, piece = previous[key[1:]]
                 piece = piece if line == key[0] else _moved(piece, key[0] - line)
@@ -175,6 +190,15 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
         return ModuleSummary(path, module, digest, (), (), (), None, (), is_package, error=_error_message(exc))
     if memo is not None:
         memo.pieces, memo.context = made, (worker, entry_variable)
+        # Class statements not parsed this time keep their body statements for the next edit in them, as long
+        # as each still stands at its line (a statement that moved is parsed again)
+        kept = memo.members if reusable else {}
+        if kept:
+            starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)] if "\r" in text \
+                else list(itertools.accumulate((len(line) + 1 for line in lines.lines), initial=0))
+            kept = {key: nodes for key, nodes in kept.items()
+                    if key not in members and key[0] < len(starts) and text.startswith(key[1], starts[key[0]])}
+        memo.members = kept | members
     entry: list[str] | None = None
     for piece in pieces:
         for augmented, names in piece.entries:
@@ -222,10 +246,13 @@ def _error_message(exc: BaseException) -> str:
 
 
 def _top_level(text: str, known: Container[tuple[str, str]], *, lazy: bool = False,
-               per_statement: bool = True, filename: str = "<unknown>") -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
+               per_statement: bool = True, filename: str = "<unknown>",
+               parse: Callable[[str, int], list[ast.stmt]] | None = None,
+               ) -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
     """``((first line, text, line above), body)`` per top-level statement; ``body`` is None for a statement
-    whose ``(text, line above)`` is in ``known``, which is not parsed again, and (``lazy``) for a class statement, parsed when its class (or an
-    import inside it) is asked for, or a function without imports, of no use in a model file.
+    whose ``(text, line above)`` is in ``known``, which is not parsed again, and (``lazy``) for a class
+    statement, parsed when its class (or an import inside it) is asked for, or a function without imports, of
+    no use in a model file.
 
     Splitting happens on the text, before parsing: a line that starts with code starts a statement, except
     inside a triple-quoted string or after a decorator. A wrong split (a bracket left open, a string the
@@ -235,8 +262,10 @@ def _top_level(text: str, known: Container[tuple[str, str]], *, lazy: bool = Fal
 
     Without ``per_statement`` (no memo to fill), consecutive statements that are parsed are parsed as one
     piece: the whole file when nothing is deferred. Each piece is parsed where it stands in the file (see
-    :func:`_parse`), which costs a little for every line above it.
+    :func:`_parse`), which costs a little for every line above it; with ``parse``, a piece of one or more
+    statements is parsed by it (given the text and first line), which must give what ``_parse`` gives.
     """
+    parse = parse or (lambda statement, line: _parse(statement, line, filename))
     if not per_statement and not lazy:
         return [((0, text, ""), _parse(text, 0, filename))]
     starts = _statement_starts(text) + [len(text)]
@@ -256,7 +285,7 @@ def _top_level(text: str, known: Container[tuple[str, str]], *, lazy: bool = Fal
         statement = text[starts[i]:starts[j]]
         while body is None and (statement, previous_line) not in known and not deferrable[i]:
             try:
-                body = _parse(statement, line, filename)
+                body = parse(statement, line)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 if j == len(starts) - 1:
                     # The rest does not parse: parsing the whole file raises the file's own error (and were
@@ -318,11 +347,13 @@ def _import_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def _statement_starts(text: str) -> list[int]:
-    """Offsets where top-level statements may start (see :func:`_top_level`)."""
+def _statement_starts(text: str, indent: str = "") -> list[int]:
+    """Offsets where statements may start (see :func:`_top_level`): top-level ones, or with ``indent`` those
+    of a block indented so (``text`` then starts at one)."""
     if text.count("\r") != text.count("\r\n"):
         return [0]  # a lone carriage return ends a line for the parser but not for the line count here
-    candidates = [0] + [m.end() for m in _TOP_LEVEL_LINE.finditer(text) if m.end() < len(text)]
+    line_start = _TOP_LEVEL_LINE if not indent else _block_line(indent)
+    candidates = [0] + [m.end() for m in line_start.finditer(text) if m.end() < len(text)]
     strings: list[tuple[int, int]] = []  # triple-quoted strings, paired naively: a miss only costs a merge
     quote = None
     for match in _TRIPLE_QUOTE.finditer(text):
@@ -338,9 +369,82 @@ def _statement_starts(text: str) -> list[int]:
         while k < len(strings) and strings[k][1] <= offset:
             k += 1
         inside_string = k < len(strings) and strings[k][0] < offset
-        if n == 0 or not (inside_string or text[candidates[n - 1]] == "@"):
+        if n == 0 or not (inside_string or text[candidates[n - 1] + len(indent)] == "@"):
             starts.append(offset)
     return starts
+
+
+@functools.lru_cache(maxsize=16)
+def _block_line(indent: str) -> re.Pattern[str]:
+    """A line that starts a statement of a block indented by ``indent`` (as ``_TOP_LEVEL_LINE`` at the top)."""
+    return re.compile(r"\n(?=" + re.escape(indent) + r"(?![\s#)\]}]|(?:else|elif|except|finally)\b))")
+
+
+# A line that may end a class statement's header, and the first indented line of code after it
+_HEADER_END = re.compile(r":[ \t]*(?:#[^\r\n]*)?\r?$", re.MULTILINE)
+_INDENTED_CODE = re.compile(r"^([ \t]+)[^\s#]", re.MULTILINE)
+_HEADER_TRIES = 4
+
+
+def _parse_by_member(statement: str, first_line: int, filename: str, known: dict[tuple[int, str], list[ast.stmt]],
+                     made: dict[tuple[int, str], list[ast.stmt]]) -> list[ast.stmt] | None:
+    """A class statement parsed one body statement at a time, each found in ``known`` or parsed and put in
+    ``made`` (keyed by first line and text); None where it does not split so, for the caller to parse it whole.
+
+    The header (decorators, ``class X(...):``) is the text up to the first indented line of code after a
+    line ending in ``:``; it must parse with a ``pass`` body. The body is split as the file is (see
+    :func:`_top_level`), at lines with the body's indentation, and each piece must parse on its own inside a
+    class of its own: so each ends where the tokenizer is back at the body's level, and the pieces are exactly
+    the statements of the whole class. An editor keystroke in a method of a 1,300-line class then parses that
+    method, not the class.
+    """
+    for tries, header_end in enumerate(_HEADER_END.finditer(statement)):
+        code = _INDENTED_CODE.search(statement, header_end.end())
+        if tries == _HEADER_TRIES or code is None:
+            return None
+        start, indent = code.start(), code.group(1)
+        header = statement[:start]
+        try:
+            module = _parse(header + indent + "pass\n", first_line, filename)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if len(module) == 1 and type(module[0]) is ast.ClassDef and len(module[0].body) == 1:
+            break
+    else:
+        return None
+    cls, body = module[0], statement[start:]
+    starts = _statement_starts(body, indent) + [len(body)]
+    members: list[ast.stmt] = []
+    i, line = 0, first_line + header.count("\n")
+    while i < len(starts) - 1:
+        j = i + 1
+        while (nodes := _member(body[starts[i]:starts[j]], line, filename, known)) is None:
+            if j == len(starts) - 1:
+                return None
+            j = j + 1 if j - i < _MERGES_BEFORE_REST else len(starts) - 1
+        piece = body[starts[i]:starts[j]]
+        made[(line, piece)] = nodes
+        members.extend(nodes)
+        line += piece.count("\n")
+        i = j
+    cls.body = members
+    cls.end_lineno, cls.end_col_offset = members[-1].end_lineno, members[-1].end_col_offset
+    return [cls]
+
+
+def _member(piece: str, line: int, filename: str, known: dict[tuple[int, str], list[ast.stmt]]
+            ) -> list[ast.stmt] | None:
+    """The statements of one piece of a class body, from ``known`` or parsed inside a class of its own
+    (placed on the line above the piece, so that lines come out as in the file); None if it does not parse
+    alone."""
+    nodes = known.get((line, piece))
+    if nodes is not None:
+        return nodes
+    try:
+        module = _parse("class _:\n" + piece, line - 1, filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return module[0].body if len(module) == 1 and type(module[0]) is ast.ClassDef else None
 
 
 def _parse(statement: str, first_line: int, filename: str) -> list[ast.stmt]:
