@@ -273,8 +273,23 @@ def test_an_edit_that_leaves_the_summary_as_it_was_checks_nothing_again(tmp_path
 
     proj.set_overlay(path, wrapper(GET_FORWARD))  # a new member: the wrapper is checked again
     assert findings(proj.analyze()) == ONLY_SET and checked == ["LlavaForConditionalGeneration"]
-    proj.set_overlay(path, "\n" + wrapper(GET_FORWARD))  # a new line moves every span below it
-    assert findings(proj.analyze()) == ONLY_SET and checked == ["LlavaForConditionalGeneration"] * 2
+
+    # New lines and a removed one move what is below them: the findings move with them, unchecked
+    w1 = "\n" + wrapper(GET_FORWARD)  # above everything
+    w2 = w1.replace("\n\n    def get_embed", "\n\n\n    def get_embed")  # between two members
+    w3 = w2.replace("\n\n\nEntryClass", "\n\nEntryClass")  # one line less, below the class
+    l1 = llama_text.replace("\n\n    def set_embed", "\n\n\n\n    def set_embed")  # two, above the provider
+    l2 = l1.replace("\n\n", "\n", 1)  # one line less, above them all
+    for wrapper_text, llama_moved in [(w1, llama_text), (w2, llama_text), (w3, llama_text), (w3, l1), (w3, l2)]:
+        fresh = project(root)
+        fresh.set_overlay(path, wrapper_text)
+        fresh.set_overlay(llama, llama_moved)
+        expected = fresh.analyze().findings
+        checked.clear()
+        proj.set_overlay(path, wrapper_text)
+        proj.set_overlay(llama, llama_moved)
+        assert proj.analyze().findings == expected  # every span where a new analysis puts it
+        assert checked == []
 
 
 def test_overlay_of_a_worker_changes_the_contract_and_the_findings(tmp_path):

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summary import (CallFlow, Chain, ClassSummary, DeferredClass, Delegate, FunctionFlow,
@@ -26,6 +27,7 @@ _SUPPRESS = re.compile(r"#\s*spec-contract:\s*ignore(?:\[([A-Za-z0-9_,\s]*)\])?"
 _PROPERTY_DECORATORS = {"property", "cached_property"}
 _CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
 
+T = TypeVar("T")
 Fact = tuple[str, str]  # (receiver chain as dotted text, member); ("*", "*") for "any AttributeError is caught"
 
 
@@ -513,17 +515,24 @@ def _moved(piece: _Piece, lines: int) -> _Piece:
     Shifting the spans of what the statement holds costs a fraction of parsing it again, which is what a new
     line above it would otherwise take.
     """
+    return moved_below(piece, 0, lines)
+
+
+def moved_below(held: T, first: int, lines: int) -> T:
+    """What a piece or a summary (``held``) holds, with every position from line ``first`` on moved down by
+    ``lines`` (up when negative)."""
     def span(old: Span) -> Span:
-        return Span(old.line + lines, old.col, old.end_line + lines, old.end_col)
+        return Span(old.line + lines, old.col, old.end_line + lines, old.end_col) if old.line >= first else old
 
     classes = tuple(replace(cls, span=span(cls.span),
                             members=tuple(replace(m, span=span(m.span)) for m in cls.members),
                             delegates=tuple(replace(d, span=span(d.span)) for d in cls.delegates))
-                    for cls in piece.classes)
+                    for cls in held.classes)
     functions = tuple(replace(fn, uses=tuple(replace(use, span=span(use.span)) for use in fn.uses))
-                      for fn in piece.functions)
-    return replace(piece, classes=classes, functions=functions,
-                   local_imports=tuple((line + lines, binding) for line, binding in piece.local_imports))
+                      for fn in held.functions)
+    return replace(held, classes=classes, functions=functions,
+                   local_imports=tuple((line + lines if line >= first else line, binding)
+                                       for line, binding in held.local_imports))
 
 
 def _entry_names(value: ast.expr) -> list[str]:
