@@ -395,3 +395,18 @@ def test_a_focused_analysis_checks_only_the_given_files_and_the_next_whole_one_c
     assert {f.class_name for f in whole.findings} == {"LlavaForConditionalGeneration", "OtherVLM"}
     assert [f for f in whole.findings if f.path == wrapper_path] == list(focused.findings)
     assert whole.generation > focused.generation
+
+
+def test_a_whole_analysis_after_a_focused_one_checks_again_what_the_focused_one_left(tmp_path):
+    """A focused analysis reads the edited file's new summary; the whole analysis after it must still see
+    that the file changed, for the classes outside the focus that read it."""
+    root = base_tree(tmp_path, {WRAPPER_PATH: wrapper()})
+    llama = str((root / "pkg/models/llama.py").resolve())
+    llama_text = (root / "pkg/models/llama.py").read_text()
+    proj = project(root)
+    proj.set_overlay(llama, llama_text)
+    assert findings(proj.analyze()) == BOTH
+
+    proj.set_overlay(llama, llama_text.replace("def get_embed_and_head", "def get_embedding_and_head"))
+    proj.analyze(focus=[llama])  # checks LlamaForCausalLM only
+    assert findings(proj.analyze()) == ONLY_SET  # the wrapper no longer lacks what its inner lost

@@ -135,6 +135,7 @@ class Project:
         self._engine_root: Path | None = None
         self._entries: dict[str, _Entry] = {}
         self._dirty: set[str] = set()
+        self._read_in_focus: set[str] = set()  # changed files a focused analysis may have summarised since
         self._generation = 0
         self._last: Analysis | None = None
         # Incremental state: the contract and each checked class's findings, with the modules they read.
@@ -231,7 +232,11 @@ class Project:
 
         index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates)
         touched = [f for f in files if f.path in self._dirty]
-        changed = {f.module for f in touched} - self._unchanged_summaries(index, touched)
+        changed = {f.module for f in touched}
+        if focus is None:
+            changed -= self._unchanged_summaries(index, [f for f in touched if f.path not in self._read_in_focus])
+        else:  # their summaries may be made now, and the whole analysis then has no earlier one to compare with
+            self._read_in_focus |= self._dirty
         changed_paths = frozenset(self._dirty) if self._restored and self._contract is not None else None
         if not self._restored:
             self._restored = True
@@ -258,6 +263,7 @@ class Project:
         self._generation += 1
         if focus is None:
             self._dirty.clear()
+            self._read_in_focus.clear()
             if self._cache is not None and not self._overlays and self._unsaved:
                 self._save(layout)
         problems.update(self._problems(stats))
