@@ -28,35 +28,12 @@ from spec_contract.engine.files import (SourceFile, decode, discover, glob_match
 from spec_contract.engine.parallel import ScanJob, map_forked, processes_for, scan_all
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve import ClassKey, Index
-from spec_contract.engine.results import Contract, Finding, Span
-from spec_contract.engine.scan import StatementMemo, moved_below, scan
+from spec_contract.engine.results import Contract, Finding
+from spec_contract.engine.scan import StatementMemo, moved_by, scan
 from spec_contract.engine.summary import ModuleSummary
 
 
 _RACY_NS = 2_000_000_000  # a file written this shortly before it was read may change again unseen (see _save)
-
-
-def _positions(summary: ModuleSummary) -> list[int]:
-    """The line of every position a model file's summary holds, in one fixed order."""
-    return [line for cls in summary.classes
-            for line in (cls.span.line, *(m.span.line for m in cls.members), *(d.span.line for d in cls.delegates))
-            ] + [line for line, _ in summary.local_imports]
-
-
-def _moved_by(before: ModuleSummary, after: ModuleSummary) -> tuple[int, int] | None:
-    """``(first, lines)`` when ``after`` holds what ``before`` holds with every position from line ``first``
-    on moved by ``lines`` (a line added or removed above them: Enter in an editor), else None.
-
-    Only summaries made whole (editor buffers: no class deferred) and without flow records are compared.
-    """
-    if before.deferred or after.deferred or before.functions or after.functions:
-        return None
-    old, new = _positions(before), _positions(after)
-    moved = [(was, now) for was, now in zip(old, new) if was != now]
-    if len(old) != len(new) or not moved:
-        return None
-    first, lines = min(was for was, _ in moved), moved[0][1] - moved[0][0]
-    return (first, lines) if moved_below(before, first, lines) == after else None
 
 
 def _signature(path: str) -> tuple[int, int, int] | None:
@@ -298,22 +275,19 @@ class Project:
             after = replace(after, digest=before.summary.digest)
             if after == before.summary:
                 unchanged.add(source.module)
-            elif not before.worker and (moved := _moved_by(before.summary, after)) is not None:
+            elif (moved := moved_by(before.summary, after)) is not None:  # a line added or removed above
                 self._move_results(source.path, *moved)
                 unchanged.add(source.module)
         return unchanged
 
     def _move_results(self, path: str, first: int, lines: int) -> None:
         """Move the positions in ``path`` that the kept findings hold (their class, their provider), as
-        ``_moved_by`` found the file's summary moved. A model file's lines appear in no message: only the
-        workers' call sites are quoted there, and a worker's summary is never taken as moved."""
-        def span(old: Span) -> Span:
-            return Span(old.line + lines, old.col, old.end_line + lines, old.end_col) if old.line >= first else old
-
+        ``moved_by`` found the file's summary moved. A model file's lines appear in no message: only the
+        workers' call sites are quoted there, and a worker's summary (with flow records) is never moved."""
         for key, (found, read) in self._checked.items():
             if any(f.path == path or f.provider.path == path for f in found):
-                self._checked[key] = ([replace(f, span=span(f.span) if f.path == path else f.span,
-                                               provider=replace(f.provider, span=span(f.provider.span))
+                self._checked[key] = ([replace(f, span=f.span.moved(first, lines) if f.path == path else f.span,
+                                               provider=replace(f.provider, span=f.provider.span.moved(first, lines))
                                                if f.provider.path == path else f.provider) for f in found], read)
                 self._unsaved = True
 

@@ -23,6 +23,10 @@ class Span:
     end_line: int
     end_col: int
 
+    def moved(self, first: int, lines: int) -> "Span":
+        """This span moved down by ``lines`` (up when negative) if it starts at line ``first`` or below."""
+        return Span(self.line + lines, self.col, self.end_line + lines, self.end_col) if self.line >= first else self
+
 
 @dataclass(frozen=True)
 class CallSite:

@@ -165,7 +165,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
 
     def parse(statement: str, line: int) -> list[ast.stmt]:
         """An editor buffer's statement: a changed class is parsed one body statement at a time."""
-        if statement.startswith(("class", "@")) and memo is not None:
+        if statement.startswith(("class", "@")):
             body = _parse_by_member(statement, line, path, memo.members if reusable else {}, members)
             if body is not None:
                 return body
@@ -173,10 +173,10 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
 
     try:
         for key, body in _top_level(text, previous, lazy=lazy, per_statement=memo is not None, filename=path,
-                                    parse=parse):
+                                    parse=parse if memo is not None else None):
             if body is None and key[1:] in previous:
-                line, piece = previous[key[1:]]
-                piece = piece if line == key[0] else _moved(piece, key[0] - line)
+                line, piece = previous[key[1:]]  # shifting what it holds costs a fraction of parsing it
+                piece = piece if line == key[0] else moved_below(piece, 0, key[0] - line)
             elif body is not None:
                 piece = _piece(body, lines, worker, entry_variable, key[1])
             else:
@@ -509,30 +509,41 @@ def _piece(body: list[ast.stmt], lines: _Lines, worker: bool, entry_variable: st
                   tuple(functions))
 
 
-def _moved(piece: _Piece, lines: int) -> _Piece:
-    """``piece`` for its statement moved down by ``lines`` (up when negative): only positions change.
-
-    Shifting the spans of what the statement holds costs a fraction of parsing it again, which is what a new
-    line above it would otherwise take.
-    """
-    return moved_below(piece, 0, lines)
-
-
 def moved_below(held: T, first: int, lines: int) -> T:
     """What a piece or a summary (``held``) holds, with every position from line ``first`` on moved down by
-    ``lines`` (up when negative)."""
-    def span(old: Span) -> Span:
-        return Span(old.line + lines, old.col, old.end_line + lines, old.end_col) if old.line >= first else old
-
-    classes = tuple(replace(cls, span=span(cls.span),
-                            members=tuple(replace(m, span=span(m.span)) for m in cls.members),
-                            delegates=tuple(replace(d, span=span(d.span)) for d in cls.delegates))
+    ``lines`` (up when negative): what a new or deleted line above them does."""
+    classes = tuple(replace(cls, span=cls.span.moved(first, lines),
+                            members=tuple(replace(m, span=m.span.moved(first, lines)) for m in cls.members),
+                            delegates=tuple(replace(d, span=d.span.moved(first, lines)) for d in cls.delegates))
                     for cls in held.classes)
-    functions = tuple(replace(fn, uses=tuple(replace(use, span=span(use.span)) for use in fn.uses))
+    functions = tuple(replace(fn, uses=tuple(replace(use, span=use.span.moved(first, lines)) for use in fn.uses))
                       for fn in held.functions)
     return replace(held, classes=classes, functions=functions,
                    local_imports=tuple((line + lines if line >= first else line, binding)
                                        for line, binding in held.local_imports))
+
+
+def moved_by(before: ModuleSummary, after: ModuleSummary) -> tuple[int, int] | None:
+    """``(first, lines)`` when ``after`` holds what ``before`` holds with every position from line ``first``
+    on moved by ``lines`` (see :func:`moved_below`), else None.
+
+    Only summaries made whole (editor buffers: no class deferred) and without flow records are compared.
+    """
+    if before.deferred or after.deferred or before.functions or after.functions:
+        return None
+    old, new = _positions(before), _positions(after)
+    moved = [(was, now) for was, now in zip(old, new) if was != now]
+    if len(old) != len(new) or not moved:
+        return None
+    first, lines = min(was for was, _ in moved), moved[0][1] - moved[0][0]
+    return (first, lines) if moved_below(before, first, lines) == after else None
+
+
+def _positions(summary: ModuleSummary) -> list[int]:
+    """The line of every position a summary without flow records holds, in one fixed order."""
+    return [line for cls in summary.classes
+            for line in (cls.span.line, *(m.span.line for m in cls.members), *(d.span.line for d in cls.delegates))
+            ] + [line for line, _ in summary.local_imports]
 
 
 def _entry_names(value: ast.expr) -> list[str]:
