@@ -316,8 +316,8 @@ def _deferrable(statement: str) -> bool:
     return statement.startswith(("def ", "async def ")) and "import" not in statement
 
 
-# The ``import`` keyword and what may stand between it and the first imported name.
-_IMPORT_KEYWORD = re.compile(r"\bimport\b(?:[ \t]|\\\r?\n)*")
+# What may stand between the ``import`` keyword and the first imported name
+_AFTER_IMPORT = re.compile(r"(?:[ \t]|\\\r?\n)*")
 _LOGICAL_LINE_END = re.compile(r"(?<!\\)\r?\n")
 _WORD = re.compile(r"\w+")
 
@@ -327,17 +327,15 @@ def _import_words(text: str) -> frozenset[str]:
 
     A name an import binds is spelled, as a whole word, after the ``import`` keyword and before the
     statement ends: at the closing bracket of ``import (a, b)``, or else at the end of the logical line.
-    Words in strings and comments count too, and a bracket holding a comment (which may hide a ``)``) counts
-    as running to the end of the text, so a name may be in here for nothing, but an imported name is never
-    missing. Non-ASCII text is read in NFKC form, as the parser normalises identifiers.
+    Every ``import`` counts (in a longer word, a string or a comment too), and a bracket holding a comment
+    (which may hide a ``)``) counts as running to the end of the text, so a name may be in here for nothing,
+    but an imported name is never missing. The keyword and the brackets are ASCII wherever they count (the
+    parser does not normalise keywords); the words are read in NFKC form, as the parser reads identifiers.
     """
-    if "import" not in text:
-        return frozenset()
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
     words: set[str] = set()
-    for keyword in _IMPORT_KEYWORD.finditer(text):
-        start = keyword.end()
+    found = text.find("import")
+    while found >= 0:
+        start = _AFTER_IMPORT.match(text, found + 6).end()
         if text.startswith("(", start):
             end = text.find(")", start)
             if end < 0 or "#" in text[start:end]:
@@ -345,7 +343,9 @@ def _import_words(text: str) -> frozenset[str]:
         else:
             line_end = _LOGICAL_LINE_END.search(text, start)
             end = line_end.start() if line_end else len(text)
-        words.update(_WORD.findall(text, start, end))
+        span = text[start:end]
+        words.update(_WORD.findall(span if span.isascii() else unicodedata.normalize("NFKC", span)))
+        found = text.find("import", found + 6)
     return frozenset(words)
 
 
