@@ -41,7 +41,12 @@ class _Lines:
     """Converts ``ast``'s UTF-8 byte columns to code-point columns."""
 
     def __init__(self, text: str) -> None:
-        self.lines = _split_lines(text)
+        self._text = text
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """Split when first read: most of a model file's statements are deferred and never look."""
+        return _split_lines(self._text)
 
     @classmethod
     def of_statement(cls, deferred: DeferredClass) -> "_Lines":
