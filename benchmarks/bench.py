@@ -85,16 +85,6 @@ def parse_floor(tree: Path) -> tuple[float, float, int, int]:
     return time.perf_counter() - started, sum(map(len, texts)) / 1e6, workers, len(texts) - workers
 
 
-def bare_start(repeat: int) -> float:
-    """Wall seconds of ``python -c pass`` with this interpreter (best of ``repeat``): no tool starts faster."""
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        times.append(time.perf_counter() - started)
-    return min(times)
-
-
 def time_pyright(pyright: str, tree: Path, timeout: float) -> tuple[float | None, float, str]:
     """Wall and CPU seconds of ``pyright --outputjson TREE``, or None and why it could not run."""
     try:
@@ -200,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add("check cold: CPU (user+sys)", seconds(cold.cpu), f"{cold.cpu / read:.1f}x read-all")
         # How close the cold figure is to what no exact check can skip, with the same parser and cores
         floor_parse, floor_mb, floor_workers, floor_classes = parse_floor(tree)
-        start = bare_start(args.repeat)
+        start = min(server_bench.time_python("pass", args.timeout) for _ in range(args.repeat))
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         floor = start + floor_parse / cores
         table.add("floor: bare interpreter start", seconds(start), f"{start / read:.1f}x read-all")
@@ -267,7 +257,7 @@ def server_figures(args: argparse.Namespace, tree: Path, warm_cache: str, cold_c
     if not open_file.is_file():
         table.add("server", f"skipped: {open_file} does not exist (--open)")
         return
-    bare = min(server_bench.time_bare_import(args.timeout) for _ in range(args.repeat))
+    bare = min(server_bench.time_python("import pygls.lsp.server", args.timeout) for _ in range(args.repeat))
     start = min(server_bench.time_start(tree, warm_cache, args.timeout) for _ in range(args.repeat))
     table.add("import pygls.lsp.server (bare)", seconds(bare), goal="baseline")
     table.add("server start -> initialize result", seconds(start), f"{start / bare:.2f}x bare import",

@@ -52,10 +52,11 @@ def time_start(tree: Path, cache_dir: str, timeout: float) -> float:
         client.close()
 
 
-def time_bare_import(timeout: float) -> float:
-    """The floor for start-up: the same interpreter importing pygls's server module and exiting."""
+def time_python(code: str, timeout: float) -> float:
+    """Wall seconds of this interpreter running ``code`` and exiting: ``import pygls.lsp.server`` is the floor
+    for the server's start-up, ``pass`` the floor for any tool's."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import pygls.lsp.server"], check=True, timeout=timeout)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=timeout)
     return time.perf_counter() - started
 
 
