@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from spec_contract.engine import scan as scan_module
-from spec_contract.engine.scan import StatementMemo, _parse_by_member, _top_level, scan
+from spec_contract.engine import statements as statements_module
+from spec_contract.engine.scan import StatementMemo, scan
+from spec_contract.engine.statements import parse_by_member, top_level
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,7 +40,7 @@ MISLEADING = {
 
 
 def _pieces_dump(text: str) -> str:
-    body = [stmt for _, stmts in _top_level(text, {}) for stmt in stmts]
+    body = [stmt for _, stmts in top_level(text, {}) for stmt in stmts]
     return ast.dump(ast.Module(body=body, type_ignores=[]), include_attributes=True)
 
 
@@ -79,7 +81,7 @@ def _dump(body: list) -> str:
 @pytest.mark.parametrize("name", sorted(CLASS_SHAPES))
 def test_a_class_parsed_statement_by_statement_is_the_class_parsed_whole(name):
     text = CLASS_SHAPES[name]
-    by_member = _parse_by_member(text, 3, "m.py", {}, {})
+    by_member = parse_by_member(text, 3, "m.py", {}, {})
     if name == "one-line class":
         assert by_member is None  # no indented body to split: parsed whole
     else:
@@ -90,10 +92,10 @@ def test_every_class_of_this_repository_parses_statement_by_statement_as_whole()
     files = [p for folder in ("server", "tests", "benchmarks") for p in (REPO / folder).rglob("*.py")]
     classes = split = 0
     for path in files:
-        for (line, statement, _), body in _top_level(path.read_text(encoding="utf-8"), {}):
+        for (line, statement, _), body in top_level(path.read_text(encoding="utf-8"), {}):
             if body and type(body[0]) is ast.ClassDef:
                 classes += 1
-                by_member = _parse_by_member(statement, line, str(path), {}, {})
+                by_member = parse_by_member(statement, line, str(path), {}, {})
                 if by_member is not None:
                     split += 1
                     assert _dump(by_member) == _dump(body), (path, line)
@@ -105,8 +107,9 @@ def test_an_edit_inside_a_method_parses_that_method_only(monkeypatch):
     _scan(WRAPPER, memo)
     edited = WRAPPER.replace("return self.language_model(x)", "return self.language_model(x + 1)")
     parsed = []
-    real_parse = scan_module._parse
-    monkeypatch.setattr(scan_module, "_parse", lambda text, *rest: parsed.append(text) or real_parse(text, *rest))
+    real_parse = statements_module.parse_at
+    for module in (scan_module, statements_module):  # every parse, from the file's split or a class's
+        monkeypatch.setattr(module, "parse_at", lambda text, *rest: parsed.append(text) or real_parse(text, *rest))
     summary = _scan(edited, memo)
     monkeypatch.undo()
     assert summary == _whole(edited)
@@ -177,8 +180,8 @@ def test_a_memo_moves_statements_that_moved_without_parsing_them_again(monkeypat
     _scan(NESTED_AND_DECORATED, memo, worker=worker)
     moved = edit(NESTED_AND_DECORATED)
     parsed = []  # the top-level statements parsed (not reused)
-    real_top_level = scan_module._top_level
-    monkeypatch.setattr(scan_module, "_top_level", lambda *args, **kwargs: [
+    real_top_level = scan_module.top_level
+    monkeypatch.setattr(scan_module, "top_level", lambda *args, **kwargs: [
         parsed.append(key) or (key, body) if body is not None else (key, body)
         for key, body in real_top_level(*args, **kwargs)])
     summary = _scan(moved, memo, worker=worker)

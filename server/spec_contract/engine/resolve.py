@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from spec_contract.engine.files import SourceFile
-from spec_contract.engine.scan import REGISTRY
+from spec_contract.engine.classes import REGISTRY
 from spec_contract.engine.summary import Chain, ClassSummary, ImportBinding, Member, ModuleSummary
 
 _MAX_DEPTH = 12

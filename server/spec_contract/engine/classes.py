@@ -1,0 +1,249 @@
+"""What a class statement provides, read from its ``ast``: bases, members, delegate attributes, factories,
+``__getattr__`` forwarding and suppression comments (a :class:`~spec_contract.engine.summary.ClassSummary`).
+
+Members are every name an instance has through the class body: methods, properties, class attributes,
+nested classes, and ``self.<name> = …`` anywhere in a method. A delegate is ``self.<attr> = <Class>(...)``:
+a candidate inner model of a wrapper.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from spec_contract.engine.flow import function_flow
+from spec_contract.engine.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member
+from spec_contract.engine.syntax import Lines, chain_of
+
+_SUPPRESS = re.compile(r"#\s*spec-contract:\s*ignore(?:\[([A-Za-z0-9_,\s]*)\])?")
+_PROPERTY_DECORATORS = {"property", "cached_property"}
+
+
+def _suppressed(lines: Lines, node: ast.ClassDef) -> frozenset[str]:
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    codes: set[str] = set()
+    for lineno in {node.lineno, first - 1}:
+        if 0 < lineno <= len(lines.lines):
+            match = _SUPPRESS.search(lines.lines[lineno - 1])
+            if match:
+                listed = [c.strip() for c in (match.group(1) or "").split(",") if c.strip()]
+                codes.update(listed or ["*"])
+    return frozenset(codes)
+
+
+def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names = set()
+    for deco in node.decorator_list:
+        chain = chain_of(deco.func if isinstance(deco, ast.Call) else deco)
+        if chain:
+            names.add(chain[-1])
+            if len(chain) >= 2 and chain[-1] in ("setter", "getter", "deleter"):
+                names.add("accessor")
+    return names
+
+
+def _arg_bounds(node: ast.FunctionDef | ast.AsyncFunctionDef, drop_first: bool) -> tuple[int, int | None]:
+    positional = node.args.posonlyargs + node.args.args
+    count = len(positional) - (1 if drop_first and positional else 0)
+    required = count - len(node.args.defaults)
+    return max(required, 0), None if node.args.vararg else count
+
+
+def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[ClassSummary],
+           functions: list[FunctionFlow] | None) -> None:
+    qualname = f"{outer}.{node.name}" if outer else node.name
+    members: dict[str, Member] = {}
+    delegates: list[Delegate] = []
+    aliases: list[tuple[str, str]] = []
+    getattr_forward: str | None = None
+    instance_attrs: dict[str, Member] = {}
+    factories: list[tuple[str, tuple[Chain, ...]]] = []
+
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            decorators = _decorator_names(stmt)
+            span = lines.name_span(stmt.lineno, "def", stmt.name)
+            if "accessor" in decorators:
+                continue
+            if decorators & _PROPERTY_DECORATORS:
+                members.setdefault(stmt.name, Member(stmt.name, "property", span))
+                returned = _returned_self_attr(stmt)
+                if returned:
+                    aliases.append((stmt.name, returned))
+            else:
+                kind = "async_method" if isinstance(stmt, ast.AsyncFunctionDef) else "method"
+                low, high = _arg_bounds(stmt, drop_first="staticmethod" not in decorators)
+                members[stmt.name] = Member(stmt.name, kind, span, low, high)
+            if stmt.name == "__getattr__":
+                getattr_forward = _getattr_target(stmt)
+            # Only assignments and returns tell what a method builds: pick them out once
+            statements = [s for s in nested_statements(stmt.body) if type(s) in _BUILDS]
+            made = _returned_constructors(statements)
+            if made:
+                factories.append((stmt.name, made))
+            local_classes = _local_classes(stmt, statements)
+            for sub in statements:
+                _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes)
+            if functions is not None:
+                functions.append(function_flow(stmt, f"{qualname}.{stmt.name}", qualname, lines))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for name_node in _names_in_target(target):
+                    members.setdefault(name_node.id, Member(name_node.id, "class_attribute", lines.node_span(name_node)))
+        elif isinstance(stmt, ast.ClassDef):
+            members.setdefault(stmt.name, Member(stmt.name, "class_attribute", lines.name_span(stmt.lineno, "class", stmt.name)))
+            summarise_class(stmt, qualname, lines, out, functions)
+    for name, member in instance_attrs.items():
+        members.setdefault(name, member)
+    bases = tuple(c for c in (chain_of(b) for b in node.bases) if c is not None)
+    out.append(ClassSummary(
+        name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
+        members=tuple(members.values()), delegates=tuple(delegates), attr_aliases=tuple(aliases),
+        getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
+    ))
+
+
+def _names_in_target(target: ast.expr) -> list[ast.Name]:
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _names_in_target(elt)]
+    return []
+
+
+REGISTRY = ("<registry>",)  # a delegate callee whose class the engine's model registry picks at run time
+# Calls that look a model class up (``_get_sgl_model_cls``, ``ModelRegistry.resolve_model_cls``), as opposed
+# to other computed callables (``partial(nn.LayerNorm, …)``, a backend's own ``get_arch``).
+_REGISTRY_LOOKUP = re.compile(r"model_?(?:cls|class)|resolve_model|registry", re.IGNORECASE)
+
+
+def _local_classes(node: ast.FunctionDef | ast.AsyncFunctionDef, statements: list[ast.stmt]) -> dict[str, list[Chain]]:
+    """What a local name called as a constructor may stand for, inside one method.
+
+    ``language_model_cls=Qwen3LLMModel`` (a parameter default) stands for that class;
+    ``language_model_cls = self._get_sgl_model_cls(config)`` (a name computed by a call) stands for whatever
+    the model registry returns, :data:`REGISTRY`.
+    """
+    out: dict[str, list[Chain]] = {}
+    positional = node.args.posonlyargs + node.args.args
+    defaults = list(zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults))
+    defaults += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+    for arg, default in defaults:
+        chain = chain_of(default)
+        if chain is not None and "()" not in chain and "[]" not in chain and chain[-1][:1].isupper():
+            out.setdefault(arg.arg, []).append(chain)
+    for stmt in statements:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            if isinstance(value, ast.Subscript):
+                value = value.value  # ``ModelRegistry.resolve_model_cls(arch)[0]``
+            if isinstance(value, ast.Call):
+                callee = chain_of(value.func)
+                if callee is not None and any(_REGISTRY_LOOKUP.search(part) for part in callee):
+                    out.setdefault(stmt.targets[0].id, []).append(REGISTRY)
+    return out
+
+
+def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Member], delegates: list[Delegate],
+                             local_classes: dict[str, list[Chain]]) -> None:
+    if isinstance(node, ast.Assign):
+        targets, value = node.targets, node.value
+    elif isinstance(node, ast.AnnAssign):
+        targets, value = [node.target], node.value
+    else:
+        return
+    for target in targets:
+        for sub in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
+            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+                span = lines.attr_span(sub)
+                attrs.setdefault(sub.attr, Member(sub.attr, "instance_attribute", span))
+                if sub is target:
+                    for call in _possible_calls(value):
+                        callee = chain_of(call.func)
+                        if callee is None or "()" in callee or "[]" in callee:
+                            continue
+                        for chain in local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]:
+                            delegates.append(Delegate(sub.attr, chain, span))
+
+
+def _possible_calls(value: ast.expr | None) -> list[ast.Call]:
+    """The constructor calls an assigned value may come from: ``A(c) if cond else B(c)``, ``x or A(c)``."""
+    if isinstance(value, ast.Call):
+        return [value]
+    if isinstance(value, ast.IfExp):
+        return _possible_calls(value.body) + _possible_calls(value.orelse)
+    if isinstance(value, ast.BoolOp):
+        return [call for operand in value.values for call in _possible_calls(operand)]
+    return []
+
+
+_COMPOUND = frozenset(getattr(ast, name) for name in (
+    "If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "FunctionDef", "AsyncFunctionDef",
+    "ClassDef", "Match") if hasattr(ast, name))  # statements with blocks inside (node types are never subclassed)
+_BUILDS = frozenset({ast.Assign, ast.AnnAssign, ast.Return})
+
+
+def nested_statements(body: list[ast.stmt], into_classes: bool = False) -> list[ast.stmt]:
+    """Every statement in a body, nested blocks included (each statement, then its body, ``else``, ``finally``,
+    ``except`` handlers and ``case`` blocks), without descending into expressions.
+
+    Walking statements only (not every expression node, as ``ast.walk`` does) is what keeps summarising
+    a model file close to the cost of parsing it.
+    """
+    out: list[ast.stmt] = []
+    pending = body[::-1]
+    while pending:
+        stmt = pending.pop()
+        out.append(stmt)
+        if type(stmt) not in _COMPOUND or (type(stmt) is ast.ClassDef and not into_classes):
+            continue
+        inner = [*getattr(stmt, "body", ()), *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ())]
+        for handler in getattr(stmt, "handlers", ()):
+            inner.extend(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            inner.extend(case.body)
+        pending.extend(reversed(inner))
+    return out
+
+
+def _returned_constructors(statements: list[ast.stmt]) -> tuple[Chain, ...]:
+    """Classes a factory method returns instances of: ``return Qwen2ForCausalLM(...)``, or a local built so."""
+    built: dict[str, list[ast.Call]] = {}
+    returned: list[Chain] = []
+    for sub in statements:
+        if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+            built.setdefault(sub.targets[0].id, []).extend(_possible_calls(sub.value))
+    for sub in statements:
+        if isinstance(sub, ast.Return) and sub.value is not None:
+            calls = _possible_calls(sub.value)
+            if isinstance(sub.value, ast.Name):
+                calls = built.get(sub.value.id, [])
+            for call in calls:
+                chain = chain_of(call.func)
+                if chain is not None and "()" not in chain and "[]" not in chain and chain[0] != "self" \
+                        and chain[-1][:1].isupper():  # a class being instantiated, by naming convention
+                    returned.append(chain)
+    return tuple(dict.fromkeys(returned))
+
+
+def _returned_self_attr(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+        chain = chain_of(body[0].value)
+        if chain and len(chain) >= 2 and chain[0] == "self" and "()" not in chain and "[]" not in chain:
+            return ".".join(chain[1:])
+    return None
+
+
+def _getattr_target(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """What ``__getattr__`` forwards to: an attribute name, "" when unknown, None when it only raises."""
+    returns = False
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "getattr" and sub.args:
+            chain = chain_of(sub.args[0])
+            if chain and len(chain) == 2 and chain[0] == "self":
+                return chain[1]
+        if isinstance(sub, ast.Return) and sub.value is not None:
+            returns = True
+    return "" if returns else None

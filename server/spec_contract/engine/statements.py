@@ -1,0 +1,234 @@
+"""Splitting a file's text into statements before parsing them, and parsing each where it stands.
+
+A model file is mostly class statements that a check never asks for; an editor keystroke changes one
+statement of a file. Both are served by cutting the text at the lines where statements start (without
+parsing), then parsing only the pieces wanted, each with its lines numbered as in the whole file. A piece
+that parses on its own is exactly the statements a parse of the whole file gives there.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import unicodedata
+from collections.abc import Callable, Container
+
+# A top-level statement starts on a line that begins with code: not indented, not a comment, not a closing
+# bracket and not the continuation of a compound statement.
+_TOP_LEVEL_LINE = re.compile(r"\n(?![\s#)\]}]|(?:else|elif|except|finally)\b)")
+_TRIPLE_QUOTE = re.compile(r'"""|\'\'\'')
+CLASS_STATEMENT = re.compile(r"class\s+(\w+)")
+_MERGES_BEFORE_REST = 4  # a statement that keeps failing to parse is parsed with the rest of the file
+
+
+def error_message(exc: BaseException) -> str:
+    where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
+    return f"{type(exc).__name__}: {getattr(exc, 'msg', exc)}{where}"
+
+
+def top_level(text: str, known: Container[tuple[str, str]], *, lazy: bool = False,
+               per_statement: bool = True, filename: str = "<unknown>",
+               parse: Callable[[str, int], list[ast.stmt]] | None = None,
+               ) -> list[tuple[tuple[int, str, str], list[ast.stmt] | None]]:
+    """``((first line, text, line above), body)`` per top-level statement; ``body`` is None for a statement
+    whose ``(text, line above)`` is in ``known``, which is not parsed again, and (``lazy``) for a class
+    statement, parsed when its class (or an import inside it) is asked for, or a function without imports, of
+    no use in a model file.
+
+    Splitting happens on the text, before parsing: a line that starts with code starts a statement, except
+    inside a triple-quoted string or after a decorator. A wrong split (a bracket left open, a string the
+    quote pairing missed) leaves a piece that does not parse on its own; it is then parsed together with
+    the statements after it until it does. A piece that parses on its own ends where the tokenizer is back at
+    the top level, so its statements are exactly the ones a parse of the whole file gives.
+
+    Without ``per_statement`` (no memo to fill), consecutive statements that are parsed are parsed as one
+    piece: the whole file when nothing is deferred. Each piece is parsed where it stands in the file (see
+    :func:`parse_at`), which costs a little for every line above it; with ``parse``, a piece of one or more
+    statements is parsed by it (given the text and first line), which must give what ``parse_at`` gives.
+    """
+    parse = parse or (lambda statement, line: parse_at(statement, line, filename))
+    if not per_statement and not lazy:
+        return [((0, text, ""), parse_at(text, 0, filename))]
+    starts = _statement_starts(text) + [len(text)]
+    deferrable = [lazy and _deferrable(text[starts[k]:starts[k + 1]]) for k in range(len(starts) - 1)]
+    out: list[tuple[tuple[int, str, str], list[ast.stmt] | None]] = []
+    i, line = 0, 0
+    while i < len(starts) - 1:
+        previous_line = text[text.rfind("\n", 0, starts[i] - 1) + 1:starts[i] - 1] if starts[i] else ""
+        j, body = i + 1, None
+        if not per_statement and not deferrable[i]:  # the run of statements up to the next deferred one
+            while j < len(starts) - 1 and not deferrable[j]:
+                j += 1
+            try:
+                body = parse_at(text[starts[i]:starts[j]], line, filename)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                j, body = i + 1, None  # somewhere in the run: find it statement by statement
+        statement = text[starts[i]:starts[j]]
+        while body is None and (statement, previous_line) not in known and not deferrable[i]:
+            try:
+                body = parse(statement, line)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                if j == len(starts) - 1:
+                    # The rest does not parse: parsing the whole file raises the file's own error (and were
+                    # it to parse, the split was wrong, and the file is one statement).
+                    return [((0, text, ""), parse_at(text, 0, filename))]
+                j = j + 1 if j - i < _MERGES_BEFORE_REST else len(starts) - 1
+                statement = text[starts[i]:starts[j]]
+        out.append(((line, statement, previous_line), body))
+        line += statement.count("\n")
+        i = j
+    return out
+
+
+def _deferrable(statement: str) -> bool:
+    """A model file's statement whose parsing can wait (a class) or be skipped (a function without imports).
+
+    An import inside a function binds a name the module's other code may be resolved through (see
+    :meth:`~spec_contract.engine.summary.ModuleSummary.local_import`): such a function is parsed now, and a
+    class when a name it may import is looked up.
+
+    Neither is parsed here, so neither confirms that the split before the next statement was right; a wrong
+    one makes some later statement fail to parse, and the file is then parsed whole (see ``top_level``).
+    """
+    if statement.startswith("class"):
+        return CLASS_STATEMENT.match(statement) is not None
+    return statement.startswith(("def ", "async def ")) and "import" not in statement
+
+
+# What may stand between the ``import`` keyword and the first imported name
+_AFTER_IMPORT = re.compile(r"(?:[ \t]|\\\r?\n)*")
+_LOGICAL_LINE_END = re.compile(r"(?<!\\)\r?\n")
+_WORD = re.compile(r"\w+")
+
+
+def import_words(text: str) -> frozenset[str]:
+    """Every name an import statement in ``text`` may bind, without parsing it (a superset).
+
+    A name an import binds is spelled, as a whole word, after the ``import`` keyword and before the
+    statement ends: at the closing bracket of ``import (a, b)``, or else at the end of the logical line.
+    Every ``import`` counts (in a longer word, a string or a comment too), and a bracket holding a comment
+    (which may hide a ``)``) counts as running to the end of the text, so a name may be in here for nothing,
+    but an imported name is never missing. The keyword and the brackets are ASCII wherever they count (the
+    parser does not normalise keywords); the words are read in NFKC form, as the parser reads identifiers.
+    """
+    words: set[str] = set()
+    found = text.find("import")
+    while found >= 0:
+        start = _AFTER_IMPORT.match(text, found + 6).end()
+        if text.startswith("(", start):
+            end = text.find(")", start)
+            if end < 0 or "#" in text[start:end]:
+                end = len(text)
+        else:
+            line_end = _LOGICAL_LINE_END.search(text, start)
+            end = line_end.start() if line_end else len(text)
+        span = text[start:end]
+        words.update(_WORD.findall(span if span.isascii() else unicodedata.normalize("NFKC", span)))
+        found = text.find("import", found + 6)
+    return frozenset(words)
+
+
+def _statement_starts(text: str, indent: str = "") -> list[int]:
+    """Offsets where statements may start (see :func:`top_level`): top-level ones, or with ``indent`` those
+    of a block indented so (``text`` then starts at one)."""
+    if text.count("\r") != text.count("\r\n"):
+        return [0]  # a lone carriage return ends a line for the parser but not for the line count here
+    line_start = _TOP_LEVEL_LINE if not indent else _block_line(indent)
+    candidates = [0] + [m.end() for m in line_start.finditer(text) if m.end() < len(text)]
+    strings: list[tuple[int, int]] = []  # triple-quoted strings, paired naively: a miss only costs a merge
+    quote = None
+    for match in _TRIPLE_QUOTE.finditer(text):
+        if quote is None:
+            quote, opened = match.group(), match.start()
+        elif match.group() == quote:
+            strings.append((opened, match.end()))
+            quote = None
+    if quote is not None:
+        strings.append((opened, len(text)))
+    starts, k = [], 0
+    for n, offset in enumerate(candidates):
+        while k < len(strings) and strings[k][1] <= offset:
+            k += 1
+        inside_string = k < len(strings) and strings[k][0] < offset
+        if n == 0 or not (inside_string or text[candidates[n - 1] + len(indent)] == "@"):
+            starts.append(offset)
+    return starts
+
+
+@functools.lru_cache(maxsize=16)
+def _block_line(indent: str) -> re.Pattern[str]:
+    """A line that starts a statement of a block indented by ``indent`` (as ``_TOP_LEVEL_LINE`` at the top)."""
+    return re.compile(r"\n(?=" + re.escape(indent) + r"(?![\s#)\]}]|(?:else|elif|except|finally)\b))")
+
+
+# A line that may end a class statement's header, and the first indented line of code after it
+_HEADER_END = re.compile(r":[ \t]*(?:#[^\r\n]*)?\r?$", re.MULTILINE)
+_INDENTED_CODE = re.compile(r"^([ \t]+)[^\s#]", re.MULTILINE)
+_HEADER_TRIES = 4
+
+
+def parse_by_member(statement: str, first_line: int, filename: str, known: dict[tuple[int, str], list[ast.stmt]],
+                     made: dict[tuple[int, str], list[ast.stmt]]) -> list[ast.stmt] | None:
+    """A class statement parsed one body statement at a time, each found in ``known`` or parsed and put in
+    ``made`` (keyed by first line and text); None where it does not split so, for the caller to parse it whole.
+
+    The header (decorators, ``class X(...):``) is the text up to the first indented line of code after a
+    line ending in ``:``; it must parse with a ``pass`` body. The body is split as the file is (see
+    :func:`top_level`), at lines with the body's indentation, and each piece must parse on its own inside a
+    class of its own: so each ends where the tokenizer is back at the body's level, and the pieces are exactly
+    the statements of the whole class. An editor keystroke in a method of a 1,300-line class then parses that
+    method, not the class.
+    """
+    for tries, header_end in enumerate(_HEADER_END.finditer(statement)):
+        code = _INDENTED_CODE.search(statement, header_end.end())
+        if tries == _HEADER_TRIES or code is None:
+            return None
+        start, indent = code.start(), code.group(1)
+        header = statement[:start]
+        try:
+            module = parse_at(header + indent + "pass\n", first_line, filename)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if len(module) == 1 and type(module[0]) is ast.ClassDef and len(module[0].body) == 1:
+            break
+    else:
+        return None
+    cls, body = module[0], statement[start:]
+    starts = _statement_starts(body, indent) + [len(body)]
+    members: list[ast.stmt] = []
+    i, line = 0, first_line + header.count("\n")
+    while i < len(starts) - 1:
+        j = i + 1
+        while (nodes := _member(body[starts[i]:starts[j]], line, filename, known)) is None:
+            if j == len(starts) - 1:
+                return None
+            j = j + 1 if j - i < _MERGES_BEFORE_REST else len(starts) - 1
+        piece = body[starts[i]:starts[j]]
+        made[(line, piece)] = nodes
+        members.extend(nodes)
+        line += piece.count("\n")
+        i = j
+    cls.body = members
+    cls.end_lineno, cls.end_col_offset = members[-1].end_lineno, members[-1].end_col_offset
+    return [cls]
+
+
+def _member(piece: str, line: int, filename: str, known: dict[tuple[int, str], list[ast.stmt]]
+            ) -> list[ast.stmt] | None:
+    """The statements of one piece of a class body, from ``known`` or parsed inside a class of its own
+    (placed on the line above the piece, so that lines come out as in the file); None if it does not parse
+    alone."""
+    nodes = known.get((line, piece))
+    if nodes is not None:
+        return nodes
+    try:
+        module = parse_at("class _:\n" + piece, line - 1, filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return module[0].body if len(module) == 1 and type(module[0]) is ast.ClassDef else None
+
+
+def parse_at(statement: str, first_line: int, filename: str) -> list[ast.stmt]:
+    """Parse a top-level statement where it stands in its file: line numbers come out as in the whole file."""
+    return ast.parse("\n" * first_line + statement, filename=filename).body
