@@ -56,18 +56,47 @@ def parse_all(data: list[bytes]) -> tuple[float, int]:
     return time.perf_counter() - started, failed
 
 
-def parse_floor(tree: Path) -> tuple[float, float, int, int]:
+def one_process_cold(tree: Path) -> tuple[object, float, float]:
+    """A cold analysis in this process alone (``SPEC_CONTRACT_JOBS=1``, no cache): the analysis, its CPU
+    seconds, and how many of them went to ``ast.parse`` (every parse the engine does goes through it)."""
+    from spec_contract.engine.config import load_config
+    from spec_contract.engine.project import Project
+
+    parsing = [0.0]
+    real_parse = ast.parse
+
+    def timed_parse(*args, **kwargs):
+        started = time.process_time()
+        try:
+            return real_parse(*args, **kwargs)
+        finally:
+            parsing[0] += time.process_time() - started
+
+    jobs = os.environ.get("SPEC_CONTRACT_JOBS")
+    os.environ["SPEC_CONTRACT_JOBS"] = "1"
+    ast.parse = timed_parse
+    try:
+        project = Project(tree, load_config(tree), use_cache=False)
+        started = time.process_time()
+        analysis = project.analyze()
+        return analysis, time.process_time() - started, parsing[0]
+    finally:
+        ast.parse = real_parse
+        if jobs is None:
+            del os.environ["SPEC_CONTRACT_JOBS"]
+        else:
+            os.environ["SPEC_CONTRACT_JOBS"] = jobs
+
+
+def parse_floor(tree: Path, analysis) -> tuple[float, float, int, int]:
     """What a cold check cannot do without, timed in this process: ``ast.parse`` of every worker file and of
     every registered model class statement (the classes a check reports on: each must be parsed whole to
     know its members). Returns (seconds, megabytes, worker files, classes); the files the check follows
     further (bases, inner models) and all the rest of its work come on top.
     """
-    from spec_contract.engine.config import load_config
     from spec_contract.engine.files import discover, glob_match
-    from spec_contract.engine.project import Project
 
-    config = load_config(tree)
-    analysis = Project(tree, config, use_cache=False).analyze()
+    config = analysis.config
     by_module = {source.module: source.path for source in analysis.models}
     texts = [Path(f.path).read_text(encoding="utf-8", errors="replace")
              for f in discover(tree, config.include, config.exclude) if glob_match(f.rel, config.workers)]
@@ -189,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         table.add("check cold: start-up (wall - engine)", seconds(cold.startup))
         table.add("check cold: CPU (user+sys)", seconds(cold.cpu), f"{cold.cpu / read:.1f}x read-all")
         # How close the cold figure is to what no exact check can skip, with the same parser and cores
-        floor_parse, floor_mb, floor_workers, floor_classes = parse_floor(tree)
+        analysis, engine_cpu, parse_cpu = one_process_cold(tree)
+        floor_parse, floor_mb, floor_workers, floor_classes = parse_floor(tree, analysis)
         start = min(server_bench.time_python("pass", args.timeout) for _ in range(args.repeat))
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         floor = start + floor_parse / cores
@@ -199,6 +229,15 @@ def main(argv: list[str] | None = None) -> int:
         table.add(f"floor: start + that parse on {cores} core(s)", seconds(floor),
                   f"{floor / read:.1f}x read-all, {floor / parse:.3f}x parse-all",
                   f"check cold = {cold.wall / floor:.1f}x this")
+        # Where a cold check's CPU goes, against what the cold goal leaves for it on this machine's cores
+        budget = (min(10 * read, parse / 15) - cold.startup) * cores
+        table.add("cold, one process: engine CPU", seconds(engine_cpu),
+                  f"ast.parse {seconds(parse_cpu)} ({parse_cpu / engine_cpu:.0%}), the rest {seconds(engine_cpu - parse_cpu)}",
+                  "SPEC_CONTRACT_JOBS=1, in this process")
+        table.add(f"cold goal as engine CPU on {cores} core(s)", seconds(max(budget, 0.0)),
+                  f"ast.parse alone = {parse_cpu / budget:.2f}x this, leaving {seconds(max(budget - parse_cpu, 0.0))} "
+                  f"for the rest ({seconds(engine_cpu - parse_cpu)} above)" if budget > 0 else "no time left after start-up",
+                  "(goal wall - start-up) x cores: perfect parallelism")
         # 8: the tool a user would otherwise run
         if args.skip_pyright:
             table.add("pyright TREE", "skipped (--skip-pyright)")
