@@ -24,12 +24,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import engine_edits
 import server_bench
 from check_runs import REPO, children_cpu, run_check
 
 sys.path.insert(0, str(REPO / "server"))  # this checkout's engine, as the subprocesses get through PYTHONPATH
+
+if TYPE_CHECKING:
+    from spec_contract.engine.queries import Analysis
 
 DEFAULT_OPEN = {"demo": "minisgl/models/llava.py"}
 
@@ -56,7 +60,7 @@ def parse_all(data: list[bytes]) -> tuple[float, int]:
     return time.perf_counter() - started, failed
 
 
-def one_process_cold(tree: Path) -> tuple[object, float, float]:
+def one_process_cold(tree: Path) -> tuple["Analysis", float, float]:
     """A cold analysis in this process alone (``SPEC_CONTRACT_JOBS=1``, no cache): the analysis, its CPU
     seconds, and how many of them went to ``ast.parse`` (every parse the engine does goes through it)."""
     from spec_contract.engine.config import load_config
@@ -88,7 +92,7 @@ def one_process_cold(tree: Path) -> tuple[object, float, float]:
             os.environ["SPEC_CONTRACT_JOBS"] = jobs
 
 
-def parse_floor(tree: Path, analysis) -> tuple[float, float, int, int]:
+def parse_floor(tree: Path, analysis: "Analysis") -> tuple[float, float, int, int]:
     """What a cold check cannot do without, timed in this process: ``ast.parse`` of every worker file and of
     every registered model class statement (the classes a check reports on: each must be parsed whole to
     know its members). Returns (seconds, megabytes, worker files, classes); the files the check follows
