@@ -39,7 +39,7 @@ def test_pyproject_extends_workers_and_lowers_sc001_to_warning(tmp_path):
     config = load_config(root)
     assert config.workers[-1] == "**/drafting/*.py"
     assert "**/speculative/**/*.py" in config.workers
-    assert config.severity == {"SC001": "warning", "SC002": "information"}
+    assert config.severity["SC001"] == "warning" and config.severity["SC002"] == "information"
     assert findings(analyze(root)) == [
         ("SC001", "LlavaForConditionalGeneration", "get_embed_and_head", ("target",), "language_model",
          "LlamaForCausalLM", "warning", ((WORKER, 5, False),)),

@@ -15,13 +15,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from spec_contract.engine.rules import DEFAULT_SEVERITY, known_codes
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 SEVERITIES = ("error", "warning", "information", "hint")
-DEFAULT_SEVERITY = {"SC001": "error", "SC002": "information"}
 DEFAULT_EXCLUDE = (
     "**/.git/**", "**/.venv/**", "**/venv/**", "**/node_modules/**", "**/__pycache__/**", "**/.tox/**",
     "**/build/**", "**/dist/**",
@@ -222,7 +223,7 @@ def _build(profile_name: str, merged: dict[str, Any]) -> Config:
     severity = merged.get("severity", {})
     for code, level in severity.items():
         if code not in DEFAULT_SEVERITY:
-            raise ConfigError(f"unknown diagnostic code {code!r} in 'severity' (known: SC001, SC002)")
+            raise ConfigError(f"unknown diagnostic code {code!r} in 'severity' (known: {known_codes()})")
         if level not in SEVERITIES:
             raise ConfigError(f"severity of {code} must be one of {', '.join(SEVERITIES)}, not {level!r}")
     select = merged.get("select", list(DEFAULT_SEVERITY))
@@ -230,7 +231,7 @@ def _build(profile_name: str, merged: dict[str, Any]) -> Config:
         select = [s.strip() for s in select.split(",") if s.strip()]
     unknown = [code for code in select if code not in DEFAULT_SEVERITY]
     if unknown:
-        raise ConfigError(f"unknown diagnostic code {unknown[0]!r} in 'select' (known: SC001, SC002)")
+        raise ConfigError(f"unknown diagnostic code {unknown[0]!r} in 'select' (known: {known_codes()})")
     enable = merged.get("enable", True)
     if not isinstance(enable, bool):
         raise ConfigError("'enable' must be true or false")
@@ -259,5 +260,5 @@ def with_select(config: Config, codes: list[str]) -> Config:
     """``--select`` narrows the reported codes."""
     unknown = [c for c in codes if c not in DEFAULT_SEVERITY]
     if unknown:
-        raise ConfigError(f"unknown diagnostic code {unknown[0]!r} in --select (known: SC001, SC002)")
+        raise ConfigError(f"unknown diagnostic code {unknown[0]!r} in --select (known: {known_codes()})")
     return replace(config, select=frozenset(codes))

@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spec_contract.engine.rules import CODES
+
 SECTION = "specContract"
 SEVERITIES = ("error", "warning", "information", "hint")
-CODES = ("SC001", "SC002")
 DEFAULT_DEBOUNCE_MS = 150
 MAX_DEBOUNCE_MS = 10_000
 

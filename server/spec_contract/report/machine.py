@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 
 from spec_contract import __version__
+from spec_contract.engine.rules import RULES
 from spec_contract.report import Report
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
-_RULES = {
-    "SC001": ("missing-forward", "A required contract method is not forwarded to the inner model"),
-    "SC002": ("missing-optional-forward", "A guarded (optional) contract method is not forwarded"),
-}
 
 
 def _contract(report: Report) -> list[dict]:
@@ -56,7 +53,8 @@ def render_sarif(report: Report) -> str:
                                                        "region": {"startLine": s.span.line + 1}}}
                                  for i, s in enumerate(f.call_sites)],
         })
-    rules = [{"id": code, "name": name, "shortDescription": {"text": text}} for code, (name, text) in _RULES.items()]
+    rules = [{"id": rule.code, "name": rule.name, "shortDescription": {"text": rule.summary},
+              "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]}} for rule in RULES]
     return json.dumps({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
         "runs": [{"tool": {"driver": {"name": "spec-contract", "version": __version__, "rules": rules}},
