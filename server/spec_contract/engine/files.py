@@ -11,6 +11,7 @@ import hashlib
 import io
 import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -34,7 +35,7 @@ class SourceFile:
 class ReadResult:
     text: str | None
     digest: str  # sha1 of the bytes; "" when unreadable
-    problem: str | None  # why ``text`` is None: "binary", "too-large", "undecodable", "unreadable"
+    problem: str | None  # why ``text`` is None: "binary", "too-large", "undecodable", "unreadable", "not-a-file"
 
 
 def glob_match(rel: str, globs: tuple[str, ...]) -> bool:
@@ -105,11 +106,11 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
         top = top.parent
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         try:
-            stat = os.stat(dirpath)
+            info = os.stat(dirpath)
         except OSError:
             dirnames[:] = []
             continue
-        key = (stat.st_dev, stat.st_ino)
+        key = (info.st_dev, info.st_ino)
         if key in seen_dirs:  # a symlink loop or a second link to a tree already walked
             dirnames[:] = []
             continue
@@ -155,18 +156,33 @@ def source_for(path: str, root: Path, known: list[SourceFile]) -> SourceFile:
     return SourceFile(path, rel, module_name(Path(path)))
 
 
-def read_bytes(path: str) -> bytes | None:
+def read_bytes(path: str) -> bytes | str:
+    """The file's bytes (up to one more than the size limit), or why there are none: "unreadable" (no
+    permission, an I/O error, gone) or "not-a-file".
+
+    Only regular files are read. A FIFO, socket or device named ``*.py`` would block ``open`` or ``read``
+    forever (and with it the language server's engine thread), so the file is opened without blocking and
+    checked with ``fstat`` before anything is read from it.
+    """
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return "unreadable"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "not-a-file"
+        with os.fdopen(fd, "rb", closefd=False) as handle:
             return handle.read(MAX_FILE_BYTES + 1)
     except OSError:
-        return None
+        return "unreadable"
+    finally:
+        os.close(fd)
 
 
-def decode(data: bytes | None) -> ReadResult:
-    """Text of a Python source file, or why there is none."""
-    if data is None:
-        return ReadResult(None, "", "unreadable")
+def decode(data: bytes | str | None) -> ReadResult:
+    """Text of a Python source file, or why there is none (``data`` is what :func:`read_bytes` returned)."""
+    if data is None or isinstance(data, str):
+        return ReadResult(None, "", data or "unreadable")
     digest = hashlib.sha1(data).hexdigest()
     if len(data) > MAX_FILE_BYTES:
         return ReadResult(None, digest, "too-large")
