@@ -69,11 +69,22 @@ def test_pyproject_without_the_table_gives_the_default_profile(tmp_path):
     ("severity = {SC001 = 'fatal'}", "severity of SC001 must be one of error, warning, information, hint, not 'fatal'"),
     ("severity = {SC009 = 'error'}", "unknown diagnostic code 'SC009' in 'severity'"),
     ("profile = 'vllm-nightly'", "unknown profile 'vllm-nightly' (available: sglang)"),
-    ("extend-workers = '**/x.py'", "'extend_workers' must be a list"),
+    ("extend-workers = '**/x.py'", "'extend-workers' must be a list of strings, got '**/x.py'"),
     ("workers = [1, 2]", "'workers' must be a list of strings"),
     ("select = ['SC001', 'E501']", "unknown diagnostic code 'E501' in 'select'"),
     ("receivers = [{pattern = 'a..b', role = 'target'}]", "receiver pattern 'a..b'"),
     ("receivers = [{pattern = '*.x.model', role = 'verifier'}]", "role must be 'target' or 'draft'"),
+    # Wrong types (issue 14, item 11): each names its key, none is a traceback.
+    ("select = 5", "'select' must be a list of codes"),
+    ("receivers = [{pattern = 5, role = 'target'}]", "receivers[0].pattern must be a string, got 5"),
+    ("receivers = [{pattern = 5}]", "receivers[0]: each receiver needs a 'pattern' and a 'role'"),
+    ("receivers = [{pattern = '*.x.model', role = 'target', classes = 5}]", "receivers[0].classes must be a list"),
+    ("extend-receivers = [5]", "extend-receivers[0] must be a table"),
+    ("entry-class-variable = 5", "'entry-class-variable' must be a string, got 5"),
+    ("enable = 'no'", "'enable' must be true or false"),
+    ("severity = 5", "'severity' must be a table of code = severity"),
+    ("profile = 5", "'profile' must be a string"),
+    ("baseline = 5", "'baseline' must be a string"),
 ])
 def test_unusable_setting_is_a_config_error_with_a_one_line_message(tmp_path, table, message):
     root = make_tree(tmp_path, {"pyproject.toml": f"[tool.spec-contract]\n{table}\n"})
@@ -82,6 +93,26 @@ def test_unusable_setting_is_a_config_error_with_a_one_line_message(tmp_path, ta
     text = str(caught.value)
     assert message in text
     assert "\n" not in text
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"tool = 5\n", "'tool' must be a table, got 5"),
+    (b"[tool]\nspec-contract = 5\n", "[tool.spec-contract] must be a table, got 5"),
+    (b"[tool.spec-contract]\nprofile = '\xff\xfe'\n", "invalid TOML: not UTF-8"),
+    (b"[tool.spec-contract]\nworkers = " + b"[" * 100_000 + b"]" * 100_000 + b"\n", "invalid TOML: nested too deeply"),
+    (bytes(range(256)) * 4, "invalid TOML"),
+])
+def test_unreadable_pyproject_is_a_one_line_config_error_naming_the_file(tmp_path, content, message):
+    (tmp_path / "pyproject.toml").write_bytes(content)
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    assert message in str(caught.value) and str(tmp_path / "pyproject.toml") in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_baseline_key_is_anchored_at_its_pyproject(tmp_path):
+    root = make_tree(tmp_path, {"pyproject.toml": "[tool.spec-contract]\nbaseline = 'ci/baseline.json'\n"})
+    assert load_config(root).baseline == str(root.resolve() / "ci" / "baseline.json")
 
 
 def test_invalid_toml_is_a_config_error_naming_the_file(tmp_path):

@@ -76,3 +76,22 @@ def test_empty_glob_lists_do_not_override_the_pyproject():
     """VS Code sends its defaults (``include: []``) whether or not the user set them."""
     settings, problems = parse({"include": [], "exclude": []})
     assert problems == [] and settings.overrides() == {}
+
+
+def test_editor_and_pyproject_share_one_validation_and_one_message():
+    """One schema: the same wrong value gets the same words from the editor and from a pyproject."""
+    from spec_contract.engine.config import ConfigError, load_config
+
+    _, problems = parse({"select": 5})
+    try:
+        load_config(None, overrides={"select": 5})
+    except ConfigError as exc:
+        assert str(exc).endswith(problems[0].split(": ", 1)[1].rsplit(";", 1)[0])
+    else:
+        raise AssertionError("select = 5 was accepted")
+
+
+def test_tree_only_keys_are_named_as_such_in_the_editor():
+    settings, problems = parse({"workers": ["x/*.py"], "select": ["SC001"]})
+    assert problems == ["specContract.workers is not a known setting (it is read from pyproject.toml only); ignoring it"]
+    assert settings.overrides() == {"select": ["SC001"]}

@@ -2,8 +2,9 @@
 
 Precedence, lowest first: the built-in profile (TOML shipped in ``spec_contract/profiles``), the checked
 tree's ``[tool.spec-contract]`` table (or a ``--config`` file), then overrides from the CLI or the editor.
-List keys may be replaced (``workers = [...]``) or extended (``extend-workers = [...]``). Every problem is a
-:class:`ConfigError` with a one-line message; nothing here guesses.
+List keys may be replaced (``workers = [...]``) or extended (``extend-workers = [...]``). Every key is declared
+once in :data:`SETTINGS` (kind, default, docs) and every value, whatever its source, passes through
+:func:`validate`; every problem is a :class:`ConfigError` with a one-line message naming the key.
 """
 
 from __future__ import annotations
@@ -60,6 +61,17 @@ class ReceiverPattern:
 
 
 @dataclass(frozen=True)
+class Algorithm:
+    """A speculative algorithm (the profile's ``[[algorithms]]``): which worker uses belong to it, and which
+    algorithms' capability gates its runs pass first."""
+
+    name: str
+    files: tuple[str, ...] = ()  # worker files that only this algorithm runs
+    conditions: frozenset[str] = frozenset()  # names whose test selects it (``is_eagle3``, ``dflash_…``)
+    gated_by: tuple[str, ...] = ()  # other algorithms whose gates its runs pass too (DSPARK: DFLASH's)
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything that steers one analysis of one tree."""
 
@@ -79,11 +91,21 @@ class Config:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     enable: bool = True
     select: frozenset[str] = frozenset(DEFAULT_SEVERITY)
+    baseline: str | None = None  # absolute path of the baseline file (see ``engine.baseline``)
+
+    algorithms: tuple[Algorithm, ...] = ()
+    non_target_classes: tuple[str, ...] = ()  # classification, reward, embedding models: never served as targets
+    draft_classes: tuple[str, ...] = ()  # besides draft-only ones, classes a config rewrite loads as drafts
 
     def roles_for_class(self, name: str) -> tuple[str, ...]:
-        if any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes):
+        if any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.non_target_classes):
             return ("draft",)
         return ("target", "draft")
+
+    def draft_shaped(self, name: str) -> bool:
+        """Whether the class is a draft model by shape (an EAGLE/NextN/MTP head) or by a config rewrite:
+        draft-role members missing elsewhere only matter if a draft checkpoint names the class."""
+        return any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.draft_classes)
 
 
 def parse_chain(text: str) -> tuple[str, ...]:
@@ -120,145 +142,331 @@ def _builtin_profile(name: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+# -- the settings schema: one list of keys, their kinds and their docs -------------------------------------
+
+@dataclass(frozen=True)
+class Setting:
+    """One key of ``[tool.spec-contract]`` / the editor's ``specContract`` section.
+
+    ``where`` says who reads it: ``"all"`` (pyproject, ``--config`` and the editor), ``"tree"`` (pyproject and
+    ``--config`` only: profile data and paths relative to the file), ``"editor"`` (the language server only)
+    or ``"client"`` (the editor extension only: accepted and ignored here). List keys marked ``extend`` also
+    take ``extend-<key>``, which adds to the profile's list instead of replacing it.
+    """
+
+    name: str  # kebab-case, as written in pyproject.toml (camelCase in editor settings)
+    kind: str  # see _KINDS
+    default: str  # for the docs
+    doc: str
+    where: str = "all"
+    extend: bool = False
+
+    @property
+    def camel(self) -> str:
+        first, *rest = self.name.split("-")
+        return first + "".join(word.capitalize() for word in rest)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("enable", "bool", "`true`", "`false` turns the tool off for this project: the editor shows nothing, and "
+            "`check` skips the project with a one-line note on standard error (exit 0)."),
+    Setting("profile", "string", '`"sglang"`', "The built-in engine profile the other keys extend or override."),
+    Setting("select", "codes", "every code", "The codes to report, e.g. `[\"SC001\"]` (a comma-separated string "
+            "works too); `--select` narrows it on the command line."),
+    Setting("severity", "severity", "per rule", "Severity per code: `{SC002 = \"warning\"}` (error, warning, "
+            "information or hint)."),
+    Setting("include", "strings", "`[]` (everything)", "Globs of files to analyse, relative to the project root.",
+            extend=True),
+    Setting("exclude", "strings", "build, dist, .venv, … and the profile's", "Globs of files and folders never "
+            "analysed.", extend=True),
+    Setting("baseline", "path", "none", "A baseline file (written by `check --write-baseline FILE`), relative to "
+            "this pyproject.toml: only findings not in it fail `check`; the editor shows the others as hints.",
+            where="tree"),
+    Setting("workers", "strings", "the profile's", "Globs of the worker files whose code makes the contract.",
+            where="tree", extend=True),
+    Setting("model-files", "strings", "the profile's", "Globs of the files whose classes are models.",
+            where="tree", extend=True),
+    Setting("engine-package", "string", "the profile's name", "The engine's import package, read from "
+            "`--python`'s environment for an out-of-tree package of models.", where="tree"),
+    Setting("entry-class-variable", "string", '`"EntryClass"`', "The module-level variable that registers a "
+            "file's model classes; only registered classes are checked as wrappers.", where="tree"),
+    Setting("delegate-names", "strings", "the profile's", "Attribute names a wrapper keeps its inner model in "
+            "(looked at first).", where="tree", extend=True),
+    Setting("speculative-conditions", "strings", "the profile's", "Names whose test in an enclosing `if` marks a "
+            "speculative-decoding-only path in a model runner.", where="tree", extend=True),
+    Setting("ignored-members", "strings", "`torch.nn.Module`'s", "Members every model has: never part of the "
+            "contract.", where="tree", extend=True),
+    Setting("draft-only-classes", "strings", "the profile's", "Globs of class names that only act as the draft "
+            "model.", where="tree", extend=True),
+    Setting("registry-candidates", "strings", "the profile's", "Dotted classes an inner model chosen through "
+            "the engine's model registry may be.", where="tree", extend=True),
+    Setting("algorithms", "algorithms", "the profile's", "Tables `{name, files, conditions, gated-by}`: the "
+            "speculative algorithms, the worker files and test names that select each, and whose capability "
+            "gates its runs pass first.", where="tree", extend=True),
+    Setting("non-target-classes", "strings", "the profile's", "Globs of class names never served as the target "
+            "model (classification, reward, embedding models).", where="tree", extend=True),
+    Setting("draft-classes", "strings", "the profile's", "Globs of class names a config rewrite loads as draft "
+            "models (besides the draft-only ones).", where="tree", extend=True),
+    Setting("receivers", "receivers", "the profile's", "Tables `{pattern, role, classes, speculative}`: "
+            "expression shapes that denote a role's model object.", where="tree", extend=True),
+    Setting("debounce", "milliseconds", "`150`", "Milliseconds to wait after a keystroke before re-checking.",
+            where="editor"),
+    Setting("interpreter", "client", "the Python extension's", "The Python that runs the server (VS Code).",
+            where="client"),
+    Setting("server", "client", "`spec-contract serve`", "The command that starts the server (VS Code).",
+            where="client"),
+    Setting("trace", "client", "`off`", "Protocol tracing in the output channel (VS Code).", where="client"),
+)
+BY_NAME: dict[str, Setting] = {s.name.replace("-", "_"): s for s in SETTINGS}
+MAX_DEBOUNCE_MS = 10_000
+
+
+def settings_table() -> str:
+    """The README's table of keys (a test keeps the README equal to it)."""
+    rows = ["| key (`[tool.spec-contract]` / `specContract.`) | where | default | meaning |", "|---|---|---|---|"]
+    where = {"all": "pyproject, editor", "tree": "pyproject", "editor": "editor", "client": "VS Code"}
+    for s in SETTINGS:
+        key = f"`{s.name}`" + (f" / `extend-{s.name}`" if s.extend else "")
+        if s.camel != s.name and s.where != "tree":
+            key += f" (`{s.camel}`)"
+        rows.append(f"| {key} | {where[s.where]} | {s.default} | {s.doc} |")
+    return "\n".join(rows)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _strings_of(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+def _receiver(raw: Any, where: str) -> ReceiverPattern:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a table with 'pattern' and 'role', got {_show(raw)}")
+    unknown = sorted(set(raw) - {"pattern", "role", "classes", "speculative"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: pattern, role, classes, speculative)")
+    if "pattern" not in raw or "role" not in raw:
+        raise ConfigError(f"{where}: each receiver needs a 'pattern' and a 'role'")
+    if not isinstance(raw["pattern"], str):
+        raise ConfigError(f"{where}.pattern must be a string, got {_show(raw['pattern'])}")
+    if raw["role"] not in ("target", "draft"):
+        raise ConfigError(f"{where}: receiver {raw['pattern']!r}: role must be 'target' or 'draft', "
+                          f"not {_show(raw['role'])}")
+    classes = _strings_of(raw.get("classes", []))
+    if classes is None:
+        raise ConfigError(f"{where}.classes must be a list of class names, got {_show(raw['classes'])}")
+    speculative = raw.get("speculative", False)
+    if not isinstance(speculative, bool):
+        raise ConfigError(f"{where}.speculative must be true or false, got {_show(speculative)}")
+    return ReceiverPattern(parse_chain(raw["pattern"]), raw["role"], classes, speculative)
+
+
+def _algorithm(raw: Any, where: str) -> Algorithm:
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise ConfigError(f"{where} must be a table with a 'name' string, got {_show(raw)}")
+    fields: dict[str, tuple[str, ...]] = {}
+    for key, value in raw.items():
+        snake = _snake(str(key))
+        if snake == "name":
+            continue
+        if snake not in ("files", "conditions", "gated_by"):
+            raise ConfigError(f"{where}: unknown key {key!r} (known: name, files, conditions, gated-by)")
+        strings = _strings_of(value)
+        if strings is None:
+            raise ConfigError(f"{where}.{key} must be a list of strings, got {_show(value)}")
+        fields[snake] = strings
+    return Algorithm(raw["name"], fields.get("files", ()), frozenset(fields.get("conditions", ())),
+                     fields.get("gated_by", ()))
+
+
+def validate(name: str, value: Any) -> Any:
+    """The one validation of a setting's value, from any source: the value to use, or a :class:`ConfigError`
+    whose one-line message names the key (kebab-case; ``extend-`` keys take their list key's kind)."""
+    setting = BY_NAME.get(name.replace("-", "_").removeprefix("extend_"))
+    if setting is None or (name.replace("-", "_").startswith("extend_") and not setting.extend):
+        raise ConfigError(f"unknown setting {name.replace('_', '-')!r}")
+    key = name.replace("_", "-")
+    kind = setting.kind
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{key!r} must be true or false, got {_show(value)}")
+    if kind in ("string", "path"):
+        if isinstance(value, str):
+            return value
+        raise ConfigError(f"{key!r} must be a string, got {_show(value)}")
+    if kind == "strings":
+        strings = _strings_of(value)
+        if strings is None:
+            raise ConfigError(f"{key!r} must be a list of strings, got {_show(value)}")
+        return strings
+    if kind == "codes":
+        if isinstance(value, str):
+            value = [code.strip() for code in value.split(",") if code.strip()]
+        codes = _strings_of(value)
+        if codes is None:
+            raise ConfigError(f"{key!r} must be a list of codes such as [\"SC001\"], got {_show(value)}")
+        unknown = [code for code in codes if code not in DEFAULT_SEVERITY]
+        if unknown:
+            raise ConfigError(f"unknown diagnostic code {unknown[0]!r} in {key!r} (known: {known_codes()})")
+        return frozenset(codes)
+    if kind == "severity":
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key!r} must be a table of code = severity, got {_show(value)}")
+        result = {}
+        for code, level in value.items():
+            if code not in DEFAULT_SEVERITY:
+                raise ConfigError(f"unknown diagnostic code {code!r} in {key!r} (known: {known_codes()})")
+            if not isinstance(level, str) or level.lower() not in SEVERITIES:
+                raise ConfigError(f"severity of {code} must be one of {', '.join(SEVERITIES)}, not {_show(level)}")
+            result[code] = level.lower()
+        return result
+    if kind == "receivers":
+        if not isinstance(value, list):
+            raise ConfigError(f"{key!r} must be a list of tables, got {_show(value)}")
+        return tuple(_receiver(raw, f"{key}[{i}]") for i, raw in enumerate(value))
+    if kind == "algorithms":
+        if not isinstance(value, list):
+            raise ConfigError(f"{key!r} must be a list of tables, got {_show(value)}")
+        return tuple(_algorithm(raw, f"{key}[{i}]") for i, raw in enumerate(value))
+    if kind == "milliseconds":
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MAX_DEBOUNCE_MS:
+            return int(value)
+        raise ConfigError(f"{key!r} must be a number of milliseconds between 0 and {MAX_DEBOUNCE_MS}, "
+                          f"got {_show(value)}")
+    return value  # "client": the editor extension's own
+
+
+# -- reading the sources ------------------------------------------------------------------------------------
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's table, or a one-line :class:`ConfigError` for whatever is wrong with the file."""
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        raise ConfigError(f"{path}: invalid TOML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
-def _normalise_keys(table: dict[str, Any]) -> dict[str, Any]:
-    """Accept snake_case, kebab-case and camelCase keys alike (pyproject, CLI and LSP settings)."""
-    out: dict[str, Any] = {}
-    for key, value in table.items():
-        snake = "".join("_" + c.lower() if c.isupper() else c for c in key).replace("-", "_")
-        out[snake] = value
-    return out
+def _snake(key: str) -> str:
+    """snake_case, kebab-case and camelCase keys alike (pyproject, CLI and LSP settings)."""
+    return "".join("_" + c.lower() if c.isupper() else c for c in key).replace("-", "_")
 
 
-_LIST_KEYS = ("workers", "model_files", "delegate_names", "speculative_conditions", "ignored_members",
-              "draft_only_classes", "registry_candidates", "include", "exclude", "receivers")
-_KNOWN_KEYS = set(_LIST_KEYS) | {f"extend_{k}" for k in _LIST_KEYS} | {
-    "profile", "engine_package", "entry_class_variable", "severity", "enable", "select", "debounce", "trace", "interpreter",
-    "server",
-}
-
-
-def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str) -> dict[str, Any]:
+def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str, directory: Path | None) -> dict[str, Any]:
+    """``layer`` over ``base``, each value validated; ``directory`` anchors relative paths (``baseline``)."""
     merged = dict(base)
-    for key, value in _normalise_keys(layer).items():
-        if key not in _KNOWN_KEYS:
-            raise ConfigError(f"{origin}: unknown setting {key!r}")
+    for raw_key, raw_value in layer.items():
+        key = _snake(str(raw_key))
+        try:
+            value = validate(key, raw_value)
+        except ConfigError as exc:
+            raise ConfigError(f"{origin}: {exc}") from None
+        setting = BY_NAME[key.removeprefix("extend_")]
+        if setting.where == "client" or key == "debounce":
+            continue
         if key.startswith("extend_"):
             target = key[len("extend_"):]
-            if not isinstance(value, list):
-                raise ConfigError(f"{origin}: {key!r} must be a list")
-            merged[target] = list(merged.get(target, [])) + value
+            merged[target] = tuple(merged.get(target, ())) + tuple(value)
         elif key == "severity":
-            if not isinstance(value, dict):
-                raise ConfigError(f"{origin}: 'severity' must be a table of code = severity")
             merged["severity"] = {**merged.get("severity", {}), **value}
+        elif key == "baseline":
+            merged["baseline"] = str(directory / value) if directory is not None else value
         else:
             merged[key] = value
     return merged
 
 
-def _pyproject_table(root: Path) -> tuple[dict[str, Any], str] | None:
+def pyproject_table(root: Path) -> tuple[dict[str, Any], str] | None:
+    """``root/pyproject.toml``'s ``[tool.spec-contract]`` table and the file's name, if it has one."""
     candidate = root / "pyproject.toml"
     if not candidate.is_file():
         return None
-    table = _read_toml(candidate).get("tool", {}).get("spec-contract")
+    return _table_in(_read_toml(candidate), candidate, default=None)
+
+
+def _table_in(data: dict[str, Any], path: Path, default: Any) -> Any:
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: 'tool' must be a table, got {_show(tool)}")
+    table = tool.get("spec-contract", default)
     if table is None:
         return None
     if not isinstance(table, dict):
-        raise ConfigError(f"{candidate}: [tool.spec-contract] must be a table")
-    return table, str(candidate)
+        raise ConfigError(f"{path}: [tool.spec-contract] must be a table, got {_show(table)}")
+    return table, str(path)
 
 
-def load_config(root: Path, config_file: Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
-    """The configuration for the tree at ``root``; see the module docstring for precedence."""
-    layers: list[tuple[dict[str, Any], str]] = []
+def load_config(root: Path | None, config_file: Path | None = None,
+                overrides: dict[str, Any] | None = None) -> Config:
+    """The configuration for the project at ``root`` (None: no project file, the profile and the overrides
+    alone); see the module docstring for precedence."""
+    layers: list[tuple[dict[str, Any], str, Path | None]] = []
     if config_file is not None:
         data = _read_toml(config_file)
-        table = data.get("tool", {}).get("spec-contract", data)
-        layers.append((table, str(config_file)))
-    else:
-        found = _pyproject_table(root) if root.is_dir() else None
+        table, origin = _table_in(data, config_file, default=data)
+        layers.append((table, origin, config_file.resolve().parent))
+    elif root is not None and root.is_dir():
+        found = pyproject_table(root)
         if found:
-            layers.append(found)
+            layers.append((found[0], found[1], root.resolve()))
     if overrides:
-        layers.append(({k: v for k, v in overrides.items() if v is not None}, "settings"))
+        layers.append(({k: v for k, v in overrides.items() if v is not None}, "settings", root))
 
     profile_name = "sglang"
-    for table, _ in layers:
-        profile_name = _normalise_keys(table).get("profile", profile_name)
-    if not isinstance(profile_name, str):
-        raise ConfigError("'profile' must be a string")
-    merged: dict[str, Any] = _normalise_keys(_builtin_profile(profile_name))
+    for table, origin, _ in layers:
+        for key, value in table.items():
+            if _snake(str(key)) == "profile":
+                try:
+                    profile_name = validate("profile", value)
+                except ConfigError as exc:
+                    raise ConfigError(f"{origin}: {exc}") from None
+    merged: dict[str, Any] = _merge({}, _builtin_profile(profile_name), f"profile {profile_name!r}", None)
     merged["severity"] = dict(DEFAULT_SEVERITY)
-    for table, origin in layers:
-        merged = _merge(merged, table, origin)
+    for table, origin, directory in layers:
+        merged = _merge(merged, table, origin, directory)
     return _build(profile_name, merged)
 
 
-def _strings(merged: dict[str, Any], key: str) -> tuple[str, ...]:
-    value = merged.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{key.replace('_', '-')!r} must be a list of strings")
-    return tuple(value)
-
-
 def _build(profile_name: str, merged: dict[str, Any]) -> Config:
-    receivers = []
-    for raw in merged.get("receivers", []):
-        if not isinstance(raw, dict) or "pattern" not in raw or "role" not in raw:
-            raise ConfigError("each receiver needs a 'pattern' and a 'role'")
-        if raw["role"] not in ("target", "draft"):
-            raise ConfigError(f"receiver {raw['pattern']!r}: role must be 'target' or 'draft', not {raw['role']!r}")
-        receivers.append(ReceiverPattern(parse_chain(raw["pattern"]), raw["role"], tuple(raw.get("classes", ())),
-                                         bool(raw.get("speculative", False))))
-    severity = merged.get("severity", {})
-    for code, level in severity.items():
-        if code not in DEFAULT_SEVERITY:
-            raise ConfigError(f"unknown diagnostic code {code!r} in 'severity' (known: {known_codes()})")
-        if level not in SEVERITIES:
-            raise ConfigError(f"severity of {code} must be one of {', '.join(SEVERITIES)}, not {level!r}")
-    select = merged.get("select", list(DEFAULT_SEVERITY))
-    if isinstance(select, str):
-        select = [s.strip() for s in select.split(",") if s.strip()]
-    unknown = [code for code in select if code not in DEFAULT_SEVERITY]
-    if unknown:
-        raise ConfigError(f"unknown diagnostic code {unknown[0]!r} in 'select' (known: {known_codes()})")
-    enable = merged.get("enable", True)
-    if not isinstance(enable, bool):
-        raise ConfigError("'enable' must be true or false")
-    entry = merged.get("entry_class_variable")
     return Config(
         profile=profile_name,
-        engine_package=str(merged.get("engine_package") or profile_name),
-        workers=_strings(merged, "workers"),
-        model_files=_strings(merged, "model_files"),
-        entry_class_variable=entry or None,
-        delegate_names=_strings(merged, "delegate_names"),
-        speculative_conditions=frozenset(_strings(merged, "speculative_conditions")),
-        ignored_members=frozenset(_strings(merged, "ignored_members")),
-        draft_only_classes=_strings(merged, "draft_only_classes"),
-        registry_candidates=_strings(merged, "registry_candidates"),
-        receivers=tuple(receivers),
-        severity={**DEFAULT_SEVERITY, **severity},
-        include=_strings(merged, "include"),
-        exclude=tuple(dict.fromkeys(DEFAULT_EXCLUDE + _strings(merged, "exclude"))),
-        enable=enable,
-        select=frozenset(select),
+        engine_package=merged.get("engine_package") or profile_name,
+        workers=merged.get("workers", ()),
+        model_files=merged.get("model_files", ()),
+        entry_class_variable=merged.get("entry_class_variable") or None,
+        delegate_names=merged.get("delegate_names", ()),
+        speculative_conditions=frozenset(merged.get("speculative_conditions", ())),
+        ignored_members=frozenset(merged.get("ignored_members", ())),
+        draft_only_classes=merged.get("draft_only_classes", ()),
+        registry_candidates=merged.get("registry_candidates", ()),
+        receivers=merged.get("receivers", ()),
+        algorithms=merged.get("algorithms", ()),
+        non_target_classes=merged.get("non_target_classes", ()),
+        draft_classes=merged.get("draft_classes", ()),
+        severity={**DEFAULT_SEVERITY, **merged.get("severity", {})},
+        include=merged.get("include", ()),
+        exclude=tuple(dict.fromkeys(DEFAULT_EXCLUDE + merged.get("exclude", ()))),
+        enable=merged.get("enable", True),
+        select=merged.get("select", frozenset(DEFAULT_SEVERITY)),
+        baseline=merged.get("baseline"),
     )
 
 
 def with_select(config: Config, codes: list[str]) -> Config:
     """``--select`` narrows the reported codes."""
-    unknown = [c for c in codes if c not in DEFAULT_SEVERITY]
-    if unknown:
-        raise ConfigError(f"unknown diagnostic code {unknown[0]!r} in --select (known: {known_codes()})")
-    return replace(config, select=frozenset(codes))
+    try:
+        return replace(config, select=validate("select", codes))
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("'select'", "--select")) from None

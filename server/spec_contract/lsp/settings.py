@@ -5,9 +5,11 @@ Settings arrive from two places: ``initializationOptions`` (once, for every fold
 wins key by key. A value of the wrong shape must not stop the server: it is reported once (the caller turns
 the problems into a ``window/showMessage`` warning) and the default is used for that key alone.
 
-The result is split in two: what the language server itself uses (``enable``, ``debounce``) and the
+Which keys exist, their kinds and their docs are the engine's one schema (``engine.config.SETTINGS``), and
+every value is checked by its one ``validate``; this module only decides what a rejected value falls back
+to. The result is split in two: what the language server itself uses (``enable``, ``debounce``) and the
 ``overrides`` dict handed to the engine's ``load_config``, which merges it over the tree's
-``[tool.spec-contract]`` table and validates what only the engine knows (e.g. which profiles exist).
+``[tool.spec-contract]`` table.
 """
 
 from __future__ import annotations
@@ -17,12 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec_contract.engine.rules import CODES
+from spec_contract.engine.config import BY_NAME, ConfigError, validate
 
 SECTION = "specContract"
-SEVERITIES = ("error", "warning", "information", "hint")
 DEFAULT_DEBOUNCE_MS = 150
-MAX_DEBOUNCE_MS = 10_000
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Settings:
     severity: Mapping[str, str] = field(default_factory=dict)
     include: tuple[str, ...] | None = None
     exclude: tuple[str, ...] | None = None
+    select: frozenset[str] | None = None
 
     def overrides(self) -> dict[str, Any]:
         """The part the engine merges over pyproject; keys left unset keep the pyproject/profile value."""
@@ -47,6 +48,8 @@ class Settings:
             result["include"] = list(self.include)
         if self.exclude is not None:
             result["exclude"] = list(self.exclude)
+        if self.select is not None:
+            result["select"] = sorted(self.select)
         return result
 
 
@@ -79,18 +82,9 @@ def merge(*layers: Mapping[str, Any] | None) -> dict[str, Any]:
     return result
 
 
-def _globs(name: str, value: Any, problems: list[str]) -> tuple[str, ...] | None:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
-        return tuple(value)
-    problems.append(f"{SECTION}.{name} must be a list of glob strings, got {value!r}; ignoring it")
-    return None
-
-
-# Settings in the same section that the editor extension itself uses (which interpreter or command starts
-# the server, protocol tracing): VS Code sends the whole section, so they arrive here and are not errors.
-CLIENT_SIDE = frozenset({"interpreter", "server", "trace"})
+_FALLBACK = {"enable": "using true", "debounce": f"using {DEFAULT_DEBOUNCE_MS}", "profile": "using the default",
+             "select": "reporting every code"}
+_FIELD = {"debounce": "debounce_ms"}
 
 
 def parse(raw: Mapping[str, Any]) -> tuple[Settings, list[str]]:
@@ -98,48 +92,40 @@ def parse(raw: Mapping[str, Any]) -> tuple[Settings, list[str]]:
     problems: list[str] = []
     values: dict[str, Any] = {}
     for key, value in merge(raw).items():
-        if key == "enable":
-            if isinstance(value, bool):
-                values["enable"] = value
-            else:
-                problems.append(f"{SECTION}.enable must be true or false, got {value!r}; using true")
-        elif key == "debounce":
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MAX_DEBOUNCE_MS:
-                values["debounce_ms"] = int(value)
-            else:
-                problems.append(
-                    f"{SECTION}.debounce must be a number of milliseconds between 0 and {MAX_DEBOUNCE_MS}, "
-                    f"got {value!r}; using {DEFAULT_DEBOUNCE_MS}"
-                )
-        elif key == "profile":
-            if isinstance(value, str) and value.strip():
-                values["profile"] = value.strip()
-            else:
-                problems.append(f"{SECTION}.profile must be a profile name, got {value!r}; using the default")
-        elif key == "severity":
+        setting = BY_NAME.get(key)
+        if setting is None or setting.where == "tree":
+            where = " (it is read from pyproject.toml only)" if setting is not None else ""
+            problems.append(f"{SECTION}.{key} is not a known setting{where}; ignoring it")
+            continue
+        if setting.where == "client":
+            continue
+        if key == "severity":
             values["severity"] = _severity(value, problems)
-        elif key in ("include", "exclude"):
-            globs = _globs(key, value, problems)
-            if globs:  # an empty list (VS Code's default) leaves the pyproject's globs alone
-                values[key] = globs
-        elif key not in CLIENT_SIDE:
-            problems.append(f"{SECTION}.{key} is not a known setting; ignoring it")
+            continue
+        if key in ("include", "exclude") and isinstance(value, str):
+            value = [value]
+        if key == "profile" and isinstance(value, str):
+            value = value.strip() or None
+        try:
+            checked = validate(key, value)
+        except ConfigError as exc:
+            problems.append(f"{SECTION}.{key}: {exc}; {_FALLBACK.get(key, 'ignoring it')}")
+            continue
+        if key in ("include", "exclude") and not checked:
+            continue  # an empty list (VS Code's default) leaves the pyproject's globs alone
+        values[_FIELD.get(key, key)] = checked
     return Settings(**values), problems
 
 
 def _severity(value: Any, problems: list[str]) -> dict[str, str]:
+    """Each code's level on its own: one bad entry falls back alone."""
     if not isinstance(value, Mapping):
         problems.append(f"{SECTION}.severity must map codes to severities, got {value!r}; using the defaults")
         return {}
     result: dict[str, str] = {}
     for code, level in value.items():
-        if code not in CODES:
-            problems.append(f"{SECTION}.severity: unknown code {code!r} (known: {', '.join(CODES)}); ignoring it")
-        elif not isinstance(level, str) or level.lower() not in SEVERITIES:
-            problems.append(
-                f"{SECTION}.severity.{code} must be one of {', '.join(SEVERITIES)}, got {level!r}; "
-                "using the default"
-            )
-        else:
-            result[code] = level.lower()
+        try:
+            result.update(validate("severity", {code: level}))
+        except ConfigError as exc:
+            problems.append(f"{SECTION}.severity.{code}: {exc}; using the default")
     return result
