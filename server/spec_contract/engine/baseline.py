@@ -1,0 +1,128 @@
+"""A baseline: the findings a team accepted when it switched the tool on, so only new ones fail a run.
+
+A finding's identity is what survives line moves and unrelated edits: its code, the class's qualified name,
+the member and the role (never a line, a column or a message). The file is JSON with one entry per line,
+sorted, so a re-written baseline diffs as the findings that came and went. Entries the run no longer finds
+are *stale* (fixed since): reported, never an error. A file that cannot be used (missing, empty, another
+version, malformed) is a :class:`~spec_contract.engine.config.ConfigError` with a one-line message: a
+baseline that silently matched nothing would pass every old finding as new, or hide every new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from spec_contract.engine.config import ConfigError
+from spec_contract.engine.results import Finding
+
+VERSION = 1
+_KEYS = ("code", "class", "member", "role")
+
+
+def identity(finding: Finding) -> tuple[str, str, str, str]:
+    return finding.code, finding.class_qualname, finding.member, finding.role
+
+
+def fingerprint(finding: Finding) -> str:
+    """The identity as a short stable hash: JSON's ``fingerprint`` and SARIF's ``partialFingerprints``."""
+    return hashlib.sha256("\0".join(identity(finding)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Entry:
+    code: str
+    class_qualname: str
+    member: str
+    role: str
+    path: str  # where the class was, relative to the project root: for readers and for subset runs
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        return self.code, self.class_qualname, self.member, self.role
+
+
+@dataclass(frozen=True)
+class Match:
+    baselined: frozenset[str]  # fingerprints of the findings the baseline covers
+    stale: tuple[Entry, ...]  # entries no finding matched: fixed since the baseline was written
+
+
+@dataclass(frozen=True)
+class Baseline:
+    path: Path
+    entries: tuple[Entry, ...]
+
+    def match(self, findings: Iterable[Finding], covers: Callable[[str], bool] = lambda rel: True) -> Match:
+        """Which findings the baseline covers, and which of its entries (among those whose path ``covers``
+        accepts: a run over a subset cannot tell about the rest) matched none. An entry covers one finding,
+        so a second finding with the same identity (a class defined twice) is new."""
+        left = Counter(entry.identity for entry in self.entries)
+        baselined = set()
+        for finding in findings:
+            key = identity(finding)
+            if left[key] > 0:
+                left[key] -= 1
+                baselined.add(fingerprint(finding))
+        stale = []
+        for entry in self.entries:
+            if left[entry.identity] > 0 and covers(entry.path):
+                left[entry.identity] -= 1
+                stale.append(entry)
+        return Match(frozenset(baselined), tuple(stale))
+
+
+def load(path: Path) -> Baseline:
+    """Read a baseline file; every way it can be unusable is a one-line ConfigError naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"baseline {path}: no such file (write one with check --write-baseline {path})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"baseline {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+    if not text.strip():
+        raise ConfigError(f"baseline {path}: the file is empty")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"baseline {path}: not JSON ({str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict) or "version" not in data:
+        raise ConfigError(f"baseline {path}: not a spec-contract baseline (no 'version')")
+    if data["version"] != VERSION:
+        raise ConfigError(f"baseline {path}: version {data['version']!r} is not supported (this spec-contract "
+                          f"reads version {VERSION}); write it again with check --write-baseline")
+    raw = data.get("findings")
+    if not isinstance(raw, list):
+        raise ConfigError(f"baseline {path}: 'findings' must be a list")
+    entries = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in _KEYS):
+            raise ConfigError(f"baseline {path}: findings[{i}] needs string values for {', '.join(_KEYS)}")
+        entries.append(Entry(item["code"], item["class"], item["member"], item["role"], str(item.get("path", ""))))
+    return Baseline(path, tuple(entries))
+
+
+def render(findings: Iterable[Finding], relative: Callable[[str], str]) -> str:
+    """The file's text: sorted entries, one per line, so that re-writing it diffs well."""
+    rows = sorted((relative(f.path), f.class_qualname, f.member, f.role, f.code) for f in findings)
+    lines = [json.dumps({"code": code, "class": cls, "member": member, "role": role, "path": rel})
+             for rel, cls, member, role, code in rows]
+    body = ",\n  ".join(lines)
+    return (f'{{\n "version": {VERSION},\n "tool": "spec-contract",\n'
+            f' "findings": [{chr(10) + "  " + body + chr(10) + " " if lines else ""}]\n}}\n')
+
+
+def write(path: Path, findings: Iterable[Finding], relative: Callable[[str], str]) -> None:
+    """Write atomically (a temporary file, then a rename): a failed write leaves the old baseline."""
+    text = render(findings, relative)
+    tmp = path.with_name(f".{path.name}.spec-contract.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError(f"baseline {path}: cannot write it ({exc.strerror or exc})") from None
