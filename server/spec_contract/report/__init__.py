@@ -6,6 +6,7 @@ picks one and prints it. Paths are relative to the first checked root, lines and
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from spec_contract.engine.queries import Analysis
@@ -26,3 +27,26 @@ class Report:
 
     def site(self, site: CallSite) -> dict:
         return {"path": self.rel(site.path), "line": site.span.line + 1, "guarded": site.guarded}
+
+
+# Characters a terminal or log viewer acts on instead of showing: C0/C1 controls (ESC starts a sequence that
+# can retitle the window, move the cursor or hide text), format characters (bidirectional overrides that
+# reorder what is shown), line and paragraph separators, and lone surrogates (a file name that is not UTF-8,
+# which ``print`` cannot even encode).
+_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would act on shown as a Python escape (``\\x1b``).
+
+    File names and source text come from the checked tree, which its author chose: a name holding an escape
+    sequence must not reach the reader's terminal as one.
+    """
+    if text.isprintable():  # the common case, in C
+        return text
+    return "".join(_escape(c) if unicodedata.category(c) in _HIDDEN else c for c in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -6,7 +6,7 @@ import json
 
 from spec_contract import __version__
 from spec_contract.engine.rules import RULES
-from spec_contract.report import Report
+from spec_contract.report import Report, printable
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
 
@@ -62,12 +62,29 @@ def render_sarif(report: Report) -> str:
     }, indent=1)
 
 
+def _workflow_data(text: str) -> str:
+    """``text`` as the message of a workflow command: one line whatever it holds (GitHub's runner reads a
+    command to the end of the line and unescapes ``%25``, ``%0D``, ``%0A``), with terminal controls shown
+    rather than sent to the log viewer (which renders ANSI sequences)."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+
+
+def _workflow_property(text: str) -> str:
+    """``text`` as a property value (``file=…``): also ``:`` (which ends the properties) and ``,`` (which
+    separates them) are escaped, so a file name cannot add a property or start the message."""
+    return _workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
 def render_github(report: Report) -> str:
-    """``::error file=…,line=…::message`` workflow commands that GitHub shows on the pull request."""
+    """``::error file=…,line=…::message`` workflow commands that GitHub shows on the pull request.
+
+    File names come from the checked tree: ``evil\\n::warning file=x::injected.py`` must stay one property of
+    one command, hence the escaping (properties and message differ, as GitHub's runner reads them).
+    """
     level = {"error": "error", "warning": "warning", "information": "notice", "hint": "notice"}
     out = []
     for f in report.findings:
-        message = f.message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        out.append(f"::{level[f.severity]} file={report.rel(f.path)},line={f.span.line + 1},"
-                   f"col={f.span.col + 1},endColumn={f.span.end_col + 1},title={f.code}::{message}")
+        out.append(f"::{level[f.severity]} file={_workflow_property(report.rel(f.path))},line={f.span.line + 1},"
+                   f"col={f.span.col + 1},endColumn={f.span.end_col + 1},title={_workflow_property(f.code)}"
+                   f"::{_workflow_data(f.message)}")
     return "\n".join(out)

@@ -1,16 +1,20 @@
-"""Human-readable output: one ruff-style line per finding, then a summary."""
+"""Human-readable output: one ruff-style line per finding, then a summary.
+
+Every line that holds a file name or source text goes through :func:`~spec_contract.report.printable`: the
+checked tree chose those, and a terminal must show them, not obey them.
+"""
 
 from __future__ import annotations
 
-from spec_contract.report import Report
+from spec_contract.report import Report, printable
 
 
 def render(report: Report) -> str:
     out = []
     for f in report.findings:
-        out.append(f"{report.rel(f.path)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.message}")
+        out.append(printable(f"{report.rel(f.path)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.message}"))
         for note in f.notes:
-            out.append(f"    note: {note}")
+            out.append(printable(f"    note: {note}"))
     files = sum(a.stats.files_seen for a in report.analyses)
     errors = sum(1 for f in report.findings if f.severity == "error")
     others = len(report.findings) - errors
@@ -36,5 +40,5 @@ def render_contract(report: Report) -> str:
                 out.append(f"  {entry.member}  [{kind}, {'call' if entry.is_call else 'attribute'}]")
                 for site in entry.call_sites:
                     guard = "  (guarded)" if site.guarded else ""
-                    out.append(f"    {report.rel(site.path)}:{site.span.line + 1}  {site.text}{guard}")
+                    out.append(printable(f"    {report.rel(site.path)}:{site.span.line + 1}  {site.text}{guard}"))
     return "\n".join(out)
