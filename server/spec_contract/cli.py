@@ -120,6 +120,17 @@ def entry() -> None:
     os._exit(code)
 
 
+def _emit(text: str) -> None:
+    """Print ``text`` and flush it. A reader that leaves early (``spec-contract contract | head``) is fine:
+    the rest of the output, and every later flush (the interpreter's own at exit included), goes to
+    ``/dev/null`` instead of ending the run with a ``BrokenPipeError`` traceback."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:  # before argparse: its REMAINDER would not take `--stdio`, `--tcp`, …
@@ -154,18 +165,15 @@ def _run(args: argparse.Namespace) -> int:
         from spec_contract.report.machine import render_json_contract
         from spec_contract.report.text import render_contract
 
-        print(render_json_contract(report) if args.format == "json" else render_contract(report))
+        _emit(render_json_contract(report) if args.format == "json" else render_contract(report))
         return 0
     from spec_contract.report import machine, text
 
     render = {"text": text.render, "json": machine.render_json, "sarif": machine.render_sarif,
               "github": machine.render_github}[args.format]
     output = render(report)
-    try:
-        if output:
-            print(output)
-    except BrokenPipeError:  # `spec-contract check | head`: the reader left, which is fine
-        sys.stdout = open(os.devnull, "w")
+    if output:
+        _emit(output)
     if fixed and args.format == "text":
         print(f"Fixed {fixed} file(s).")
     return 1 if any(f.severity == "error" for f in report.findings) else 0
