@@ -133,6 +133,9 @@ class Project:
 
     # inputs ----------------------------------------------------------------------------------------
     def set_overlay(self, path: str, text: str) -> None:
+        # A byte order mark is not Python (``ast.parse`` rejects U+FEFF): drop it, as reading the file does
+        # (``files.decode``), so a buffer and the file it was opened from are analysed alike.
+        text = text.removeprefix("\ufeff")
         if self._overlays.get(path) != text:
             self._overlays[path] = text
             self._touch(path)

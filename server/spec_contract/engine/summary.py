@@ -157,21 +157,30 @@ class ModuleSummary:
         return any(c.qualname == name for c in self.classes) or any(d.name == name for d in self.deferred)
 
     def find_class(self, qualname: str) -> ClassSummary | None:
-        """The first class of that dotted name in the file, parsing its statement if it was deferred."""
+        """The class of that dotted name the module ends up with, parsing its statement if it was deferred.
+
+        A name bound twice is the last definition at run time (a second ``class A`` replaces the first), so
+        the last top-level ``class`` of that name is the one checked, and a nested name is looked up in it.
+        """
         top = qualname.partition(".")[0]
+        found = None
         for cls in self._in_order(lambda d: d.name == top):
+            if cls.qualname == top:
+                found = None  # a later definition of the outer class: what the earlier one held is gone
             if cls.qualname == qualname:
-                return cls
-        return None
+                found = cls
+        return found
 
     def all_classes(self, mentioning: str | None = None) -> list[ClassSummary]:
         """Every class in file order; with ``mentioning``, deferred ones whose text lacks it are left out."""
         return list(self._in_order(lambda d: mentioning is None or mentioning in d.text))
 
     def top_level_classes(self, names: Iterable[str]) -> list[ClassSummary]:
-        """The top-level classes of those names, in file order."""
+        """The top-level classes of those names, in file order; of a name defined twice, the last definition
+        (see :meth:`find_class`)."""
         wanted = set(names)
-        return [c for c in self._in_order(lambda d: d.name in wanted) if c.qualname in wanted]
+        last = {c.qualname: c for c in self._in_order(lambda d: d.name in wanted) if c.qualname in wanted}
+        return sorted(last.values(), key=lambda c: (c.span.line, c.span.col))
 
     def local_import(self, name: str) -> ImportBinding | None:
         """The binding of ``name`` by an import inside a function or class, the last one in the file.
