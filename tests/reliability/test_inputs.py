@@ -1,0 +1,206 @@
+"""Hostile inputs the checked tree or the reader of the output chooses: special files named ``*.py``, file
+names that carry terminal escapes or GitHub workflow commands, a byte order mark in an editor buffer, a class
+defined twice, a reader that leaves the pipe early (issue 14, items 8, 15 and 16).
+
+Each test runs the real command in a subprocess (a hang, a traceback or a wrong exit code is what CI would
+see) or the real server through pytest-lsp.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))  # the end-to-end tests' client helpers
+from lsp_harness import diagnostics_now, initialize, make_client, open_document  # noqa: E402
+
+from spec_contract.engine.config import load_config  # noqa: E402
+from spec_contract.engine.project import Project  # noqa: E402
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+WRAPPER = "minisgl/models/llava.py"
+DEMO_FINDINGS = [("get_embed_and_head", 6), ("set_eagle3_layers_to_capture", 6)]  # what the demo reports
+
+
+def run(*args: str, cache: Path, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The command; from the checked tree (``cwd``) where file names are shown, as a CI job runs it."""
+    env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(cache)}
+    return subprocess.run([sys.executable, "-m", "spec_contract", *args], capture_output=True, env=env,
+                          timeout=timeout, cwd=cwd)
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Path:
+    target = tmp_path / "demo"
+    shutil.copytree(DEMO, target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def reported(root: Path) -> list[tuple[str, int]]:
+    analysis = Project(root, load_config(root), use_cache=False).analyze()
+    return [(f.member, f.span.line + 1) for f in analysis.findings]
+
+
+# item 8: special files -------------------------------------------------------------------------------
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_fifo_named_py_is_skipped_not_read(demo, tmp_path):
+    """Opening a FIFO for reading blocks until a writer comes: the run would never end."""
+    os.mkfifo(demo / "minisgl/models/pipe.py")
+    os.mkfifo(demo / "minisgl/speculative/pipe_worker.py")
+    result = run("check", str(demo), "--format", "json", cache=tmp_path / "cache", timeout=60)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert [(f["method"], f["line"]) for f in report["findings"]] == DEMO_FINDINGS
+    assert report["stats"]["files_skipped"] == {"not-a-file": 2}
+    text = run("check", str(demo), "--no-cache", cache=tmp_path / "cache", timeout=60)
+    assert b"Skipped files: 2 not-a-file." in text.stdout
+
+
+# item 15: output injection -----------------------------------------------------------------------------
+HOSTILE_NAMES = [
+    "evil\n::warning file=x::injected.py",
+    "carriage\r::error::x.py",
+    "comma,colon:percent%25.py",
+    "esc\x1b[2J\x1b]0;title\x07.py",
+    "bidi\u202eyp.py",
+]
+
+
+def hostile_tree(demo: Path) -> list[str]:
+    """The demo's wrapper copied under each hostile name; returns their paths relative to the root."""
+    names = []
+    for name in HOSTILE_NAMES:
+        shutil.copy(demo / WRAPPER, demo / "minisgl/models" / name)
+        names.append(f"minisgl/models/{name}")
+    return names
+
+
+def unescape_property(value: str) -> str:
+    """What GitHub's runner reads from an escaped property value."""
+    for escaped, char in (("%3A", ":"), ("%2C", ","), ("%0D", "\r"), ("%0A", "\n"), ("%25", "%")):
+        value = value.replace(escaped, char)
+    return value
+
+
+def test_github_annotations_escape_file_names_and_messages(demo, tmp_path):
+    names = hostile_tree(demo)
+    result = run("check", str(demo), "--format", "github", "--no-cache", cache=tmp_path / "cache", cwd=demo)
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.decode("utf-8").removesuffix("\n").split("\n")  # as the runner splits its log
+    assert len(lines) == 2 * (len(names) + 1)  # one command per finding: no line was added by a name
+    files = []
+    for line in lines:
+        assert line.startswith("::error file="), line
+        properties, separator, message = line[2:].partition("::")
+        assert separator and "::" not in message and "\r" not in line
+        fields = dict(p.split("=", 1) for p in properties.split(" ", 1)[1].split(","))
+        assert set(fields) == {"file", "line", "col", "endColumn", "title"}
+        files.append(unescape_property(fields["file"]))
+    # Newlines, commas, colons and percents come back as they are; terminal controls stay visible escapes.
+    shown = {name.replace("\x1b", "\\x1b").replace("\x07", "\\x07").replace("\u202e", "\\u202e") for name in names}
+    assert set(files) == shown | {WRAPPER}
+
+
+def test_text_report_shows_control_characters_as_escapes(demo, tmp_path):
+    names = hostile_tree(demo)
+    for command in (["check", "--no-cache"], ["contract", "--no-cache"]):
+        result = run(*command, str(demo), cache=tmp_path / "cache", cwd=demo)
+        assert result.returncode in (0, 1), result.stderr
+        out = result.stdout.decode("utf-8")
+        assert not any(c in out for c in "\x1b\x07\r\u202e"), out
+        assert all(line.isprintable() for line in out.splitlines())
+    out = run("check", "--no-cache", str(demo), cache=tmp_path / "cache", cwd=demo).stdout.decode("utf-8")
+    assert "minisgl/models/evil\\x0a::warning file=x::injected.py:6:7: SC001" in out
+    assert "minisgl/models/esc\\x1b[2J\\x1b]0;title\\x07.py:6:7: SC001" in out
+    assert len(out.splitlines()) == 2 * (len(names) + 1) + 1
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_json_formats_carry_file_names_exactly(demo, tmp_path, fmt):
+    names = hostile_tree(demo)
+    result = run("check", str(demo), "--format", fmt, "--no-cache", cache=tmp_path / "cache")
+    assert result.returncode == 1, result.stderr
+    out = result.stdout.decode("ascii")  # every other character is a JSON escape
+    report = json.loads(out)
+    if fmt == "json":
+        paths = {f["path"] for f in report["findings"]}
+    else:
+        paths = {loc["physicalLocation"]["artifactLocation"]["uri"]
+                 for r in report["runs"][0]["results"] for loc in r["locations"]}
+    assert paths == set(names) | {WRAPPER}
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(demo, tmp_path):
+    """Such a name reaches Python as lone surrogates, which ``print`` cannot encode."""
+    shutil.copy(demo / WRAPPER, os.path.join(os.fsencode(demo / "minisgl/models"), b"latin1-\xe9.py"))
+    result = run("check", str(demo), "--no-cache", cache=tmp_path / "cache", cwd=demo)
+    assert result.returncode == 1 and not result.stderr
+    assert b"minisgl/models/latin1-\\udce9.py:6:7: SC001" in result.stdout
+
+
+# item 16: smaller ones -------------------------------------------------------------------------------
+def test_a_class_defined_twice_is_checked_as_its_last_definition(demo):
+    """The runtime uses the last ``class`` statement of a name; the first is dead code."""
+    wrapper = (demo / WRAPPER).read_text()
+    head, _, tail = wrapper.partition("class LlavaForConditionalGeneration")
+    forwarding = (
+        "class LlavaForConditionalGeneration:\n"
+        "    def __init__(self, config):\n        self.language_model = LlamaForCausalLM(config.text_config)\n\n"
+        "    def get_embed_and_head(self):\n        return self.language_model.get_embed_and_head()\n\n"
+        "    def set_embed_and_head(self, embed, head):\n"
+        "        return self.language_model.set_embed_and_head(embed, head)\n\n"
+        "    def set_eagle3_layers_to_capture(self, ids=None):\n"
+        "        return self.language_model.set_eagle3_layers_to_capture(ids)\n\n\n")
+    (demo / WRAPPER).write_text(head + forwarding + "class LlavaForConditionalGeneration" + tail)
+    lines = (demo / WRAPPER).read_text().splitlines()
+    last = max(i + 1 for i, line in enumerate(lines) if line.startswith("class LlavaForConditionalGeneration"))
+    assert last > 6
+    assert reported(demo) == [(member, last) for member, _ in DEMO_FINDINGS]
+    # And the other way round: a forwarding last definition is clean, whatever came before it.
+    (demo / WRAPPER).write_text(head + "class LlavaForConditionalGeneration" + tail + "\n\n" + forwarding
+                                + "EntryClass = LlavaForConditionalGeneration\n")
+    assert reported(demo) == []
+
+
+@pytest.mark.parametrize("command", ["contract", "check"])
+def test_a_reader_that_leaves_early_ends_the_run_quietly(demo, tmp_path, command):
+    """``spec-contract contract | head``: the reader closes the pipe before the output is written."""
+    env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "spec_contract", command, str(demo), "--no-cache"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()  # before the interpreter has even started: the first write finds no reader
+    _, err = proc.communicate(timeout=120)
+    assert err == b""
+    assert proc.returncode == (0 if command == "contract" else 1)
+
+
+SERVER_COMMAND = [sys.executable, "-m", "spec_contract", "serve"]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client))
+async def neovim(lsp_client: LanguageClient):
+    lsp_client.editor = "neovim-0.11"
+    lsp_client.init_result = None
+    yield lsp_client
+    if lsp_client.init_result is not None:
+        await lsp_client.shutdown_session()
+
+
+async def test_a_buffer_that_starts_with_a_byte_order_mark_gets_diagnostics(neovim, tmp_path):
+    demo = tmp_path / "demo"
+    shutil.copytree(DEMO, demo, ignore=shutil.ignore_patterns("__pycache__"))
+    if hasattr(os, "mkfifo"):  # a FIFO in the workspace does not block the engine thread either
+        os.mkfifo(demo / "minisgl/models/pipe.py")
+    await initialize(neovim, [demo])
+    text = (demo / WRAPPER).read_text()
+    uri = open_document(neovim, demo / WRAPPER, "\ufeff" + text)
+    with_bom = await diagnostics_now(neovim, uri)
+    assert sorted((d.data["member"], d.range.start.line + 1) for d in with_bom) == DEMO_FINDINGS
