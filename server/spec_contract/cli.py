@@ -8,13 +8,16 @@ error, always with a one-line message).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import io
 import os
 import sys
 import time
 import tokenize
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from spec_contract import __version__
 
@@ -32,19 +35,30 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spec-contract {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
+    from spec_contract.engine.discovery import RULE
+
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("paths", nargs="*", metavar="PATH", help="project roots or installed package directories (default: .)")
+        p.add_argument("paths", nargs="*", metavar="PATH",
+                       help="files or folders anywhere inside a project, project roots or installed package "
+                            "directories (default: .)")
         p.add_argument("--profile", help="engine profile (default: sglang, or the pyproject's)")
         p.add_argument("--config", type=Path, help="a TOML file with the [tool.spec-contract] settings to use")
         p.add_argument("--no-cache", action="store_true", help="do not read or write the summary cache")
         p.add_argument("--python", help="interpreter whose installed engine supplies the contract for out-of-tree models")
 
-    check = sub.add_parser("check", help="report wrapper classes that do not forward contract methods")
+    check = sub.add_parser("check", help="report wrapper classes that do not forward contract methods",
+                           description=f"Report wrapper classes that do not forward contract methods. {RULE}")
     common(check)
     check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
-    check.add_argument("--fix", action="store_true", help="add the missing delegations to the files")
-    check.add_argument("--select", help="comma-separated codes to report (default: SC001,SC002)")
-    contract = sub.add_parser("contract", help="print the contract derived from the workers")
+    check.add_argument("--fix", action="store_true", help="add the missing delegations to the given files")
+    check.add_argument("--select", help="comma-separated codes to report (default: all)")
+    baseline = check.add_mutually_exclusive_group()
+    baseline.add_argument("--baseline", type=Path, metavar="FILE",
+                          help="fail only on findings not in FILE (default: the pyproject's 'baseline' key)")
+    baseline.add_argument("--write-baseline", type=Path, metavar="FILE",
+                          help="record the findings in FILE (sorted, one per line) and exit 0")
+    contract = sub.add_parser("contract", help="print the contract derived from the workers",
+                              description=f"Print the contract derived from the workers. {RULE}")
     common(contract)
     contract.add_argument("--format", choices=("text", "json"), default="text")
     sub.add_parser("serve", help="run the language server: stdio by default (--stdio is accepted), or --tcp/--ws "
@@ -52,23 +66,50 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _projects(args: argparse.Namespace) -> list:
+@dataclass
+class _Target:
+    """One discovered project and the PATHs given inside it: the project is analysed whole, and only the
+    classes defined in those paths are reported (and fixed)."""
+
+    project: Any  # spec_contract.engine.project.Project
+    found: Any  # spec_contract.engine.discovery.Found
+    paths: list[Path]
+
+    @property
+    def whole(self) -> bool:
+        return any(path == self.found.root for path in self.paths)
+
+    def covers(self, path: str) -> bool:
+        return self.whole or any(path == str(p) or path.startswith(str(p) + os.sep) for p in self.paths)
+
+
+def _projects(args: argparse.Namespace) -> list[_Target]:
+    """Each PATH's project (``engine.discovery``), several PATHs of one project sharing it."""
     from spec_contract.engine.config import ConfigError, load_config, with_select
+    from spec_contract.engine.discovery import find_project
     from spec_contract.engine.project import Project
 
-    roots = [Path(p) for p in (args.paths or ["."])]
-    projects = []
+    if args.config is not None and not args.config.is_file():
+        raise ConfigError(f"{args.config}: no such config file")
     overrides = {"profile": args.profile} if args.profile else None
-    for root in roots:
-        if not root.exists():
-            raise ConfigError(f"{root}: no such file or directory")
-        if args.config is not None and not args.config.is_file():
-            raise ConfigError(f"{args.config}: no such config file")
-        config = load_config(root.resolve() if root.is_dir() else root.resolve().parent, args.config, overrides)
-        if getattr(args, "select", None):
-            config = with_select(config, [c.strip() for c in args.select.split(",") if c.strip()])
-        projects.append(Project(root, config, python=args.python, use_cache=not args.no_cache))
-    return projects
+    profile = None  # the profile's worker globs, for discovery's second step; read once, when first needed
+    targets: dict[Path, _Target] = {}
+    for given in args.paths or ["."]:
+        path = Path(os.path.abspath(given))
+        if not path.exists():
+            raise ConfigError(f"{given}: no such file or directory")
+        if profile is None:
+            profile = load_config(None, args.config, overrides)
+        found = find_project(path, profile.workers, profile.exclude)
+        target = targets.get(found.root)
+        if target is None:
+            config = load_config(found.root, args.config, overrides)
+            if getattr(args, "select", None):
+                config = with_select(config, [c.strip() for c in args.select.split(",") if c.strip()])
+            project = Project(found.root, config, python=args.python, use_cache=not args.no_cache)
+            target = targets[found.root] = _Target(project, found, [])
+        target.paths.append(path)
+    return list(targets.values())
 
 
 def _write(path: str, text: str) -> None:
@@ -154,18 +195,38 @@ def _run(args: argparse.Namespace) -> int:
     from spec_contract.report import Report
 
     started = time.perf_counter()
+    notes = []  # for standard error, after the output: which project each PATH was checked in, and why
     try:
-        projects = _projects(args)
-        fixed = _fix(projects) if getattr(args, "fix", False) else 0
-        report = Report(tuple(p.analyze() for p in projects), time.perf_counter() - started)
+        targets = _projects(args)
+        if args.command == "check":
+            for target in targets:
+                if not target.project.config.enable:
+                    notes.append(f"skipped {target.found.root}: enable = false in its [tool.spec-contract]")
+            targets = [t for t in targets if t.project.config.enable]
+        for target in targets:
+            if not target.whole:
+                notes.append(f"project {target.found.describe()}")
+        fixed = _fix([_Subset(t) for t in targets]) if getattr(args, "fix", False) else 0
+        analyses = tuple(_Subset(t).analyze() for t in targets)
+        baselined, stale = _baseline(args, targets, analyses)
+        report = Report(analyses, time.perf_counter() - started, cwd=Path.cwd(), baselined=baselined, stale=stale)
+        if getattr(args, "write_baseline", None) is not None:
+            from spec_contract.engine import baseline
+
+            baseline.write(args.write_baseline, report.findings, report.rel)
     except ConfigError as exc:
         print(f"spec-contract: error: {exc}", file=sys.stderr)
         return 2
+    for note in notes:
+        print(f"spec-contract: {note}", file=sys.stderr)
     if args.command == "contract":
         from spec_contract.report.machine import render_json_contract
         from spec_contract.report.text import render_contract
 
         _emit(render_json_contract(report) if args.format == "json" else render_contract(report))
+        return 0
+    if args.write_baseline is not None:
+        print(f"Wrote {len(report.findings)} finding(s) to the baseline {args.write_baseline}.")
         return 0
     from spec_contract.report import machine, text
 
@@ -176,4 +237,46 @@ def _run(args: argparse.Namespace) -> int:
         _emit(output)
     if fixed and args.format == "text":
         print(f"Fixed {fixed} file(s).")
-    return 1 if any(f.severity == "error" for f in report.findings) else 0
+    return 1 if any(f.severity == "error" and not report.is_baselined(f) for f in report.findings) else 0
+
+
+class _Subset:
+    """A target's project seen through its PATHs: the analysis of the whole project with only the findings
+    of the classes defined in the given paths, for the report and for ``--fix`` (which then edits only the
+    given files)."""
+
+    def __init__(self, target: _Target) -> None:
+        self.target = target
+
+    def analyze(self):
+        analysis = self.target.project.analyze()
+        if self.target.whole:
+            return analysis
+        return dataclasses.replace(analysis, findings=tuple(f for f in analysis.findings if self.target.covers(f.path)))
+
+    def invalidate(self, path: str) -> None:
+        self.target.project.invalidate(path)
+
+
+def _baseline(args: argparse.Namespace, targets: list[_Target], analyses: tuple) -> tuple[frozenset[str], tuple]:
+    """Fingerprints of the findings the baseline (``--baseline``, else each project's ``baseline`` key)
+    covers, and its stale entries among the given paths."""
+    from spec_contract.engine import baseline
+
+    if getattr(args, "write_baseline", None) is not None or args.command != "check":
+        return frozenset(), ()
+    covered: set[str] = set()
+    stale: list = []
+    loaded: dict[Path, object] = {}
+    for target, analysis in zip(targets, analyses):
+        file = args.baseline or (Path(target.project.config.baseline) if target.project.config.baseline else None)
+        if file is None:
+            continue
+        if file not in loaded:
+            loaded[file] = baseline.load(file)
+        root = target.found.root
+        match = loaded[file].match(analysis.findings,
+                                   lambda rel: target.covers(str(root / rel)) if rel else target.whole)
+        covered |= match.baselined
+        stale += match.stale
+    return frozenset(covered), tuple(stale)

@@ -27,7 +27,8 @@ def test_demo_json_report_has_the_fixed_schema_and_exit_code_1(tmp_path):
     result = run("check", str(DEMO), "--format", "json", "--no-cache", cache=tmp_path)
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
-    assert set(report) == {"version", "findings", "contract", "stats"}
+    assert set(report) == {"version", "root", "findings", "contract", "stats"}  # root: additive (issue 13)
+    assert report["root"] == str(DEMO)
     assert report["version"] == 1
     assert {"files_seen", "files_parsed", "seconds"} <= set(report["stats"])
     fixed_keys = {"code", "severity", "path", "line", "column", "end_line", "end_column", "class", "method",

@@ -1,14 +1,19 @@
 """Turning an analysis into what a terminal, a CI system or another tool reads.
 
 Every format takes the same :class:`Report` (one or more analysed roots) and returns a string; the CLI only
-picks one and prints it. Paths are relative to the first checked root, lines and columns 1-based.
+picks one and prints it. Machine formats give paths relative to the root of the project that holds them,
+text output relative to the working directory; lines and columns are 1-based.
 """
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 
+from spec_contract.engine.baseline import fingerprint
+from spec_contract.engine.files import relative_to
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.results import CallSite, Finding
 
@@ -17,13 +22,28 @@ from spec_contract.engine.results import CallSite, Finding
 class Report:
     analyses: tuple[Analysis, ...]
     seconds: float
+    # Text output names files relative to the working directory, as ruff prints them (None: as ``rel``).
+    cwd: Path | None = None
+    baselined: frozenset[str] = frozenset()  # fingerprints (engine.baseline) of findings the baseline covers
+    stale: tuple = ()  # baseline entries no finding matched any more (engine.baseline.Entry)
 
     @property
     def findings(self) -> list[Finding]:
         return [f for a in self.analyses for f in a.findings]
 
     def rel(self, path: str) -> str:
+        """Relative to the root of the project that holds ``path`` (the first project's otherwise)."""
+        for analysis in self.analyses[1:]:
+            if path.startswith(str(analysis.root) + os.sep):
+                return analysis.relative(path)
         return self.analyses[0].relative(path) if self.analyses else path
+
+    def shown(self, path: str) -> str:
+        """How text output names a file: relative to the working directory when it is inside it."""
+        return relative_to(path, self.cwd) if self.cwd is not None else self.rel(path)
+
+    def is_baselined(self, finding: Finding) -> bool:
+        return bool(self.baselined) and fingerprint(finding) in self.baselined
 
     def site(self, site: CallSite) -> dict:
         return {"path": self.rel(site.path), "line": site.span.line + 1, "guarded": site.guarded}

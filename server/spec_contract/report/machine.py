@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from spec_contract import __version__
+from spec_contract.engine.baseline import fingerprint
 from spec_contract.engine.rules import RULES
 from spec_contract.report import Report, printable
 
@@ -24,6 +25,7 @@ def render_json(report: Report) -> str:
         "end_column": f.span.end_col + 1, "class": f.class_name, "method": f.member, "role": f.role,
         "roles": list(f.roles), "delegate": f.delegate, "inner_class": f.inner_class,
         "call_sites": [report.site(s) for s in f.call_sites], "message": f.message, "notes": list(f.notes),
+        "fingerprint": fingerprint(f), "baselined": report.is_baselined(f),
     } for f in report.findings]
     stats = {
         "files_seen": sum(a.stats.files_seen for a in report.analyses),
@@ -32,7 +34,13 @@ def render_json(report: Report) -> str:
         "files_skipped": {k: v for a in report.analyses for k, v in a.stats.files_skipped.items()},
         "seconds": round(report.seconds, 3),
     }
-    return json.dumps({"version": 1, "findings": findings, "contract": _contract(report), "stats": stats}, indent=1)
+    out = {"version": 1, "root": str(report.analyses[0].root) if report.analyses else None, "findings": findings,
+           "contract": _contract(report), "stats": stats}
+    if report.baselined or report.stale:
+        out["baseline"] = {"baselined": len(report.baselined), "stale": [
+            {"code": e.code, "class": e.class_qualname, "member": e.member, "role": e.role, "path": e.path}
+            for e in report.stale]}
+    return json.dumps(out, indent=1)
 
 
 def render_json_contract(report: Report) -> str:
@@ -44,6 +52,8 @@ def render_sarif(report: Report) -> str:
     for f in report.findings:
         results.append({
             "ruleId": f.code, "level": _SARIF_LEVEL[f.severity], "message": {"text": f.message},
+            "partialFingerprints": {"specContract/v1": fingerprint(f)},
+            **({"baselineState": "unchanged" if report.is_baselined(f) else "new"} if report.baselined else {}),
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": report.rel(f.path)},
                 "region": {"startLine": f.span.line + 1, "startColumn": f.span.col + 1,
@@ -84,7 +94,10 @@ def render_github(report: Report) -> str:
     level = {"error": "error", "warning": "warning", "information": "notice", "hint": "notice"}
     out = []
     for f in report.findings:
-        out.append(f"::{level[f.severity]} file={_workflow_property(report.rel(f.path))},line={f.span.line + 1},"
+        if report.is_baselined(f):
+            continue
+        # Relative to the working directory (the checkout, in a workflow), where GitHub looks for the file.
+        out.append(f"::{level[f.severity]} file={_workflow_property(report.shown(f.path))},line={f.span.line + 1},"
                    f"col={f.span.col + 1},endColumn={f.span.end_col + 1},title={_workflow_property(f.code)}"
                    f"::{_workflow_data(f.message)}")
     return "\n".join(out)

@@ -11,15 +11,21 @@ from spec_contract.report import Report, printable
 
 def render(report: Report) -> str:
     out = []
-    for f in report.findings:
-        out.append(printable(f"{report.rel(f.path)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.message}"))
+    findings = [f for f in report.findings if not report.is_baselined(f)]  # the baseline's are not news
+    for f in findings:
+        out.append(printable(f"{report.shown(f.path)}:{f.span.line + 1}:{f.span.col + 1}: {f.code} {f.message}"))
         for note in f.notes:
             out.append(printable(f"    note: {note}"))
     files = sum(a.stats.files_seen for a in report.analyses)
-    errors = sum(1 for f in report.findings if f.severity == "error")
-    others = len(report.findings) - errors
+    errors = sum(1 for f in findings if f.severity == "error")
+    others = len(findings) - errors
     skipped = sum(sum(a.stats.files_skipped.values()) for a in report.analyses)
-    if report.findings:
+    if report.baselined or report.stale:
+        fixed = "".join(f"\n    fixed: {e.class_qualname}.{e.member} ({e.code}, {e.role})" for e in report.stale)
+        out.append(printable(f"Baseline: {len(report.findings) - len(findings)} finding(s) baselined, "
+                             f"{len(report.stale)} baseline entr{'y' if len(report.stale) == 1 else 'ies'} "
+                             "no longer found (fixed: write the baseline again to drop them)") + fixed)
+    if findings:
         out.append(f"Found {errors} error(s) and {others} other finding(s) in {files} files ({report.seconds:.2f}s).")
     else:
         out.append(f"All checked wrappers forward their contract ({files} files, {report.seconds:.2f}s).")
