@@ -43,7 +43,7 @@ def test_pyproject_extends_workers_and_lowers_sc001_to_warning(tmp_path):
     assert findings(analyze(root)) == [
         ("SC001", "LlavaForConditionalGeneration", "get_embed_and_head", ("target",), "language_model",
          "LlamaForCausalLM", "warning", ((WORKER, 5, False),)),
-        ("SC001", "LlavaForConditionalGeneration", "set_embed_and_head", ("draft",), "language_model",
+        ("SC005", "LlavaForConditionalGeneration", "set_embed_and_head", ("draft",), "language_model",
          "LlamaForCausalLM", "warning", ((drafting, 2, False), (WORKER, 6, False))),
     ]
 

@@ -15,7 +15,7 @@ DRAFT_SITE = (WORKER, 6, False)
 def missing_both(cls: str, delegate: str = "language_model", inner: str = "LlamaForCausalLM") -> list[tuple]:
     return [
         ("SC001", cls, "get_embed_and_head", ("target",), delegate, inner, "error", (TARGET_SITE,)),
-        ("SC001", cls, "set_embed_and_head", ("draft",), delegate, inner, "error", (DRAFT_SITE,)),
+        ("SC005", cls, "set_embed_and_head", ("draft",), delegate, inner, "warning", (DRAFT_SITE,)),
     ]
 
 
@@ -278,12 +278,12 @@ def _wrapper(above: str = "", same: str = "") -> dict[str, str]:
 
 
 def test_suppression_of_sc001_on_the_class_line(tmp_path):
-    root = base_tree(tmp_path, _wrapper(same="  # spec-contract: ignore[SC001]"))
+    root = base_tree(tmp_path, _wrapper(same="  # spec-contract: ignore[SC001, SC005]"))
     assert findings(analyze(root)) == []
 
 
 def test_suppression_of_sc001_on_the_line_above(tmp_path):
-    root = base_tree(tmp_path, _wrapper(above="# spec-contract: ignore[SC001]"))
+    root = base_tree(tmp_path, _wrapper(above="# spec-contract: ignore[SC001, SC005]"))
     assert findings(analyze(root)) == []
 
 
@@ -298,7 +298,7 @@ def test_suppression_of_another_code_keeps_sc001(tmp_path):
 
 
 def test_suppression_two_lines_above_does_not_count(tmp_path):
-    root = base_tree(tmp_path, _wrapper(above="# spec-contract: ignore[SC001]\n"))
+    root = base_tree(tmp_path, _wrapper(above="# spec-contract: ignore[SC001, SC005]\n"))
     assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")
 
 
@@ -307,7 +307,7 @@ def test_suppression_above_the_decorators_of_a_decorated_class(tmp_path):
         from pkg.models.llama import LlamaForCausalLM
         from pkg.registry import register
 
-        # spec-contract: ignore[SC002, SC001]
+        # spec-contract: ignore[SC002, SC001, SC005]
         @register("llava")
         class LlavaForConditionalGeneration:
             def __init__(self, config):
@@ -362,8 +362,8 @@ def test_each_missing_member_names_the_branch_candidate_that_provides_it(tmp_pat
     assert findings(analyze(root)) == [
         ("SC001", "LlavaForConditionalGeneration", "get_embed_and_head", ("target",), "language_model",
          "QwenForCausalLM", "error", (TARGET_SITE,)),
-        ("SC001", "LlavaForConditionalGeneration", "set_embed_and_head", ("draft",), "language_model",
-         "LlamaForCausalLM", "error", (DRAFT_SITE,)),
+        ("SC005", "LlavaForConditionalGeneration", "set_embed_and_head", ("draft",), "language_model",
+         "LlamaForCausalLM", "warning", (DRAFT_SITE,)),
     ]
 
 

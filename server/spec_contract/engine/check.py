@@ -3,7 +3,16 @@
 For each registered model class W and each member m of a role W can play: if W provides m (own body, MRO,
 properties, attributes, a forwarding ``__getattr__``) all is well; otherwise, if the class of one of W's
 delegate attributes (``self.language_model = Inner(...)``; one level deeper too) provides m, W must forward
-it: SC001 when some worker use of m is unguarded, SC002 when every use is guarded.
+it. What a missing forward costs decides the finding's kind (see :mod:`spec_contract.engine.rules`):
+
+* a use behind a capability gate the class fails (``if not hasattr(m, "x"): raise``) never runs: the engine
+  refuses the algorithm at start-up. When the inner model passes the gate, the class gets one SC003 that
+  also lists every member the algorithm needs past the gate; when nothing passes it, nothing is reported;
+* a fallback use (reached only when another member is missing) is not asked of a class whose inner provides
+  that other member: forwarding the primary is the fix;
+* otherwise an unguarded use is a crash: SC001, or SC005 for a draft-model member of a class that is not a
+  draft by shape (it crashes only if a draft checkpoint names the class); SC004 when every unguarded use
+  sits under a rare condition (an environment flag, a model-type test); SC002 when every use is guarded.
 """
 
 from __future__ import annotations
@@ -11,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from spec_contract.engine.config import Config
+from spec_contract.engine.files import glob_match
 from spec_contract.engine.resolve import ClassKey, Index, Provision
-from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider
+from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Provider
 from spec_contract.engine.summary import ClassSummary, Member
 
 
@@ -97,49 +107,213 @@ def _arity_notes(sites: tuple[CallSite, ...], member: Member, inner_name: str, r
     return tuple(notes)
 
 
+_PRIORITY = ("SC001", "SC005", "SC004", "SC002")  # when a member's uses differ, the costliest decides
+
+
+class _Lookup:
+    """What the class provides itself and what its inner models provide, asked once per member."""
+
+    def __init__(self, index: Index, key: ClassKey, config: Config) -> None:
+        self.index = index
+        self.key = key
+        self._inners = _Inners(index, key, config.delegate_names)
+        self._own: dict[str, bool] = {}
+        self._inner: dict[str, tuple[str, ClassKey, Provision] | None] = {}
+
+    def provides(self, member: str) -> bool:
+        found = self._own.get(member)
+        if found is None:
+            found = self._own[member] = self.index.provision(self.key, member) is not None
+        return found
+
+    def inner(self, member: str) -> tuple[str, ClassKey, Provision] | None:
+        if member not in self._inner:
+            self._inner[member] = self._inners.provider(member)
+        return self._inner[member]
+
+    def provider(self, member: str) -> Provider:
+        _, _, provision = self._inner[member]
+        return Provider(provision.owner.dotted, self.index.path_of(provision.owner.module) or "",
+                        provision.member.span, provision.member.kind)
+
+
+class _Gate:
+    """One capability gate of one role and algorithm, and how the class fares at it."""
+
+    def __init__(self, role: str, algorithm: str | None, members: tuple[str, ...]) -> None:
+        self.role, self.algorithm, self.members = role, algorithm, members
+        self.sites: list[CallSite] = []
+        self.passed = False
+        self.forward: str | None = None  # the gate member an inner provides, when the class fails the gate
+        self.behind: dict[str, list[CallSite]] = {}  # members past the gate the class must forward too
+
+
+class _Gates:
+    """The capability gates of one class's roles, and for each algorithm the first failed gate a run of it
+    meets: the gates of the algorithms it is gated by, then its own, those the engine runs while loading the
+    model (outside the algorithm's own worker files) before the rest, in file order."""
+
+    def __init__(self, sites: list[tuple[str, CallSite]], lookup: _Lookup, config: Config) -> None:
+        self._config = config
+        found: dict[tuple[str, str | None, tuple[str, ...]], _Gate] = {}
+        for role, site in sites:
+            if site.gate:
+                gate = found.setdefault((role, site.algorithm, site.gate), _Gate(role, site.algorithm, site.gate))
+                gate.sites.append(site)
+        self.failed: dict[tuple[str, str | None], list[_Gate]] = {}
+        for gate in sorted(found.values(), key=self._rank):
+            gate.passed = any(lookup.provides(m) for m in gate.members)
+            if not gate.passed:
+                gate.forward = next((m for m in gate.members if lookup.inner(m) is not None), None)
+                self.failed.setdefault((gate.role, gate.algorithm), []).append(gate)
+        # A failed gate the stopping gate does not report itself: the fix forwards its member too.
+        for (role, algorithm), failed in self.failed.items():
+            stop = self.stopping(role, algorithm)
+            for gate in failed:
+                if gate is not stop and gate.forward is not None and stop is not None and stop.forward is not None:
+                    stop.behind.setdefault(gate.forward, []).extend(gate.sites)
+
+    def _rank(self, gate: _Gate) -> tuple:
+        spec = self._spec(gate.algorithm)
+        first = min(gate.sites, key=lambda s: (s.path, s.span))
+        own_file = bool(spec and spec.files and glob_match(first.path, spec.files))
+        return own_file, first.path, first.span
+
+    def _spec(self, algorithm: str | None):
+        return next((a for a in self._config.algorithms if a.name == algorithm), None)
+
+    def stopping(self, role: str, algorithm: str | None) -> _Gate | None:
+        """The failed gate a run of ``algorithm`` in ``role`` stops at (None: it passes every gate)."""
+        if algorithm is None:  # a gate on no algorithm's path stops only the uses of its own members
+            return next(iter(self.failed.get((role, None), ())), None)
+        spec = self._spec(algorithm)
+        for name in (spec.gated_by if spec else ()) + (algorithm,):
+            failed = self.failed.get((role, name))
+            if failed:
+                return failed[0]
+        return None
+
+    def reported(self) -> list[_Gate]:
+        """One gate per stopped algorithm whose inner model passes it: each is one capability finding."""
+        out: list[_Gate] = []
+        for role, algorithm in self.failed:
+            stop = self.stopping(role, algorithm)
+            if stop is not None and stop.forward is not None and stop not in out:
+                out.append(stop)
+        return out
+
+
+def _site_code(role: str, site: CallSite, draft_shaped: bool) -> str:
+    if site.guarded:
+        return "SC002"
+    if site.condition:
+        return "SC004"
+    return "SC005" if role == "draft" and not draft_shaped else "SC001"
+
+
 def check_class(index: Index, key: ClassKey, contract: Contract, config: Config, rel) -> list[Finding]:
     """Findings for one model class (``rel`` shortens paths for messages)."""
     cls = index.class_summary(key)
     path = index.path_of(key.module)
     if cls is None or path is None:
         return []
+    lookup = _Lookup(index, key, config)
+    draft_shaped = config.draft_shaped(cls.name)
     roles = config.roles_for_class(cls.name)
-    wanted: dict[str, list[ContractEntry]] = {}
-    for role in roles:
-        for entry in contract.for_role(role):
-            wanted.setdefault(entry.member, []).append(entry)
+    sites = [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites]
+
+    # Capability gates first: the uses past a gate the class fails never run.
+    gates = _Gates(sites, lookup, config)
+    wanted: dict[str, list[tuple[str, CallSite]]] = {}
+    for role, site in sites:
+        if site.gate:
+            continue
+        if site.alternative_of and any(lookup.provides(m) or lookup.inner(m) for m in site.alternative_of):
+            continue  # a fallback: the class or its inner has the primary, whose own check covers it
+        gate = gates.stopping(role, site.algorithm) if site.algorithm is not None else None
+        if gate is not None:
+            if gate.forward is not None and not lookup.provides(site.member) and lookup.inner(site.member):
+                gate.behind.setdefault(site.member, []).append(site)
+            continue
+        wanted.setdefault(site.member, []).append((role, site))
+
     findings = []
-    inners = _Inners(index, key, config.delegate_names)
-    for member, entries in sorted(wanted.items()):
-        if index.provision(key, member) is not None:
+    for member, pairs in sorted(wanted.items()):
+        if lookup.provides(member) or lookup.inner(member) is None:
             continue
-        inner = inners.provider(member)
-        if inner is None:
+        codes = {_site_code(role, site, draft_shaped) for role, site in pairs}
+        code = next(c for c in _PRIORITY if c in codes)
+        decisive = [site for role, site in pairs if _site_code(role, site, draft_shaped) == code]
+        findings.append(_missing_forward(index, key, cls, path, member, code, pairs, decisive, lookup, config, rel))
+    for gate in gates.reported():
+        findings.append(_missing_capability(key, cls, path, gate, lookup, config, rel))
+    return [f for f in findings if f.code in config.select and f.code not in cls.suppressed
+            and "*" not in cls.suppressed]
+
+
+def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, member: str, code: str,
+                     pairs: list[tuple[str, CallSite]], decisive: list[CallSite], lookup: _Lookup,
+                     config: Config, rel) -> Finding:
+    attr, inner_key, provision = lookup.inner(member)
+    sites = tuple(site for _, site in pairs)
+    roles = tuple(dict.fromkeys(role for role, _ in pairs))
+    inner_cls = index.class_summary(provision.owner)
+    inner_name = inner_key.qualname.rsplit(".", 1)[-1]
+    first = decisive[0]
+    what = "calls" if first.is_call else "reads"
+    role_text = " and ".join(f"the {role} model's" for role in roles)
+    where = f"{rel(first.path)}:{first.span.line + 1}"
+    message = f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}); {role_text} contract {what} it at {where}"
+    if code == "SC002":
+        message += " (guarded, so optional)"
+    elif code == "SC004":
+        message += f", only when {_quoted(first.condition)}"
+    elif code == "SC005":
+        message += "; that crashes only if a draft checkpoint names this class"
+    notes = _arity_notes(sites, provision.member, inner_cls.name if inner_cls else inner_name, rel)
+    if "." not in attr and index.registry_chosen(key, attr):
+        notes = (f"`self.{attr}` is built from a class the model registry picks at run time; "
+                 f"{inner_name} is one of the profile's registry candidates",) + notes
+    algorithms = {site.algorithm for site in decisive}
+    return Finding(
+        code=code, severity=config.severity[code], path=path, span=cls.span, class_name=cls.name,
+        class_qualname=key.dotted, member=member, roles=roles, delegate=attr, inner_class=inner_name,
+        provider=lookup.provider(member), call_sites=sites, message=message, notes=notes,
+        algorithm=algorithms.pop() if len(algorithms) == 1 else None,
+        condition=first.condition if code == "SC004" else None)
+
+
+def _missing_capability(key: ClassKey, cls: ClassSummary, path: str, gate: _Gate, lookup: _Lookup,
+                        config: Config, rel) -> Finding:
+    member = gate.forward
+    attr, inner_key, _ = lookup.inner(member)
+    inner_name = inner_key.qualname.rsplit(".", 1)[-1]
+    first = gate.sites[0]
+    algorithm = gate.algorithm or "the run"
+    also = []
+    for other in sorted(gate.behind):
+        if other == member:
             continue
-        attr, inner_key, provision = inner
-        sites = tuple(site for entry in entries for site in entry.call_sites)
-        required = any(entry.required for entry in entries)
-        code = "SC001" if required else "SC002"
-        if code not in config.select or code in cls.suppressed or "*" in cls.suppressed:
-            continue
-        inner_cls = index.class_summary(provision.owner)
-        inner_name = inner_key.qualname.rsplit(".", 1)[-1]
-        first = next((s for s in sites if not s.guarded), sites[0])
-        what = "calls" if first.is_call else "reads"
-        role_text = " and ".join(f"the {e.role} model's" for e in entries)
-        message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}); "
-                   f"{role_text} contract {what} it at {rel(first.path)}:{first.span.line + 1}"
-                   + ("" if required else " (guarded, so optional)"))
-        provider = Provider(provision.owner.dotted, index.path_of(provision.owner.module) or "",
-                            provision.member.span, provision.member.kind)
-        notes = _arity_notes(sites, provision.member, inner_cls.name if inner_cls else inner_name, rel)
-        if "." not in attr and index.registry_chosen(key, attr):
-            notes = (f"`self.{attr}` is built from a class the model registry picks at run time; "
-                     f"{inner_name} is one of the profile's registry candidates",) + notes
-        findings.append(Finding(
-            code=code, severity=config.severity[code], path=path, span=cls.span, class_name=cls.name,
-            class_qualname=key.dotted, member=member, roles=tuple(e.role for e in entries), delegate=attr,
-            inner_class=inner_name, provider=provider, call_sites=sites, message=message,
-            notes=notes,
-        ))
-    return findings
+        other_attr, other_inner, _ = lookup.inner(other)
+        also.append(Forward(other, other_attr, other_inner.qualname.rsplit(".", 1)[-1], lookup.provider(other)))
+    names = sorted({s.algorithm for found in gate.behind.values() for s in found if s.algorithm} - {gate.algorithm})
+    refused = algorithm + "".join(f" (and {name})" for name in names[:1]) + "".join(f" (and {n})" for n in names[1:])
+    message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}), so the engine refuses "
+               f"{refused} for it ({rel(first.path)}:{first.span.line + 1})")
+    if also:
+        message += f"; past that check it also needs " + _and([f"`{f.member}`" for f in also])
+    sites = tuple(gate.sites) + tuple(site for found in gate.behind.values() for site in found)
+    return Finding(
+        code="SC003", severity=config.severity["SC003"], path=path, span=cls.span, class_name=cls.name,
+        class_qualname=key.dotted, member=member, roles=(gate.role,), delegate=attr, inner_class=inner_name,
+        provider=lookup.provider(member), call_sites=sites, message=message, algorithm=gate.algorithm,
+        also=tuple(also))
+
+
+def _quoted(condition: str) -> str:
+    """A condition for a message: code in backticks, a sentence that already quotes its code as it is."""
+    return condition if "`" in condition else f"`{condition}`"
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from spec_contract.engine.flow import function_flow
+from spec_contract.engine.flow import env_predicates, function_flow
 from spec_contract.engine.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member
 from spec_contract.engine.syntax import Lines, chain_of
 
@@ -58,6 +58,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     getattr_forward: str | None = None
     instance_attrs: dict[str, Member] = {}
     factories: list[tuple[str, tuple[Chain, ...]]] = []
+    predicates: dict[str, str] | None = None  # the class's env-flag predicates, found for its first method
 
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -85,7 +86,9 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
             for sub in statements:
                 _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes)
             if functions is not None:
-                functions.append(function_flow(stmt, f"{qualname}.{stmt.name}", qualname, lines))
+                if predicates is None:
+                    predicates = env_predicates(node.body, lines)
+                functions.append(function_flow(stmt, f"{qualname}.{stmt.name}", qualname, lines, predicates))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:

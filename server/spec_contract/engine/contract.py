@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from spec_contract.engine.config import Config, ReceiverPattern
+from spec_contract.engine.files import glob_match
 from spec_contract.engine.resolve import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry
 from spec_contract.engine.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
@@ -271,6 +272,18 @@ class _Receivers:
         return found
 
 
+def algorithm_of(config: Config, path: str, taken: frozenset[str]) -> str | None:
+    """The speculative algorithm a use belongs to: by its file first, else by the tests whose true branch
+    it sits in (the profile's ``[[algorithms]]``, in order); None when it serves every algorithm."""
+    for algorithm in config.algorithms:
+        if algorithm.files and glob_match(path, algorithm.files):
+            return algorithm.name
+    for algorithm in config.algorithms:
+        if taken & algorithm.conditions:
+            return algorithm.name
+    return None
+
+
 def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config) -> Contract:
     """The contract of the given worker files (see the module docstring)."""
     flow = _Flow(list(workers), index)
@@ -295,10 +308,13 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                 continue
             speculative = bool(use.conditions & config.speculative_conditions)
             roles = {role for role, only_speculative in found if speculative or not only_speculative}
+            path = flow.paths[key]
             for role in sorted(roles):
                 sites[(role, use.member)].append(CallSite(
-                    path=flow.paths[key], span=use.span, role=role, member=use.member, text=use.text,
-                    guarded=use.guarded, is_call=use.is_call, function=fn.qualname, arity=use.arity))
+                    path=path, span=use.span, role=role, member=use.member, text=use.text,
+                    guarded=use.guarded, is_call=use.is_call, function=fn.qualname, arity=use.arity,
+                    gate=use.gate, alternative_of=use.alternative_of, condition=use.condition,
+                    algorithm=algorithm_of(config, path, use.taken)))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role != "target", e.member))

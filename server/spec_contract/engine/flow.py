@@ -9,24 +9,51 @@ Deciding which uses belong to the contract needs the whole tree and happens late
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from spec_contract.engine.summary import CallFlow, Chain, FunctionFlow, Use
 from spec_contract.engine.syntax import Lines, chain_of, dotted
 
 _CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
 Fact = tuple[str, str]  # (receiver chain as dotted text, member); ("*", "*") for "any AttributeError is caught"
+Gate = tuple[str, str, tuple[str, ...]]  # (receiver text, member, every member of the gate on that receiver)
+# Calls whose value is an environment variable: a test on one marks a rarely taken path (flags default off)
+_ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var"})
 _TRY = frozenset(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
 _MATCH = getattr(ast, "Match", None)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Context:
+    """What holds where a statement runs: guards, capability gates passed, members known absent, and the
+    names and rare condition of the enclosing tests."""
+
     facts: frozenset[Fact] = frozenset()
     conditions: frozenset[str] = frozenset()
+    gates: frozenset[Gate] = frozenset()
+    absent: frozenset[Fact] = frozenset()
+    condition: str | None = None
+    taken: frozenset[str] = frozenset()  # names of the enclosing tests whose *true* branch this is
 
     def add(self, facts: frozenset[Fact] = frozenset(), conditions: frozenset[str] = frozenset()) -> "_Context":
-        return _Context(self.facts | facts, self.conditions | conditions)
+        if not facts and not conditions:
+            return self
+        return replace(self, facts=self.facts | facts, conditions=self.conditions | conditions)
+
+    def passed(self, gates: frozenset[Gate]) -> "_Context":
+        return replace(self, gates=self.gates | gates) if gates else self
+
+    def without(self, absent: frozenset[Fact]) -> "_Context":
+        return replace(self, absent=self.absent | absent) if absent else self
+
+    def taking(self, test: ast.expr, branch: bool) -> "_Context":
+        """The context of one branch of ``test``: its names count as taken in the true branch of a plain test
+        and in the false branch of a negated one (``if not is_eagle3(): …``)."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        return replace(self, taken=self.taken | _names(test)) if branch != negated else self
+
+    def under(self, condition: str | None) -> "_Context":
+        return replace(self, condition=condition) if condition and not self.condition else self
 
 
 @dataclass
@@ -35,6 +62,10 @@ class _FlowBuilder:
     aliases: list[tuple[Chain, Chain]] = field(default_factory=list)
     calls: list[CallFlow] = field(default_factory=list)
     uses: list[Use] = field(default_factory=list)
+    # sibling methods that answer False unless an environment flag is set: name → the flag's read, as written
+    predicates: dict[str, str] = field(default_factory=dict)
+    # local name → index in ``uses`` of the ``getattr(m, "x", None)`` it was assigned from
+    _optional_reads: dict[str, int] = field(default_factory=dict)
 
     # statements -------------------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], ctx: _Context) -> None:
@@ -52,28 +83,30 @@ class _FlowBuilder:
                 self.expr(stmt.value, ctx)
             return ctx
         if kind is ast.Assign:
+            before = len(self.uses)
             self.expr(stmt.value, ctx)
             for target in stmt.targets:
                 self._assign(target, stmt.value)
                 self._visit_target(target, ctx)
+                if type(target) is ast.Name:
+                    self._remember_optional_read(target.id, stmt.value, before)
             return ctx
         if kind is ast.If:
-            self.expr(stmt.test, ctx)
-            positive, negative = _facts(stmt.test)
-            names = _names(stmt.test)
-            self.block(stmt.body, ctx.add(positive, names))
-            # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it.
-            self.block(stmt.orelse, ctx.add(frozenset() if _raises(stmt.body) else negative, names))
-            if _exits_quietly(stmt.body):
-                return ctx.add(negative)
-            if stmt.orelse and _exits_quietly(stmt.orelse):
-                return ctx.add(positive)
-            return ctx
+            return self._if(stmt, ctx)
         if kind in _TRY:
             protected = any(_catches_attribute_error(h) and not _reraises(h) for h in stmt.handlers)
+            before = len(self.uses)
             self.block(stmt.body, ctx.add(frozenset({("*", "*")})) if protected else ctx)
+            # A handler of AttributeError around uses of ``m.a`` runs when ``m.a`` is missing: what it reads
+            # on ``m`` is a fallback for those members.
+            tried = frozenset((dotted(u.receiver), u.member) for u in self.uses[before:])
             for handler in stmt.handlers:
-                self.block(handler.body, ctx)
+                members = sorted({m for _, m in tried if not m.startswith("__")})
+                if _catches_attribute_error(handler) and members:
+                    self.block(handler.body, ctx.without(tried).under(
+                        " or ".join(f"`{m}`" for m in members) + " raised AttributeError"))
+                else:
+                    self.block(handler.body, ctx)
             self.block(stmt.orelse, ctx)
             self.block(stmt.finalbody, ctx)
             return ctx
@@ -116,6 +149,69 @@ class _FlowBuilder:
             if isinstance(child, ast.expr):
                 self.expr(child, ctx)
         return ctx
+
+    def _if(self, stmt: ast.If, ctx: _Context) -> _Context:
+        chain = _gate_chain(stmt)
+        if chain is not None:  # ``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``
+            members: dict[str, set[str]] = {}
+            for test, _ in chain:
+                for receiver, member in _facts(test)[0]:
+                    members.setdefault(receiver, set()).add(member)
+            names = frozenset()
+            for test, body in chain:
+                self.expr(test, ctx)
+                names |= _names(test)
+                positive = _facts(test)[0]
+                gates = frozenset((r, m, tuple(sorted(members[r]))) for r, m in positive)
+                self.block(body, ctx.add(positive, names).passed(gates).taking(test, True))
+            self.block(_last_else(stmt), ctx.add(conditions=names))
+            return ctx
+        self.expr(stmt.test, ctx)
+        positive, negative = _facts(stmt.test)
+        absent_if_true, absent_if_false = _absent(stmt.test)
+        names = _names(stmt.test)
+        rare = _rare_condition(stmt.test, self.lines, self.predicates)
+        body_ctx = ctx.add(positive, names).without(absent_if_true).taking(stmt.test, True)
+        if rare is not None and rare[1]:
+            body_ctx = body_ctx.under(rare[0])
+        self.block(stmt.body, body_ctx)
+        raises = _raises(stmt.body)
+        if raises:
+            self._gate_optional_reads(stmt.test)
+        # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it, it
+        # sits behind a capability gate.
+        else_ctx = ctx.add(frozenset() if raises else negative, names).without(absent_if_false).taking(stmt.test, False)
+        if rare is not None and not rare[1]:
+            else_ctx = else_ctx.under(rare[0])
+        if raises:
+            else_ctx = else_ctx.passed(frozenset((r, m, (m,)) for r, m in negative))
+        self.block(stmt.orelse, else_ctx)
+        if raises:
+            return ctx.passed(frozenset((r, m, (m,)) for r, m in negative))
+        if _exits_quietly(stmt.body):
+            after = ctx.add(negative).without(absent_if_false)
+            return after.under(rare[0]) if rare is not None and not rare[1] else after
+        if stmt.orelse and _exits_quietly(stmt.orelse):
+            return ctx.add(positive).without(absent_if_true)
+        return ctx
+
+    def _remember_optional_read(self, name: str, value: ast.expr, before: int) -> None:
+        """``v = getattr(m, "x", None)``: a later ``if v is None: raise`` turns that read into a gate."""
+        self._optional_reads.pop(name, None)
+        if _optional_getattr(value) is not None:
+            for index in range(len(self.uses) - 1, before - 1, -1):
+                if self.uses[index].guarded and not self.uses[index].is_call:
+                    self._optional_reads[name] = index
+                    return
+
+    def _gate_optional_reads(self, test: ast.expr) -> None:
+        """The body of ``if v is None …: raise`` runs when the optional read of ``v`` found nothing: the read
+        is a capability gate (required: the engine refuses the run), not a guard."""
+        for name in _none_tests(test):
+            index = self._optional_reads.pop(name, None)
+            if index is not None:
+                use = self.uses[index]
+                self.uses[index] = replace(use, guarded=False, gate=(use.member,))
 
     def _visit_target(self, target: ast.expr, ctx: _Context) -> None:
         """Reads inside an assignment target (``a.b.c = x`` reads ``a.b``)."""
@@ -197,8 +293,8 @@ class _FlowBuilder:
                 guarded = len(node.args) >= 3 or any(k.arg == "default" for k in node.keywords) \
                     or _is_guarded(ctx, receiver, member)
                 span = self.lines.node_span(node.args[1])
-                self.uses.append(Use(receiver, member, span, False, None, guarded, ctx.conditions,
-                                     self.lines.text(node.lineno)))
+                self.uses.append(self._make_use(receiver, member, span, False, None, guarded, ctx,
+                                                self.lines.text(node.lineno)))
             for arg in node.args:
                 self.expr(arg, ctx)
             return
@@ -228,8 +324,149 @@ class _FlowBuilder:
         if receiver is None:
             return
         span = self.lines.attr_span(node)
-        self.uses.append(Use(receiver, node.attr, span, is_call, arity, _is_guarded(ctx, receiver, node.attr),
-                             ctx.conditions, self.lines.text(node.end_lineno)))
+        self.uses.append(self._make_use(receiver, node.attr, span, is_call, arity,
+                                        _is_guarded(ctx, receiver, node.attr), ctx, self.lines.text(node.end_lineno)))
+
+    @staticmethod
+    def _make_use(receiver: Chain, member: str, span, is_call: bool, arity: int | None, guarded: bool,
+                  ctx: _Context, text: str) -> Use:
+        gate: tuple[str, ...] = ()
+        alternative_of: tuple[str, ...] = ()
+        if ctx.gates or ctx.absent:
+            where = dotted(receiver)
+            gate = next((members for r, m, members in ctx.gates if r == where and m == member), ())
+            if gate:
+                guarded = False  # behind a gate the member is required: the engine refused the run otherwise
+            alternative_of = tuple(sorted(m for r, m in ctx.absent if r == where and m != member))
+        return Use(receiver, member, span, is_call, arity, guarded, ctx.conditions, text, gate, alternative_of,
+                   ctx.condition, ctx.taken)
+
+
+def _gate_chain(stmt: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]] | None:
+    """The (test, body) pairs of ``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``, when every
+    test vouches for some member and the final ``else`` raises: a gate whose members are a disjunction."""
+    chain = []
+    current: ast.stmt = stmt
+    while isinstance(current, ast.If):
+        if not _facts(current.test)[0] or any(r == "*" for r, _ in _facts(current.test)[0]):
+            return None
+        chain.append((current.test, current.body))
+        if len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
+            current = current.orelse[0]
+        else:
+            return chain if len(chain) >= 2 and _raises(current.orelse) else None
+    return None
+
+
+def _last_else(stmt: ast.If) -> list[ast.stmt]:
+    while len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], ast.If):
+        stmt = stmt.orelse[0]
+    return stmt.orelse
+
+
+def _absent(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
+    """Members known *missing* when ``test`` is true, and when it is false (``hasattr`` tests only)."""
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("hasattr", "callable"):
+        return frozenset(), _facts(test)[0]
+    if isinstance(test, ast.Compare) and _facts(test)[0] | _facts(test)[1]:
+        positive, negative = _facts(test)  # ``getattr(m, "x", None) is (not) None``
+        return negative, positive
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        if_true, if_false = _absent(test.operand)
+        return if_false, if_true
+    if isinstance(test, ast.BoolOp):
+        parts = [_absent(v) for v in test.values]
+        if isinstance(test.op, ast.Or):  # false only when every operand is false
+            return frozenset(), frozenset().union(*(f for _, f in parts))
+        return frozenset().union(*(t for t, _ in parts)), frozenset()
+    return frozenset(), frozenset()
+
+
+def _optional_getattr(value: ast.expr) -> ast.Call | None:
+    """``getattr(m, "x", None)``, bare or as the one argument of a call (``unwrap(getattr(m, "x", None))``)."""
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        inner = value.args[0]
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "getattr":
+            value = inner
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr" \
+            and len(value.args) == 3 and isinstance(value.args[2], ast.Constant) and value.args[2].value is None:
+        return value
+    return None
+
+
+def _none_tests(test: ast.expr) -> list[str]:
+    """Names ``test`` is true for when they are None: ``v is None``, ``not v``, or one of those in an ``or``."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [name for operand in test.values for name in _none_tests(operand)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        return [test.left.id]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+        return [test.operand.id]
+    return []
+
+
+def env_predicates(body: list[ast.stmt], lines: Lines) -> dict[str, str]:
+    """Methods among ``body`` that answer False unless an environment flag is set (their first statement is
+    ``if not envs.X.get(): return False``): a test calling one is as rare as the flag."""
+    found = {}
+    for stmt in body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.body:
+            continue
+        first = stmt.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and len(stmt.body) > 1:
+            first = stmt.body[1]  # the docstring
+        if isinstance(first, ast.If) and first.body and isinstance(first.body[-1], ast.Return) \
+                and (first.body[-1].value is None or (isinstance(first.body[-1].value, ast.Constant)
+                                                       and first.body[-1].value.value in (False, None))):
+            rare = _rare_condition(first.test, lines, {})
+            if rare is not None and not rare[1] and _reads_environment(first.test):
+                found[stmt.name] = rare[0]
+    return found
+
+
+def _rare_condition(test: ast.expr, lines: Lines, predicates: dict[str, str]) -> tuple[str, bool] | None:
+    """(the rare situation as written, whether the test's *true* branch is the rare one) for a test a run
+    rarely meets: an
+    environment flag (``envs.SGLANG_X.get()``, ``os.environ.get``, ``get_bool_env_var``; flags default off),
+    a call of a method that is False unless such a flag is set, a model-type comparison
+    (``config.model_type == "x"``) or an ``isinstance`` test against a config class."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    if isinstance(test, ast.BoolOp):
+        return None  # a mix of conditions: which branch is rare is not clear
+    if isinstance(test, ast.Call) and predicates:
+        callee = chain_of(test.func) or ()
+        if callee[-1:] and callee[-1] in predicates and (len(callee) == 1 or callee[:-1] == ("self",)):
+            return predicates[callee[-1]], not negated
+    if not (_reads_environment(test) or _tests_model_type(test)):
+        return None
+    segment = ast.get_source_segment("\n".join(lines.lines), test) if test.lineno == test.end_lineno else None
+    text = segment or lines.text(test.lineno)
+    return " ".join(text.split()), not negated
+
+
+def _reads_environment(test: ast.expr) -> bool:
+    for node in ast.walk(test):
+        chain = chain_of(node) if isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)) else None
+        if not chain:
+            continue
+        if chain[0] == "envs" or "environ" in chain or any(part in _ENV_READERS for part in chain):
+            return True
+    return False
+
+
+def _tests_model_type(test: ast.expr) -> bool:
+    if isinstance(test, ast.Compare):
+        return any(isinstance(node, ast.Attribute) and node.attr in ("model_type", "architectures")
+                   for node in ast.walk(test))
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+            and len(test.args) == 2:
+        kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        return all((chain_of(k) or ("",))[-1].endswith("Config") for k in kinds)
+    return False
 
 
 def _children(node: ast.AST):
@@ -322,8 +559,8 @@ def _reraises(handler: ast.ExceptHandler) -> bool:
 
 
 def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, class_name: str | None,
-                   lines: Lines) -> FunctionFlow:
-    builder = _FlowBuilder(lines)
+                   lines: Lines, predicates: dict[str, str] | None = None) -> FunctionFlow:
+    builder = _FlowBuilder(lines, predicates=predicates or {})
     for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
         builder.expr(default, _Context())
     builder.block(node.body, _Context())

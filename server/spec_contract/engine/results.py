@@ -41,6 +41,10 @@ class CallSite:
     is_call: bool  # ``m.x(...)``; False for attribute reads such as ``m.hot_token_id``
     function: str  # qualified name of the enclosing function, e.g. "EAGLEWorker.__init__"
     arity: int | None = None  # positional arguments passed, when the call has no */** unpacking
+    gate: tuple[str, ...] = ()  # the capability gate this use sits behind: its members (any one suffices)
+    alternative_of: tuple[str, ...] = ()  # a fallback: reached only when these members are missing
+    condition: str | None = None  # a rare condition the use sits under, as written (``envs.X.get()``)
+    algorithm: str | None = None  # the speculative algorithm whose path it is on (EAGLE3, DFLASH, …)
 
 
 @dataclass(frozen=True)
@@ -91,10 +95,20 @@ class Provider:
 
 
 @dataclass(frozen=True)
+class Forward:
+    """One more member a capability finding's fix forwards (the members the algorithm needs past its gate)."""
+
+    member: str
+    delegate: str
+    inner_class: str
+    provider: Provider
+
+
+@dataclass(frozen=True)
 class Finding:
     """A wrapper class that fails to provide a contract member its inner model provides."""
 
-    code: str  # "SC001" (required) or "SC002" (optional)
+    code: str  # a code of :mod:`spec_contract.engine.rules`
     severity: str  # "error", "warning", "information", "hint"
     path: str
     span: Span  # the class name
@@ -108,6 +122,9 @@ class Finding:
     call_sites: tuple[CallSite, ...]
     message: str = ""
     notes: tuple[str, ...] = field(default=())  # e.g. arity mismatches between call sites and provider
+    algorithm: str | None = None  # SC003: the algorithm the class loses; else the algorithm of the sites, if one
+    condition: str | None = None  # SC004: the rare condition every use sits under
+    also: tuple[Forward, ...] = ()  # SC003: the members past the gate the fix forwards too
 
     @property
     def role(self) -> str:

@@ -74,8 +74,16 @@ class Use:
     is_call: bool
     arity: int | None  # positional arguments passed, None with */** unpacking or for reads
     guarded: bool
-    conditions: frozenset[str]  # names in enclosing ``if`` tests (for speculative-only receivers)
+    conditions: frozenset[str]  # names in enclosing ``if`` tests (speculative-only receivers, algorithms)
     text: str  # the source line, stripped
+    # The members of a capability gate that this use sits behind on its receiver (``if not hasattr(m, "x"):
+    # raise``, a hasattr chain ending in ``raise``, ``getattr(m, "x", None)`` then ``raise`` when None)
+    gate: tuple[str, ...] = ()
+    # Members whose absence on the same receiver leads here: the ``else`` of ``if hasattr(m, "a")``, the code
+    # after ``if hasattr(m, "a"): return``, an ``except AttributeError`` around uses of ``m.a`` (a fallback)
+    alternative_of: tuple[str, ...] = ()
+    condition: str | None = None  # a rare condition the use sits under (env flag, model type), as written
+    taken: frozenset[str] = frozenset()  # names of enclosing tests whose true branch this is (algorithms)
 
 
 @dataclass(frozen=True)
