@@ -172,6 +172,25 @@ def _emit(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _run_notes(report) -> bool:
+    """Print what the analyses say about the run as a whole (standard error: the output stays parsable);
+    returns whether a path the check needed could not be read.
+
+    Such a run cannot vouch for the tree, so it exits 2, the way a configuration error does, whatever it
+    found: an all-clear from a check that skipped an unreadable ``models/`` would be false.
+    """
+    from spec_contract.report import printable
+
+    for analysis in report.analyses:
+        for note in analysis.notes:
+            print(f"spec-contract: warning: {printable(note)}", file=sys.stderr)
+    unread = sum(len(a.unread) for a in report.analyses)
+    if unread:
+        print(f"spec-contract: error: {unread} path(s) the check needed could not be read; the check is incomplete",
+              file=sys.stderr)
+    return bool(unread)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:  # before argparse: its REMAINDER would not take `--stdio`, `--tcp`, …
@@ -219,12 +238,13 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     for note in notes:
         print(f"spec-contract: {note}", file=sys.stderr)
+    incomplete = _run_notes(report)
     if args.command == "contract":
         from spec_contract.report.machine import render_json_contract
         from spec_contract.report.text import render_contract
 
         _emit(render_json_contract(report) if args.format == "json" else render_contract(report))
-        return 0
+        return 2 if incomplete else 0
     if args.write_baseline is not None:
         print(f"Wrote {len(report.findings)} finding(s) to the baseline {args.write_baseline}.")
         return 0
@@ -237,6 +257,8 @@ def _run(args: argparse.Namespace) -> int:
         _emit(output)
     if fixed and args.format == "text":
         print(f"Fixed {fixed} file(s).")
+    if incomplete:
+        return 2
     return 1 if any(f.severity == "error" and not report.is_baselined(f) for f in report.findings) else 0
 
 

@@ -20,7 +20,7 @@ import pytest_lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))  # the end-to-end tests' client helpers
-from lsp_harness import diagnostics_now, initialize, make_client, open_document  # noqa: E402
+from lsp_harness import diagnostics_now, initialize, make_client, open_document, until  # noqa: E402
 
 from spec_contract.engine.config import load_config  # noqa: E402
 from spec_contract.engine.project import Project  # noqa: E402
@@ -204,3 +204,169 @@ async def test_a_buffer_that_starts_with_a_byte_order_mark_gets_diagnostics(neov
     uri = open_document(neovim, demo / WRAPPER, "\ufeff" + text)
     with_bom = await diagnostics_now(neovim, uri)
     assert sorted((d.data["member"], d.range.start.line + 1) for d in with_bom) == DEMO_FINDINGS
+
+
+async def test_the_server_says_when_it_could_not_read_a_model_file(neovim, tmp_path):
+    demo = tmp_path / "demo"
+    shutil.copytree(DEMO, demo, ignore=shutil.ignore_patterns("__pycache__"))
+    os.symlink(tmp_path / "nowhere.py", demo / "minisgl/models/gone.py")
+    await initialize(neovim, [demo])
+    uri = open_document(neovim, demo / WRAPPER)
+    assert len(await diagnostics_now(neovim, uri)) == len(DEMO_FINDINGS)
+    await until(lambda: any("could not read 1 path(s)" in m.message and "minisgl/models/gone.py" in m.message
+                            for m in neovim.messages), "a message naming the unreadable file")
+
+
+# item 7: the engine's package under another name -----------------------------------------------------------
+ENGINE_TREE = {
+    "__init__.py": "",
+    "srt/__init__.py": "",
+    "srt/speculative/__init__.py": "",
+    "srt/speculative/eagle_worker.py": """\
+from sglang.srt.managers.tp_worker import TpModelWorker
+from sglang.srt.models.llama import LlamaForCausalLM
+
+
+class EAGLEWorker(TpModelWorker):
+    def __init__(self, target_worker, draft_model_runner):
+        self.target_worker = target_worker
+        self.draft_model_runner = draft_model_runner
+        embed, head = self.target_worker.model_runner.model.get_embed_and_head()
+        self.draft_model_runner.model.set_embed_and_head(embed, head)
+""",
+    "srt/managers/__init__.py": "",
+    "srt/managers/tp_worker.py": "class TpModelWorker:\n    pass\n",
+    "srt/models/__init__.py": "",
+    "srt/models/llama.py": """\
+class LlamaForCausalLM:
+    def get_embed_and_head(self):
+        return None, None
+
+    def set_embed_and_head(self, embed, head):
+        pass
+
+
+EntryClass = LlamaForCausalLM
+""",
+    "srt/models/llava.py": """\
+from sglang.srt.models.llama import LlamaForCausalLM
+
+
+class LlavaForConditionalGeneration:
+    def __init__(self, config):
+        self.language_model = LlamaForCausalLM(config)
+
+
+EntryClass = LlavaForConditionalGeneration
+""",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def findings_and_contract(root: Path) -> tuple:
+    """Findings and contract with paths relative to the engine package's folder, whatever its name."""
+    analysis = Project(root, load_config(root), use_cache=False).analyze()
+    package = next(p for p in root.rglob("speculative")).parents[1]
+    rel = lambda path: Path(path).relative_to(package).as_posix()  # noqa: E731
+    return ([(f.code, rel(f.path), f.span, f.member, f.severity, tuple((rel(s.path), s.span.line) for s in f.call_sites))
+             for f in analysis.findings],
+            [(e.role, e.member, e.required) for e in analysis.contract.entries], analysis.notes)
+
+
+def test_the_engine_package_answers_for_its_imports_whatever_its_folder_is_called(tmp_path):
+    reference = findings_and_contract(write(tmp_path / "sglang", ENGINE_TREE))
+    assert [(code, member) for code, _, _, member, _, _ in reference[0]] == [
+        ("SC001", "get_embed_and_head"), ("SC005", "set_embed_and_head")]
+    assert reference[2] == ()
+    renamed = write(tmp_path / "renamed" / "sglang_v059", ENGINE_TREE)
+    vendored = write(tmp_path / "vendored" / "third_party" / "sglang", ENGINE_TREE)
+    (tmp_path / "vendored" / "third_party" / "__init__.py").write_text("")
+    assert findings_and_contract(renamed) == reference
+    assert findings_and_contract(tmp_path / "vendored") == reference
+
+
+def test_most_engine_imports_unresolved_is_said(tmp_path):
+    """Only the workers and the models copied: the engine's other modules are not in the tree."""
+    worker = ENGINE_TREE["srt/speculative/eagle_worker.py"]
+    imports = "".join(f"from sglang.srt.layers.part{i} import Part{i}\n" for i in range(5))
+    root = write(tmp_path / "partial", {**ENGINE_TREE, "srt/speculative/eagle_worker.py": imports + worker})
+    found, _, notes = findings_and_contract(root)
+    assert [member for _, _, _, member, _, _ in found] == ["get_embed_and_head", "set_embed_and_head"]
+    assert len(notes) == 1 and notes[0].startswith("5 of 7 imports of the engine package `sglang`")
+    result = run("check", str(root), "--no-cache", cache=tmp_path / "cache")
+    assert result.returncode == 1
+    assert result.stderr.decode().startswith("spec-contract: warning: 5 of 7 imports of the engine package")
+
+
+SGLANG_059 = Path("/work/scratch/sglang-0.5.9/sglang")
+
+
+@pytest.mark.skipif(not SGLANG_059.is_dir(), reason="needs an unpacked SGLang 0.5.9 release")
+def test_sglang_059_copied_under_another_name_gives_the_same_findings(tmp_path):
+    copy = tmp_path / "sglang_v059"
+    shutil.copytree(SGLANG_059, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    reference, renamed = findings_and_contract(SGLANG_059), findings_and_contract(copy)
+    assert len(reference[0]) == len(renamed[0]) > 50
+    assert renamed == reference
+
+
+# item 9: what the run could not read --------------------------------------------------------------------
+def test_an_unreadable_model_file_fails_the_run_cold_and_warm(demo, tmp_path):
+    """A dangling link stands for any model file that cannot be opened (root opens files whatever their
+    mode); the run says what it could not read and exits 2, with a cache too."""
+    os.symlink(tmp_path / "nowhere.py", demo / "minisgl/models/gone.py")
+    for _ in range(2):
+        result = run("check", str(demo), cache=tmp_path / "cache")
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.decode().splitlines()[-1] == (
+            "spec-contract: error: 1 path(s) the check needed could not be read; the check is incomplete")
+        assert "minisgl/models/gone.py" in result.stderr.decode()
+        assert b"SC001" in result.stdout  # what could be checked is still reported
+    (demo / "minisgl/models/gone.py").unlink()
+    assert run("check", str(demo), cache=tmp_path / "cache").returncode == 1
+
+
+def without_dac_override() -> list[str] | None:
+    """A command prefix under which permissions apply to this process (None: they cannot be made to)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    prefix = [setpriv, "--bounding-set", "-dac_override,-dac_read_search",
+              "--inh-caps=-dac_override,-dac_read_search", "--"]
+    probe = subprocess.run([*prefix, sys.executable, "-c", "pass"], capture_output=True)
+    return prefix if probe.returncode == 0 else None
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_an_unreadable_models_directory_fails_the_run(demo, tmp_path, fmt):
+    prefix = without_dac_override()
+    if prefix is None:
+        pytest.skip("running as root without setpriv: every directory is readable")
+    models = demo / "minisgl/models"
+    models.chmod(0)
+    try:
+        env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(tmp_path / "cache")}
+        for _ in range(2):  # cold, then warm
+            result = subprocess.run([*prefix, sys.executable, "-m", "spec_contract", "check", str(demo),
+                                     "--format", fmt], capture_output=True, env=env, timeout=120)
+            assert result.returncode == 2, result.stderr
+            err = result.stderr.decode()
+            assert "minisgl/models (Permission denied)" in err
+            assert err.splitlines()[-1].startswith("spec-contract: error: 1 path(s) the check needed could not be read")
+            if fmt == "json":
+                assert json.loads(result.stdout)["stats"]["notes"][0].startswith("could not read 1 path(s)")
+            else:
+                assert b"Incomplete: 1 path(s) the check needed could not be read." in result.stdout
+    finally:
+        models.chmod(0o755)
+    result = subprocess.run([*prefix, sys.executable, "-m", "spec_contract", "check", str(demo)],
+                            capture_output=True, env=env, timeout=120)
+    assert result.returncode == 1 and b"SC001" in result.stdout

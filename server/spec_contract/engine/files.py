@@ -86,8 +86,12 @@ def module_name(path: Path) -> str:
     return ".".join(reversed(parts))
 
 
-def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> list[SourceFile]:
+def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
+             unlisted: dict[str, str] | None = None) -> list[SourceFile]:
     """Every ``.py`` file under ``root`` (or ``root`` itself), skipping excluded trees and symlink loops.
+
+    Directories that cannot be listed (no permission, an I/O error) are added to ``unlisted`` (path → why):
+    what they hold is unknown, so a run that passes over them must say so rather than pass.
 
     Module names are relative to the import root: the parent of the outermost directory with an
     ``__init__.py`` above the file (checking ``sglang/srt`` still names its files ``sglang.srt.…``). Directories without one below it are namespace packages (SGLang's
@@ -104,10 +108,15 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
     top = root  # climb while inside a package: a root that is a namespace directory of one counts too
     while ((top / "__init__.py").is_file() or (top.parent / "__init__.py").is_file()) and top.parent != top:
         top = top.parent
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+    def unreadable(error: OSError) -> None:
+        if unlisted is not None and error.filename is not None:
+            unlisted[os.fspath(error.filename)] = error.strerror or type(error).__name__
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=True):
         try:
             info = os.stat(dirpath)
-        except OSError:
+        except OSError as error:
+            unreadable(error)
             dirnames[:] = []
             continue
         key = (info.st_dev, info.st_ino)

@@ -67,6 +67,7 @@ class _Layout:
     by_module: dict[str, SourceFile]
     packages: frozenset[str]
     fingerprint: str  # which files have which module names: resolution depends on nothing else of the layout
+    unlisted: dict[str, str]  # directories the walk could not list → why (they may hold workers or models)
 
 
 @dataclass
@@ -97,6 +98,25 @@ class Stats:
         self.skipped.update(other.skipped)
 
 
+def _engine_note(resolved: int, total: int, package: str) -> str | None:
+    """Say so when most of the workers' imports of the engine package name nothing in the tree: the tree is
+    then not the engine's package, or not all of it, and wrappers whose inner model is unknown pass."""
+    if total < 4 or resolved * 2 >= total:
+        return None
+    return (f"{total - resolved} of {total} imports of the engine package `{package}` in the worker files name no "
+            f"module of the checked tree: the contract and the findings may be incomplete (check the whole "
+            f"package, or set `engine_package` to the name its code imports it by)")
+
+
+def _unread_note(unread: dict[str, str], relative: Callable[[str], str]) -> str | None:
+    if not unread:
+        return None
+    shown = ", ".join(f"{relative(path)} ({why})" for path, why in sorted(unread.items())[:3])
+    more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
+    return (f"could not read {len(unread)} path(s) that may hold workers or models: {shown}{more}; "
+            "the check is incomplete (exclude them, or make them readable)")
+
+
 class Project:
     def __init__(self, root: Path | str, config: Config, *, python: str | None = None, use_cache: bool = True,
                  cache_dir: Path | None = None) -> None:
@@ -117,6 +137,7 @@ class Project:
         self._last: Analysis | None = None
         # Incremental state: the contract and each checked class's findings, with the modules they read.
         self._contract: tuple[Contract, frozenset[str]] | None = None
+        self._engine_note: str | None = None  # made with the contract: the workers' engine imports unresolved
         self._checked: dict[ClassKey, tuple[list[Finding], frozenset[str]]] = {}
         self._registered: dict[str, tuple[str, tuple[str, ...]]] = {}  # model path → (digest, checked classes)
         self._digests: dict[str, str] = {}  # path → digest of the text last read, until the path is touched
@@ -210,7 +231,8 @@ class Project:
         def load(source: SourceFile) -> ModuleSummary | None:
             return self._summary(source, source.path in layout.worker_paths, stats)
 
-        index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates)
+        index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates,
+                      engine=(self.config.engine_package, tuple(w.module for w in workers)))
         touched = [f for f in files if f.path in self._dirty]
         changed = {f.module for f in touched}
         if focus is None:
@@ -247,12 +269,14 @@ class Project:
             if self._cache is not None and not self._overlays and self._unsaved:
                 self._save(layout)
         problems.update(self._problems(stats))
+        unread = self._unread(layout)
         stats.seconds = time.perf_counter() - started
         self._last = Analysis(
             root=self.root, generation=self._generation, contract=contract,
             findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
             checked=tuple(checked), models=tuple(models), index=index, config=self.config, stats=stats,
             problems=problems, overlays=dict(self._overlays), relative=self.relative, focus=focus, changed_paths=changed_paths,
+            notes=tuple(filter(None, [self._engine_note, _unread_note(unread, self.relative)])), unread=unread,
         )
         result = self._last
         if focus is not None:
@@ -331,14 +355,27 @@ class Project:
             worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
             contract = derive_contract(worker_summaries, index, self.config)
             modules = index.stop(recorded)
+            self._engine_note = _engine_note(*index.engine_imports(worker_summaries), self.config.engine_package)
             self._unsaved = True
             if self._contract is None or contract != self._contract[0]:
                 self._checked = {}  # every class is checked against the contract: check them all again
             self._contract = (contract, modules)
 
+    def _unread(self, layout: "_Layout") -> dict[str, str]:
+        """What this analysis needed and could not read: directories the walk could not list, and worker or
+        model files that could not be opened (a file that is binary or not a regular file was read, and is
+        only skipped)."""
+        unread = dict(layout.unlisted)
+        needed = layout.worker_paths | {m.path for m in layout.models}
+        for path, (_, _, problem) in (self._reads or {}).items():
+            if problem == "unreadable" and path in needed:
+                unread[path] = "cannot be read"
+        return unread
+
     def _lay_out(self) -> "_Layout":
         """Walk the tree and sort its files into workers and models (done again only when files come or go)."""
-        files = discover(self.root, self.config.include, self.config.exclude)
+        unlisted: dict[str, str] = {}
+        files = discover(self.root, self.config.include, self.config.exclude, unlisted)
         seen = {f.path for f in files}
         for path in self._overlays:  # unsaved new files the walk cannot see yet
             if path.endswith(".py") and path not in seen and Path(path).is_relative_to(self.root):
@@ -362,7 +399,7 @@ class Project:
                 parent = parent.rpartition(".")[0]
         fingerprint = text_digest("\n".join(f"{f.path}\0{f.module}" for f in files))
         return _Layout(count, files, workers, models, out_of_tree, {f.path for f in workers},
-                       frozenset(f.path for f in files), by_module, frozenset(packages), fingerprint)
+                       frozenset(f.path for f in files), by_module, frozenset(packages), fingerprint, unlisted)
 
     def relative(self, path: str) -> str:
         """Paths in messages: relative to the root, or to the engine's root for engine files."""
@@ -455,12 +492,13 @@ class Project:
         # (a few ms here, seconds on some filesystems) without a new signature: hash it again next time rather
         # than trust its signature (git's "racy" entries).
         for path, (signature, read_at) in self._hashed.items():
-            if signature[1] < read_at - _RACY_NS and path in self._digests:
+            # (A file that could not be read is tried again each run: a chmod changes no signature.)
+            if signature[1] < read_at - _RACY_NS and self._digests.get(path):
                 self._signatures[path] = (signature, self._digests[path])
         self._hashed = {}
         self._cache.put_results(self._results_key(layout), {
             "contract": self._contract, "checked": self._checked, "registered": self._registered,
-            "digests": digests, "signatures": self._signatures,
+            "digests": digests, "signatures": self._signatures, "engine_note": self._engine_note,
         })
         self._unsaved = False
 
@@ -471,6 +509,7 @@ class Project:
             return set()
         self._contract, self._checked, self._registered = saved["contract"], saved["checked"], saved["registered"]
         self._signatures = saved.get("signatures", {})
+        self._engine_note = saved.get("engine_note")
         return {m for m, digest in saved["digests"].items()
                 if m not in layout.by_module or self._digest(layout.by_module[m].path) != digest}
 

@@ -7,7 +7,7 @@ while the next is computed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +61,10 @@ class Analysis:
     relative: Callable[[str], str]
     focus: frozenset[str] | None = None  # set for a focused analysis: only these files' classes were checked
     changed_paths: frozenset[str] | None = None  # files whose text changed since the previous analysis (None: unknown)
+    # What the user should know about the whole run (most engine imports unresolved, paths that could not be
+    # read), one sentence each: printed by the CLI, shown by the server
+    notes: tuple[str, ...] = ()
+    unread: dict[str, str] = field(default_factory=dict)  # needed paths that could not be read → why
 
     def findings_for(self, path: str) -> list[Finding]:
         return [f for f in self.findings if f.path == path]

@@ -10,7 +10,7 @@ Unknown names (bases from outside the tree such as ``torch.nn.Module`` or transf
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -65,8 +65,15 @@ class Index:
     """Lazy, memoised view of the tree's modules and classes."""
 
     def __init__(self, files: dict[str, SourceFile], packages: frozenset[str],
-                 load: Callable[[SourceFile], ModuleSummary | None], registry: tuple[str, ...] = ()) -> None:
+                 load: Callable[[SourceFile], ModuleSummary | None], registry: tuple[str, ...] = (),
+                 engine: tuple[str, tuple[str, ...]] | None = None) -> None:
         self._files = files
+        # (engine package, worker modules) when the tree holds the engine's workers under another package
+        # name: ``sglang_v059/`` or ``third_party/sglang/`` (see :meth:`engine_prefix`)
+        self._engine = engine if engine is not None and engine[0] not in files and engine[0] not in packages else None
+        self._engine_package = engine[0] if engine is not None else None
+        self._engine_prefix: str | None = None
+        self._prefix_misses: set[str] = set()
         self._registry = registry  # dotted classes the engine's model registry may hand a wrapper
         self._packages = packages
         self._resolved: dict[tuple[str, Chain], Resolved | None] = {}
@@ -123,12 +130,68 @@ class Index:
     def absolute(self, module: str, imported: str, level: int) -> str:
         """The absolute module named by ``from <level dots><imported> import ...`` inside ``module``."""
         if level == 0:
-            return imported
+            return self.engine_module(imported)
         summary = self.summary(module)
         package = module if summary is not None and summary.is_package else module.rpartition(".")[0]
         for _ in range(level - 1):
             package = package.rpartition(".")[0]
         return f"{package}.{imported}" if imported and package else (imported or package)
+
+    def engine_module(self, name: str) -> str:
+        """The module of this tree that an absolute import of ``name`` loads.
+
+        Within the engine's own tree that is ``name`` itself, except when the tree's copy of the engine
+        package sits under another name (a renamed or vendored copy): its code still says ``from sglang.srt…
+        import``, and those imports are answered from the copy, or every wrapper's inner model would be
+        unknown and the check an all-clear.
+        """
+        if self._engine is None:
+            return name
+        package = self._engine[0]
+        if name != package and not name.startswith(package + "."):
+            return name
+        prefix = self.engine_prefix(name)
+        return name if prefix is None else prefix + name[len(package):]
+
+    def engine_prefix(self, example: str | None = None) -> str | None:
+        """The module name of the tree's copy of the engine package (``sglang_v059``, ``third_party.sglang``).
+
+        It is found from the first import of the engine package (``example``) whose module the tree has
+        under a prefix that holds a worker: ``sglang.srt.managers.io_struct`` names
+        ``sglang_v059.srt.managers.io_struct``. Imports of a single module below the package
+        (``sglang.utils``) decide nothing: too many trees have some ``….utils``.
+        """
+        if self._engine_prefix is not None or self._engine is None or example is None:
+            return self._engine_prefix
+        package, workers = self._engine
+        rest = example[len(package) + 1:]
+        if "." not in rest or rest in self._prefix_misses:
+            return None
+        suffix = "." + rest
+        candidates = [m[:-len(suffix)] for m in (*self._files, *self._packages) if m.endswith(suffix)]
+        candidates = sorted(p for p in set(candidates) if any(w.startswith(p + ".") for w in workers))
+        if not candidates:
+            self._prefix_misses.add(rest)
+            return None
+        self._engine_prefix = min(candidates, key=len)
+        return self._engine_prefix
+
+    def engine_imports(self, summaries: Iterable[ModuleSummary]) -> tuple[int, int]:
+        """(resolved, total): the absolute imports of the engine package in ``summaries`` (the workers), and
+        how many of them name a module or package of the tree. Few resolved means the tree is not the
+        engine's package, or not all of it: the contract and the check then see only part of the engine."""
+        package = self._engine_package
+        if package is None:
+            return 0, 0
+        resolved = total = 0
+        for summary in summaries:
+            for binding in (*summary.imports, *(b for _, b in summary.local_imports)):
+                if binding.level or not (binding.module == package or binding.module.startswith(package + ".")):
+                    continue
+                total += 1
+                target = self.engine_module(binding.module)
+                resolved += target in self._files or target in self._packages
+        return resolved, total
 
     def resolve(self, module: str, chain: Chain, _depth: int = 0) -> Resolved | None:
         """What ``chain`` (as written in ``module``) names, following imports and re-exports."""
@@ -364,7 +427,8 @@ class Index:
         so factory methods are looked up along ``key``'s MRO, not the assigning class's.
         """
         if callee == REGISTRY:  # chosen at run time: the profile names the candidates
-            return [(module, (name,)) for module, _, name in (c.rpartition(".") for c in self._registry)]
+            return [(self.engine_module(module), (name,))
+                    for module, _, name in (c.rpartition(".") for c in self._registry)]
         if callee[0] != "self":
             return [(owner.module, callee)]
         if len(callee) != 2:

@@ -334,6 +334,8 @@ class SpecContractServer(LanguageServer):
                     f"spec-contract: {folder.name}: {len(folder.analysis.findings)} finding(s); "
                     f"{stats.files_seen} files seen, {stats.files_parsed} parsed in {stats.seconds:.2f}s"
                 )
+                for note in folder.analysis.notes:  # an incomplete analysis must not look like a clean one
+                    self.warn_user(f"spec-contract: {folder.name}: {note}")
 
     # -- analysis and publishing -------------------------------------------------------------------------
     async def refresh(self, folder: Folder):

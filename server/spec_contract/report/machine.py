@@ -33,6 +33,7 @@ def render_json(report: Report) -> str:
         "files_from_cache": sum(a.stats.files_from_cache for a in report.analyses),
         "files_skipped": {k: v for a in report.analyses for k, v in a.stats.files_skipped.items()},
         "seconds": round(report.seconds, 3),
+        "notes": [note for a in report.analyses for note in a.notes],  # the run's own warnings (see Analysis)
     }
     out = {"version": 1, "root": str(report.analyses[0].root) if report.analyses else None, "findings": findings,
            "contract": _contract(report), "stats": stats}
@@ -68,7 +69,7 @@ def render_sarif(report: Report) -> str:
     return json.dumps({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
         "runs": [{"tool": {"driver": {"name": "spec-contract", "version": __version__, "rules": rules}},
-                  "results": results}],
+                  "invocations": [_invocation(report)], "results": results}],
     }, indent=1)
 
 
@@ -83,6 +84,13 @@ def _workflow_property(text: str) -> str:
     """``text`` as a property value (``file=…``): also ``:`` (which ends the properties) and ``,`` (which
     separates them) are escaped, so a file name cannot add a property or start the message."""
     return _workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _invocation(report: Report) -> dict:
+    """The SARIF record of the run: whether it could read everything it needed, and its warnings."""
+    return {"executionSuccessful": not any(a.unread for a in report.analyses),
+            "toolExecutionNotifications": [{"level": "warning", "message": {"text": note}}
+                                           for a in report.analyses for note in a.notes]}
 
 
 def render_github(report: Report) -> str:
@@ -100,4 +108,5 @@ def render_github(report: Report) -> str:
         out.append(f"::{level[f.severity]} file={_workflow_property(report.shown(f.path))},line={f.span.line + 1},"
                    f"col={f.span.col + 1},endColumn={f.span.end_col + 1},title={_workflow_property(f.code)}"
                    f"::{_workflow_data(f.message)}")
+    out += [f"::warning title=spec-contract::{_workflow_data(note)}" for a in report.analyses for note in a.notes]
     return "\n".join(out)

@@ -29,6 +29,9 @@ def render(report: Report) -> str:
         out.append(f"Found {errors} error(s) and {others} other finding(s) in {files} files ({report.seconds:.2f}s).")
     else:
         out.append(f"All checked wrappers forward their contract ({files} files, {report.seconds:.2f}s).")
+    unread = sum(len(a.unread) for a in report.analyses)
+    if unread:
+        out.append(f"Incomplete: {unread} path(s) the check needed could not be read.")
     if skipped:
         reasons = ", ".join(f"{n} {why}" for a in report.analyses for why, n in sorted(a.stats.files_skipped.items()))
         out.append(f"Skipped files: {reasons}.")
