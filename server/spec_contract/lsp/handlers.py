@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInva
 from spec_contract.lsp import actions, commands, diagnostics, hover, settings
 from spec_contract.lsp.convert import SourceLines, from_position, lines_of, path_of
 from spec_contract.lsp.server import SpecContractServer, load_engine
-from spec_contract.lsp.workspace import initial_folders
+from spec_contract.lsp.workspace import adopt, initial_folders
 
 
 def guarded(fn):
@@ -90,7 +90,12 @@ def register(server: SpecContractServer) -> None:
     @guarded
     async def did_open(ls: SpecContractServer, params: types.DidOpenTextDocumentParams) -> None:
         folder = ls.folders.for_uri(params.text_document.uri)
-        if folder is None or folder.project is None:
+        if folder is None:  # no workspace folder, or none that can be analysed: the project discovery finds
+            path = path_of(params.text_document.uri)
+            if path is not None and path.endswith(".py"):
+                ls.spawn(adopt(ls, Path(path)), f"finding the project of {params.text_document.uri}")
+            return
+        if folder.project is None:
             return  # indexing applies the overlays of every open document when the project is built
         await ls.apply_overlay(params.text_document.uri, folder)
         await ls.refresh(folder)

@@ -28,7 +28,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from spec_contract import __version__
-from spec_contract.lsp import diagnostics, settings
+from spec_contract.lsp import diagnostics, settings, workspace
 from spec_contract.lsp.convert import SourceLines, path_of, uri_of
 from spec_contract.lsp.workspace import Folder, Folders
 
@@ -81,7 +81,6 @@ def _build_project(root: Path, overrides: dict[str, Any]):
     Returns the project and a warning when the editor settings were rejected and dropped.
     """
     from spec_contract.engine.config import ConfigError, load_config
-    from spec_contract.engine.project import Project
 
     warning = None
     try:
@@ -91,7 +90,8 @@ def _build_project(root: Path, overrides: dict[str, Any]):
             raise
         warning = f"spec-contract: {exc} (folder {root.name}); using the defaults instead of the editor settings"
         config = load_config(root)
-    return Project(root, config), warning
+    project, problem = workspace.build_project(root, config)
+    return project, warning or problem
 
 
 def _alive(pid: int) -> bool:
@@ -236,10 +236,13 @@ class SpecContractServer(LanguageServer):
 
     async def reload(self, folder: Folder, reread_settings: bool = True) -> None:
         """(Re)create the folder's project from its settings and analyse it."""
+        folder.problem = None  # until the analysis below says otherwise
         if reread_settings:
             await self.load_settings(folder)
         if not folder.settings.enable:
             await self.disable(folder, "specContract.enable is false")
+            return
+        if await workspace.hand_over(self, folder):
             return
         try:
             project, warning = await self.on_engine(_build_project, folder.root, folder.settings.overrides())
@@ -261,9 +264,15 @@ class SpecContractServer(LanguageServer):
                 if self.folders.for_path(path) is folder:
                     await self.on_engine(project.set_overlay, path, document.source)
         opened = {p for p in self.open_paths() if self.folders.for_path(p) is folder}
-        if opened:
-            await self.first_pass(folder, opened)
-        await self.refresh(folder)
+        try:
+            if opened:
+                await self.first_pass(folder, opened)
+            await self.refresh(folder)
+        except Exception as exc:
+            if not workspace.unanalysable(exc):
+                raise
+            await workspace.cannot_analyse(self, folder, str(exc))
+            return
         folder.ready.set()
 
     async def first_pass(self, folder: Folder, opened: set[str]) -> None:
@@ -276,6 +285,8 @@ class SpecContractServer(LanguageServer):
             try:
                 analysis = await self.on_engine(folder.project.analyze, opened)
             except Exception as exc:
+                if workspace.unanalysable(exc):
+                    raise  # the tree cannot be analysed at all: reload() hands its files to discovery
                 self.log_exception(f"first pass over {folder.name}", exc)
                 return
             folder.analysis = analysis
@@ -359,7 +370,7 @@ class SpecContractServer(LanguageServer):
 
     async def publish(self, folder: Folder, analysis) -> None:
         """Recompute every affected file's report; push changed ones, or ask pull clients to re-pull."""
-        paths = set(folder.reports) | {f.path for f in analysis.findings if folder.contains(f.path)}
+        paths = set(folder.reports) | {f.path for f in analysis.findings if folder.shows(f.path)}
         related = self.cap(
             "text_document.diagnostic.related_information"
             if self.pull

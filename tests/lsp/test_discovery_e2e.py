@@ -1,0 +1,79 @@
+"""Documents no workspace folder can analyse: single-file mode (no folder at all), an editor opened on a
+subfolder of the project, and a project that cannot be analysed anywhere (one message, with the fix)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from lsprotocol import types
+
+from lsp_harness import TIMEOUT, diagnostics_now, initialize, members, open_document, until
+
+LLAVA = "minisgl/models/llava.py"
+EXPECTED = ["get_embed_and_head", "set_eagle3_layers_to_capture"]
+
+
+async def diagnostics_of(client, uri: str) -> list[types.Diagnostic]:
+    """The document's diagnostics once the discovered project's analysis published (or answers) them: the
+    project is found and analysed in the background after the document opened."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        items = [d for d in await diagnostics_now(client, uri) if d.source == "spec-contract"]
+        if len(items) >= len(EXPECTED):
+            return items
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {TIMEOUT:.0f}s waiting for the diagnostics of {uri}")
+        await asyncio.sleep(0.1)
+
+
+async def test_single_file_mode_analyses_the_document_in_its_discovered_project(client, demo: Path):
+    await initialize(client, [])
+    uri = open_document(client, demo / LLAVA)
+    items = await diagnostics_of(client, uri)
+    assert members(items) == EXPECTED
+    assert not client.messages  # nothing to complain about: the project was found
+
+
+async def test_a_workspace_folder_inside_the_project_hands_its_files_to_the_project(client, demo: Path):
+    await initialize(client, [demo / "minisgl" / "models"])
+    uri = open_document(client, demo / LLAVA)
+    items = await diagnostics_of(client, uri)
+    assert members(items) == EXPECTED
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=items[0].range.start))
+    assert hover is not None and "get_embed_and_head" in str(hover.contents)
+
+
+async def test_a_file_in_no_analysable_project_is_reported_once_with_the_fix(neovim, tmp_path: Path):
+    """No workers anywhere above, and no installed engine: one showMessage per project, naming the root."""
+    package = tmp_path / "mymodels"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in ("a.py", "b.py"):
+        (package / name).write_text("class A:\n    pass\n")
+    await initialize(neovim, [])
+    open_document(neovim, package / "a.py")
+    open_document(neovim, package / "b.py")
+    await until(lambda: neovim.messages, "a window/showMessage")
+    await neovim.text_document_hover_async(types.HoverParams(  # a request the server answers after both opens
+        text_document=types.TextDocumentIdentifier(uri=(package / "b.py").as_uri()), position=types.Position(0, 0)))
+    shown = [m.message for m in neovim.messages]
+    assert len(shown) == 1, shown
+    assert f"Tried the project root {package}" in shown[0]
+    assert "no installed 'sglang' package" in shown[0] and "[tool.spec-contract]" in shown[0]
+
+
+async def test_baselined_findings_are_hints(neovim, demo: Path):
+    import subprocess
+    import sys
+
+    baseline = demo / "baseline.json"
+    subprocess.run([sys.executable, "-m", "spec_contract", "check", "--no-cache", "--write-baseline", str(baseline)],
+                   cwd=demo, check=True, capture_output=True, timeout=120)
+    (demo / "pyproject.toml").write_text('[tool.spec-contract]\nbaseline = "baseline.json"\n')
+    await initialize(neovim, [demo])
+    items = await diagnostics_of(neovim, open_document(neovim, demo / LLAVA))
+    assert members(items) == EXPECTED
+    assert {d.severity for d in items} == {types.DiagnosticSeverity.Hint}
