@@ -1,26 +1,31 @@
-"""``spec-contract serve`` as editors start it: the console script with ``--stdio`` appended."""
+"""``spec-contract serve`` as editors start it: the console script, or ``python -I -m spec_contract``, with
+``--stdio`` appended."""
 
 from __future__ import annotations
 
-import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+from framing import SERVER, frame
+
+# pip puts the script next to the interpreter (or, for a user install, somewhere on PATH)
+BESIDE = Path(sys.executable).with_name("spec-contract")
+CONSOLE_SCRIPT = str(BESIDE) if BESIDE.is_file() else shutil.which("spec-contract") or str(BESIDE)
 
 
-def _frame(message: dict) -> bytes:
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-def test_serve_with_stdio_flag_answers_initialize_and_exits_on_exit() -> None:
+@pytest.mark.parametrize("command", [SERVER, [CONSOLE_SCRIPT, "serve", "--stdio"]], ids=["python -I -m", "console script"])
+def test_serve_answers_initialize_and_exits_0_after_shutdown(command) -> None:
     messages = [
         {"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}},
         {"method": "initialized", "params": {}},
         {"id": 2, "method": "shutdown", "params": None},
         {"method": "exit", "params": None},
     ]
-    result = subprocess.run([sys.executable, "-m", "spec_contract", "serve", "--stdio"],
-                            input=b"".join(_frame(m) for m in messages), capture_output=True, timeout=60)
+    result = subprocess.run(command, input=b"".join(frame(m) for m in messages), capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr.decode()
     out = result.stdout.decode()
     assert '"id": 1' in out and '"capabilities"' in out and '"name": "spec-contract"' in out

@@ -1,8 +1,10 @@
-"""Start-up, capabilities per client, settings problems, malformed requests, and exiting when orphaned."""
+"""Start-up, capabilities per client, settings problems, and exiting when orphaned.
+
+Malformed input and lifecycle-order violations are in tests/reliability/test_protocol_abuse.py.
+"""
 
 from __future__ import annotations
 
-import json
 import socket
 import subprocess
 import sys
@@ -10,9 +12,8 @@ import time
 
 from lsprotocol import types
 
+from framing import SERVER, frame, initialize_params, read_message
 from lsp_harness import ENCODINGS, initialize, until
-
-SERVER = [sys.executable, "-m", "spec_contract", "serve", "--stdio"]
 
 
 async def test_capabilities_follow_the_client(client, demo):
@@ -59,15 +60,9 @@ async def test_invalid_workspace_configuration_is_shown(neovim, demo):
     assert message.type == types.MessageType.Warning
 
 
-def _frame(message: dict) -> bytes:
-    body = json.dumps(message).encode("utf-8")
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
 def _initialize(process_id: int | None, root) -> bytes:
-    params = {"processId": process_id, "rootUri": root.as_uri(), "capabilities": {}}
-    return _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + _frame(
-        {"jsonrpc": "2.0", "method": "initialized", "params": {}}
+    return frame({"id": 1, "method": "initialize", "params": initialize_params(root, process_id)}) + frame(
+        {"method": "initialized", "params": {}}
     )
 
 
@@ -95,42 +90,6 @@ def test_exits_when_the_client_process_dies(demo):
         editor.kill()
 
 
-def _read_message(stream) -> dict:
-    length = None
-    while True:
-        line = stream.readline()
-        assert line, "the server closed its output"
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode("ascii").partition(":")
-        if name.lower() == "content-length":
-            length = int(value)
-    return json.loads(stream.read(length))
-
-
-def test_malformed_params_get_an_error_response_and_the_server_keeps_going(demo):
-    """pygls alone only logs undecodable params; the client would wait for an answer forever."""
-    server = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        server.stdin.write(_initialize(None, demo))
-        bad = {"textDocument": 5, "position": "top"}
-        server.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": bad}))
-        good = {"textDocument": {"uri": (demo / "minisgl/models/llava.py").as_uri()}, "position": {"line": 0, "character": 0}}
-        server.stdin.write(_frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": good}))
-        server.stdin.flush()
-        answers = {}
-        while 3 not in answers:
-            message = _read_message(server.stdout)
-            if "id" in message and "method" not in message:
-                answers[message["id"]] = message
-        assert answers[2]["error"]["code"] == -32602
-        assert "textDocument/hover" in answers[2]["error"]["message"]
-        assert "error" not in answers[3]
-    finally:
-        server.stdin.close()
-        server.wait(timeout=30)
-
-
 def test_tcp_transport_serves_a_session(demo):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -147,9 +106,9 @@ def test_tcp_transport_serves_a_session(demo):
                 time.sleep(0.05)
         with connection, connection.makefile("rb") as incoming:
             connection.sendall(_initialize(None, demo))
-            message = _read_message(incoming)
+            message = read_message(incoming)
             while message.get("id") != 1:
-                message = _read_message(incoming)
+                message = read_message(incoming)
             assert message["result"]["serverInfo"]["name"] == "spec-contract"
     finally:
         server.kill()
