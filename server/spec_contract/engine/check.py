@@ -18,6 +18,7 @@ it. What a missing forward costs decides the finding's kind (see :mod:`spec_cont
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from spec_contract.engine.config import Config
 from spec_contract.engine.files import glob_match
@@ -172,6 +173,17 @@ class _Gates:
             for gate in failed:
                 if gate is not stop and gate.forward is not None and stop is not None and stop.forward is not None:
                     stop.behind.setdefault(gate.forward, []).extend(gate.sites)
+        # The uses past a stopping gate never run; those the class lacks and its inner has go with the fix.
+        self.past: set[int] = set()  # ids of the sites a stopping gate keeps from running
+        for role, site in sites:
+            if site.gate or _fallback_covered(site, lookup):
+                continue
+            stop = self.stopping(role, site.algorithm) if site.algorithm is not None else None
+            if stop is None:
+                continue
+            self.past.add(id(site))
+            if stop.forward is not None and not lookup.provides(site.member) and lookup.inner(site.member):
+                stop.behind.setdefault(site.member, []).append(site)
 
     def _rank(self, gate: _Gate) -> tuple:
         spec = self._spec(gate.algorithm)
@@ -203,6 +215,11 @@ class _Gates:
         return out
 
 
+def _fallback_covered(site: CallSite, lookup: _Lookup) -> bool:
+    """A fallback use whose primary the class or its inner model has: the primary's own check covers it."""
+    return bool(site.alternative_of) and any(lookup.provides(m) or lookup.inner(m) for m in site.alternative_of)
+
+
 def _site_code(role: str, site: CallSite, draft_shaped: bool) -> str:
     if site.guarded:
         return "SC002"
@@ -226,16 +243,8 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
     gates = _Gates(sites, lookup, config)
     wanted: dict[str, list[tuple[str, CallSite]]] = {}
     for role, site in sites:
-        if site.gate:
-            continue
-        if site.alternative_of and any(lookup.provides(m) or lookup.inner(m) for m in site.alternative_of):
-            continue  # a fallback: the class or its inner has the primary, whose own check covers it
-        gate = gates.stopping(role, site.algorithm) if site.algorithm is not None else None
-        if gate is not None:
-            if gate.forward is not None and not lookup.provides(site.member) and lookup.inner(site.member):
-                gate.behind.setdefault(site.member, []).append(site)
-            continue
-        wanted.setdefault(site.member, []).append((role, site))
+        if not site.gate and not _fallback_covered(site, lookup) and id(site) not in gates.past:
+            wanted.setdefault(site.member, []).append((role, site))
 
     findings = []
     for member, pairs in sorted(wanted.items()):
@@ -249,6 +258,53 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
         findings.append(_missing_capability(key, cls, path, gate, lookup, config, rel))
     return [f for f in findings if f.code in config.select and f.code not in cls.suppressed
             and "*" not in cls.suppressed]
+
+
+@dataclass(frozen=True)
+class AlgorithmStatus:
+    """How a class fares with one speculative algorithm, for hover: ``supported``, ``refused`` (a gate it
+    fails; ``why`` says which and what to forward) or ``supported-except`` (``members`` would crash)."""
+
+    algorithm: str
+    state: str
+    why: str
+    members: tuple[str, ...] = ()
+
+
+def algorithm_status(index: Index, key: ClassKey, contract: Contract, config: Config) -> list[AlgorithmStatus]:
+    """The class's status for each algorithm of the profile its roles' contract uses."""
+    cls = index.class_summary(key)
+    if cls is None:
+        return []
+    lookup = _Lookup(index, key, config)
+    roles = config.roles_for_class(cls.name)
+    sites = [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites]
+    gates = _Gates(sites, lookup, config)
+    out = []
+    for spec in config.algorithms:
+        mine = [(role, site) for role, site in sites if site.algorithm == spec.name]
+        if not mine:
+            continue
+        stop = next((g for g in (gates.stopping(role, spec.name) for role in roles) if g is not None), None)
+        if stop is not None:
+            gate = " or ".join(f"`{m}`" for m in stop.members)
+            if stop.forward is None:
+                why = f"neither the class nor its inner model provides {gate}"
+                out.append(AlgorithmStatus(spec.name, "refused", why))
+            else:
+                members = (stop.forward, *sorted(m for m in stop.behind if m != stop.forward))
+                why = f"forward {', '.join(f'`{m}`' for m in members)} to enable it"
+                out.append(AlgorithmStatus(spec.name, "refused", why, members))
+            continue
+        missing = sorted({site.member for _, site in mine
+                          if not site.gate and not site.guarded and not site.condition
+                          and not _fallback_covered(site, lookup) and not lookup.provides(site.member)
+                          and lookup.inner(site.member) is not None})
+        if missing:
+            out.append(AlgorithmStatus(spec.name, "supported-except", "", tuple(missing)))
+        else:
+            out.append(AlgorithmStatus(spec.name, "supported", ""))
+    return out
 
 
 def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, member: str, code: str,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spec_contract.engine.check import _inner_provider
+from spec_contract.engine.check import AlgorithmStatus, _inner_provider, algorithm_status
 from spec_contract.engine.config import Config
 from spec_contract.engine.files import SourceFile, decode, read_bytes
 from spec_contract.engine.resolve import ClassKey, Index
@@ -39,6 +39,7 @@ class ClassStatus:
     path: str
     span: Span
     members: tuple[MemberStatus, ...]
+    algorithms: tuple[AlgorithmStatus, ...] = ()
 
 
 def _contains(span: Span, line: int, col: int) -> bool:
@@ -96,7 +97,8 @@ class Analysis:
                     member, tuple(e.role for e in entries), any(e.required for e in entries), status,
                     inner[0] if inner else None, inner[1].qualname if inner else None,
                     tuple(s for e in entries for s in e.call_sites)))
-            return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses))
+            return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses),
+                               tuple(algorithm_status(self.index, key, self.contract, self.config)))
         return None
 
     def member_definition_at(self, path: str, line: int, col: int) -> tuple[str, list[ContractEntry]] | None:

@@ -42,6 +42,16 @@ def class_markdown(status, relative: Callable[[str], str]) -> str:
             more = f" (+{len(member.call_sites) - 1})" if len(member.call_sites) > 1 else ""
             text += f"; called at {_link(site.path, site.span.line, relative)}{more}"
         lines.append(text)
+    if status.algorithms:
+        lines += ["", "**Speculative algorithms**", ""]
+        for algorithm in status.algorithms:
+            if algorithm.state == "supported":
+                lines.append(f"- {algorithm.algorithm}: supported")
+            elif algorithm.state == "refused":
+                lines.append(f"- {algorithm.algorithm}: not supported — {algorithm.why}")
+            else:
+                members = ", ".join(f"`{m}`" for m in algorithm.members)
+                lines.append(f"- {algorithm.algorithm}: supported, except that it does not forward {members}")
     return "\n".join(lines)
 
 

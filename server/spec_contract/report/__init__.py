@@ -46,7 +46,16 @@ class Report:
         return bool(self.baselined) and fingerprint(finding) in self.baselined
 
     def site(self, site: CallSite) -> dict:
-        return {"path": self.rel(site.path), "line": site.span.line + 1, "guarded": site.guarded}
+        out = {"path": self.rel(site.path), "line": site.span.line + 1, "guarded": site.guarded}
+        if site.algorithm:  # the contract-semantics fields, present only when they say something
+            out["algorithm"] = site.algorithm
+        if site.gate:
+            out["gate"] = list(site.gate)
+        if site.alternative_of:
+            out["alternative_of"] = list(site.alternative_of)
+        if site.condition:
+            out["condition"] = site.condition
+        return out
 
 
 # Characters a terminal or log viewer acts on instead of showing: C0/C1 controls (ESC starts a sequence that
