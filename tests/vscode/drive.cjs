@@ -1,5 +1,6 @@
 // Drives code-server in Debian's Chromium with playwright-core for tests/vscode/test_vscode.py.
-// Usage: node drive.cjs '<json>' with {"mode": "api" | "ui" | "ui-contract", "url", "shots", "report"?, "file"?}.
+// Usage: node drive.cjs '<json>' with {"mode": "api" | "ui" | "ui-contract", "url", "shots", "report"?, "file"?,
+//   "explorer"? (the Explorer rows the ui mode clicks down to the file; default minisgl, models, llava.py)}.
 //   api: opens the workspace (which starts the extension host and so the extension's test hook) and waits
 //        for the hook's report file;
 //   ui:  does what a person would: opens llava.py from the Explorer, waits for the squiggle, hovers it,
@@ -53,7 +54,7 @@ async function explorerItem(page, name) {
 
 async function ui(page) {
     await page.goto(config.url);
-    for (const name of ['minisgl', 'models', 'llava.py']) {
+    for (const name of config.explorer || ['minisgl', 'models', 'llava.py']) {
         const row = await explorerItem(page, name);
         await row.waitFor({ timeout: 120_000 });
         await row.click();

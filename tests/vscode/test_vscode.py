@@ -6,9 +6,10 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
 
 import pytest
-from vscode_harness import SHOTS, CodeServer, running_code_server
+from vscode_harness import DEMO, SHOTS, CodeServer, running_code_server
 
 WRAPPER = "minisgl/models/llava.py"
 FIX = "Add delegation of `get_embed_and_head` to `self.language_model`"
@@ -90,3 +91,17 @@ def test_ui_missing_package_notification(code_server):
     assert "venv-without-spec-contract" in seen["notification"], seen
     assert "Install spec-contract" in seen["buttons"], seen
     assert "codicon-error" in seen["statusIcon"], seen
+
+
+def test_ui_workspace_on_the_models_subfolder_only(code_server, tmp_path):
+    """VS Code opened on `minisgl/models` alone: the folder has no workers, so the server analyses its files in
+    the project discovery finds above it, and the user gets the same squiggle, hover and fix."""
+    demo = tmp_path / "subfolder" / "demo"
+    shutil.copytree(DEMO, demo)
+    models = demo / "minisgl" / "models"
+    wrapper = models / "llava.py"
+    seen = code_server.drive("ui", url=code_server.open_url(models), file=str(wrapper), explorer=["llava.py"])
+    assert "eagle_worker.py" in seen["hover"], seen["hover"]
+    assert any(FIX.replace("`", "") in item.replace("`", "") for item in seen["quickFixes"]), seen["quickFixes"]
+    assert delegation_in(wrapper.read_text())
+    assert not [text for text in seen["notifications"] if "spec-contract" in text], seen["notifications"]
