@@ -101,7 +101,7 @@ def test_unusable_setting_is_a_config_error_with_a_one_line_message(tmp_path, ta
     (b"[tool.spec-contract]\nprofile = '\xff\xfe'\n", "invalid TOML: not UTF-8"),
     (b"[tool.spec-contract]\nworkers = " + b"[" * 100_000 + b"]" * 100_000 + b"\n", "invalid TOML: nested too deeply"),
     (bytes(range(256)) * 4, "invalid TOML"),
-])
+], ids=["tool", "table", "utf-8", "deep", "binary"])
 def test_unreadable_pyproject_is_a_one_line_config_error_naming_the_file(tmp_path, content, message):
     (tmp_path / "pyproject.toml").write_bytes(content)
     with pytest.raises(ConfigError) as caught:
@@ -156,3 +156,37 @@ def test_camel_case_keys_from_editor_settings_are_accepted(tmp_path):
     assert config.roles_for_class("LlamaSpeculator") == ("draft",)
     assert config.roles_for_class("LlamaForCausalLM") == ("target", "draft")
     assert config.entry_class_variable == "MODELS"
+
+
+@pytest.mark.parametrize(("pyproject", "config", "message"), [
+    (b"[tool.spec-contract]\nselect = 5\n", None, "'select' must be a list of codes"),
+    (b"[tool.spec-contract]\nentry-class-variable = 5\n", None, "'entry-class-variable' must be a string, got 5"),
+    (b"[tool.spec-contract]\nreceivers = [{pattern = 5}]\n", None, "receivers[0]: each receiver needs"),
+    (b"tool = 5\n", None, "'tool' must be a table"),
+    (b"[tool.spec-contract]\nprofile = '\xff'\n", None, "not UTF-8"),
+    (b"DEEP", None, "nested too deeply"),
+    (None, b"BINARY", "invalid TOML"),
+], ids=["select", "entry-class-variable", "receivers", "tool", "utf-8", "deep", "binary-config"])
+def test_the_command_exits_2_with_one_line_naming_the_key_for_each_configuration_error(
+        tmp_path, pyproject, config, message):
+    """Issue 14, item 11: wrong types and unreadable files are configuration errors (exit 2), never a traceback."""
+    import os
+    import subprocess
+    import sys
+
+    root = base_tree(tmp_path / "tree", WRAPPER)
+    args = []
+    pyproject = b"[tool.spec-contract]\nworkers = " + b"[" * 100_000 + b"]" * 100_000 + b"\n" \
+        if pyproject == b"DEEP" else pyproject
+    config = bytes(range(256)) * 64 if config == b"BINARY" else config
+    if pyproject is not None:
+        (root / "pyproject.toml").write_bytes(pyproject)
+    if config is not None:
+        (tmp_path / "binary.toml").write_bytes(config)
+        args = ["--config", str(tmp_path / "binary.toml")]
+    result = subprocess.run([sys.executable, "-m", "spec_contract", "check", str(root), "--no-cache", *args],
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == "" and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("spec-contract: error: ") and message in result.stderr, result.stderr
