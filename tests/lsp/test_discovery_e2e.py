@@ -77,3 +77,18 @@ async def test_baselined_findings_are_hints(neovim, demo: Path):
     items = await diagnostics_of(neovim, open_document(neovim, demo / LLAVA))
     assert members(items) == EXPECTED
     assert {d.severity for d in items} == {types.DiagnosticSeverity.Hint}
+
+
+async def test_a_wrongly_typed_pyproject_key_is_one_message_and_requests_still_answer(neovim, demo: Path):
+    """Issue 14, item 11: `entry-class-variable = 5` made every hover fail; now it is named once, and hovers
+    answer (with nothing to say) until the pyproject is fixed."""
+    (demo / "pyproject.toml").write_text("[tool.spec-contract]\nentry-class-variable = 5\n")
+    await initialize(neovim, [demo])
+    uri = open_document(neovim, demo / LLAVA)
+    await until(lambda: neovim.messages, "a window/showMessage")
+    for line in range(3):
+        hover = await neovim.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line, 6)))
+        assert hover is None
+    assert [m.message for m in neovim.messages] == [
+        f"spec-contract: cannot analyse demo: {demo / 'pyproject.toml'}: 'entry-class-variable' must be a string, got 5"]
