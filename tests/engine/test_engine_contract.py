@@ -7,7 +7,10 @@ code and severity on a wrapper that lacks the member.
 
 from __future__ import annotations
 
+import pytest
 from engine_trees import WORKER, analyze, base_tree, contract, line_of
+
+from spec_contract.engine.config import ConfigError
 
 BARE_WRAPPER = {"pkg/models/llava.py": """
     from pkg.models.llama import LlamaForCausalLM
@@ -325,8 +328,10 @@ def test_constructor_flow_without_a_role_value_adds_nothing(tmp_path):
             def share(self):
                 return self.runner.model.get_embed_and_head()
     """})
-    # ``tp_worker.model_runner`` is not a role receiver: the constructor flow alone must not invent one.
-    assert contract(analyze(root)) == []
+    # ``tp_worker.model_runner`` is not a role receiver: the constructor flow alone must not invent one, and
+    # an empty contract is a configuration problem to state, never an all-clear.
+    with pytest.raises(ConfigError, match="the contract is empty"):
+        analyze(root)
 
 
 def test_worker_class_constructed_with_the_target_worker_passes_its_role(tmp_path):
@@ -355,7 +360,8 @@ def test_function_not_reached_by_any_role_value_is_not_contract(tmp_path):
             def run(self, other):
                 return share_embed(other.model)
     """)
-    assert contract(analyze(root)) == []
+    with pytest.raises(ConfigError, match="the contract is empty"):
+        analyze(root)
 
 
 # the model runner ---------------------------------------------------------------------------------

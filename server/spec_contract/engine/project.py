@@ -117,6 +117,18 @@ def _unread_note(unread: dict[str, str], relative: Callable[[str], str]) -> str 
             "the check is incomplete (exclude them, or make them readable)")
 
 
+def _empty_contract(config: Config, workers: int) -> str:
+    """Why no worker use reached a role's model object: never an all-clear, always something to set."""
+    if not workers:
+        return (f"no worker files match the profile's 'workers' globs (profile {config.profile!r}); "
+                "set 'workers' or 'extend-workers' in [tool.spec-contract]")
+    if not config.receivers:
+        return ("no receiver patterns are configured, so no worker use reaches a model; a [[receivers]] table "
+                "belongs under [tool.spec-contract] (as [[tool.spec-contract.receivers]] in pyproject.toml)")
+    return (f"the contract is empty: none of the {workers} worker file(s) uses a member of an object the "
+            "receiver patterns name; check 'receivers' in [tool.spec-contract]")
+
+
 class Project:
     def __init__(self, root: Path | str, config: Config, *, python: str | None = None, use_cache: bool = True,
                  cache_dir: Path | None = None) -> None:
@@ -253,6 +265,8 @@ class Project:
         if not self._scan_ahead(ahead, out_of_tree, then=lambda: self._update_contract(index, workers, changed)):
             self._update_contract(index, workers, changed)
         contract = self._contract[0]
+        if not contract.entries:
+            raise ConfigError(_empty_contract(self.config, len(workers)))
         checked = [ClassKey(source.module, qualname)
                    for source in (models if focus is None else [m for m in models if m.path in focus])
                    for qualname in self._registered_in(source, index, out_of_tree)]

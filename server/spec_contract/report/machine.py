@@ -18,6 +18,21 @@ def _contract(report: Report) -> list[dict]:
             for a in report.analyses for e in a.contract.entries]
 
 
+def _semantics(finding) -> dict:
+    """The additive fields of the contract semantics, present when they say something: the algorithm a
+    capability finding (SC003) loses and the members its fix forwards past the gate, the rare condition of an
+    SC004."""
+    out: dict = {}
+    if finding.algorithm:
+        out["algorithm"] = finding.algorithm
+    if finding.condition:
+        out["condition"] = finding.condition
+    if finding.also:
+        out["also"] = [{"method": f.member, "delegate": f.delegate, "inner_class": f.inner_class}
+                       for f in finding.also]
+    return out
+
+
 def render_json(report: Report) -> str:
     findings = [{
         "code": f.code, "severity": f.severity, "path": report.rel(f.path),
@@ -26,6 +41,7 @@ def render_json(report: Report) -> str:
         "roles": list(f.roles), "delegate": f.delegate, "inner_class": f.inner_class,
         "call_sites": [report.site(s) for s in f.call_sites], "message": f.message, "notes": list(f.notes),
         "fingerprint": fingerprint(f), "baselined": report.is_baselined(f),
+        **_semantics(f),
     } for f in report.findings]
     stats = {
         "files_seen": sum(a.stats.files_seen for a in report.analyses),
