@@ -16,20 +16,14 @@ import pytest
 
 from spec_contract.engine.results import TextEdit
 from spec_contract.engine.stubs import Delegation, StubError, delegation_edit, suppression_edit
+from spec_contract.engine.text import apply_edits
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo" / "minisgl" / "models"
 
 
 def apply(text: str, edit: TextEdit) -> str:
-    """Apply one edit: 0-based line and code-point column positions, any newline style."""
-    lines = re.findall(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$", text)
-
-    def offset(line: int, col: int) -> int:
-        return sum(len(x) for x in lines[:line]) + col
-
-    start = offset(edit.span.line, edit.span.col)
-    end = offset(edit.span.end_line, edit.span.end_col)
-    result = text[:start] + edit.new_text + text[end:]
+    """Apply one edit with the product's own applier (the one ``check --fix`` uses); the result must parse."""
+    result = apply_edits(text, [edit])
     ast.parse(result)
     return result
 
@@ -575,6 +569,51 @@ def test_class_at_end_of_file_without_trailing_newline():
     )
 
 
+@pytest.mark.parametrize(
+    ("wrapper", "expected"),
+    [
+        ("class W(Base): pass\n", "class W(Base):\n    pass\n"),
+        ("class W(Base):  pass; x = 1  # note\n\nW()\n", "class W(Base):\n    pass; x = 1  # note\n"),
+        ("if True:\n\tclass W: ...\n", "if True:\n\tclass W:\n\t\t...\n"),
+        ("class W: pass", "class W:\n    pass\n"),
+        ("class W: pass\r\n", "class W:\r\n    pass\r\n"),
+    ],
+)
+def test_one_line_body_moves_to_its_own_line_and_gets_the_members(wrapper, expected):
+    delegations = [method("get_embed_and_head", SIMPLE_INNER)]
+    result = apply(wrapper, delegation_edit("w.py", wrapper, "W", delegations))
+    assert delegation_edit("w.py", result, "W", delegations) is None
+    assert result.startswith(expected + ("\r\n" if "\r\n" in wrapper else "\n"))
+    assert "def get_embed_and_head(self):" in result
+    assert result.endswith("W()\n") == wrapper.endswith("W()\n")
+    assert result.endswith(("\n", "\r\n")) == wrapper.endswith("\n")
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        "    x = 1 + \\\n        2;\n",
+        "    x = (1 +\n        2) ; \\\n\n",
+        "    def f(self): return 1; \\\n\n",
+        "    def f(self):\n        return 1 \\\n            + 2;\n",
+    ],
+)
+def test_member_goes_after_the_whole_last_statement(last):
+    wrapper = f"class W:\n{last}\ny = 2\n"
+    result = add(wrapper)
+    assert result.startswith(f"class W:\n{last}")
+    assert result.endswith("\ny = 2\n")
+
+
+@pytest.mark.parametrize("char", ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+def test_line_break_characters_python_does_not_break_at_leave_the_member_in_place(char):
+    alone = char if char == "\x0c" else f"#{char}"  # a form feed may stand on a line of its own
+    wrapper = f"# a{char}comment\nx = '{char}'\n{alone}\nclass W:\n    def a(self):  # {char}\n        pass\n\ny = 2\n"
+    result = add(wrapper)
+    assert result.startswith(wrapper[: wrapper.index("\ny = 2")])
+    assert result.endswith("return self.minicpmv.llm.get_embed_and_head()\n\ny = 2\n")
+
+
 def test_trailing_comment_in_class_stays_after_the_new_member():
     wrapper = "class W:\n    def a(self):\n        pass\n    # end of W\n\nx = 1\n"
     result = add(wrapper)
@@ -627,8 +666,9 @@ def test_errors_are_reported_as_stub_errors():
         delegation_edit("w.py", "class W(:\n", "W", [method("get_embed_and_head", SIMPLE_INNER)])
     with pytest.raises(StubError):
         suppression_edit("w.py", "class A:\n    pass\n", "A.B", "SC001")
-    with pytest.raises(StubError):  # a one-line body has no place for a member
-        delegation_edit("w.py", "class W: pass\n", "W", [method("get_embed_and_head", SIMPLE_INNER)])
+    deep = "class W:\n    def __init__(self):\n        self.x = " + "1 if x else " * 2500 + "0\n"
+    with pytest.raises(StubError, match="deeper"):  # libcst would recurse past Python's limit
+        delegation_edit("w.py", deep, "W", [method("get_embed_and_head", SIMPLE_INNER)])
 
 
 # --- suppression ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import dataclasses
 import gc
 import io
 import os
+import stat
 import sys
 import time
 import tokenize
@@ -112,23 +113,79 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
     return list(targets.values())
 
 
-def _write(path: str, text: str) -> None:
-    """Write back in the file's own encoding (its PEP 263 cookie), through a temporary file."""
-    with open(path, "rb") as handle:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(handle.read()).readline)
-    tmp = f"{path}.spec-contract.tmp"
-    with open(tmp, "w", encoding="utf-8" if encoding == "utf-8-sig" else encoding, newline="") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+class _Refused(Exception):
+    """A file ``--fix`` leaves as it was; the message says why, in one line."""
 
 
-def _fix(projects: list) -> int:
-    from spec_contract.engine.fix import apply_edits, delegation_edits
+def _write(path: str, source: str, text: str) -> None:
+    """Replace the file's text ``source`` (as the analysis read it) by ``text``, or refuse.
 
-    changed = 0
+    The new text is encoded as the file is (its PEP 263 cookie, its UTF-8 BOM kept), must still parse in
+    that encoding, and may only add lines; the file must still hold ``source`` and be writable by its
+    owner. It is written to a temporary file beside it (with the file's permissions) and moved over it, so
+    a failure leaves the file as it was and no temporary file behind.
+    """
+    import ast
+    import tempfile
+
+    from spec_contract.engine.files import decode
+    from spec_contract.engine.text import only_adds_lines
+
+    if not only_adds_lines(source, text):
+        raise _Refused("the fix would change or remove existing lines")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        status = os.stat(path)
+    except OSError as exc:
+        raise _Refused(f"cannot read it: {exc.strerror or exc}") from None
+    if decode(data).text != source:
+        raise _Refused("it changed on disk during the check")
+    if not status.st_mode & stat.S_IWUSR:
+        raise _Refused("it is read-only")
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    try:
+        encoded = text.encode(encoding)  # "utf-8-sig" writes the BOM the file had
+    except UnicodeEncodeError as exc:
+        raise _Refused(f"the forwards hold characters its encoding ({encoding}) cannot store: {exc.reason}") from None
+    try:
+        ast.parse(encoded, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise _Refused(f"the fixed file would not parse ({type(exc).__name__}: {getattr(exc, 'msg', exc)})") from None
+    directory, name = os.path.split(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".spec-contract.tmp", dir=directory or ".")
+    except OSError as exc:
+        raise _Refused(f"cannot write beside it: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(encoded)
+        os.chmod(tmp, stat.S_IMODE(status.st_mode))
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise _Refused(f"cannot write it: {exc.strerror or exc}") from None
+
+
+def _fix(projects: list) -> tuple[int, int]:
+    """Add the missing forwards: (files written, files or classes left unfixed, each with a line on stderr).
+
+    A file that cannot be fixed (see :func:`_write`) or a class the stub generator refuses never stops the
+    others."""
+    from spec_contract.engine.fix import Refusal, delegation_edits
+    from spec_contract.engine.text import apply_edits
+
+    changed = refused = 0
     for project in projects:
         analysis = project.analyze()
-        edits = delegation_edits(analysis, analysis.findings)
+        refusals: list[Refusal] = []
+        edits = delegation_edits(analysis, analysis.findings, refusals)
+        for refusal in refusals:
+            _say_refused(analysis.relative(refusal.path), f"{refusal.class_name}: {refusal.why}")
+        refused += len(refusals)
         by_path: dict[str, list] = {}
         for edit in edits:
             by_path.setdefault(edit.path, []).append(edit)
@@ -136,10 +193,21 @@ def _fix(projects: list) -> int:
             source = analysis.source(path)
             if source is None:
                 continue
-            _write(path, apply_edits(source, file_edits))
+            try:
+                _write(path, source, apply_edits(source, file_edits))
+            except _Refused as exc:
+                _say_refused(analysis.relative(path), str(exc))
+                refused += 1
+                continue
             project.invalidate(path)
             changed += 1
-    return changed
+    return changed, refused
+
+
+def _say_refused(path: str, why: str) -> None:
+    from spec_contract.report import printable
+
+    print(f"spec-contract: error: not fixed: {printable(path)}: {printable(why)}", file=sys.stderr)
 
 
 def entry() -> None:
@@ -225,7 +293,7 @@ def _run(args: argparse.Namespace) -> int:
         for target in targets:
             if not target.whole:
                 notes.append(f"project {target.found.describe()}")
-        fixed = _fix([_Subset(t) for t in targets]) if getattr(args, "fix", False) else 0
+        fixed, unfixed = _fix([_Subset(t) for t in targets]) if getattr(args, "fix", False) else (0, 0)
         analyses = tuple(_Subset(t).analyze() for t in targets)
         baselined, stale = _baseline(args, targets, analyses)
         report = Report(analyses, time.perf_counter() - started, cwd=Path.cwd(), baselined=baselined, stale=stale)
@@ -259,6 +327,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"Fixed {fixed} file(s).")
     if incomplete:
         return 2
+    if unfixed:  # whatever the findings' severities: the fix the user asked for was not made
+        return 1
     return 1 if any(f.severity == "error" and not report.is_baselined(f) for f in report.findings) else 0
 
 

@@ -7,6 +7,7 @@ so neither the CLI's plain check nor the language server's start-up pays for lib
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.results import Finding, TextEdit
@@ -14,9 +15,24 @@ from spec_contract.engine.results import Finding, TextEdit
 _KIND = {"method": "method", "async_method": "async_method", "property": "property"}
 
 
-def delegation_edits(analysis: Analysis, findings: Iterable[Finding]) -> list[TextEdit]:
-    """One insertion per wrapper class, forwarding every member its findings name."""
-    from spec_contract.engine.stubs import Delegation, delegation_edit
+@dataclass(frozen=True)
+class Refusal:
+    """A class whose forwards cannot be added (its file does not parse, is nested too deeply, …), and why."""
+
+    path: str
+    class_name: str
+    why: str
+
+
+def delegation_edits(
+    analysis: Analysis, findings: Iterable[Finding], refused: list[Refusal] | None = None
+) -> list[TextEdit]:
+    """One insertion per wrapper class, forwarding every member its findings name.
+
+    A class the stub generator refuses gets no edit and, when ``refused`` is given, a :class:`Refusal`
+    there; it never stops the edits of the other classes.
+    """
+    from spec_contract.engine.stubs import Delegation, StubError, delegation_edit
 
     by_class: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
@@ -26,12 +42,18 @@ def delegation_edits(analysis: Analysis, findings: Iterable[Finding]) -> list[Te
         source = analysis.source(path)
         if source is None:
             continue
+        # A capability finding (SC003) forwards the gate member and every member the algorithm needs past it.
         delegations = [
             Delegation(member=f.member, delegate=f.delegate, kind=_KIND.get(f.provider.kind, "attribute"),
                        inner_source=analysis.source(f.provider.path), inner_line=f.provider.span.line)
-            for f in group
+            for finding in group for f in (finding, *finding.also)
         ]
-        edit = delegation_edit(path, source, class_name, delegations)
+        try:
+            edit = delegation_edit(path, source, class_name, delegations)
+        except StubError as err:
+            if refused is not None:
+                refused.append(Refusal(path, class_name, str(err)))
+            continue
         if edit is not None:
             edits.append(edit)
     return edits
@@ -43,19 +65,3 @@ def suppression_edit(analysis: Analysis, finding: Finding) -> TextEdit | None:
 
     source = analysis.source(finding.path)
     return None if source is None else edit(finding.path, source, finding.class_name, finding.code)
-
-
-def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
-    """``text`` with non-overlapping edits applied (last first, so earlier positions stay valid)."""
-    lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-
-    def offset(line: int, col: int) -> int:
-        return offsets[min(line, len(lines))] + col if line < len(lines) else len(text)
-
-    for edit in sorted(edits, key=lambda e: (e.span.line, e.span.col), reverse=True):
-        start, end = offset(edit.span.line, edit.span.col), offset(edit.span.end_line, edit.span.end_col)
-        text = text[:start] + edit.new_text + text[end:]
-    return text

@@ -20,7 +20,8 @@ from spec_contract.engine.statements import (CLASS_STATEMENT, error_message, imp
                                              parse_by_member, top_level)
 from spec_contract.engine.summary import (Chain, ClassSummary, DeferredClass, FunctionFlow, ImportBinding,
                                           ModuleSummary, ParsedClass)
-from spec_contract.engine.syntax import LINE_BREAK, Lines, chain_of
+from spec_contract.engine.syntax import Lines, chain_of
+from spec_contract.engine.text import LINE_BREAK
 
 T = TypeVar("T")
 
@@ -148,9 +149,9 @@ def parse_deferred(deferred: DeferredClass, path: str) -> ParsedClass:
     lines = Lines.of_statement(deferred)
     try:
         body = parse_at(deferred.text, deferred.first_line, path)
+        piece = _piece(body, lines, False, None, deferred.text)  # recursive: deep expressions end here too
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return ParsedClass((), (), error_message(exc))
-    piece = _piece(body, lines, False, None, deferred.text)
     return ParsedClass(piece.classes, piece.local_imports, None)
 
 

@@ -22,13 +22,16 @@ from dataclasses import dataclass
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
 
 from .results import Span, TextEdit
+from .text import LINE_BREAK, lines_with_ends
 
 _MAX_LINE = 88  # a def or call longer than this is split one argument per line, as black would
+# libcst's visitors recurse a few frames per level of nesting and give up near 300 levels (nested lists
+# sooner); no hand-written code nests this deep, generated code may.
+_MAX_DEPTH = 250
 _BUILTINS = frozenset(dir(builtins))
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
 _IGNORE = re.compile(r"#\s*spec-contract:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
 _LITERAL = frozenset({"Literal", "typing.Literal", "typing_extensions.Literal"})
 
@@ -51,14 +54,23 @@ class StubError(ValueError):
 def delegation_edit(
     path: str, source: str, class_name: str, delegations: Sequence[Delegation]
 ) -> TextEdit | None:
-    """One insertion that adds a forwarding member for every delegation the class does not already define.
+    """One edit that adds a forwarding member for every delegation the class does not already define.
 
-    None when nothing is to add, so applying the edit and asking again yields None (idempotent).
+    None when nothing is to add, so applying the edit and asking again yields None (idempotent). The edit
+    inserts after the class's last statement, whole (a backslash-continued line, a trailing ``;``); a one-line
+    body (``class W(Base): pass``) is first moved onto a line of its own, the only change to existing text.
     """
+    try:
+        return _delegation_edit(path, source, class_name, delegations)
+    except RecursionError as err:  # libcst's visitors recurse once per nesting level
+        raise StubError(f"{class_name}: the code is nested too deeply to edit") from err
+
+
+def _delegation_edit(
+    path: str, source: str, class_name: str, delegations: Sequence[Delegation]
+) -> TextEdit | None:
     wrapper = _Wrapper(source)
     cls = wrapper.find_class(class_name)
-    if not isinstance(cls.body, cst.IndentedBlock):
-        raise StubError(f"{class_name} has a one-line body; give it an indented body first")
     present = _defined_members(cls)
     todo: dict[str, Delegation] = {}
     for delegation in delegations:
@@ -69,7 +81,8 @@ def delegation_edit(
 
     unit = _indent_unit(cls, wrapper.module)
     class_indent = _leading_ws(wrapper.lines[wrapper.start_line(cls)])
-    body_indent = class_indent + (cls.body.indent or wrapper.module.default_indent)
+    one_line = not isinstance(cls.body, cst.IndentedBlock)
+    body_indent = class_indent + ((None if one_line else cls.body.indent) or wrapper.module.default_indent)
     blank = _blank_lines_between_methods(cls)
     names = _module_names(wrapper.module, wrapper.pos, wrapper.start_line(cls))
     nl = wrapper.newline
@@ -79,13 +92,27 @@ def delegation_edit(
         chunks.append(nl * blank + "".join(body_indent + line + nl for line in lines))
     text = "".join(chunks)
 
-    last = wrapper.pos[cls.body.body[-1]].end.line - 1
-    last_line = wrapper.lines[last]
-    if last_line.endswith(("\n", "\r")):
-        return TextEdit(path, Span(last + 1, 0, last + 1, 0), text)
+    # Where the class's last statement ends, its line break and any lines joined to it by backslashes included.
+    last_node = cls.body if one_line else cls.body.body[-1]
+    end = wrapper.full_pos[last_node].end
+    after = end.line - 1 if end.column == 0 else end.line  # 0-based line the new members start on
+    at_eof = after >= len(wrapper.lines) and not wrapper.lines[-1].endswith(("\n", "\r"))  # no final newline
+    if one_line:
+        # ``class W(Base): pass  # note`` → ``class W(Base):`` and ``    pass  # note`` on a line of its own.
+        first = wrapper.pos[cls.body.body[0]].start
+        line, col = first.line - 1, first.column
+        text_line = wrapper.lines[line]
+        cut = len(text_line[:col].rstrip(" \t"))
+        tail = text_line[col:] + "".join(wrapper.lines[line + 1 : after])
+        if at_eof:
+            return TextEdit(path, Span(line, cut, len(wrapper.lines) - 1, len(wrapper.lines[-1])),
+                            nl + body_indent + tail + nl + text[: -len(nl)])
+        return TextEdit(path, Span(line, cut, after, 0), nl + body_indent + tail + text)
+    if not at_eof:
+        return TextEdit(path, Span(after, 0, after, 0), text)
     # The class ends the file and the file has no final newline: start a line, and keep the file's lack of one.
-    end = len(last_line)
-    return TextEdit(path, Span(last, end, last, end), nl + text[: -len(nl)])
+    last = len(wrapper.lines) - 1
+    return TextEdit(path, Span(last, len(wrapper.lines[last]), last, len(wrapper.lines[last])), nl + text[: -len(nl)])
 
 
 def suppression_edit(path: str, source: str, class_name: str, code: str | None) -> TextEdit:
@@ -134,13 +161,24 @@ class _Wrapper:
     """The parsed wrapper module: its lines, positions and newline style."""
 
     def __init__(self, source: str) -> None:
+        # CPython's parser first: what it refuses (and what it accepts but nests deeper than libcst's
+        # recursive visitors go) would cost libcst seconds, or its native parser's stack, before failing.
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
+            raise StubError(f"the file does not parse: {getattr(err, 'msg', err)}") from err
+        if _too_deep(tree):
+            raise StubError(f"the file nests expressions deeper than {_MAX_DEPTH} levels; it is left alone")
         try:
             wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+            self.pos = wrapper.resolve(PositionProvider)
+            self.full_pos = wrapper.resolve(WhitespaceInclusivePositionProvider)
         except cst.ParserSyntaxError as err:
             raise StubError(f"the file does not parse: {err.message}") from err
+        except (RecursionError, MemoryError) as err:
+            raise StubError("the file is nested too deeply to edit") from err
         self.module = wrapper.module
-        self.pos = wrapper.resolve(PositionProvider)
-        self.lines = _LINE.findall(source)
+        self.lines = lines_with_ends(source)
         self.newline = _newline(source)
 
     def find_class(self, dotted: str) -> cst.ClassDef:
@@ -156,6 +194,17 @@ class _Wrapper:
 
     def start_line(self, node: cst.CSTNode) -> int:
         return self.pos[node].start.line - 1
+
+
+def _too_deep(tree: ast.AST) -> bool:
+    """Whether any node of ``tree`` is nested more than ``_MAX_DEPTH`` levels deep (walked without recursion)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
 
 
 def _class_defs(body: Sequence[cst.CSTNode]) -> Iterable[cst.ClassDef]:
@@ -186,7 +235,7 @@ def _blocks_stmts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 def _newline(source: str) -> str:
-    match = re.search(r"\r\n|\n|\r", source)
+    match = LINE_BREAK.search(source)
     return match.group(0) if match else "\n"
 
 
@@ -233,6 +282,8 @@ def _defined_members(cls: cst.ClassDef) -> set[str]:
         elif isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 names |= _bound_names(small)
+        elif isinstance(stmt, cst.BaseSmallStatement):  # a one-line body: ``class W: x = 1``
+            names |= _bound_names(stmt)
         elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
             stmts.extend(_blocks_stmts(stmt))
     return names
@@ -411,8 +462,10 @@ def _find_inner_def(delegation: Delegation) -> tuple[cst.FunctionDef | None, cst
         return None, None
     defs.sort(key=lambda node: node.lineno)
     node = next((d for d in defs if d.lineno - 1 == delegation.inner_line), defs[0])
+    if _too_deep(node):
+        return None, None  # libcst would not get through it: forward everything through *args, **kwargs
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
-    lines = _LINE.findall(source)[first : node.end_lineno]
+    lines = lines_with_ends(source)[first : node.end_lineno]
     # Dedent by the def's column; lines indented less can only be inside strings or brackets.
     prefix = node.col_offset
     text = "".join(line[prefix:] if not line[:prefix].strip() else line for line in lines)

@@ -8,18 +8,10 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summary import Chain, DeferredClass
-
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def _split_lines(text: str) -> list[str]:
-    """Lines as the parser counts them: ``str.splitlines`` also breaks at form feeds, ``\x1c``-``\x1e``,
-    ``\x85`` and the Unicode line separators, which would shift every line after one."""
-    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
+from spec_contract.engine.text import split_lines
 
 
 class Lines:
@@ -31,14 +23,14 @@ class Lines:
     @functools.cached_property
     def lines(self) -> list[str]:
         """Split when first read: most of a model file's statements are deferred and never look."""
-        return _split_lines(self._text)
+        return split_lines(self._text)
 
     @classmethod
     def of_statement(cls, deferred: DeferredClass) -> "Lines":
         """The lines a deferred statement's spans and suppression comment read, at their places in the file."""
         lines = cls("")
         above = [""] * (deferred.first_line - 1) + [deferred.line_above] if deferred.first_line else []
-        lines.lines = above + _split_lines(deferred.text)
+        lines.lines = above + split_lines(deferred.text)
         return lines
 
     def col(self, lineno: int, byte_col: int) -> int:
