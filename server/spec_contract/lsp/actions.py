@@ -116,12 +116,20 @@ def find(findings: Iterable, keys: Iterable[Sequence[str]]) -> list:
 
 
 def engine_edits(analysis, action: str, findings: Sequence) -> list:
-    """The engine's TextEdits for an action (runs on the executor thread: libcst is involved)."""
+    """The engine's TextEdits for an action (runs on the executor thread: libcst is involved).
+
+    A class the stub generator refuses (its file nests code too deeply, …) gets no edit, and the action
+    none: the request still answers, with the other actions.
+    """
     from spec_contract.engine.fix import delegation_edits, suppression_edit
+    from spec_contract.engine.stubs import StubError
 
     if action == "ignore":
-        return [suppression_edit(analysis, findings[0])]
-    return list(delegation_edits(analysis, findings))
+        try:
+            return [suppression_edit(analysis, findings[0])]
+        except StubError:
+            return []
+    return delegation_edits(analysis, findings)
 
 
 def workspace_edit(

@@ -13,14 +13,49 @@ from pathlib import Path
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
-from pygls.workspace import PositionCodec
+from pygls.workspace import PositionCodec, TextDocument, Workspace
+
+from spec_contract.engine.text import lines_with_ends
 
 
 def lines_of(text: str | None) -> list[str]:
-    """Split like pygls's documents do (line endings kept), so both sides agree on line numbers."""
+    """The lines (endings kept) as the parser counts them, as the engine's spans and the server's documents
+    (:class:`ParserLinesDocument`) do."""
     if not text:
         return []
-    return text.splitlines(keepends=True)
+    return lines_with_ends(text)
+
+
+class ParserLinesDocument(TextDocument):
+    """An open buffer whose lines break where Python's do.
+
+    pygls splits a document with ``str.splitlines``, which also breaks at form feeds, ``\x0b``, ``\x1c``-
+    ``\x1e``, ``\x85`` and U+2028/U+2029; an incremental edit below such a character would land one line
+    early in the server's copy, and every position the engine computes would be off by one.
+    """
+
+    @property
+    def lines(self) -> Sequence[str]:
+        return tuple(lines_with_ends(self.source))
+
+
+class ParserLinesWorkspace(Workspace):
+    """pygls's workspace, making :class:`ParserLinesDocument` documents.
+
+    pygls builds its :class:`Workspace` itself while handling ``initialize``, just before the server's own
+    handler runs (and before any document can be opened); :meth:`adopt` turns that instance into this class,
+    which adds behaviour and no state.
+    """
+
+    @classmethod
+    def adopt(cls, workspace: Workspace) -> None:
+        workspace.__class__ = cls
+
+    def _create_text_document(self, doc_uri, source=None, version=None, language_id=None) -> TextDocument:
+        return ParserLinesDocument(
+            doc_uri, source=source, version=version, language_id=language_id,
+            sync_kind=self._sync_kind, position_codec=self.position_codec,
+        )
 
 
 def to_range(span, lines: Sequence[str], codec: PositionCodec) -> types.Range:

@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 
 from spec_contract.lsp import actions, commands, diagnostics, hover, settings
-from spec_contract.lsp.convert import SourceLines, from_position, lines_of, path_of
+from spec_contract.lsp.convert import ParserLinesWorkspace, SourceLines, from_position, lines_of, path_of
 from spec_contract.lsp.server import SpecContractServer, load_engine
 from spec_contract.lsp.workspace import adopt, initial_folders
 
@@ -52,6 +52,7 @@ def register(server: SpecContractServer) -> None:
     @guarded
     async def initialize(ls: SpecContractServer, params: types.InitializeParams) -> None:
         """Decide features from the client's capabilities before pygls computes ours."""
+        ParserLinesWorkspace.adopt(ls.workspace)
         ls.init_options = settings.section_of(params.initialization_options)
         # Pull only when the client can also be told to re-pull: this server's findings change when
         # *other* files change, and a pull client without refresh would keep stale diagnostics.
@@ -197,6 +198,10 @@ def register(server: SpecContractServer) -> None:
         if context is None:
             return []
         folder, analysis, path = context
+        if path in analysis.problems:
+            # A half-typed buffer: the findings' positions are those of its last text that parsed, and no
+            # edit can be computed on the text there now.
+            return []
         uri = params.text_document.uri
         findings = await ls.on_engine(analysis.findings_for, path)
         keys = [k for k in (_data_key(d) for d in params.context.diagnostics) if k is not None]
@@ -236,7 +241,7 @@ def register(server: SpecContractServer) -> None:
             return action
         _folder, analysis, path = context
         findings = actions.find(await ls.on_engine(analysis.findings_for, path), data["findings"])
-        if findings:
+        if findings and path not in analysis.problems:  # the buffer parses again: an edit can be made
             action.edit = await _edit(ls, analysis, data["action"], findings)
         return action
 
