@@ -66,8 +66,8 @@ def pre_commit() -> str:
     return found
 
 
-def git(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {**(env or os.environ), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
     return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
@@ -111,25 +111,21 @@ def test_the_hook_fails_on_a_forgotten_forward_and_the_fix_hook_repairs_it(tmp_p
     installed = subprocess.run([command, "install"], cwd=checkout, env=env, capture_output=True, text=True, timeout=60)
     assert installed.returncode == 0, installed.stderr
     git(checkout, "add", "-A")
-    os.environ.update(PRE_COMMIT_HOME=env["PRE_COMMIT_HOME"], SPEC_CONTRACT_CACHE_DIR=env["SPEC_CONTRACT_CACHE_DIR"])
-    try:
-        assert git(checkout, "commit", "-q", "-m", "the engine").returncode == 0  # no model wrapper yet
+    assert git(checkout, "commit", "-q", "-m", "the engine", env=env).returncode == 0  # no model wrapper yet
 
-        kimi = checkout / "python/sglang/srt/models/kimi_k25.py"
-        kimi.write_text(textwrap.dedent(KIMI).lstrip("\n"))
-        git(checkout, "add", "-A")
-        refused = git(checkout, "commit", "-m", "Kimi K2.5")
-        output = refused.stdout + refused.stderr
-        assert refused.returncode != 0, output
-        assert ("python/sglang/srt/models/kimi_k25.py:4:7: SC001 `KimiK25ForConditionalGeneration` does not forward "
-                "`get_embed_and_head`") in output
+    kimi = checkout / "python/sglang/srt/models/kimi_k25.py"
+    kimi.write_text(textwrap.dedent(KIMI).lstrip("\n"))
+    git(checkout, "add", "-A")
+    refused = git(checkout, "commit", "-m", "Kimi K2.5", env=env)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert ("python/sglang/srt/models/kimi_k25.py:4:7: SC001 `KimiK25ForConditionalGeneration` does not forward "
+            "`get_embed_and_head`") in output
 
-        fixed = subprocess.run([command, "run", "--hook-stage", "manual", "spec-contract-fix", "--files", str(kimi)],
-                               cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
-        assert "files were modified by this hook" in fixed.stdout, fixed.stdout + fixed.stderr
-        assert "return self.language_model.get_embed_and_head()" in kimi.read_text()
-        git(checkout, "add", "-A")
-        accepted = git(checkout, "commit", "-m", "Kimi K2.5")
-        assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-    finally:
-        del os.environ["PRE_COMMIT_HOME"], os.environ["SPEC_CONTRACT_CACHE_DIR"]
+    fixed = subprocess.run([command, "run", "--hook-stage", "manual", "spec-contract-fix", "--files", str(kimi)],
+                           cwd=checkout, env=env, capture_output=True, text=True, timeout=600)
+    assert "files were modified by this hook" in fixed.stdout, fixed.stdout + fixed.stderr
+    assert "return self.language_model.get_embed_and_head()" in kimi.read_text()
+    git(checkout, "add", "-A")
+    accepted = git(checkout, "commit", "-m", "Kimi K2.5", env=env)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
