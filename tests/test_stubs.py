@@ -669,6 +669,7 @@ def test_errors_are_reported_as_stub_errors():
     deep = "class W:\n    def __init__(self):\n        self.x = " + "1 if x else " * 2500 + "0\n"
     with pytest.raises(StubError, match="deeper"):  # libcst would recurse past Python's limit
         delegation_edit("w.py", deep, "W", [method("get_embed_and_head", SIMPLE_INNER)])
+    assert apply(deep, suppression_edit("w.py", deep, "W", "SC001")).startswith("# spec-contract: ignore[SC001]\nclass W:")
 
 
 # --- suppression ---------------------------------------------------------------------------------------------

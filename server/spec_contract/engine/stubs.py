@@ -122,19 +122,48 @@ def suppression_edit(path: str, source: str, class_name: str, code: str | None) 
     class's indentation; when a suppression comment is already there (or at the end of the class line), its
     code list is extended instead, so repeated "ignore" actions never stack comments.
     """
-    wrapper = _Wrapper(source)
-    cls = wrapper.find_class(class_name)
-    top = wrapper.pos[cls.decorators[0]].start.line - 1 if cls.decorators else wrapper.start_line(cls)
-    class_line = wrapper.start_line(cls)
-    candidates = [top - 1] if top > 0 and wrapper.lines[top - 1].lstrip().startswith("#") else []
+    # Only lines are needed, so ``ast`` finds them: it takes code nested far deeper than libcst does, and a
+    # class whose forwards cannot be generated can still be suppressed.
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
+        raise StubError(f"the file does not parse: {getattr(err, 'msg', err)}") from err
+    cls = _find_ast_class(tree.body, class_name)
+    lines = lines_with_ends(source)
+    class_line = cls.lineno - 1
+    top = min([cls.lineno, *(d.lineno for d in cls.decorator_list)]) - 1
+    candidates = [top - 1] if top > 0 and lines[top - 1].lstrip().startswith("#") else []
     candidates.append(class_line)
     for line in candidates:
-        match = _IGNORE.search(wrapper.lines[line])
+        match = _IGNORE.search(lines[line])
         if match:
             return TextEdit(path, Span(line, match.start(), line, match.end()), _extended(match, code))
-    indent = _leading_ws(wrapper.lines[top])
+    indent = _leading_ws(lines[top])
     comment = _ignore_comment([code] if code else None)
-    return TextEdit(path, Span(top, 0, top, 0), indent + comment + wrapper.newline)
+    return TextEdit(path, Span(top, 0, top, 0), indent + comment + _newline(source))
+
+
+def _find_ast_class(body: list[ast.stmt], dotted: str) -> ast.ClassDef:
+    """The class ``A.B`` of a module, also under ``if``/``try``/``with`` (as :meth:`_Wrapper.find_class`)."""
+    found: ast.ClassDef | None = None
+    for part in dotted.split("."):
+        found = next((c for c in _ast_class_defs(body) if c.name == part), None)
+        if found is None:
+            raise StubError(f"class {dotted} not found")
+        body = found.body
+    assert found is not None
+    return found
+
+
+def _ast_class_defs(body: list[ast.stmt]) -> Iterable[ast.ClassDef]:
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            yield stmt
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            blocks = [stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+            blocks += [handler.body for handler in getattr(stmt, "handlers", [])]
+            for block in blocks:
+                yield from _ast_class_defs(block)
 
 
 def _extended(match: re.Match[str], code: str | None) -> str:
