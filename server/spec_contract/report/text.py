@@ -28,7 +28,8 @@ def render(report: Report) -> str:
     if findings:
         out.append(f"Found {errors} error(s) and {others} other finding(s) in {files} files ({report.seconds:.2f}s).")
     else:
-        out.append(f"All checked wrappers forward their contract ({files} files, {report.seconds:.2f}s).")
+        done = "No findings beyond the baseline" if report.baselined else "All checked wrappers forward their contract"
+        out.append(f"{done} ({files} files, {report.seconds:.2f}s).")
     unread = sum(len(a.unread) for a in report.analyses)
     if unread:
         out.append(f"Incomplete: {unread} path(s) the check needed could not be read.")
