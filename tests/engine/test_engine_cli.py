@@ -42,8 +42,10 @@ def test_demo_json_report_has_the_fixed_schema_and_exit_code_1(tmp_path):
          [{"path": "minisgl/speculative/eagle_worker.py", "line": 11, "guarded": False}]),
         ("SC001", "error", "minisgl/models/llava.py", 6, 7, 6, 36, "LlavaForConditionalGeneration",
          "set_eagle3_layers_to_capture", "target", "language_model", "LlamaForCausalLM",
-         [{"path": "minisgl/model_executor/model_runner.py", "line": 14, "guarded": False}]),
+         [{"path": "minisgl/model_executor/model_runner.py", "line": 14, "guarded": False,
+           "algorithm": "EAGLE3"}]),  # algorithm: additive (the contract semantics of issue 12)
     ]
+    assert report["findings"][1]["algorithm"] == "EAGLE3"
     assert all(set(e) == {"role", "method", "required", "call_sites"} for e in report["contract"])
     assert {(e["role"], e["method"], e["required"]) for e in report["contract"]} >= {
         ("target", "get_embed_and_head", True), ("target", "set_eagle3_layers_to_capture", True),

@@ -55,6 +55,7 @@ class _Inners:
         self._wrapper = wrapper
         self._preferred = preferred
         self._direct: list[tuple[str, tuple[ClassKey, ...]]] | None = None
+        self._forwarded: frozenset[str] = frozenset()  # attributes the wrapper's ``__getattr__`` forwards to
         self._deeper: dict[ClassKey, list[tuple[str, tuple[ClassKey, ...]]]] = {}
 
     def _delegates_of(self, inner: ClassKey) -> list[tuple[str, tuple[ClassKey, ...]]]:
@@ -68,11 +69,14 @@ class _Inners:
         index = self._index
         if self._direct is None:
             self._direct = _ordered_delegates(index.delegates(self._wrapper), self._preferred)
+            self._forwarded = index.forwarded_attrs(self._wrapper)
         provided = []  # (attr, inner, provision) of the direct inners, asked once for both passes
         for attr, candidates in self._direct:
             for inner in candidates:
                 found = index.provision(inner, member)
-                if found is not None and found.member is not None:
+                # A ``__getattr__`` already forwards to this attribute, so the wrapper lacks the member only
+                # because some candidate does: the forward to add goes one level deeper, past that candidate.
+                if found is not None and found.member is not None and attr not in self._forwarded:
                     return attr, inner, found
                 provided.append((attr, inner, found))
         for attr, inner, found in provided:  # one level deeper: ``self.minicpmv.llm``

@@ -59,6 +59,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     instance_attrs: dict[str, Member] = {}
     factories: list[tuple[str, tuple[Chain, ...]]] = []
     predicates: dict[str, str] | None = None  # the class's env-flag predicates, found for its first method
+    param_defaults: list[tuple[str, str, Chain]] = []
 
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -82,9 +83,13 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
             made = _returned_constructors(statements)
             if made:
                 factories.append((stmt.name, made))
-            local_classes = _local_classes(stmt, statements)
+            defaults = _class_defaults(stmt)
+            param_defaults += [(stmt.name, param, chain) for param, chain in defaults.items()]
+            local_classes = _local_classes(stmt, statements, defaults)
+            instances = _local_instances(statements, local_classes) if local_classes else {}
             for sub in statements:
-                _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes)
+                _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes, instances,
+                                         (stmt.name, defaults))
             if functions is not None:
                 if predicates is None:
                     predicates = env_predicates(node.body, lines)
@@ -104,6 +109,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
         name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
         members=tuple(members.values()), delegates=tuple(delegates), attr_aliases=tuple(aliases),
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
+        param_defaults=tuple(param_defaults),
     ))
 
 
@@ -121,24 +127,37 @@ REGISTRY = ("<registry>",)  # a delegate callee whose class the engine's model r
 _REGISTRY_LOOKUP = re.compile(r"model_?(?:cls|class)|resolve_model|registry", re.IGNORECASE)
 
 
-def _local_classes(node: ast.FunctionDef | ast.AsyncFunctionDef, statements: list[ast.stmt]) -> dict[str, list[Chain]]:
-    """What a local name called as a constructor may stand for, inside one method.
-
-    ``language_model_cls=Qwen3LLMModel`` (a parameter default) stands for that class;
-    ``language_model_cls = self._get_sgl_model_cls(config)`` (a name computed by a call) stands for whatever
-    the model registry returns, :data:`REGISTRY`.
-    """
-    out: dict[str, list[Chain]] = {}
+def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Chain]:
+    """Parameters whose default is a class (``language_model_cls=Qwen3LLMModel``): name → the class."""
+    out: dict[str, Chain] = {}
     positional = node.args.posonlyargs + node.args.args
     defaults = list(zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults))
     defaults += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
     for arg, default in defaults:
         chain = chain_of(default)
         if chain is not None and "()" not in chain and "[]" not in chain and chain[-1][:1].isupper():
-            out.setdefault(arg.arg, []).append(chain)
+            out[arg.arg] = chain
+    return out
+
+
+def _local_classes(node: ast.FunctionDef | ast.AsyncFunctionDef, statements: list[ast.stmt],
+                   defaults: dict[str, Chain]) -> dict[str, list[Chain]]:
+    """What a local name called as a constructor may stand for, inside one method.
+
+    ``language_model_cls=Qwen3LLMModel`` (a parameter default) stands for that class;
+    ``language_model_cls = self._get_sgl_model_cls(config)`` (a name computed by a call) stands for whatever
+    the model registry returns, :data:`REGISTRY`; ``instance_class = _SUPPORT_VERSION.get(version)`` (a lookup
+    in a module-level name) stands for the values of that dict, ``("_SUPPORT_VERSION", "{}")``, which resolution
+    finds in the module's ``class_maps``.
+    """
+    out: dict[str, list[Chain]] = {param: [chain] for param, chain in defaults.items()}
     for stmt in statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             value = stmt.value
+            looked_up = _dict_lookup(value)
+            if looked_up is not None:
+                out.setdefault(stmt.targets[0].id, []).append((looked_up, "{}"))
+                continue
             if isinstance(value, ast.Subscript):
                 value = value.value  # ``ModelRegistry.resolve_model_cls(arch)[0]``
             if isinstance(value, ast.Call):
@@ -148,8 +167,34 @@ def _local_classes(node: ast.FunctionDef | ast.AsyncFunctionDef, statements: lis
     return out
 
 
+def _dict_lookup(value: ast.expr) -> str | None:
+    """``NAME[key]`` or ``NAME.get(key)`` of a module-level constant (a capitalised name): the name."""
+    if isinstance(value, ast.Subscript):
+        holder = value.value
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get":
+        holder = value.func.value
+    else:
+        return None
+    return holder.id if isinstance(holder, ast.Name) and holder.id.lstrip("_")[:1].isupper() else None
+
+
+def _local_instances(statements: list[ast.stmt], local_classes: dict[str, list[Chain]]) -> dict[str, list[Chain]]:
+    """Locals assigned an instance (``minicpmv = instance_class(config=config)``): the classes it may be, for a
+    later ``self.minicpmv = minicpmv``."""
+    out: dict[str, list[Chain]] = {}
+    for stmt in statements:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            for call in _possible_calls(stmt.value):
+                callee = chain_of(call.func)
+                if callee is not None and "()" not in callee and "[]" not in callee:
+                    chains = local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]
+                    out.setdefault(stmt.targets[0].id, []).extend(chains)
+    return out
+
+
 def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Member], delegates: list[Delegate],
-                             local_classes: dict[str, list[Chain]]) -> None:
+                             local_classes: dict[str, list[Chain]], instances: dict[str, list[Chain]],
+                             method: tuple[str, dict[str, Chain]]) -> None:
     if isinstance(node, ast.Assign):
         targets, value = node.targets, node.value
     elif isinstance(node, ast.AnnAssign):
@@ -162,12 +207,15 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
                 span = lines.attr_span(sub)
                 attrs.setdefault(sub.attr, Member(sub.attr, "instance_attribute", span))
                 if sub is target:
+                    if isinstance(value, ast.Name) and value.id in instances:
+                        delegates.extend(Delegate(sub.attr, chain, span) for chain in instances[value.id])
                     for call in _possible_calls(value):
                         callee = chain_of(call.func)
                         if callee is None or "()" in callee or "[]" in callee:
                             continue
+                        via = (method[0], callee[0]) if len(callee) == 1 and callee[0] in method[1] else None
                         for chain in local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]:
-                            delegates.append(Delegate(sub.attr, chain, span))
+                            delegates.append(Delegate(sub.attr, chain, span, via if chain == method[1].get(callee[0]) else None))
 
 
 def _possible_calls(value: ast.expr | None) -> list[ast.Call]:

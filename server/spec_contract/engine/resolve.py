@@ -360,12 +360,13 @@ class Index:
         for owner, forward in forwards:
             if forward == "":
                 return Provision(owner, None)
-            for inner in self.delegates(key).get(forward, ()):
-                found = self.provision(inner, member, _depth + 1)  # not memoised: depth bounds the recursion
-                if found is not None:
-                    return found
-            if not self.delegates(key).get(forward):
+            inners = self.delegates(key).get(forward, ())
+            if not inners:
                 return Provision(owner, None)  # forwards to an object of unknown class
+            # The object may be of any of the candidate classes: the member is there only if each has it.
+            found = [self.provision(inner, member, _depth + 1) for inner in inners]  # depth bounds the recursion
+            if all(f is not None for f in found):
+                return found[0]
         return None
 
     def _provided(self, key: ClassKey) -> tuple[dict[str, tuple[ClassKey, Member]], tuple[tuple[ClassKey, str], ...]]:
@@ -412,6 +413,10 @@ class Index:
         self._delegates[key] = (result, modules)
         return result
 
+    def forwarded_attrs(self, key: ClassKey) -> frozenset[str]:
+        """The attributes a ``__getattr__`` in the class's MRO forwards unknown names to."""
+        return frozenset(forward for _, forward in self._provided(key)[1] if forward)
+
     def registry_chosen(self, key: ClassKey, attr: str) -> bool:
         """Whether ``self.<attr>`` is built from a class the model registry picks (candidates from the profile)."""
         for owner in self.mro(key):
@@ -429,6 +434,10 @@ class Index:
         if callee == REGISTRY:  # chosen at run time: the profile names the candidates
             return [(self.engine_module(module), (name,))
                     for module, _, name in (c.rpartition(".") for c in self._registry)]
+        if len(callee) == 2 and callee[1] == "{}":  # a lookup in a module-level dict of classes
+            summary = self.summary(owner.module)
+            return [(owner.module, value) for name, values in (summary.class_maps if summary else ())
+                    if name == callee[0] for value in values]
         if callee[0] != "self":
             return [(owner.module, callee)]
         if len(callee) != 2:
@@ -440,6 +449,22 @@ class Index:
                     return [(candidate.module, chain) for chain in made]
         return []
 
+    def _default_for(self, key: ClassKey, owner: ClassKey, delegate) -> tuple[ClassKey, Chain]:
+        """Where a delegate's class comes from for instances of ``key``: a parameter's class default is the
+        most-derived one along ``key``'s MRO (a subclass whose ``__init__`` has its own
+        ``language_model_cls=Qwen3MoeLLMModel`` passes that one to ``super().__init__``)."""
+        if delegate.via is None:
+            return owner, delegate.callee
+        method, param = delegate.via
+        for candidate in self.mro(key):
+            if candidate == owner:
+                break
+            cls = self.class_summary(candidate)
+            for name, parameter, chain in cls.param_defaults if cls else ():
+                if (name, parameter) == (method, param):
+                    return candidate, chain
+        return owner, delegate.callee
+
     def _compute_delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
         out: dict[str, list[ClassKey]] = {}
         for owner in self.mro(key):
@@ -447,7 +472,8 @@ class Index:
             if cls is None:
                 continue
             for delegate in cls.delegates:
-                for module, callee in self._constructed(key, owner, delegate.callee):
+                source, callee = self._default_for(key, owner, delegate)
+                for module, callee in self._constructed(key, source, callee):
                     inner = self.resolve_class(module, callee)
                     if inner is not None and inner != key and inner not in out.setdefault(delegate.attr, []):
                         out[delegate.attr].append(inner)

@@ -34,6 +34,7 @@ class _Piece:
     local_imports: tuple[tuple[int, ImportBinding], ...]  # (line, binding) of imports inside functions and classes
     classes: tuple[ClassSummary, ...]
     assignments: tuple[tuple[str, Chain], ...]
+    class_maps: tuple[tuple[str, tuple[Chain, ...]], ...]
     entries: tuple[tuple[bool, tuple[str, ...]], ...]  # (augmented, names) per entry-class assignment
     functions: tuple[FunctionFlow, ...]
 
@@ -124,7 +125,8 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                             tuple(entry) if entry is not None else None,
                             tuple(f for p in pieces for f in p.functions), is_package,
                             deferred=tuple(deferred),
-                            local_imports=tuple(b for p in pieces for b in p.local_imports))
+                            local_imports=tuple(b for p in pieces for b in p.local_imports),
+                            class_maps=tuple(m for p in pieces for m in p.class_maps))
     if entry:
         _parse_registered(summary)
     return summary
@@ -160,6 +162,7 @@ def _piece(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: str
     """What the statements ``body``, parsed from ``text``, contribute to their module's summary."""
     imports: list[ImportBinding] = []
     assignments: list[tuple[str, Chain]] = []
+    class_maps: list[tuple[str, tuple[Chain, ...]]] = []
     entries: list[tuple[bool, tuple[str, ...]]] = []
     classes: list[ClassSummary] = []
     functions: list[FunctionFlow] = []
@@ -191,6 +194,11 @@ def _piece(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: str
                             value = chain_of(stmt.value)
                             if value is not None and "()" not in value and "[]" not in value:
                                 assignments.append((target.id, value))
+                            elif isinstance(stmt.value, ast.Dict) and stmt.value.values:
+                                values = [chain_of(v) for v in stmt.value.values]
+                                if all(v is not None and v[-1][:1].isupper() and "()" not in v and "[]" not in v
+                                       for v in values):
+                                    class_maps.append((target.id, tuple(values)))
             elif isinstance(stmt, ast.If):
                 module_level(stmt.body)
                 module_level(stmt.orelse)
@@ -207,8 +215,8 @@ def _piece(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: str
                      for node in (nested_statements(body, into_classes=True) if "import" in text else ())
                      if isinstance(node, ast.ImportFrom) and id(node) not in top
                      for alias in node.names if alias.name != "*"]
-    return _Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(entries),
-                  tuple(functions))
+    return _Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(class_maps),
+                  tuple(entries), tuple(functions))
 
 
 def moved_below(held: T, first: int, lines: int) -> T:

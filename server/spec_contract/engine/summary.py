@@ -48,6 +48,9 @@ class Delegate:
     attr: str
     callee: Chain  # the called name as written, e.g. ("DeepseekV3ForCausalLM",)
     span: Span
+    # (method, parameter) when the class is that parameter's default (``language_model_cls=Qwen3LLMModel``):
+    # a subclass whose same method has its own default for the parameter passes that one instead
+    via: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class ClassSummary:
     getattr_forward: str | None  # "" when ``__getattr__`` forwards to something unknown, attr name if known
     factories: tuple[tuple[str, tuple[Chain, ...]], ...]  # method → classes it returns instances of (``init_llm``)
     suppressed: frozenset[str]  # codes from ``# spec-contract: ignore[...]``; "*" for a bare ignore
+    param_defaults: tuple[tuple[str, str, Chain], ...] = ()  # (method, parameter, class default as written)
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,9 @@ class ModuleSummary:
     deferred: tuple[DeferredClass, ...] = ()
     # (line, binding) of the imports inside the functions and classes parsed with the file, in file order
     local_imports: tuple[tuple[int, ImportBinding], ...] = ()
+    # module-level dicts whose values are classes (``_SUPPORT_VERSION = {(2, 6): MiniCPMV2_6, …}``): name →
+    # the values as written, for an inner chosen by a lookup in one (``instance_class = _SUPPORT_VERSION[v]``)
+    class_maps: tuple[tuple[str, tuple[Chain, ...]], ...] = ()
     # deferred index → what its statement held; filled as classes are asked for
     _parsed: dict[int, ParsedClass] = field(
         default_factory=dict, init=False, compare=False, repr=False)

@@ -1,0 +1,506 @@
+"""What a missing forward costs decides the finding's kind: gates, fallbacks, rare conditions and roles.
+
+Each tree is SGLang-shaped and small: a model runner that configures aux hidden-state capture behind
+capability gates, algorithm workers (``speculative/dflash_worker.py`` is DFLASH by the profile's file globs,
+``speculative/dspark_worker.py`` DSPARK, gated by DFLASH), the Llama inner model that provides everything,
+and one wrapper per test. Every test compares codes, severities and members, and the messages where the
+message is the point.
+"""
+
+from __future__ import annotations
+
+import pytest
+from engine_trees import analyze, make_tree
+
+from spec_contract.engine.check import algorithm_status
+from spec_contract.engine.config import ConfigError
+from spec_contract.engine.fix import delegation_edits
+from spec_contract.engine.text import apply_edits
+
+RUNNER = "pkg/model_executor/model_runner.py"
+DFLASH = "pkg/speculative/dflash_worker.py"
+DSPARK = "pkg/speculative/dspark_worker.py"
+EAGLE = "pkg/speculative/eagle_worker.py"
+
+GATED_RUNNER = """
+    class ModelRunner:
+        def init_attention_backends(self):
+            if self.eagle_use_aux_hidden_state:
+                if not hasattr(self.model, "set_eagle3_layers_to_capture"):
+                    raise ValueError("EAGLE3 needs set_eagle3_layers_to_capture")
+                self.model.set_eagle3_layers_to_capture(self.layer_ids)
+            if self.dflash_use_aux_hidden_state:
+                if self.is_dspark and hasattr(self.model, "set_dspark_layers_to_capture"):
+                    self.model.set_dspark_layers_to_capture(self.layer_ids)
+                elif hasattr(self.model, "set_dflash_layers_to_capture"):
+                    self.model.set_dflash_layers_to_capture(self.layer_ids)
+                else:
+                    raise ValueError("DFLASH needs a capture method")
+"""
+
+DFLASH_WORKER = """
+    class DFlashWorker:
+        def __init__(self, target_worker):
+            self.target_worker = target_worker
+
+        def embed(self):
+            return self.target_worker.model_runner.model.get_input_embeddings()
+"""
+
+LLAMA = """
+    class LlamaForCausalLM:
+        def get_embed_and_head(self):
+            return None, None
+
+        def set_embed_and_head(self, embed, head):
+            pass
+
+        def set_eagle3_layers_to_capture(self, layer_ids):
+            pass
+
+        def set_dflash_layers_to_capture(self, layer_ids):
+            pass
+
+        def get_input_embeddings(self):
+            return None
+
+        def logits_processor(self, hidden):
+            return hidden
+
+    EntryClass = LlamaForCausalLM
+"""
+
+
+def wrapper(body: str = "", name: str = "LlavaForConditionalGeneration") -> str:
+    """A wrapper holding the Llama model in ``self.language_model``, with ``body`` (4-space methods)."""
+    return f"""
+from pkg.models.llama import LlamaForCausalLM
+
+
+class {name}:
+    def __init__(self, config):
+        self.language_model = LlamaForCausalLM(config)
+{body}
+
+EntryClass = {name}
+"""
+
+
+def tree(tmp_path, files: dict[str, str]):
+    return make_tree(tmp_path, {
+        "pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/speculative/__init__.py": "",
+        "pkg/model_executor/__init__.py": "", "pkg/models/llama.py": LLAMA, **files,
+    })
+
+
+def kinds(analysis) -> list[tuple[str, str, str]]:
+    """(code, severity, member) of every finding on the wrapper(s)."""
+    return sorted((f.code, f.severity, f.member) for f in analysis.findings if f.class_name != "LlamaForCausalLM")
+
+
+def only(analysis):
+    (finding,) = [f for f in analysis.findings if f.class_name != "LlamaForCausalLM"]
+    return finding
+
+
+# capability gates ------------------------------------------------------------------------------------------
+
+def test_hasattr_then_raise_gate_is_one_capability_warning_naming_the_algorithm(tmp_path):
+    root = tree(tmp_path, {RUNNER: GATED_RUNNER, "pkg/models/llava.py": wrapper("""
+    def set_dflash_layers_to_capture(self, layer_ids):
+        self.language_model.set_dflash_layers_to_capture(layer_ids)
+""")})
+    finding = only(analyze(root))
+    assert (finding.code, finding.severity, finding.member, finding.algorithm) == (
+        "SC003", "warning", "set_eagle3_layers_to_capture", "EAGLE3")
+    assert "refuses EAGLE3" in finding.message and "model_runner.py:6" in finding.message
+
+
+def test_a_gate_that_neither_the_class_nor_its_inner_passes_reports_nothing(tmp_path):
+    root = tree(tmp_path, {RUNNER: GATED_RUNNER, "pkg/models/llama.py": """
+        class LlamaForCausalLM:
+            def get_input_embeddings(self):
+                return None
+
+        EntryClass = LlamaForCausalLM
+    """, DFLASH: DFLASH_WORKER, "pkg/models/llava.py": wrapper()})
+    assert kinds(analyze(root)) == []
+
+
+def test_gate_chain_is_a_disjunction_and_any_member_passes_it(tmp_path):
+    passes = wrapper("""
+    def set_dspark_layers_to_capture(self, layer_ids):
+        pass
+
+    def set_eagle3_layers_to_capture(self, layer_ids):
+        self.language_model.set_eagle3_layers_to_capture(layer_ids)
+""")
+    root = tree(tmp_path / "a", {RUNNER: GATED_RUNNER, "pkg/models/llava.py": passes})
+    assert kinds(analyze(root)) == []
+    fails = wrapper("""
+    def set_eagle3_layers_to_capture(self, layer_ids):
+        self.language_model.set_eagle3_layers_to_capture(layer_ids)
+""")
+    root = tree(tmp_path / "b", {RUNNER: GATED_RUNNER, "pkg/models/llava.py": fails})
+    finding = only(analyze(root))
+    # the inner provides only the DFLASH member of the disjunction: that is the one to forward
+    assert (finding.code, finding.member, finding.algorithm) == ("SC003", "set_dflash_layers_to_capture", "DFLASH")
+
+
+def test_getattr_then_raise_is_a_required_gate_and_getattr_then_degrade_stays_optional(tmp_path):
+    worker = """
+        class DFlashWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+
+            def gate(self):
+                head = getattr(self.target_worker.model_runner.model, "get_embed_and_head", None)
+                if head is None or self.other is None:
+                    raise ValueError("DFLASH needs the target's get_embed_and_head")
+
+            def degrade(self):
+                fn = getattr(self.target_worker.model_runner.model, "get_input_embeddings", None)
+                if fn is None:
+                    return None
+                return fn()
+    """
+    root = tree(tmp_path, {DFLASH: worker, "pkg/models/llava.py": wrapper()})
+    analysis = analyze(root)
+    entries = {(e.member, e.required) for e in analysis.contract.entries}
+    assert entries == {("get_embed_and_head", True), ("get_input_embeddings", False)}
+    gate = next(e for e in analysis.contract.entries if e.member == "get_embed_and_head").call_sites[0]
+    assert gate.gate == ("get_embed_and_head",) and gate.algorithm == "DFLASH"
+    assert kinds(analysis) == [("SC003", "warning", "get_embed_and_head")]
+
+
+def test_members_past_a_failed_gate_are_listed_in_the_one_capability_finding(tmp_path):
+    root = tree(tmp_path, {RUNNER: GATED_RUNNER, DFLASH: DFLASH_WORKER, "pkg/models/llava.py": wrapper("""
+    def set_eagle3_layers_to_capture(self, layer_ids):
+        self.language_model.set_eagle3_layers_to_capture(layer_ids)
+""")})
+    finding = only(analyze(root))
+    assert (finding.code, finding.member) == ("SC003", "set_dflash_layers_to_capture")
+    assert [f.member for f in finding.also] == ["get_input_embeddings"]
+    assert finding.message.endswith("past that check it also needs `get_input_embeddings`")
+
+
+def test_a_class_that_passes_the_gate_gets_an_error_for_what_it_still_lacks(tmp_path):
+    root = tree(tmp_path, {RUNNER: GATED_RUNNER, DFLASH: DFLASH_WORKER, "pkg/models/llava.py": wrapper("""
+    def set_eagle3_layers_to_capture(self, layer_ids):
+        self.language_model.set_eagle3_layers_to_capture(layer_ids)
+
+    def set_dflash_layers_to_capture(self, layer_ids):
+        self.language_model.set_dflash_layers_to_capture(layer_ids)
+""")})
+    finding = only(analyze(root))
+    assert (finding.code, finding.severity, finding.member, finding.algorithm) == (
+        "SC001", "error", "get_input_embeddings", "DFLASH")
+
+
+def test_an_algorithm_gated_by_another_stops_at_that_algorithms_gate(tmp_path):
+    dspark = """
+        class DSparkWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+
+            def hook(self):
+                self.target_worker.model_runner.model.logits_processor(None)
+    """
+    root = tree(tmp_path, {RUNNER: GATED_RUNNER, DSPARK: dspark, "pkg/models/llava.py": wrapper("""
+    def set_eagle3_layers_to_capture(self, layer_ids):
+        self.language_model.set_eagle3_layers_to_capture(layer_ids)
+""")})
+    finding = only(analyze(root))
+    assert (finding.code, finding.algorithm, [f.member for f in finding.also]) == (
+        "SC003", "DFLASH", ["logits_processor"])
+    assert "refuses DFLASH (and DSPARK)" in finding.message
+
+
+# fallbacks and rare conditions -----------------------------------------------------------------------------
+
+def test_a_fallback_read_is_not_asked_of_a_class_whose_inner_has_the_primary(tmp_path):
+    worker = """
+        class Worker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+
+            def embed(self):
+                target = self.target_worker.model_runner.model
+                if hasattr(target, "get_input_embeddings"):
+                    return target.get_input_embeddings()
+                return target.model.get_input_embeddings()
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/models/llava.py": wrapper("""
+    @property
+    def model(self):
+        return self.language_model
+""", name="PlainWrapper")})
+    analysis = analyze(root)
+    site = next(e for e in analysis.contract.entries if e.member == "model").call_sites[0]
+    assert site.alternative_of == ("get_input_embeddings",)
+    # only the guarded primary is reported; the fallback `model` is there anyway
+    assert kinds(analysis) == [("SC002", "information", "get_input_embeddings")]
+
+
+def test_an_except_attribute_error_fallback_is_a_rare_condition(tmp_path):
+    worker = """
+        class Worker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+
+            def share(self):
+                target = self.target_worker.model_runner.model
+                try:
+                    return target.get_embed_and_head()
+                except AttributeError:
+                    if not self.pipeline_stage_lacks_embedding(target):
+                        raise
+                    return None, target.logits_processor
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/models/llama.py": LLAMA.replace(
+        "def get_embed_and_head(self):\n            return None, None", "def unrelated(self):\n            pass"),
+        "pkg/models/llava.py": wrapper()})
+    finding = only(analyze(root))
+    assert (finding.code, finding.member) == ("SC004", "logits_processor")
+    assert finding.condition == "`get_embed_and_head` raised AttributeError"
+
+
+def test_an_environment_flag_makes_the_use_a_rare_condition(tmp_path):
+    worker = """
+        class Worker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+
+            def maybe(self):
+                if envs.SGLANG_EXPERIMENTAL_HOOK.get():
+                    self.target_worker.model_runner.model.logits_processor(None)
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/models/llava.py": wrapper()})
+    finding = only(analyze(root))
+    assert (finding.code, finding.severity, finding.condition) == (
+        "SC004", "information", "envs.SGLANG_EXPERIMENTAL_HOOK.get()")
+    assert finding.message.endswith("only when `envs.SGLANG_EXPERIMENTAL_HOOK.get()`")
+
+
+def test_a_method_that_is_false_unless_a_flag_is_set_makes_what_follows_its_early_return_rare(tmp_path):
+    worker = """
+        class Worker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+
+            def _eligible(self):
+                \"\"\"Only with the experimental flag.\"\"\"
+                if not os.environ.get("SGLANG_DEFER"):
+                    return False
+                return self.other_checks()
+
+            def build(self):
+                if not self._eligible():
+                    return None
+                self.target_worker.model_runner.model.logits_processor(None)
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/models/llava.py": wrapper()})
+    finding = only(analyze(root))
+    assert (finding.code, finding.condition) == ("SC004", 'os.environ.get("SGLANG_DEFER")')
+
+
+def test_a_model_type_test_makes_the_use_a_rare_condition_and_its_else_branch_stays_required(tmp_path):
+    worker = """
+        class Worker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+
+            def pick(self, config):
+                model = self.target_worker.model_runner.model
+                if config.model_type == "exotic":
+                    return model.logits_processor(None)
+                return model.get_input_embeddings()
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/models/llava.py": wrapper()})
+    assert kinds(analyze(root)) == [("SC001", "error", "get_input_embeddings"),
+                                   ("SC004", "information", "logits_processor")]
+
+
+# roles ----------------------------------------------------------------------------------------------------
+
+EAGLE_WORKER = """
+    class EAGLEWorker:
+        def __init__(self, target_worker, draft_model_runner):
+            self.target_worker = target_worker
+            self.draft_model_runner = draft_model_runner
+            embed, head = self.target_worker.model_runner.model.get_embed_and_head()
+            self.draft_model_runner.model.set_embed_and_head(embed, head)
+"""
+
+
+def test_draft_members_are_errors_on_draft_heads_and_warnings_elsewhere(tmp_path):
+    root = tree(tmp_path, {EAGLE: EAGLE_WORKER, "pkg/models/llava.py": wrapper(),
+                           "pkg/models/eagle.py": wrapper(name="LlamaForCausalLMEagle")})
+    analysis = analyze(root)
+    found = sorted((f.class_name, f.code, f.severity, f.member) for f in analysis.findings)
+    assert found == [
+        ("LlamaForCausalLMEagle", "SC001", "error", "set_embed_and_head"),
+        ("LlavaForConditionalGeneration", "SC001", "error", "get_embed_and_head"),
+        ("LlavaForConditionalGeneration", "SC005", "warning", "set_embed_and_head"),
+    ]
+    sc005 = next(f for f in analysis.findings if f.code == "SC005")
+    assert sc005.message.endswith("that crashes only if a draft checkpoint names this class")
+
+
+def test_classification_and_reward_models_are_never_targets(tmp_path):
+    root = tree(tmp_path, {EAGLE: EAGLE_WORKER,
+                           "pkg/models/reward.py": wrapper(name="LlavaForSequenceClassification")})
+    assert kinds(analyze(root)) == [("SC005", "warning", "set_embed_and_head")]
+
+
+# fixes and status -----------------------------------------------------------------------------------------
+
+def test_the_capability_fix_forwards_the_gate_member_and_the_members_past_it_and_rechecks_clean(tmp_path):
+    root = tree(tmp_path, {RUNNER: GATED_RUNNER, DFLASH: DFLASH_WORKER, "pkg/models/llava.py": wrapper("""
+    def set_eagle3_layers_to_capture(self, layer_ids):
+        self.language_model.set_eagle3_layers_to_capture(layer_ids)
+""")})
+    analysis = analyze(root)
+    (edit,) = delegation_edits(analysis, analysis.findings)
+    path = root / "pkg/models/llava.py"
+    before = path.read_text()
+    path.write_text(apply_edits(before, [edit]))
+    after = path.read_text()
+    assert "def set_dflash_layers_to_capture(self, layer_ids):" in after
+    assert "return self.language_model.get_input_embeddings()" in after
+    assert kinds(analyze(root)) == []
+
+
+def test_algorithm_status_says_supported_refused_or_supported_except(tmp_path):
+    root = tree(tmp_path, {RUNNER: GATED_RUNNER, DFLASH: DFLASH_WORKER, "pkg/models/llava.py": wrapper("""
+    def set_dflash_layers_to_capture(self, layer_ids):
+        self.language_model.set_dflash_layers_to_capture(layer_ids)
+""")})
+    analysis = analyze(root)
+    (key,) = [k for k in analysis.checked if k.qualname == "LlavaForConditionalGeneration"]
+    status = {s.algorithm: (s.state, s.members) for s in algorithm_status(analysis.index, key, analysis.contract,
+                                                                         analysis.config)}
+    assert status == {
+        "EAGLE3": ("refused", ("set_eagle3_layers_to_capture",)),
+        "DFLASH": ("supported-except", ("get_input_embeddings",)),
+    }
+
+
+# an empty contract ----------------------------------------------------------------------------------------
+
+def test_an_empty_contract_is_a_configuration_error_that_says_what_to_set(tmp_path):
+    root = make_tree(tmp_path / "bare", {"pkg/__init__.py": "", "pkg/models/__init__.py": "",
+                                         "pkg/models/llama.py": LLAMA, "pkg/models/llava.py": wrapper()})
+    with pytest.raises(ConfigError, match="has no worker files"):
+        analyze(root)
+    misplaced = tree(tmp_path / "misplaced", {EAGLE: EAGLE_WORKER, "pyproject.toml": """
+        [tool.spec-contract]
+        receivers = []
+    """})
+    with pytest.raises(ConfigError, match=r"a \[\[receivers\]\] table belongs under \[tool.spec-contract\]"):
+        analyze(misplaced)
+
+
+# flow and resolution shapes -------------------------------------------------------------------------------
+
+def test_a_target_passed_into_a_method_of_another_worker_class_is_contract_there(tmp_path):
+    worker = """
+        class Proposer:
+            def propose(self, *, target_model, bs):
+                return target_model.get_input_embeddings()
+
+        class DSparkWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                self._proposer = Proposer()
+
+            def step(self):
+                target_model = self.target_worker.model_runner.model
+                return self._proposer.propose(target_model=target_model, bs=1)
+    """
+    root = tree(tmp_path, {DSPARK: worker, "pkg/models/llava.py": wrapper()})
+    analysis = analyze(root)
+    (entry,) = analysis.contract.entries
+    assert (entry.role, entry.member, entry.required) == ("target", "get_input_embeddings", True)
+    assert [(s.text, s.algorithm) for s in entry.call_sites] == [
+        ("return target_model.get_input_embeddings()", "DSPARK")]
+
+
+SHELL = """
+    from pkg.models.llama import LlamaForCausalLM
+
+    class V1:
+        def __init__(self, config):
+            self.llm = LlamaForCausalLM(config)
+
+    class V2:
+        def __init__(self, config):
+            self.llm = LlamaForCausalLM(config)
+
+        def get_embed_and_head(self):
+            return self.llm.get_embed_and_head()
+
+    _VERSIONS = {(1, 0): V1, (2, 0): V2}
+
+    class Shell:
+        def __init__(self, config):
+            instance_class = _VERSIONS.get(config.version)
+            inner = instance_class(config)
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    class ShellV2(Shell):
+        pass
+
+    EntryClass = [Shell, ShellV2]
+"""
+
+
+def test_a_getattr_shell_over_a_dict_of_version_classes_lacks_what_one_version_lacks(tmp_path):
+    worker = """
+        class EAGLEWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                self.target_worker.model_runner.model.get_embed_and_head()
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/models/shell.py": SHELL})
+    found = sorted((f.class_name, f.code, f.member, f.delegate, f.inner_class) for f in analyze(root).findings)
+    # V1 lacks it though its llm has it: a shell built for version 1 crashes; the forward goes past the shell
+    assert found == [("Shell", "SC001", "get_embed_and_head", "inner.llm", "LlamaForCausalLM"),
+                     ("ShellV2", "SC001", "get_embed_and_head", "inner.llm", "LlamaForCausalLM")]
+    every_version = SHELL.replace("_VERSIONS = {(1, 0): V1, (2, 0): V2}", "_VERSIONS = {(2, 0): V2}")
+    root = tree(tmp_path / "v2", {EAGLE: worker, "pkg/models/shell.py": every_version})
+    assert analyze(root).findings == ()
+
+
+def test_a_subclass_passing_its_own_class_default_to_super_init_has_that_inner(tmp_path):
+    models = """
+        class TextModel:
+            def forward(self, x):
+                return x
+
+        class MoeTextModel:
+            def get_embed_and_head(self):
+                return None, None
+
+        class VLBase:
+            def __init__(self, config, language_model_cls=TextModel):
+                self.model = language_model_cls(config)
+
+        class VLMoe(VLBase):
+            def __init__(self, config, language_model_cls=MoeTextModel):
+                super().__init__(config, language_model_cls)
+
+        EntryClass = [VLBase, VLMoe]
+    """
+    worker = """
+        class EAGLEWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                self.target_worker.model_runner.model.get_embed_and_head()
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/models/vl.py": models})
+    found = [(f.class_name, f.code, f.member, f.inner_class) for f in analyze(root).findings]
+    assert found == [("VLMoe", "SC001", "get_embed_and_head", "MoeTextModel")]
