@@ -47,6 +47,16 @@ def _intersects(span, rng_lines: tuple[int, int]) -> bool:
     return span.line <= last and span.end_line >= first
 
 
+def _title(finding) -> str:
+    """What the quick fix for one finding does; a capability fix forwards the gate member and those past it."""
+    if finding.also:
+        count = 1 + len(finding.also)
+        return f"Enable {finding.algorithm or 'the capability'} for `{finding.class_name}`: forward {count} members"
+    if finding.code == "SC003":
+        return f"Enable {finding.algorithm or 'the capability'} for `{finding.class_name}`: forward `{finding.member}`"
+    return f"Add delegation of `{finding.member}` to `self.{finding.delegate}`"
+
+
 def plan(
     findings: Sequence,
     requested_lines: tuple[int, int],
@@ -60,7 +70,7 @@ def plan(
     for finding in here:
         planned.append(
             Planned(
-                title=f"Add delegation of `{finding.member}` to `self.{finding.delegate}`",
+                title=_title(finding),
                 kind=types.CodeActionKind.QuickFix.value,
                 action="delegate",
                 findings=(finding,),
