@@ -6,8 +6,13 @@
 
 ;; spec-contract finds multimodal wrapper model classes that forget to forward a method the
 ;; speculative-decoding workers call on the model.  Loading this file makes Eglot start
-;; `python3 -m spec_contract serve' for Python buffers (python-mode and python-ts-mode) and answers
+;; `python3 -I -m spec_contract serve' for Python buffers (python-mode and python-ts-mode) and answers
 ;; the server's `specContract' settings from `spec-contract-eglot-settings'.
+;;
+;; Eglot starts the server in the project's root.  `-I' (isolated mode) keeps that directory off
+;; `sys.path': without it a `spec_contract.py', `argparse.py' or `typing.py' in the project would run
+;; when a Python file is opened.  It also ignores PYTHON* variables and the user site-packages, so
+;; install spec-contract into the interpreter's own environment (a virtualenv), not with --user.
 ;;
 ;;   (load "/path/to/spec-contract-eglot.el")
 ;;   (add-hook 'python-mode-hook #'eglot-ensure)      ; optional: start it for every Python file
@@ -28,7 +33,8 @@
 (defcustom spec-contract-eglot-python "python3"
   "Python interpreter that has spec-contract installed (`pip install spec-contract').
 The server reads the project's sources as text, so this interpreter does not need the
-project's own dependencies."
+project's own dependencies.  It runs in isolated mode (-I), which ignores the user
+site-packages: install spec-contract into the interpreter's environment, not with --user."
   :type 'string)
 
 (defun spec-contract-eglot--install-settings (symbol value)
@@ -51,8 +57,10 @@ nil sends an empty section: the server's defaults and the project's
   :set #'spec-contract-eglot--install-settings)
 
 (defun spec-contract-eglot-contact (&optional _interactive)
-  "Command line that starts the server; Eglot calls this each time it starts one."
-  (list spec-contract-eglot-python "-m" "spec_contract" "serve"))
+  "Command line that starts the server; Eglot calls this each time it starts one.
+-I keeps the project directory, where Eglot starts it, off `sys.path', so that no file in
+the project can stand in for a module the server imports."
+  (list spec-contract-eglot-python "-I" "-m" "spec_contract" "serve"))
 
 ;; One entry for both modes, so that python-mode and python-ts-mode buffers share one server.
 (add-to-list 'eglot-server-programs

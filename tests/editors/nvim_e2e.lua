@@ -4,7 +4,7 @@
 -- writes what it saw to a JSON report; the assertions live in pytest.
 --
 -- Environment:
---   SC_SERVER_CMD   JSON list, the server command (the Python that runs pytest)
+--   SC_PYTHON       the interpreter that replaces `python3` in the shipped command line (the one running pytest)
 --   SC_ROOT         the workspace root
 --   SC_FILE         the file to open
 --   SC_REPORT       where to write the JSON report
@@ -14,12 +14,17 @@
 --   SC_TIMEOUT_MS   how long to wait for each server answer
 --   SC_NVIM_SETUP   optional: a Lua file that starts the client itself (the README's snippet for 0.8-0.10);
 --                   without it 0.11 uses the shipped lsp/spec_contract.lua and older releases start_client
+--                   with its command line (as the README tells 0.7 users to)
 
 vim.g.loaded_python3_provider = 0
 
 local env = vim.env
-local server_cmd = vim.fn.json_decode(env.SC_SERVER_CMD)
-local timeout = tonumber(env.SC_TIMEOUT_MS or '30000')
+-- The shipped command line, only the interpreter swapped: what a user gets, flags included.
+local shipped = dofile(env.SC_EDITORS_DIR .. '/neovim/lsp/spec_contract.lua')
+local server_cmd = vim.deepcopy(shipped.cmd)
+assert(server_cmd[1] == 'python3', 'the shipped command starts with python3')
+server_cmd[1] = env.SC_PYTHON
+local timeout = tonumber(env.SC_TIMEOUT_MS or '120000')
 local started = vim.loop.hrtime()
 local mode = (env.SC_NVIM_SETUP and 'snippet') or (vim.lsp.config and 'vim.lsp.enable') or 'vim.lsp.start_client'
 local report = { version = vim.version(), mode = mode }

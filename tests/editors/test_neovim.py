@@ -7,7 +7,7 @@ import pytest
 
 DRIVER = Path(__file__).with_name("nvim_e2e.lua")
 README = Path(__file__).resolve().parents[2] / "editors" / "neovim" / "README.md"
-README_CMD = "{ 'python3', '-m', 'spec_contract', 'serve' }"
+README_CMD = "{ 'python3', '-I', '-m', 'spec_contract', 'serve' }"
 
 
 def nvim_command(binary: Path) -> list[str]:
@@ -31,7 +31,7 @@ def test_readme_vim_lsp_start_snippet(pypi_neovim, demo_workspace, run_session, 
     snippet = README.read_text().split("## Neovim 0.8 to 0.10", 1)[1].split("```lua\n", 1)[1].split("```", 1)[0]
     assert README_CMD in snippet
     setup = demo_workspace.parent / "readme_snippet.lua"
-    setup.write_text(snippet.replace(README_CMD, "vim.fn.json_decode(vim.env.SC_SERVER_CMD)"))
+    setup.write_text(snippet.replace(README_CMD, README_CMD.replace("'python3'", "vim.env.SC_PYTHON")))
     session = run_session(nvim_command(pypi_neovim.binary), demo_workspace, {"SC_NVIM_SETUP": str(setup)})
     print(f"{pypi_neovim.version}, README snippet: {session.seconds:.1f} s")
     check_session(session, demo_workspace)

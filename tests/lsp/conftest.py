@@ -21,7 +21,7 @@ from lsp_harness import CLIENTS, make_client
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "demo"
-SERVER_COMMAND = [sys.executable, "-m", "spec_contract", "serve", "--stdio"]
+SERVER_COMMAND = [sys.executable, "-I", "-m", "spec_contract", "serve", "--stdio"]  # -I: as the editors start it
 if record_to := os.environ.get("SPEC_CONTRACT_RECORD"):  # protocol-fixtures/record.py: capture the session
     SERVER_COMMAND = [sys.executable, str(Path(__file__).with_name("recording_proxy.py")), record_to, "--", *SERVER_COMMAND]
 

@@ -3,6 +3,14 @@
  * interpreter of the Python extension (`ms-python.python`), else `python3` on PATH; and checks that
  * `spec_contract` is importable there before a start, so a missing package gives a clear message instead of
  * a server that dies at once.
+ *
+ * Every Python the extension starts runs with `-I` (isolated mode). The server's working directory is the
+ * workspace folder, and a plain `python -m …` or `python -c …` looks there first for every module it imports:
+ * a `spec_contract.py`, `argparse.py`, `typing.py` or `runpy.py` in the workspace would run. `-I` keeps that
+ * directory off `sys.path` (`-P` would too, but only from Python 3.11; the server supports 3.10), and the
+ * interpreter passes it on to the processes the server starts (multiprocessing's fork server, for one). It
+ * also ignores PYTHON* variables and the user site-packages; `checkPackage` tells when spec-contract is only
+ * there.
  */
 import { execFile } from 'child_process';
 import * as vscode from 'vscode';
@@ -66,14 +74,37 @@ export async function onDidChangePythonInterpreter(listener: () => void): Promis
     }
 }
 
+/** The interpreter flag every Python started by the extension gets; see the top of this file. */
+export const ISOLATED = '-I';
+
 export type PackageCheck =
     | { ok: true }
-    | { ok: false; problem: 'no-interpreter' | 'missing-package' | 'broken-package'; detail: string };
+    | { ok: false; problem: 'no-interpreter' | 'missing-package' | 'only-outside-isolation' | 'broken-package'; detail: string };
 
-/** Runs `<python> -c "import spec_contract"`. */
-export function checkPackage(python: string): Promise<PackageCheck> {
+/**
+ * Runs `<python> -I -c "import spec_contract"`. When the package is missing there, a second run without `-I`,
+ * in this extension's own directory (nothing of the workspace), tells whether it is installed only in the user
+ * site-packages or on PYTHONPATH, which `-I` ignores.
+ */
+export async function checkPackage(python: string): Promise<PackageCheck> {
+    const isolated = await importSpecContract(python, [ISOLATED]);
+    if (isolated.ok || isolated.problem !== 'missing-package') {
+        return isolated;
+    }
+    const plain = await importSpecContract(python, []);
+    if (plain.ok) {
+        return {
+            ok: false,
+            problem: 'only-outside-isolation',
+            detail: `spec_contract imports in ${python} only from the user site-packages or PYTHONPATH, which "${python} ${ISOLATED}" ignores`,
+        };
+    }
+    return isolated;
+}
+
+function importSpecContract(python: string, flags: string[]): Promise<PackageCheck> {
     return new Promise((resolve) => {
-        execFile(python, ['-c', 'import spec_contract'], { timeout: 30_000 }, (error, _stdout, stderr) => {
+        execFile(python, [...flags, '-c', 'import spec_contract'], { timeout: 30_000, cwd: __dirname }, (error, _stdout, stderr) => {
             if (!error) {
                 resolve({ ok: true });
             } else if ((error as NodeJS.ErrnoException).code === 'ENOENT') {

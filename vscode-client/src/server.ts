@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, Middleware, RevealOutputChannelOn, State } from 'vscode-languageclient/node';
-import { checkPackage, hasPythonExtension, Interpreter, PackageCheck, resolveInterpreter } from './python';
+import { checkPackage, hasPythonExtension, Interpreter, ISOLATED, PackageCheck, resolveInterpreter } from './python';
 import { analysisSettings, primaryFolder, readStartSettings, SECTION, StartSettings } from './settings';
 
 export type ServerState = 'stopped' | 'starting' | 'running' | 'failed' | 'disabled' | 'restricted';
@@ -156,7 +156,10 @@ export class ServerManager implements vscode.Disposable {
         this.setState('stopped');
     }
 
-    /** The user's own command if set, else `<python> -m spec_contract serve` once the package imports there. */
+    /**
+     * The user's own command if set, else `<python> -I -m spec_contract serve` once the package imports there.
+     * `-I` keeps the working directory, the workspace folder, off `sys.path` (see python.ts).
+     */
     private async serverCommand(settings: StartSettings, folder?: vscode.WorkspaceFolder): Promise<ServerCommand | undefined> {
         if (settings.command.length > 0) {
             return { command: settings.command[0], args: [...settings.command.slice(1), ...settings.args] };
@@ -169,7 +172,7 @@ export class ServerManager implements vscode.Disposable {
             void this.explainMissing(interpreter, check);
             return undefined;
         }
-        return { command: interpreter.path, args: ['-m', 'spec_contract', 'serve', ...settings.args] };
+        return { command: interpreter.path, args: [ISOLATED, '-m', 'spec_contract', 'serve', ...settings.args] };
     }
 
     private fail(detail: string): void {
@@ -193,6 +196,9 @@ export class ServerManager implements vscode.Disposable {
         } else if (check.problem === 'missing-package') {
             message = `spec-contract is not installed in ${interpreter.path} (from ${interpreter.source}). Install it there, pick another interpreter, or set specContract.server.command.`;
             actions.push(install);
+        } else if (check.problem === 'only-outside-isolation') {
+            message = `spec-contract is installed for ${interpreter.path} only in the user site-packages or PYTHONPATH. The server runs with "python ${ISOLATED}", which ignores both, so that no file in the workspace can stand in for its modules. Install it into the interpreter's environment (e.g. a virtualenv), or set specContract.server.command.`;
+            actions.push(install);
         } else {
             message = `spec-contract fails to import in ${interpreter.path}: ${check.detail.split('\n').pop()}`;
             actions.push(output);
@@ -205,7 +211,8 @@ export class ServerManager implements vscode.Disposable {
         if (choice === install) {
             const terminal = vscode.window.createTerminal({ name: 'spec-contract: install' });
             terminal.show();
-            terminal.sendText(`${shellQuote(interpreter.path)} -m pip install spec-contract`);
+            // Isolated too: the terminal starts in the workspace, and pip then installs where the server looks.
+            terminal.sendText(`${shellQuote(interpreter.path)} ${ISOLATED} -m pip install spec-contract`);
             const restart = await vscode.window.showInformationMessage(
                 'Restart the spec-contract server once pip has finished.',
                 'Restart Server',

@@ -7,12 +7,18 @@
 --
 -- Override any field without editing this file, e.g. to run the server from a virtualenv:
 --
---   vim.lsp.config('spec_contract', { cmd = { '/path/to/venv/bin/python', '-m', 'spec_contract', 'serve' } })
+--   vim.lsp.config('spec_contract', { cmd = { '/path/to/venv/bin/python', '-I', '-m', 'spec_contract', 'serve' } })
+--
+-- Keep `-I`: Neovim starts the server in the project folder, and without it Python looks there first for
+-- every module it imports, so a `spec_contract.py`, `argparse.py` or `typing.py` in the project would run.
 
 ---@type vim.lsp.Config
 return {
   -- The server runs from the interpreter that has spec-contract installed (`pip install spec-contract`).
-  cmd = { 'python3', '-m', 'spec_contract', 'serve' },
+  -- `-I` (isolated mode) keeps the working directory, the project, off sys.path: no file there can stand in
+  -- for a module of the server or of the standard library. It also ignores PYTHON* variables and the user
+  -- site-packages, so install spec-contract into that interpreter's environment (a virtualenv), not `--user`.
+  cmd = { 'python3', '-I', '-m', 'spec_contract', 'serve' },
   filetypes = { 'python' },
   -- The contract comes from the workers in the whole project, so the root must be the project, not the file's folder.
   root_markers = { 'pyproject.toml', 'setup.py', '.git' },
