@@ -244,3 +244,39 @@ async def test_implementation_and_definition_hover_after_a_reanalysis(neovim, de
     llama = open_document(neovim, demo / "minisgl/models/llama.py")
     text = await hover_text(neovim, llama, 16, 12)
     assert "is part of the speculative-decoding contract" in text
+
+
+async def test_capability_finding_hover_and_enable_fix(client, demo):
+    """A gated EAGLE-3 capture: the wrapper loses EAGLE3 (SC003, a warning), the hover says so per algorithm,
+    and the quick fix "Enable EAGLE3 …" forwards the gate member; the file then checks clean of it."""
+    runner = demo / "minisgl/model_executor/model_runner.py"
+    runner.write_text(runner.read_text().replace(
+        "        if self.eagle_use_aux_hidden_state:\n",
+        "        if self.eagle_use_aux_hidden_state:\n"
+        "            if not hasattr(self.model, \"set_eagle3_layers_to_capture\"):\n"
+        "                raise ValueError(\"EAGLE3 needs set_eagle3_layers_to_capture\")\n"))
+    await initialize(client, [demo])
+    path = demo / "minisgl/models/llava.py"
+    original = path.read_text()
+    uri = open_document(client, path)
+    diagnostics = await indexed_diagnostics(client, uri, 2)
+    gate = next(d for d in diagnostics if "set_eagle3_layers_to_capture" in d.message)
+    assert (gate.code, gate.severity) == ("SC003", types.DiagnosticSeverity.Warning)
+    assert "so the engine refuses EAGLE3 for it" in gate.message
+
+    text = await hover_text(client, uri, 5, 10)
+    assert "**Speculative algorithms**" in text
+    assert "- EAGLE3: not supported — forward `set_eagle3_layers_to_capture` to enable it" in text
+
+    actions = await code_actions(client, uri, [gate])
+    enable = next(a for a in actions if a.title.startswith("Enable"))
+    assert enable.title == "Enable EAGLE3 for `LlavaForConditionalGeneration`: forward `set_eagle3_layers_to_capture`"
+    fixed = apply_edits(original, edits_for(enable.edit, uri), ENCODINGS[client.editor])
+    compile(fixed, "llava.py", "exec")
+    assert "return self.language_model.set_eagle3_layers_to_capture(" in fixed
+    replace_document(client, uri, fixed, 2)
+    if is_pull(client):
+        remaining = await diagnostics_now(client, uri)
+    else:
+        remaining = await wait_for_diagnostics(client, uri, lambda d: len(d) == 1, "the gate finding gone")
+    assert members(remaining) == ["get_embed_and_head"]
