@@ -219,14 +219,20 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
 
 
 def _possible_calls(value: ast.expr | None) -> list[ast.Call]:
-    """The constructor calls an assigned value may come from: ``A(c) if cond else B(c)``, ``x or A(c)``."""
-    if isinstance(value, ast.Call):
-        return [value]
-    if isinstance(value, ast.IfExp):
-        return _possible_calls(value.body) + _possible_calls(value.orelse)
-    if isinstance(value, ast.BoolOp):
-        return [call for operand in value.values for call in _possible_calls(operand)]
-    return []
+    """The constructor calls an assigned value may come from: ``A(c) if cond else B(c)``, ``x or A(c)``.
+
+    Walked with a stack, not recursion: a generated 2,500-deep conditional must not end the file's summary."""
+    calls: list[ast.Call] = []
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, ast.IfExp):
+            pending += (node.orelse, node.body)
+        elif isinstance(node, ast.BoolOp):
+            pending += reversed(node.values)
+    return calls
 
 
 _COMPOUND = frozenset(getattr(ast, name) for name in (

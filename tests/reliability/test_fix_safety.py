@@ -1,0 +1,355 @@
+"""Fix safety: a corpus of wrapper variants, fixed by ``check --fix`` and by the server's code actions.
+
+Every variant is a model file beside the demo's (``examples/demo``) whose wrapper misses the forwards the
+demo's workers call, written in one awkward way: a character ``str.splitlines`` breaks at and Python does
+not above or inside the class, a one-line body, a last statement continued with a backslash or ended with
+``;``, decorators, tabs, CRLF or CR line endings, a BOM, a PEP 263 cookie, non-ASCII text, a nested class as
+the last statement, ``TYPE_CHECKING`` imports, the class at the end of the file with and without a final
+newline, and code nested deeper than the stub generator can edit.
+
+For each variant, the CLI (a real ``spec-contract check --fix`` run over the whole corpus at once) and the
+server's code actions (eager edits for an Emacs client, resolved ones for a VS Code client, one session
+each for the whole corpus) must give a text that parses, keeps every original line in order, and checks
+clean, or refuse with a message (and, for the CLI, a non-zero exit) while the others are still fixed.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "lsp"))
+from lsp_harness import diagnostics_now, edits_for, initialize, make_client, open_document  # noqa: E402
+
+DEMO = REPO / "examples" / "demo"
+SERVER_COMMAND = [sys.executable, "-m", "spec_contract", "serve", "--stdio"]
+FIX_ALL = "source.fixAll.spec-contract"
+# Characters ``str.splitlines`` breaks lines at and Python's parser does not.
+ODD_BREAKS = ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+BOM = b"\xef\xbb\xbf"
+
+IMPORT = "from minisgl.models.llama import LlamaForCausalLM\n"
+
+
+def body(name: str, indent: str = "    ", last: str = "") -> str:
+    """A wrapper that holds the demo's text model and forwards only ``forward``; ``last`` ends its body."""
+    i, ii = indent, indent * 2
+    return (
+        f"class {name}:\n"
+        f"{i}def __init__(self, config):\n"
+        f"{ii}self.language_model = LlamaForCausalLM(config)\n"
+        f"\n"
+        f"{i}def forward(self, batch):\n"
+        f"{ii}return self.language_model.forward(batch)\n"
+        f"{last}"
+    )
+
+
+def module(name: str, above: str = "", **kw) -> str:
+    return f'"""Variant {name}."""\n\n{IMPORT}{above}\n\n{body(name, **kw)}\n\nx = 1\n'
+
+
+def _variants() -> dict[str, str | bytes]:
+    """name → the file's text (str: written as UTF-8) or its bytes."""
+    out: dict[str, str | bytes] = {}
+    for char in ODD_BREAKS:
+        tag = f"{ord(char):04x}"
+        above = f"# a comment with a {char} in it\nNOTE = 'a {char} in a string'\n"
+        if char == "\x0c":
+            above += "\x0c\n"  # a form feed may stand on a line of its own
+        out[f"above_{tag}"] = module(f"Above{tag}", above=above)
+        out[f"inside_{tag}"] = module(
+            f"Inside{tag}",
+            last=f"\n    def helper(self):  # {char}\n        return '{char}'  # {char}{char}\n",
+        )
+    out["formfeed_between_methods"] = module("FormFeedBetween").replace(
+        "\n    def forward", "\x0c\n    def forward"
+    )
+    out["formfeed_indent"] = module("FormFeedIndent", last="\n\x0c    def helper(self):\n        return 1\n")
+    base = body("OneLineBase")
+    out["one_line_body"] = f"{IMPORT}\n\n{base}\n\nclass OneLine(OneLineBase): pass\n\n\nx = 1\n"
+    out["one_line_body_comment"] = f"{IMPORT}\n\n{base}\n\nclass OneLineC(OneLineBase):   pass  # a note\n"
+    out["one_line_body_two_statements"] = f"{IMPORT}\n\n{base}\n\nclass OneLineS(OneLineBase): x = 1; y = 2\n"
+    out["one_line_body_eof_no_newline"] = f"{IMPORT}\n\n{base}\n\nclass OneLineE(OneLineBase): ..."
+    out["semicolon_last"] = module("Semicolon", last="    z = 1;\n")
+    out["backslash_semicolon_last"] = module("BackslashSemi", last="    z = 1 + \\\n        2;\n")
+    out["backslash_to_blank_line"] = module("BackslashBlank", last="    z = (1 +\n        2) ; \\\n\n")
+    out["backslash_in_last_method"] = module(
+        "BackslashMethod", last="\n    def helper(self):\n        return 1 \\\n            + 2;\n"
+    )
+    out["one_line_last_method"] = module("OneLineMethod", last="\n    def helper(self): return 1; \\\n\n")
+    out["decorated_class"] = (
+        f"{IMPORT}\n\ndef register(cls):\n    return cls\n\n\n@register\n@register\n{body('Decorated')}"
+    )
+    out["decorated_last_method"] = module(
+        "DecoratedLast", last="\n    @staticmethod\n    @functools.lru_cache\n    def helper(x):\n        return x\n"
+    ).replace(IMPORT, "import functools\n\n" + IMPORT)
+    out["tabs"] = module("Tabs", indent="\t")
+    out["two_spaces"] = module("TwoSpaces", indent="  ")
+    out["crlf"] = module("Crlf").replace("\n", "\r\n")
+    out["cr"] = module("CarriageReturn").replace("\n", "\r")
+    out["bom"] = BOM + module("Bom").encode()
+    out["bom_crlf"] = BOM + module("BomCrlf").replace("\n", "\r\n").encode()
+    out["latin1_cookie"] = (
+        "# -*- coding: latin-1 -*-\n" + module("Latin1", above="# café, naïve, señor\n")
+    ).encode("latin-1")
+    out["non_ascii"] = module(
+        "NonAscii", above="# 模型 🚀\nGREETING = '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 🚀'\n",
+        last="\n    def größe(self):  # 🚀 ü\n        return '🚀𝔘'  # 模型\n",
+    ).replace("class NonAscii:", "class NonAscii:  # 🚀 模型")
+    out["nested_class_last"] = module(
+        "NestedLast", last="\n    class Config:\n        size = 1\n\n        def get(self):\n            return 1\n"
+    )
+    out["type_checking"] = module(
+        "TypeChecking",
+        above="from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from typing import Any\n",
+        last="\n    def helper(self) -> 'Any':\n        return None\n",
+    ).replace(IMPORT, "from __future__ import annotations\n\n" + IMPORT)
+    out["eof_newline"] = f"{IMPORT}\n\n{body('EofNewline')}"
+    out["eof_no_newline"] = f"{IMPORT}\n\n{body('EofNoNewline')}".rstrip("\n")
+    out["eof_comment_no_newline"] = f"{IMPORT}\n\n{body('EofComment')}    # the end"
+    out["trailing_comment_deeper"] = module("DeeperComment", last="        # still the method's\n")
+    out["docstring_last_method"] = module("DocLast", last='\n    def helper(self):\n        """Only \x0c doc."""\n')
+    out["async_last"] = module("AsyncLast", last="\n    async def helper(self):\n        return 1\n")
+    out["multiline_string_last"] = module(
+        "StringLast", last='\n    TEXT = """line\x0c\n\u2028still the string\n\x85"""\n'
+    )
+    out["blank_lines_with_spaces"] = module("SpacesBlank", last="    \n\t\n    z = 1\n  \n")
+    out["two_wrappers"] = f"{IMPORT}\n\n{body('First')}\n\n{body('Second')}"
+    out["class_under_if"] = f"{IMPORT}\nimport sys\n\nif sys.version_info >= (3,):\n" + "".join(
+        "    " + line if line.strip() else line for line in body("UnderIf").splitlines(keepends=True)
+    )
+    deep = "1 if config else " * 2500 + "0"
+    out["deep_code"] = module("Deep").replace(
+        "self.language_model = LlamaForCausalLM(config)",
+        f"self.language_model = LlamaForCausalLM(config)\n        self.depth = {deep}",
+    )
+    out["deep_in_other_method"] = module("DeepOther", last=f"\n    def table(self, config):\n        return {deep}\n")
+    return out
+
+
+VARIANTS = _variants()
+# Nested past what the stub generator can edit: a message and a non-zero exit, the others still fixed.
+REFUSED = {"deep_code", "deep_in_other_method"}
+
+
+def as_text(data: str | bytes) -> str:
+    """What the analysis (and an editor) reads: decoded by the file's cookie, without a BOM."""
+    if isinstance(data, str):
+        return data
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding).removeprefix("\ufeff")
+
+
+def corpus(tmp: Path) -> Path:
+    """The demo with every variant as a model file; every top-level model class is checked (no EntryClass
+    needed, so a class can end the file)."""
+    root = tmp / "corpus"
+    shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("__pycache__", ".spec-contract-cache"))
+    (root / "pyproject.toml").write_text('[tool.spec-contract]\nentry-class-variable = ""\n')
+    for name, data in VARIANTS.items():
+        (root / "minisgl" / "models" / f"v_{name}.py").write_bytes(data if isinstance(data, bytes) else data.encode())
+    return root
+
+
+LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")  # lines as Python and the LSP count them
+
+
+def only_adds(original: str, fixed: str) -> bool:
+    """The test's own oracle: every original line is still there, in order; the one change a fix may make to
+    a line is to split ``class W(Base): pass`` into two (the non-blank characters stay, in order)."""
+    old, new = LINE.findall(original), LINE.findall(fixed)
+    if old and not old[-1].endswith(("\n", "\r")):  # the last line may gain a line break
+        old[-1] += "\r\n" if "\r\n" in fixed else "\r" if "\r" in fixed and "\n" not in fixed else "\n"
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op == "insert" or op == "equal":
+            continue
+        if op == "delete":
+            return False
+        before, after = "".join(old[i1:i2]).split(), "".join(new[j1:j2]).split()
+        squeezed = iter("".join(after))
+        if not all(c in squeezed for c in "".join(before)):  # a subsequence test
+            return False
+    return True
+
+
+def endings(text: str) -> set[str]:
+    return set(re.findall(r"\r\n|\r|\n", text))
+
+
+def assert_safe(name: str, original: str | bytes, fixed_data: str | bytes, who: str) -> str:
+    """The fixed file parses, only adds lines, keeps its BOM, encoding and line ending style."""
+    fixed = as_text(fixed_data)
+    if isinstance(fixed_data, bytes):
+        ast.parse(fixed_data)  # in the file's own encoding
+        assert fixed_data.startswith(BOM) == (isinstance(original, bytes) and original.startswith(BOM)), (who, name)
+    ast.parse(fixed)
+    assert only_adds(as_text(original), fixed), f"{who}: {name}: lines changed:\n{fixed}"
+    assert endings(fixed) <= endings(as_text(original)) or not endings(as_text(original)), (who, name)
+    return fixed
+
+
+def spec_contract(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "spec_contract", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def findings_by_file(root: Path) -> dict[str, list[dict]]:
+    result = spec_contract("check", ".", "--format", "json", "--no-cache", cwd=root)
+    assert result.returncode in (0, 1), result.stderr
+    out: dict[str, list[dict]] = {}
+    for finding in json.loads(result.stdout)["findings"]:
+        out.setdefault(Path(finding["path"]).stem, []).append(finding)
+    return out
+
+
+def test_every_variant_has_findings_to_fix(tmp_path):
+    """The corpus is not vacuous: the check reports missing forwards in every variant."""
+    before = findings_by_file(corpus(tmp_path))
+    assert sorted(n for n in VARIANTS if not before.get(f"v_{n}")) == []
+
+
+def test_check_fix_fixes_every_variant_safely_or_refuses_it_with_a_message(tmp_path):
+    root = corpus(tmp_path)
+    result = spec_contract("check", ".", "--fix", "--no-cache", cwd=root)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1, result.stderr  # a refused variant: the fix asked for was not all made
+    refused = {m.group(1) for m in re.finditer(r"not fixed: minisgl/models/v_(\w+)\.py: .+", result.stderr)}
+    assert refused == REFUSED, result.stderr
+    written = int(re.search(r"Fixed (\d+) file", result.stdout).group(1))
+    assert written == len(VARIANTS) - len(REFUSED) + 1  # and the demo's own llava.py
+
+    after = findings_by_file(root)
+    for name, original in VARIANTS.items():
+        data = (root / "minisgl" / "models" / f"v_{name}.py").read_bytes()
+        if name in REFUSED:
+            assert data == (original if isinstance(original, bytes) else original.encode()), name
+            assert after.get(f"v_{name}"), name
+            continue
+        assert_safe(name, original, data if isinstance(original, bytes) else data.decode(), "check --fix")
+        assert not after.get(f"v_{name}"), (name, after.get(f"v_{name}"))
+    assert not list(root.rglob("*.spec-contract.tmp"))
+
+
+def test_check_fix_refuses_a_read_only_file_and_fixes_the_others(tmp_path):
+    root = corpus(tmp_path)
+    locked = root / "minisgl" / "models" / "v_crlf.py"
+    locked.chmod(0o444)
+    result = spec_contract("check", "minisgl/models/v_crlf.py", "minisgl/models/v_tabs.py", "--fix", "--no-cache",
+                           cwd=root)
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 1
+    assert re.search(r"not fixed: .*v_crlf\.py: it is read-only", result.stderr), result.stderr
+    assert locked.read_bytes() == VARIANTS["crlf"].encode()
+    assert "get_embed_and_head" in (root / "minisgl" / "models" / "v_tabs.py").read_text()
+    assert "Fixed 1 file(s)." in result.stdout
+
+
+# --- the server's code actions -----------------------------------------------------------------------------
+
+
+def apply_lsp_edits(text: str, edits: list[types.TextEdit], encoding: str) -> str:
+    """Apply LSP edits as an editor does: lines end at \\r\\n, \\r or \\n only (LSP 3.17), columns in the
+    negotiated encoding, every position taken from the text before the edits."""
+    lines = LINE.findall(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: types.Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        line = lines[position.line].rstrip("\r\n")
+        if encoding == "utf-32":
+            column = position.character
+        else:
+            unit, width = ("utf-8", 1) if encoding == "utf-8" else ("utf-16-le", 2)
+            column = len(line.encode(unit)[: position.character * width].decode(unit))
+        return starts[position.line] + min(column, len(line))
+
+    located = sorted(((offset(e.range.start), offset(e.range.end), i, e.new_text) for i, e in enumerate(edits)),
+                     reverse=True)
+    for start, end, _, new_text in located:
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client),
+    params=["emacs-29.1", "vscode-1.139.1"],  # eager edits in utf-32, resolved edits in utf-16
+)
+async def client(lsp_client: LanguageClient, request):
+    lsp_client.editor = request.param
+    lsp_client.init_result = None
+    yield lsp_client
+    if lsp_client.init_result is not None:
+        await lsp_client.shutdown_session()
+
+
+def encoding_of(client: LanguageClient) -> str:
+    encoding = client.init_result.capabilities.position_encoding
+    return str(getattr(encoding, "value", encoding))
+
+
+async def actions_at(client: LanguageClient, uri: str, text: str, only: list[str] | None = None):
+    end = len(LINE.findall(text))
+    return await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(0, 0), end=types.Position(end, 0)),
+            context=types.CodeActionContext(diagnostics=[], only=only),
+        )
+    )
+
+
+async def edit_of(client: LanguageClient, action: types.CodeAction) -> types.WorkspaceEdit | None:
+    if action.edit is None and action.data is not None:
+        action = await client.code_action_resolve_async(action)
+    return action.edit
+
+
+async def test_code_actions_fix_every_variant_safely_or_leave_it_with_its_other_actions(client, tmp_path):
+    root = corpus(tmp_path)
+    await initialize(client, [root])
+    encoding = encoding_of(client)
+    fixed_count = 0
+    for name, original in VARIANTS.items():
+        path = root / "minisgl" / "models" / f"v_{name}.py"
+        text = as_text(original)
+        uri = open_document(client, path, text)
+        everything = await actions_at(client, uri, text)
+        titles = [a.title for a in everything or []]
+        assert any(t.startswith("Ignore SC001") for t in titles), (name, titles)
+        fix_all = [a for a in everything if a.kind == FIX_ALL]
+        edit = await edit_of(client, fix_all[0]) if fix_all else None
+        if name in REFUSED:
+            assert edit is None, name  # no action, or one that resolves to nothing: the file is left alone
+            continue
+        assert edit is not None, (name, titles)
+        fixed = apply_lsp_edits(text, edits_for(edit, uri), encoding)
+        assert_safe(name, text, fixed, client.editor)
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)],
+            )
+        )
+        assert await diagnostics_now(client, uri) == [], name
+        fixed_count += 1
+    assert fixed_count == len(VARIANTS) - len(REFUSED)
+    tracebacks = [m.message for m in client.log_messages if "Traceback" in m.message]
+    assert tracebacks == []
