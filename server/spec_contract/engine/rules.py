@@ -18,7 +18,8 @@ class Rule:
     code: str
     name: str
     severity: str  # the default; users override it per code with ``severity = {CODE = "..."}``
-    summary: str  # one line, for the README table and ``--help``
+    summary: str  # one line, for the README table and SARIF
+    doc: str  # what the finding means at run time and what to do, for the README
 
     @property
     def anchor(self) -> str:
@@ -28,18 +29,37 @@ class Rule:
 
 RULES: tuple[Rule, ...] = (
     Rule("SC001", "missing-forward", "error",
-         "a run with this class reaches a worker line that uses a member the wrapper does not forward"),
+         "a run with this class reaches a worker line that uses a member the wrapper does not forward",
+         "A worker uses the member on the model object with no guard, no capability gate comes first, and the "
+         "class can play that role (a target: a generative model; a draft: a draft head). The run loads the "
+         "models, reaches that line and dies with `AttributeError`. Forward the member (the quick fix and "
+         "`check --fix` add the delegation)."),
     Rule("SC002", "missing-optional-forward", "information",
-         "a guarded (optional) contract member is not forwarded: the run takes a degraded path"),
+         "a guarded (optional) contract member is not forwarded: the run takes a degraded path",
+         "Every use is guarded (`hasattr`, `getattr(…, None)`, `except AttributeError`): the run does not "
+         "crash, it takes the slower or reduced path the worker falls back to."),
     Rule("SC003", "missing-capability", "warning",
          "the class fails a capability gate its inner model passes: the engine refuses the algorithm at "
-         "start-up (lists every member the algorithm needs past the gate)"),
+         "start-up (lists every member the algorithm needs past the gate)",
+         "A gate (`if not hasattr(m, \"x\"): raise`, a `hasattr` chain ending in `raise`, or "
+         "`getattr(m, \"x\", None)` then `raise` when it is None) refuses the algorithm (EAGLE3, DFLASH, …) "
+         "with a clear message at start-up. The class loses a capability its inner model has. The finding "
+         "lists the members the algorithm needs past the gate too, and its quick fix (\"Enable DFLASH for …\") "
+         "forwards them all; those members get no findings of their own."),
     Rule("SC004", "missing-conditional-forward", "information",
          "a member used only under a rare condition (an environment flag that defaults off, a model-type "
-         "or config test) is not forwarded"),
+         "or config test) is not forwarded",
+         "Every unguarded use sits under a condition a run rarely meets: an environment flag that defaults "
+         "off (directly, or through a method that is False unless the flag is set), a `model_type` or config "
+         "class test, or the handler of an `AttributeError` from another member. The message names the "
+         "condition; the run crashes only when it holds."),
     Rule("SC005", "missing-draft-forward", "warning",
          "a draft-model member is not forwarded by a class that is not shaped like a draft: it crashes only "
-         "if a draft checkpoint names this class"),
+         "if a draft checkpoint names this class",
+         "The draft role's contract is checked on every registered class, since a draft checkpoint may name "
+         "any of them, but only EAGLE/NextN/MTP heads (and classes a config rewrite loads as drafts, the "
+         "profile's `draft-classes`) are drafts by shape: on any other class a missing draft member is a "
+         "warning."),
 )
 
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
@@ -50,3 +70,12 @@ CODES: tuple[str, ...] = tuple(BY_CODE)
 def known_codes() -> str:
     """The codes for a message: "SC001, SC002, …"."""
     return ", ".join(CODES)
+
+
+def readme_section() -> str:
+    """The README's table of codes and a short section per code (a test keeps the README equal to it)."""
+    rows = ["| code | name | default severity | meaning |", "|---|---|---|---|"]
+    rows += [f"| [{r.code}](#{r.anchor}) | {r.name} | {r.severity} | {r.summary} |" for r in RULES]
+    for rule in RULES:
+        rows += ["", f"#### {rule.code} {rule.name}", "", rule.doc]
+    return "\n".join(rows)
