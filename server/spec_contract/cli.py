@@ -96,7 +96,7 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
     profile = None  # the profile's worker globs, for discovery's second step; read once, when first needed
     targets: dict[Path, _Target] = {}
     for given in args.paths or ["."]:
-        path = Path(os.path.abspath(given))
+        path = Path(given).resolve()  # findings carry resolved paths: a symlinked PATH must match them
         if not path.exists():
             raise ConfigError(f"{given}: no such file or directory")
         if profile is None:
