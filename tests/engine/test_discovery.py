@@ -76,6 +76,16 @@ def test_without_workers_the_repository_root_then_out_of_tree(tmp_path):
     assert found(tmp_path / "loose") == (tmp_path / "loose", "out-of-tree")
 
 
+def test_an_environment_folder_is_never_the_project_of_a_package_installed_in_it(tmp_path):
+    """``site-packages/mymodels/llava.py`` next to an installed ``sglang``: analysing all of site-packages
+    would take minutes; the package alone is checked out-of-tree, against that installed engine."""
+    site = tmp_path / "venv/lib/python3.11/site-packages"
+    make_tree(site, {"sglang/__init__.py": "", "sglang/srt/speculative/eagle_worker.py": EAGLE_WORKER,
+                     "mymodels/__init__.py": "", "mymodels/llava.py": ""})
+    assert found(site / "mymodels/llava.py") == (site / "mymodels", "out-of-tree")
+    assert found(site / "sglang/srt/speculative") == (site / "sglang", "workers")
+
+
 def test_a_broken_pyproject_that_names_the_table_is_a_config_error_and_others_are_not_read(tmp_path):
     package = checkout(tmp_path, {"python/sglang/srt/pyproject.toml": "not toml at all ["})
     assert found(package / "srt/models/kimi_k25.py") == (package, "workers")  # it does not mention the tool
