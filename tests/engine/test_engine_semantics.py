@@ -504,3 +504,20 @@ def test_a_subclass_passing_its_own_class_default_to_super_init_has_that_inner(t
     root = tree(tmp_path, {EAGLE: worker, "pkg/models/vl.py": models})
     found = [(f.class_name, f.code, f.member, f.inner_class) for f in analyze(root).findings]
     assert found == [("VLMoe", "SC001", "get_embed_and_head", "MoeTextModel")]
+
+
+def test_fixing_a_base_and_its_registered_subclass_together_forwards_once_in_the_base(tmp_path):
+    worker = """
+        class EAGLEWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                self.target_worker.model_runner.model.get_embed_and_head()
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/models/shell.py": SHELL})
+    analysis = analyze(root)
+    assert sorted(f.class_name for f in analysis.findings) == ["Shell", "ShellV2"]
+    (edit,) = delegation_edits(analysis, analysis.findings)
+    path = root / "pkg/models/shell.py"
+    path.write_text(apply_edits(path.read_text(), [edit]))
+    assert path.read_text().count("def get_embed_and_head(self):") == 2  # V2's own, and the shell's
+    assert analyze(root).findings == ()

@@ -34,6 +34,7 @@ def delegation_edits(
     """
     from spec_contract.engine.stubs import Delegation, StubError, delegation_edit
 
+    findings = _in_most_basic_class(analysis, list(findings))
     by_class: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
         by_class.setdefault((finding.path, finding.class_name), []).append(finding)
@@ -57,6 +58,20 @@ def delegation_edits(
         if edit is not None:
             edits.append(edit)
     return edits
+
+
+def _in_most_basic_class(analysis: Analysis, findings: list[Finding]) -> list[Finding]:
+    """The findings to fix, less those a base class's fix in the same batch already fixes: a registered
+    subclass of a wrapper lacks what its base lacks, and inherits the forward once the base has it."""
+    keys = {key.dotted: key for key in analysis.checked}
+    wanted = {(f.class_qualname, f.member) for f in findings}
+    kept = []
+    for finding in findings:
+        key = keys.get(finding.class_qualname)
+        bases = analysis.index.mro(key)[1:] if key is not None else ()
+        if not any((base.dotted, finding.member) in wanted for base in bases):
+            kept.append(finding)
+    return kept
 
 
 def suppression_edit(analysis: Analysis, finding: Finding) -> TextEdit | None:
