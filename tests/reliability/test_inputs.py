@@ -170,6 +170,27 @@ def test_a_class_defined_twice_is_checked_as_its_last_definition(demo):
     assert reported(demo) == []
 
 
+def test_a_class_defined_twice_in_an_out_of_tree_package_is_checked_once(tmp_path, monkeypatch):
+    """Without a registry every class of an out-of-tree package is a model: the name defined twice is one
+    class (the last definition), checked once."""
+    engine = tmp_path / "site" / "sglang"
+    shutil.copytree(DEMO / "minisgl", engine, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in engine.rglob("*.py"):
+        path.write_text(path.read_text().replace("minisgl", "sglang"))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    wrapper = ("from sglang.models.llama import LlamaForCausalLM\n\n\n"
+               "class MyVLM:\n    def __init__(self, config):\n"
+               "        self.language_model = LlamaForCausalLM(config)\n\n"
+               "    def get_embed_and_head(self):\n        return self.language_model.get_embed_and_head()\n\n\n")
+    (package / "vlm.py").write_text(wrapper + wrapper.split("\n\n\n", 1)[1].split("    def get_embed")[0])
+    analysis = Project(package, load_config(package), python=sys.executable, use_cache=False).analyze()
+    assert [(f.member, f.span.line + 1) for f in analysis.findings if f.class_name.endswith("MyVLM")] == [
+        ("get_embed_and_head", 12), ("set_eagle3_layers_to_capture", 12), ("set_embed_and_head", 12)]
+
+
 @pytest.mark.parametrize("command", ["contract", "check"])
 def test_a_reader_that_leaves_early_ends_the_run_quietly(demo, tmp_path, command):
     """``spec-contract contract | head``: the reader closes the pipe before the output is written."""

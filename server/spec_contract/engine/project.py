@@ -486,7 +486,8 @@ class Project:
                 entry = summary.entry_classes
                 variable = entry_variable if (entry is not None or not out_of_tree) else None
                 candidates = summary.all_classes() if variable is None else summary.top_level_classes(entry or ())
-                names = tuple(c.qualname for c in registered_classes(candidates, entry, variable))
+                # a class defined twice is one class (its last definition, see ModuleSummary.find_class)
+                names = tuple(dict.fromkeys(c.qualname for c in registered_classes(candidates, entry, variable)))
         self._registered[source.path] = (digest, names)
         self._unsaved = True
         return names
