@@ -56,11 +56,13 @@ class Buffer:
 
     def position(self, offset: int) -> types.Position:
         line_start = 0
-        for number, line in enumerate(LINE.findall(self.text)):
-            if offset < line_start + len(line) or (offset == line_start + len(line) and not line.endswith(("\n", "\r"))):
+        lines = LINE.findall(self.text)
+        for number, line in enumerate(lines):
+            end = line_start + len(line)
+            if offset < end or (offset == end and not line.endswith(("\n", "\r"))):  # the last, unended line
                 return types.Position(number, units(self.text[line_start:offset], self.encoding))
-            line_start += len(line)
-        return types.Position(len(LINE.findall(self.text)), 0)
+            line_start = end
+        return types.Position(len(lines), 0)
 
     def replace(self, start: int, end: int, new_text: str) -> None:
         """One incremental change, sent as the editor would send it."""

@@ -11,7 +11,6 @@ goes through this module.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -29,7 +28,7 @@ def lines_with_ends(text: str) -> list[str]:
 
 
 class LineIndex:
-    """Offsets of line starts in one text: (0-based line, code-point column) ↔ offset."""
+    """Offsets of line starts in one text: (0-based line, code-point column) → offset."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -46,10 +45,6 @@ class LineIndex:
         while content_end > start and self.text[content_end - 1] in "\r\n":
             content_end -= 1
         return min(start + max(col, 0), content_end)
-
-    def position(self, offset: int) -> tuple[int, int]:
-        line = bisect_right(self.starts, offset) - 1
-        return line, offset - self.starts[line]
 
 
 def apply_edits(text: str, edits) -> str:
