@@ -40,6 +40,7 @@ async def test_hover_on_wrapper_definition_and_call_site(client, demo):
     assert text.startswith("**`LlavaForConditionalGeneration`**")
     assert "- `get_embed_and_head` (target, required): **missing** — `LlamaForCausalLM` provides it via `self.language_model`" in text
     assert "- `set_embed_and_head` (draft, required): forwarded to `self.language_model`" in text
+    assert "- EAGLE3: supported, except that it does not forward `set_eagle3_layers_to_capture`" in text
     worker_uri = (demo / "minisgl/speculative/eagle_worker.py").as_uri()
     assert f"[`minisgl/speculative/eagle_worker.py:11`]({worker_uri}#L11)" in text
 
