@@ -138,6 +138,16 @@ def _variants() -> dict[str, str | bytes]:
         "self.language_model = LlamaForCausalLM(config)",
         f"self.language_model = LlamaForCausalLM(config)\n        self.depth = {deep}",
     )
+    out["nested_one_line_last"] = module("NestedOneLine", last="\n    class Config: pass\n")
+    out["compound_one_line_last"] = module("CompoundOneLine", last="    if True: z = 1\n")
+    out["try_last"] = module("TryLast", last="    try:\n        import json\n    except ImportError:\n        json = None\n")
+    out["multi_line_header"] = module("MultiHeader").replace(
+        "class MultiHeader:", "@(lambda cls: cls)\nclass MultiHeader(\n    object,  # a base\n):"
+    )
+    out["mixed_endings"] = module("Mixed").replace("batch):\n", "batch):\r\n")
+    out["eight_space_indent"] = module("EightSpaces", indent="        ")
+    out["unicode_class_name"] = module("Ωmega")
+    out["long_line"] = module("LongLine", last=f"    TABLE = '{'x' * 20000}'\n")
     out["deep_in_other_method"] = module("DeepOther", last=f"\n    def table(self, config):\n        return {deep}\n")
     return out
 
@@ -338,6 +348,7 @@ async def test_code_actions_fix_every_variant_safely_or_leave_it_with_its_other_
         edit = await edit_of(client, fix_all[0]) if fix_all else None
         if name in REFUSED:
             assert edit is None, name  # no action, or one that resolves to nothing: the file is left alone
+            assert await diagnostics_now(client, uri), name  # but the wrapper is checked, not dropped
             continue
         assert edit is not None, (name, titles)
         fixed = apply_lsp_edits(text, edits_for(edit, uri), encoding)
