@@ -443,8 +443,10 @@ def _rare_condition(test: ast.expr, lines: Lines, predicates: dict[str, str]) ->
             return predicates[callee[-1]], not negated
     if not (_reads_environment(test) or _tests_model_type(test)):
         return None
-    segment = ast.get_source_segment("\n".join(lines.lines), test) if test.lineno == test.end_lineno else None
-    text = segment or lines.text(test.lineno)
+    text = lines.text(test.lineno)
+    if test.lineno == test.end_lineno and 0 < test.lineno <= len(lines.lines):  # the test alone, not its line
+        text = lines.lines[test.lineno - 1].encode("utf-8")[test.col_offset:test.end_col_offset].decode(
+            "utf-8", errors="replace") or text
     return " ".join(text.split()), not negated
 
 
