@@ -670,6 +670,15 @@ def test_errors_are_reported_as_stub_errors():
     with pytest.raises(StubError, match="deeper"):  # libcst would recurse past Python's limit
         delegation_edit("w.py", deep, "W", [method("get_embed_and_head", SIMPLE_INNER)])
     assert apply(deep, suppression_edit("w.py", deep, "W", "SC001")).startswith("# spec-contract: ignore[SC001]\nclass W:")
+    long = "class W:\n    X = " + " ".join(["'a'"] * 40000) + "\n"  # Python takes it, libcst's parser does not
+    with pytest.raises(StubError, match="libcst"):
+        delegation_edit("w.py", long, "W", [method("get_embed_and_head", SIMPLE_INNER)])
+    # An inner file Python cannot build a tree for (a 5,000-term sum): forward everything.
+    inner = SIMPLE_INNER + "x = " + "+".join(["1"] * 5000) + "\n"
+    assert stub_for("get_embed_and_head", inner) == (
+        "\n    def get_embed_and_head(self, *args, **kwargs):\n"
+        "        return self.language_model.get_embed_and_head(*args, **kwargs)\n"
+    )
 
 
 # --- suppression ---------------------------------------------------------------------------------------------

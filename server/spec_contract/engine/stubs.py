@@ -202,8 +202,8 @@ class _Wrapper:
             wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
             self.pos = wrapper.resolve(PositionProvider)
             self.full_pos = wrapper.resolve(WhitespaceInclusivePositionProvider)
-        except cst.ParserSyntaxError as err:
-            raise StubError(f"the file does not parse: {err.message}") from err
+        except cst.ParserSyntaxError as err:  # Python parses it (above); libcst has limits of its own
+            raise StubError(f"the stub generator (libcst) cannot read the file: {err.message}") from err
         except (RecursionError, MemoryError) as err:
             raise StubError("the file is nested too deeply to edit") from err
         self.module = wrapper.module
@@ -480,7 +480,7 @@ def _find_inner_def(delegation: Delegation) -> tuple[cst.FunctionDef | None, cst
         return None, None
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None, None
     defs = [
         node
