@@ -113,7 +113,7 @@ def test_hasattr_then_raise_gate_is_one_capability_warning_naming_the_algorithm(
     finding = only(analyze(root))
     assert (finding.code, finding.severity, finding.member, finding.algorithm) == (
         "SC003", "warning", "set_eagle3_layers_to_capture", "EAGLE3")
-    assert "refuses EAGLE3" in finding.message and "model_runner.py:6" in finding.message
+    assert "refuses EAGLE3" in finding.message and "model_runner.py:4" in finding.message
 
 
 def test_a_gate_that_neither_the_class_nor_its_inner_passes_reports_nothing(tmp_path):

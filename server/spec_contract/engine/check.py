@@ -358,8 +358,9 @@ def _missing_capability(key: ClassKey, cls: ClassSummary, path: str, gate: _Gate
         also.append(Forward(other, other_attr, other_inner.qualname.rsplit(".", 1)[-1], lookup.provider(other)))
     names = sorted({s.algorithm for found in gate.behind.values() for s in found if s.algorithm} - {gate.algorithm})
     refused = algorithm + "".join(f" (and {name})" for name in names[:1]) + "".join(f" (and {n})" for n in names[1:])
+    line = first.gate_line if first.gate_line is not None else first.span.line
     message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}), so the engine refuses "
-               f"{refused} for it ({rel(first.path)}:{first.span.line + 1})")
+               f"{refused} for it at its check in {rel(first.path)}:{line + 1}")
     if also:
         message += f"; past that check it also needs " + _and([f"`{f.member}`" for f in also])
     sites = tuple(gate.sites) + tuple(site for found in gate.behind.values() for site in found)

@@ -341,7 +341,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                 sites[(role, use.member)].append(CallSite(
                     path=path, span=use.span, role=role, member=use.member, text=use.text,
                     guarded=use.guarded, is_call=use.is_call, function=fn.qualname, arity=use.arity,
-                    gate=use.gate, alternative_of=use.alternative_of, condition=use.condition,
+                    gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=use.condition,
                     algorithm=algorithm_of(config, path, use.taken)))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]

@@ -16,7 +16,8 @@ from spec_contract.engine.syntax import Lines, chain_of, dotted
 
 _CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
 Fact = tuple[str, str]  # (receiver chain as dotted text, member); ("*", "*") for "any AttributeError is caught"
-Gate = tuple[str, str, tuple[str, ...]]  # (receiver text, member, every member of the gate on that receiver)
+# (receiver text, member, every member of the gate on that receiver, 0-based line of the gate's test)
+Gate = tuple[str, str, tuple[str, ...], int]
 # Calls whose value is an environment variable: a test on one marks a rarely taken path (flags default off)
 _ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var"})
 _TRY = frozenset(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
@@ -162,7 +163,7 @@ class _FlowBuilder:
                 self.expr(test, ctx)
                 names |= _names(test)
                 positive = _facts(test)[0]
-                gates = frozenset((r, m, tuple(sorted(members[r]))) for r, m in positive)
+                gates = frozenset((r, m, tuple(sorted(members[r])), stmt.lineno - 1) for r, m in positive)
                 self.block(body, ctx.add(positive, names).passed(gates).taking(test, True))
             self.block(_last_else(stmt), ctx.add(conditions=names))
             return ctx
@@ -184,10 +185,10 @@ class _FlowBuilder:
         if rare is not None and not rare[1]:
             else_ctx = else_ctx.under(rare[0])
         if raises:
-            else_ctx = else_ctx.passed(frozenset((r, m, (m,)) for r, m in negative))
+            else_ctx = else_ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
         self.block(stmt.orelse, else_ctx)
         if raises:
-            return ctx.passed(frozenset((r, m, (m,)) for r, m in negative))
+            return ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
         if _exits_quietly(stmt.body):
             after = ctx.add(negative).without(absent_if_false)
             return after.under(rare[0]) if rare is not None and not rare[1] else after
@@ -211,7 +212,7 @@ class _FlowBuilder:
             index = self._optional_reads.pop(name, None)
             if index is not None:
                 use = self.uses[index]
-                self.uses[index] = replace(use, guarded=False, gate=(use.member,))
+                self.uses[index] = replace(use, guarded=False, gate=(use.member,), gate_line=use.span.line)
 
     def _visit_target(self, target: ast.expr, ctx: _Context) -> None:
         """Reads inside an assignment target (``a.b.c = x`` reads ``a.b``)."""
@@ -331,15 +332,17 @@ class _FlowBuilder:
     def _make_use(receiver: Chain, member: str, span, is_call: bool, arity: int | None, guarded: bool,
                   ctx: _Context, text: str) -> Use:
         gate: tuple[str, ...] = ()
+        gate_line: int | None = None
         alternative_of: tuple[str, ...] = ()
         if ctx.gates or ctx.absent:
             where = dotted(receiver)
-            gate = next((members for r, m, members in ctx.gates if r == where and m == member), ())
+            gate, gate_line = next(((members, line) for r, m, members, line in ctx.gates
+                                    if r == where and m == member), ((), None))
             if gate:
                 guarded = False  # behind a gate the member is required: the engine refused the run otherwise
             alternative_of = tuple(sorted(m for r, m in ctx.absent if r == where and m != member))
         return Use(receiver, member, span, is_call, arity, guarded, ctx.conditions, text, gate, alternative_of,
-                   ctx.condition, ctx.taken)
+                   ctx.condition, ctx.taken, gate_line)
 
 
 def _gate_chain(stmt: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]] | None:

@@ -42,6 +42,7 @@ class CallSite:
     function: str  # qualified name of the enclosing function, e.g. "EAGLEWorker.__init__"
     arity: int | None = None  # positional arguments passed, when the call has no */** unpacking
     gate: tuple[str, ...] = ()  # the capability gate this use sits behind: its members (any one suffices)
+    gate_line: int | None = None  # 0-based line of that gate's test, in the same file
     alternative_of: tuple[str, ...] = ()  # a fallback: reached only when these members are missing
     condition: str | None = None  # a rare condition the use sits under, as written (``envs.X.get()``)
     algorithm: str | None = None  # the speculative algorithm whose path it is on (EAGLE3, DFLASH, …)

@@ -88,6 +88,7 @@ class Use:
     alternative_of: tuple[str, ...] = ()
     condition: str | None = None  # a rare condition the use sits under (env flag, model type), as written
     taken: frozenset[str] = frozenset()  # names of enclosing tests whose true branch this is (algorithms)
+    gate_line: int | None = None  # 0-based line of the gate's test (the ``if not hasattr…``, the getattr)
 
 
 @dataclass(frozen=True)
