@@ -149,12 +149,14 @@ def _variants() -> dict[str, str | bytes]:
     out["unicode_class_name"] = module("Ωmega")
     out["long_line"] = module("LongLine", last=f"    TABLE = '{'x' * 20000}'\n")
     out["deep_in_other_method"] = module("DeepOther", last=f"\n    def table(self, config):\n        return {deep}\n")
+    calls = "f(" * 190 + ")" * 190  # within CPython's 200 brackets, past what libcst's visitors get through
+    out["deep_nested_calls"] = module("DeepCalls", last=f"\n    def table(self, f):\n        return {calls}\n")
     return out
 
 
 VARIANTS = _variants()
 # Nested past what the stub generator can edit: a message and a non-zero exit, the others still fixed.
-REFUSED = {"deep_code", "deep_in_other_method"}
+REFUSED = {"deep_code", "deep_in_other_method", "deep_nested_calls"}
 
 
 def as_text(data: str | bytes) -> str:

@@ -28,9 +28,9 @@ from .results import Span, TextEdit
 from .text import LINE_BREAK, lines_with_ends
 
 _MAX_LINE = 88  # a def or call longer than this is split one argument per line, as black would
-# libcst's visitors recurse a few frames per level of nesting and give up near 300 levels (nested lists
-# sooner); no hand-written code nests this deep, generated code may.
-_MAX_DEPTH = 250
+# libcst's visitors recurse several frames per level of nesting and give up between 100 and 300 levels,
+# depending on the shape (nested calls and lists first). SGLang's deepest file nests 47 levels.
+_MAX_DEPTH = 100
 _BUILTINS = frozenset(dir(builtins))
 _IGNORE = re.compile(r"#\s*spec-contract:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
 _LITERAL = frozenset({"Literal", "typing.Literal", "typing_extensions.Literal"})
@@ -204,17 +204,20 @@ class _Wrapper:
             self.full_pos = wrapper.resolve(WhitespaceInclusivePositionProvider)
         except cst.ParserSyntaxError as err:  # Python parses it (above); libcst has limits of its own
             raise StubError(f"the stub generator (libcst) cannot read the file: {err.message}") from err
-        except (RecursionError, MemoryError) as err:
-            raise StubError("the file is nested too deeply to edit") from err
+        except Exception as err:  # noqa: BLE001  running out of stack in libcst surfaces as RecursionError,
+            # or as a KeyError from its position bookkeeping's context managers unwinding
+            raise StubError(f"the stub generator (libcst) cannot read the file ({type(err).__name__})") from err
         self.module = wrapper.module
         self.lines = lines_with_ends(source)
         self.newline = _newline(source)
 
     def find_class(self, dotted: str) -> cst.ClassDef:
+        """The class the analysis checked: of a name defined twice, the last definition (the one the runtime
+        uses, as ``ModuleSummary.find_class`` takes), so the stubs land in the class that lacks them."""
         body: Sequence[cst.CSTNode] = self.module.body
         found: cst.ClassDef | None = None
         for part in dotted.split("."):
-            found = next((c for c in _class_defs(body) if c.name.value == part), None)
+            found = next((c for c in reversed(list(_class_defs(body))) if c.name.value == part), None)
             if found is None:
                 raise StubError(f"class {dotted} not found")
             body = found.body.body
