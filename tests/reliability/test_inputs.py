@@ -170,6 +170,17 @@ def test_a_class_defined_twice_is_checked_as_its_last_definition(demo):
     assert reported(demo) == []
 
 
+def test_fix_adds_the_forwards_to_the_last_definition_of_a_class(demo, tmp_path):
+    wrapper = (demo / WRAPPER).read_text()
+    head, _, tail = wrapper.partition("class LlavaForConditionalGeneration")
+    dead = "class LlavaForConditionalGeneration:\n    pass\n\n\n"
+    (demo / WRAPPER).write_text(head + dead + "class LlavaForConditionalGeneration" + tail)
+    assert run("check", str(demo), "--fix", "--no-cache", cache=tmp_path / "cache").returncode == 0  # fixed
+    fixed = (demo / WRAPPER).read_text()
+    assert fixed.startswith(head + dead + "class LlavaForConditionalGeneration")  # the dead one untouched
+    assert "def get_embed_and_head" in fixed and reported(demo) == []
+
+
 def test_a_class_defined_twice_in_an_out_of_tree_package_is_checked_once(tmp_path, monkeypatch):
     """Without a registry every class of an out-of-tree package is a model: the name defined twice is one
     class (the last definition), checked once."""
