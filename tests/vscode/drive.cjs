@@ -17,6 +17,13 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 const config = JSON.parse(process.argv[2]);
 const FIX = 'Add delegation of `get_embed_and_head` to `self.language_model`';
 const seen = {};
+// Every wait is a condition. The limits are far above a normal run (a step takes a second or two) so that a
+// loaded CI machine only makes the test slower, never red; steps that can race the UI (a key press before the
+// workbench listens, a click before a view is ready) are retried, each try waiting ATTEMPT_MS.
+const START_MS = 300_000; // code-server's first page, the extension host and the server's first analysis
+const STEP_MS = 120_000; // any later step
+const ATTEMPT_MS = 5_000; // one try of a retried step
+const HOOK_MS = 600_000; // the extension's test hook: its own steps wait up to 240 + 2 x 120 s
 
 async function waitUntil(what, timeoutMs, probe) {
     const deadline = Date.now() + timeoutMs;
@@ -36,9 +43,9 @@ async function shot(page, name) {
 
 async function api(page) {
     await page.goto(config.url);
-    await waitUntil('the test hook report', 240_000, () => fs.existsSync(config.report));
-    // The hook has opened the contract view; let it render before the picture.
-    await callSiteRow(page).waitFor({ timeout: 10_000 }).catch(() => {});
+    await waitUntil('the test hook report', HOOK_MS, () => fs.existsSync(config.report));
+    // The hook has opened the contract view; let it render before the picture (which is all that waits on it).
+    await callSiteRow(page).waitFor({ timeout: STEP_MS }).catch(() => {});
     await shot(page, 'api-after-fix.png');
 }
 
@@ -56,21 +63,21 @@ async function ui(page) {
     await page.goto(config.url);
     for (const name of config.explorer || ['minisgl', 'models', 'llava.py']) {
         const row = await explorerItem(page, name);
-        await row.waitFor({ timeout: 120_000 });
+        await row.waitFor({ timeout: START_MS });
         await row.click();
     }
     const squiggle = page.locator('.monaco-editor .squiggly-error').first();
-    await squiggle.waitFor({ timeout: 180_000 });
+    await squiggle.waitFor({ timeout: START_MS });
     await shot(page, 'ui-1-squiggle.png');
 
     // Hover: move onto the squiggle (away and back if the first move raced the editor's layout).
     const hover = page.locator('.monaco-hover:visible', { hasText: 'eagle_worker.py' });
-    seen.hover = await waitUntil('the hover with the worker call site', 30_000, async () => {
+    seen.hover = await waitUntil('the hover with the worker call site', STEP_MS, async () => {
         const box = await squiggle.boundingBox();
         await page.mouse.move(5, 5);
         await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
         try {
-            await hover.first().waitFor({ timeout: 3_000 });
+            await hover.first().waitFor({ timeout: ATTEMPT_MS });
             return await hover.first().innerText();
         } catch {
             return undefined;
@@ -83,10 +90,10 @@ async function ui(page) {
     const box = await squiggle.boundingBox();
     await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
     const menuRows = page.locator('.action-widget .monaco-list-row');
-    seen.quickFixes = await waitUntil('the quick fix menu', 30_000, async () => {
+    seen.quickFixes = await waitUntil('the quick fix menu', STEP_MS, async () => {
         await page.keyboard.press('Control+Period');
         try {
-            await menuRows.filter({ hasText: 'get_embed_and_head' }).first().waitFor({ timeout: 3_000 });
+            await menuRows.filter({ hasText: 'get_embed_and_head' }).first().waitFor({ timeout: ATTEMPT_MS });
             return await menuRows.allInnerTexts();
         } catch {
             await page.keyboard.press('Escape');
@@ -102,42 +109,60 @@ async function ui(page) {
     }
     seen.chosen = await page.locator('.action-widget .monaco-list-row.focused').innerText();
     await page.keyboard.press('Enter');
-    await waitUntil('the delegation in the editor', 30_000, async () =>
+    await waitUntil('the delegation in the editor', STEP_MS, async () =>
         (await page.locator('.monaco-editor .view-lines').first().innerText()).includes('get_embed_and_head'));
     await page.keyboard.press('Control+S');
-    seen.fileOnDisk = await waitUntil('the delegation on disk', 30_000, () => {
+    seen.fileOnDisk = await waitUntil('the delegation on disk', STEP_MS, () => {
         const text = fs.readFileSync(config.file, 'utf8');
         return text.includes('def get_embed_and_head') ? text : undefined;
     });
     await shot(page, 'ui-4-saved.png');
     // Every notification so far, from the notification center (toasts hide themselves after a while).
-    await page.locator('[id="status.notifications"]').click();
     const center = page.locator('.notifications-center');
-    await center.waitFor({ timeout: 10_000 });
+    await waitUntil('the notification center', STEP_MS, async () => {
+        if (await center.isVisible()) return true;
+        await page.locator('[id="status.notifications"]').click();
+        return center.waitFor({ timeout: ATTEMPT_MS }).then(() => true, () => false);
+    });
     seen.notifications = await center.locator('.notification-list-item-message').allInnerTexts();
     await page.keyboard.press('Escape');
 }
 
 async function uiContract(page) {
     await page.goto(config.url);
-    await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: 120_000 });
-    await page.keyboard.press('F1');
-    await page.keyboard.type('spec-contract: Show Contract');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Show Contract' }).first().waitFor({ timeout: 10_000 });
+    await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: START_MS });
+    // The palette: F1 can come before the workbench listens, and the command before the extension registered
+    // it; each try starts from a closed palette.
+    const command = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Show Contract' }).first();
+    await waitUntil('"spec-contract: Show Contract" in the command palette', STEP_MS, async () => {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('F1');
+        try {
+            const input = page.locator('.quick-input-widget input').first();
+            await input.waitFor({ timeout: ATTEMPT_MS });
+            await input.fill('>spec-contract: Show Contract');
+            await command.waitFor({ timeout: ATTEMPT_MS });
+            return true;
+        } catch {
+            return false;
+        }
+    });
     await page.keyboard.press('Enter');
     const site = callSiteRow(page);
-    await site.waitFor({ timeout: 60_000 });
+    await site.waitFor({ timeout: STEP_MS });
     seen.contractRows = await page.locator('[id="workbench.view.extension.spec-contract"] .monaco-list-row').allInnerTexts();
-    await site.click();
-    await page.locator('.tab.active', { hasText: 'eagle_worker.py' }).waitFor({ timeout: 10_000 });
-    seen.activeTab = await page.locator('.tab.active').first().textContent();
+    const workerTab = page.locator('.tab.active', { hasText: 'eagle_worker.py' });
+    seen.activeTab = await waitUntil('the worker file opened from its call site', STEP_MS, async () => {
+        await site.click();
+        return workerTab.waitFor({ timeout: ATTEMPT_MS }).then(() => workerTab.first().textContent(), () => undefined);
+    });
     await shot(page, 'ui-5-contract.png');
 }
 
 async function uiMissingPackage(page) {
     await page.goto(config.url);
     const toast = page.locator('.notification-toast', { hasText: 'is not installed in' }).first();
-    await toast.waitFor({ timeout: 60_000 });
+    await toast.waitFor({ timeout: START_MS });
     seen.notification = await toast.locator('.notification-list-item-message').innerText();
     seen.buttons = await toast.locator('.monaco-button').allInnerTexts();
     const status = page.locator('.statusbar-item', { hasText: 'spec-contract' }).first();

@@ -9,6 +9,7 @@ import re
 import shutil
 
 import pytest
+from hostile_workspace import ran
 from vscode_harness import DEMO, SHOTS, CodeServer, running_code_server
 
 WRAPPER = "minisgl/models/llava.py"
@@ -20,6 +21,13 @@ def code_server(tmp_path_factory) -> CodeServer:
     """One code-server for both tests: starting it is the slow part (~30 s)."""
     with running_code_server(tmp_path_factory.mktemp("vscode")) as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def no_workspace_code_ran(code_server):
+    """The workspaces hold marker modules that shadow what the server imports (issue 14, item 6)."""
+    yield
+    assert ran(code_server.markers) == [], f"the extension's server ran workspace code\n{code_server.logs()}"
 
 
 def delegation_in(source: str) -> bool:

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from hostile_workspace import plant_markers
+
 REPO = Path(__file__).resolve().parents[2]
 CLIENT = REPO / "vscode-client"
 VSIX = CLIENT / "spec-contract.vsix"
@@ -34,6 +36,9 @@ CODE_SERVER = DEPS / "node_modules" / "code-server" / "out" / "node" / "entry.js
 PLAYWRIGHT = DEPS / "node_modules" / "playwright-core"
 DRIVER = Path(__file__).with_name("drive.cjs")
 EXTENSION_ID = "spec-contract.spec-contract"
+# Every wait is a polled condition with a limit far above a normal run (a UI step takes a second or two); the
+# limits only matter on a machine so loaded that a step takes minutes, and then a failure says which step.
+DRIVE_TIMEOUT_S = 900
 
 
 def missing_or_fail(reason: str) -> None:
@@ -100,6 +105,8 @@ class CodeServer:
     ui_workspace: Path
     #: a workspace whose folder settings pick an interpreter without spec_contract installed
     no_package_workspace: Path
+    #: where the marker modules planted in those three workspaces would leave a file if they ever ran
+    markers: Path
     report: Path
     log: Path
     chromium: str
@@ -113,7 +120,8 @@ class CodeServer:
         config = {"mode": mode, "shots": str(SHOTS), **config}
         env = {**os.environ, "PLAYWRIGHT_CORE": str(PLAYWRIGHT), "CHROMIUM": self.chromium}
         result = subprocess.run(
-            [str(NODE24), str(DRIVER), json.dumps(config)], env=env, capture_output=True, text=True, timeout=420
+            [str(NODE24), str(DRIVER), json.dumps(config)], env=env, capture_output=True, text=True,
+            timeout=DRIVE_TIMEOUT_S,
         )
         if result.returncode != 0:
             pytest.fail(f"drive.cjs {mode} failed:\n{result.stderr}\n{self.logs()}")
@@ -134,8 +142,10 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
     extensions, user_data = root / "extensions", root / "user-data"
     api_workspace, ui_workspace = root / "api" / "demo", root / "ui" / "demo"
     no_package_workspace = root / "no-package" / "demo"
+    markers = root / "markers"
     for workspace in (api_workspace, ui_workspace, no_package_workspace):
         shutil.copytree(DEMO, workspace)
+        plant_markers(workspace, markers)  # the server starts in the workspace: none of them may run
     bare_venv = root / "venv-without-spec-contract"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare_venv)], check=True, timeout=120)
     (no_package_workspace / ".vscode").mkdir()
@@ -178,10 +188,10 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
         )
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_for("code-server to answer", 60, lambda: process.poll() is not None or answers(f"{url}/healthz"))
+        wait_for("code-server to answer", 180, lambda: process.poll() is not None or answers(f"{url}/healthz"))
         if process.poll() is not None:
             pytest.fail(f"code-server exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-        yield CodeServer(url, api_workspace, ui_workspace, no_package_workspace, report, log, chromium)
+        yield CodeServer(url, api_workspace, ui_workspace, no_package_workspace, markers, report, log, chromium)
     finally:
         stop_group(process)
 
