@@ -68,8 +68,9 @@ class Index:
                  load: Callable[[SourceFile], ModuleSummary | None], registry: tuple[str, ...] = (),
                  engine: tuple[str, tuple[str, ...]] | None = None) -> None:
         self._files = files
-        # (engine package, worker modules) when the tree holds the engine's workers under another package
-        # name: ``sglang_v059/`` or ``third_party/sglang/`` (see :meth:`engine_prefix`)
+        # (engine package, worker modules) unless the tree has the engine package under its own name: then its
+        # imports may be answered from a copy under another name, ``sglang_v059/`` or ``third_party/sglang/``
+        # (see :meth:`engine_prefix`)
         self._engine = engine if engine is not None and engine[0] not in files and engine[0] not in packages else None
         self._engine_package = engine[0] if engine is not None else None
         self._engine_prefix: str | None = None
