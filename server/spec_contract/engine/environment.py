@@ -4,6 +4,11 @@ A user's own package of models has no workers; its contract and the engine class
 subclass come from the engine installed where the models run. jedi's environment API reads that
 interpreter's ``sys.path`` (in a subprocess of that interpreter, importing nothing of the workspace);
 the engine is then read as source like any other tree, never imported.
+
+The subprocess runs in the server's working directory, the workspace, but jedi starts it as a script
+(``python …/jedi/inference/compiled/subprocess/__main__.py``): the script's own directory is first on its
+``sys.path``, not the working directory, so no file of the workspace can stand in for what it imports
+(tests/reliability/test_hostile_launch.py plants such files).
 """
 
 from __future__ import annotations
