@@ -98,10 +98,9 @@ class SourceLines:
             return cached
         text = self._analysis.source(path) if self._analysis is not None else None
         if text is None:
-            try:
-                text = Path(path).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                text = ""
+            from spec_contract.engine.files import decode, read_bytes
+
+            text = decode(read_bytes(path)).text or ""  # as the engine reads it: its cookie, no BOM
         lines = lines_of(text)
         self._cache[path] = lines
         return lines
