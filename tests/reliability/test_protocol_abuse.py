@@ -190,6 +190,13 @@ def test_a_header_glued_to_long_garbage_is_found_wherever_the_pieces_end(garbage
     assert reader.next_frame() is None
 
 
+@pytest.mark.parametrize("tail", [b"", b"x" * 10, b"x" * (LINE_LIMIT + 5), b"Content-Length: 9\r\n\r\n{}"],
+                         ids=["nothing", "a few bytes", "a long line", "half a body"])
+def test_the_reader_ends_with_the_stream(tail):
+    reader = FrameReader(io.BytesIO(tail))
+    assert reader.next_frame() is None
+
+
 @pytest.fixture
 def demo(tmp_path: Path) -> Path:
     return copy_demo(tmp_path)

@@ -79,6 +79,8 @@ class FrameReader:
             if not line:
                 return None
             if not line.endswith(b"\n"):  # a piece of an over-long line: garbage, but keep its tail
+                if len(line) < LINE_LIMIT:  # cut short by the end of the stream: no header can follow
+                    return None
                 keep = min(_CARRY, len(line) - 1)
                 frame.skipped += len(line) - keep
                 self._pending = line[len(line) - keep:] + self._pending
