@@ -133,6 +133,7 @@ def _write(path: str, source: str, text: str) -> None:
 
     if not only_adds_lines(source, text):
         raise _Refused("the fix would change or remove existing lines")
+    path = os.path.realpath(path)  # a symlinked file is written where it lives; the link stays a link
     try:
         with open(path, "rb") as handle:
             data = handle.read()

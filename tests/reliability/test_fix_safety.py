@@ -271,6 +271,20 @@ def test_check_fix_refuses_a_read_only_file_and_fixes_the_others(tmp_path):
     assert "Fixed 1 file(s)." in result.stdout
 
 
+def test_check_fix_writes_a_symlinked_file_where_it_lives(tmp_path):
+    root = corpus(tmp_path)
+    real = tmp_path / "elsewhere.py"
+    real.write_text(VARIANTS["tabs"])
+    link = root / "minisgl" / "models" / "v_tabs.py"
+    link.unlink()
+    link.symlink_to(real)
+    result = spec_contract("check", ".", "--fix", "--no-cache", cwd=root)
+    assert "v_tabs.py" not in result.stderr, result.stderr
+    assert link.is_symlink()
+    assert_safe("tabs", VARIANTS["tabs"], real.read_text(), "check --fix")
+    assert "get_embed_and_head" in real.read_text()
+
+
 # --- the server's code actions -----------------------------------------------------------------------------
 
 
