@@ -132,7 +132,8 @@ async def server_findings(client: LanguageClient, uri: str) -> list[tuple]:
 
 
 async def ask_while_typing(client: LanguageClient, buffer: Buffer) -> None:
-    """A code action and a hover on the class line, as an editor asks while the user types."""
+    """Diagnostics, code actions, a hover and implementations on the class line, as an editor asks while
+    the user types."""
     line = next(i for i, text in enumerate(LINE.findall(buffer.text)) if text.startswith("class Llava"))
     document = types.TextDocumentIdentifier(uri=buffer.uri)
     actions = await client.text_document_code_action_async(
@@ -145,7 +146,12 @@ async def ask_while_typing(client: LanguageClient, buffer: Buffer) -> None:
     for action in actions or []:
         if action.edit is None:
             await client.code_action_resolve_async(action)
-    await client.text_document_hover_async(types.HoverParams(text_document=document, position=types.Position(line, 8)))
+    position = types.Position(line, 8)
+    await client.text_document_hover_async(types.HoverParams(text_document=document, position=position))
+    await client.text_document_implementation_async(
+        types.ImplementationParams(text_document=document, position=position)
+    )
+    await diagnostics_now(client, buffer.uri)
 
 
 @pytest_lsp.fixture(
