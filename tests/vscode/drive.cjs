@@ -7,7 +7,8 @@
 //        Ctrl+. and Enter on the delegation quick fix, Ctrl+S, and waits for the fix on disk;
 //   ui-contract: runs "spec-contract: Show Contract" from the command palette and clicks the worker call
 //        site in the view, which opens the worker file;
-//   ui-missing-package: waits for the notification that spec_contract is not installed in the interpreter.
+//   ui-missing-package: waits for the notification that spec_contract is not installed in the interpreter
+//        (or, with "toast", for another notification about it).
 // Prints one JSON line with what it saw; exits non-zero with the reason on failure (after a screenshot).
 'use strict';
 const fs = require('fs');
@@ -161,7 +162,7 @@ async function uiContract(page) {
 
 async function uiMissingPackage(page) {
     await page.goto(config.url);
-    const toast = page.locator('.notification-toast', { hasText: 'is not installed in' }).first();
+    const toast = page.locator('.notification-toast', { hasText: config.toast || 'is not installed in' }).first();
     await toast.waitFor({ timeout: START_MS });
     seen.notification = await toast.locator('.notification-list-item-message').innerText();
     seen.buttons = await toast.locator('.monaco-button').allInnerTexts();

@@ -101,6 +101,16 @@ def test_ui_missing_package_notification(code_server):
     assert "codicon-error" in seen["statusIcon"], seen
 
 
+def test_ui_package_only_outside_isolation_notification(code_server):
+    """spec_contract importable only through PYTHONPATH: the server, started with -I, would not find it; the
+    extension says where it is and why that does not count, instead of "not installed"."""
+    seen = code_server.drive("ui-missing-package", url=code_server.open_url(code_server.outside_isolation_workspace),
+                             toast="only in the user site-packages or PYTHONPATH")
+    assert "python-with-pythonpath" in seen["notification"], seen
+    assert '"python -I"' in seen["notification"], seen
+    assert "codicon-error" in seen["statusIcon"], seen
+
+
 def test_ui_workspace_on_the_models_subfolder_only(code_server, tmp_path):
     """VS Code opened on `minisgl/models` alone: the folder has no workers, so the server analyses its files in
     the project discovery finds above it, and the user gets the same squiggle, hover and fix."""

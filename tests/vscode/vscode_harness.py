@@ -105,6 +105,8 @@ class CodeServer:
     ui_workspace: Path
     #: a workspace whose folder settings pick an interpreter without spec_contract installed
     no_package_workspace: Path
+    #: one whose interpreter finds spec_contract only through PYTHONPATH, which `python -I` ignores
+    outside_isolation_workspace: Path
     #: where the marker modules planted in those three workspaces would leave a file if they ever ran
     markers: Path
     report: Path
@@ -142,16 +144,23 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
     extensions, user_data = root / "extensions", root / "user-data"
     api_workspace, ui_workspace = root / "api" / "demo", root / "ui" / "demo"
     no_package_workspace = root / "no-package" / "demo"
+    outside_isolation_workspace = root / "outside-isolation" / "demo"
     markers = root / "markers"
-    for workspace in (api_workspace, ui_workspace, no_package_workspace):
+    for workspace in (api_workspace, ui_workspace, no_package_workspace, outside_isolation_workspace):
         shutil.copytree(DEMO, workspace)
         plant_markers(workspace, markers)  # the server starts in the workspace: none of them may run
     bare_venv = root / "venv-without-spec-contract"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare_venv)], check=True, timeout=120)
-    (no_package_workspace / ".vscode").mkdir()
-    (no_package_workspace / ".vscode" / "settings.json").write_text(
-        json.dumps({"specContract.interpreter": str(bare_venv / "bin" / "python")})
+    # The bare interpreter with spec_contract's sources on PYTHONPATH: imports it, unless started with -I.
+    pythonpath_python = root / "python-with-pythonpath"
+    pythonpath_python.write_text(
+        f'#!/bin/sh\nPYTHONPATH={REPO / "server"} exec {bare_venv / "bin" / "python"} "$@"\n'
     )
+    pythonpath_python.chmod(0o755)
+    for workspace, python in ((no_package_workspace, bare_venv / "bin" / "python"),
+                              (outside_isolation_workspace, pythonpath_python)):
+        (workspace / ".vscode").mkdir()
+        (workspace / ".vscode" / "settings.json").write_text(json.dumps({"specContract.interpreter": str(python)}))
     (user_data / "User").mkdir(parents=True)
     (user_data / "User" / "settings.json").write_text(
         json.dumps(
@@ -191,7 +200,8 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
         wait_for("code-server to answer", 180, lambda: process.poll() is not None or answers(f"{url}/healthz"))
         if process.poll() is not None:
             pytest.fail(f"code-server exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-        yield CodeServer(url, api_workspace, ui_workspace, no_package_workspace, markers, report, log, chromium)
+        yield CodeServer(url, api_workspace, ui_workspace, no_package_workspace, outside_isolation_workspace,
+                         markers, report, log, chromium)
     finally:
         stop_group(process)
 
