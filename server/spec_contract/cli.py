@@ -153,9 +153,9 @@ def _write(path: str, source: str, text: str) -> None:
         ast.parse(encoded, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise _Refused(f"the fixed file would not parse ({type(exc).__name__}: {getattr(exc, 'msg', exc)})") from None
-    directory, name = os.path.split(path)
+    directory = os.path.dirname(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".spec-contract.tmp", dir=directory or ".")
+        fd, tmp = tempfile.mkstemp(prefix=".spec-contract-", suffix=".tmp", dir=directory or ".")  # any name length
     except OSError as exc:
         raise _Refused(f"cannot write beside it: {exc.strerror or exc}") from None
     try:

@@ -254,7 +254,7 @@ def test_check_fix_fixes_every_variant_safely_or_refuses_it_with_a_message(tmp_p
             continue
         assert_safe(name, original, data if isinstance(original, bytes) else data.decode(), "check --fix")
         assert not after.get(f"v_{name}"), (name, after.get(f"v_{name}"))
-    assert not list(root.rglob("*.spec-contract.tmp"))
+    assert not list(root.rglob(".spec-contract-*.tmp"))
 
 
 def test_check_fix_refuses_a_read_only_file_and_fixes_the_others(tmp_path):
@@ -269,6 +269,27 @@ def test_check_fix_refuses_a_read_only_file_and_fixes_the_others(tmp_path):
     assert locked.read_bytes() == VARIANTS["crlf"].encode()
     assert "get_embed_and_head" in (root / "minisgl" / "models" / "v_tabs.py").read_text()
     assert "Fixed 1 file(s)." in result.stdout
+
+
+def test_check_fix_reports_a_file_it_cannot_read_back_and_leaves_no_temporary_file(tmp_path):
+    """The file vanishes between the analysis and the write (an OSError, even for root)."""
+    from spec_contract import cli
+
+    path = tmp_path / "gone.py"
+    with pytest.raises(cli._Refused, match="cannot read it"):
+        cli._write(str(path), "x = 1\n", "x = 1\ny = 2\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_fix_fixes_a_file_whose_name_is_as_long_as_the_file_system_allows(tmp_path):
+    root = corpus(tmp_path)
+    long = root / "minisgl" / "models" / f"v_{'x' * 240}.py"
+    (root / "minisgl" / "models" / "v_tabs.py").rename(long)
+    result = spec_contract("check", ".", "--fix", "--no-cache", cwd=root)
+    assert "v_xxx" not in result.stderr, result.stderr
+    assert_safe("tabs", VARIANTS["tabs"], long.read_text(), "check --fix")
+    assert "get_embed_and_head" in long.read_text()
+    assert not list(root.rglob("*.tmp"))
 
 
 def test_check_fix_writes_a_symlinked_file_where_it_lives(tmp_path):
