@@ -43,12 +43,12 @@ class ParserLinesWorkspace(Workspace):
     """pygls's workspace, making :class:`ParserLinesDocument` documents.
 
     pygls builds its :class:`Workspace` itself while handling ``initialize``, just before the server's own
-    handler runs (and before any document can be opened); :meth:`adopt` turns that instance into this class,
+    handler runs (and before any document can be opened); :meth:`recast` turns that instance into this class,
     which adds behaviour and no state.
     """
 
     @classmethod
-    def adopt(cls, workspace: Workspace) -> None:
+    def recast(cls, workspace: Workspace) -> None:
         workspace.__class__ = cls
 
     def _create_text_document(self, doc_uri, source=None, version=None, language_id=None) -> TextDocument:

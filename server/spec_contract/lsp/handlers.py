@@ -52,7 +52,7 @@ def register(server: SpecContractServer) -> None:
     @guarded
     async def initialize(ls: SpecContractServer, params: types.InitializeParams) -> None:
         """Decide features from the client's capabilities before pygls computes ours."""
-        ParserLinesWorkspace.adopt(ls.workspace)
+        ParserLinesWorkspace.recast(ls.workspace)
         ls.init_options = settings.section_of(params.initialization_options)
         # Pull only when the client can also be told to re-pull: this server's findings change when
         # *other* files change, and a pull client without refresh would keep stale diagnostics.
