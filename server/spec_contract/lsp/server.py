@@ -15,6 +15,7 @@ import asyncio
 import functools
 import logging
 import os
+import socket
 import sys
 import threading
 import traceback
@@ -239,6 +240,15 @@ class SpecContractServer(LanguageServer):
             self.exit_code = exc.code if isinstance(exc.code, int) else 1
         finally:
             self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """One client over TCP, read by the same guarded loop as stdio (pygls's TCP loop has the faults
+        :mod:`spec_contract.lsp.framing` describes); the server ends with that client, as pygls's does."""
+        with socket.create_server((host, port)) as listener:
+            logging.getLogger(__name__).info("listening on %s:%s", host, port)
+            connection, _ = listener.accept()
+        with connection, connection.makefile("rb") as incoming, connection.makefile("wb") as outgoing:
+            self.start_io(incoming, outgoing)
 
     def report_skipped(self, frame: framing.Frame) -> None:
         """Input the reader had to drop, for whoever debugs the client."""
