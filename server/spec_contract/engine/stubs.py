@@ -48,7 +48,8 @@ class Delegation:
 
 
 class StubError(ValueError):
-    """The wrapper source does not parse, or the class is not in it."""
+    """The wrapper source does not parse, the class is not in it, or libcst cannot edit it (code nested
+    deeper than its recursive visitors go, an expression longer than its parser takes)."""
 
 
 def delegation_edit(
