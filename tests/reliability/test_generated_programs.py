@@ -291,23 +291,33 @@ def class_position(text: str) -> types.Position:
 
 
 async def test_generated_buffers_in_one_server_session(neovim, tmp_path):
-    """One buffer changed to each generated wrapper in turn; after each change the diagnostics, a hover and
-    the code actions are asked for, and the fix-all edit, applied, must give a buffer that parses."""
+    """Two open buffers, the wrapper and the worker, changed in turn to generated ones (two wrappers for each
+    worker); after each change the wrapper's diagnostics, a hover and its fix-all action are asked for, and
+    the fix-all edit, applied, must give a buffer that parses and only gains lines."""
     root = tree(tmp_path / "ws", {"pkg/models/llava.py": PLAIN_WRAPPER})
     # Drawn before the session starts: drawing blocks this event loop, and with it the client's answers to
     # the server's own requests (which the server gives up on after a while).
-    texts = collect(wrapper_files(), examples("buffers"))
+    count = examples("buffers")
+    wrappers = collect(wrapper_files(), count - count // 3)
+    workers = collect(worker_files(), count // 3)
     await initialize(neovim, [root])
-    path = root / "pkg/models/llava.py"
-    uri = path.as_uri()
+    uris = {}
+    for rel in ("pkg/models/llava.py", "pkg/speculative/eagle_worker.py"):
+        uris[rel] = (root / rel).as_uri()
+        neovim.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+            uri=uris[rel], language_id="python", version=1, text=(root / rel).read_text())))
+    uri = uris["pkg/models/llava.py"]
     document = types.TextDocumentIdentifier(uri=uri)
-    neovim.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=path.read_text())))
-    fixed = 0
-    for version, text in enumerate(texts, start=2):
+    changes = [("pkg/models/llava.py", text) for text in wrappers]
+    for i, worker in enumerate(workers):
+        changes.insert(3 * i + 2, ("pkg/speculative/eagle_worker.py", worker))
+    text, fixed = PLAIN_WRAPPER, 0
+    for version, (rel, new_text) in enumerate(changes, start=2):
         neovim.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+            text_document=types.VersionedTextDocumentIdentifier(uri=uris[rel], version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=new_text)]))
+        if rel == "pkg/models/llava.py":
+            text = new_text
         at = class_position(text)
         # Neovim takes pushed diagnostics: the server publishes what a change made before it answers a
         # request on the document, so after the hover they are those of this text.
