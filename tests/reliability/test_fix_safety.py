@@ -80,11 +80,15 @@ def _variants() -> dict[str, str | bytes]:
         "\n    def forward", "\x0c\n    def forward"
     )
     out["formfeed_indent"] = module("FormFeedIndent", last="\n\x0c    def helper(self):\n        return 1\n")
-    base = body("OneLineBase")
-    out["one_line_body"] = f"{IMPORT}\n\n{base}\n\nclass OneLine(OneLineBase): pass\n\n\nx = 1\n"
-    out["one_line_body_comment"] = f"{IMPORT}\n\n{base}\n\nclass OneLineC(OneLineBase):   pass  # a note\n"
-    out["one_line_body_two_statements"] = f"{IMPORT}\n\n{base}\n\nclass OneLineS(OneLineBase): x = 1; y = 2\n"
-    out["one_line_body_eof_no_newline"] = f"{IMPORT}\n\n{base}\n\nclass OneLineE(OneLineBase): ..."
+    # One-line bodies over a base outside the model files (so the forwards must go into them, not the base).
+    base = "from minisgl.layers.wrapper_base import WrapperBase\n"
+    out["one_line_body"] = f"{base}\n\nclass OneLine(WrapperBase): pass\n\n\nx = 1\n"
+    out["one_line_body_comment"] = f"{base}\n\nclass OneLineC(WrapperBase):   pass  # a note\n"
+    out["one_line_body_two_statements"] = f"{base}\n\nclass OneLineS(WrapperBase): x = 1; y = 2\n"
+    out["one_line_body_eof_no_newline"] = f"{base}\n\nclass OneLineE(WrapperBase): ..."
+    out["one_line_body_crlf_tabs"] = f"{base}\n\nif True:\n\tclass OneLineT(WrapperBase): pass\n".replace("\n", "\r\n")
+    # Over a base in the same file: the base gets the forwards, the one-line subclass inherits them.
+    out["one_line_subclass_of_local_base"] = f"{IMPORT}\n\n{body('LocalBase')}\n\nclass OneLineL(LocalBase): pass\n"
     out["semicolon_last"] = module("Semicolon", last="    z = 1;\n")
     out["backslash_semicolon_last"] = module("BackslashSemi", last="    z = 1 + \\\n        2;\n")
     out["backslash_to_blank_line"] = module("BackslashBlank", last="    z = (1 +\n        2) ; \\\n\n")
@@ -173,6 +177,11 @@ def corpus(tmp: Path) -> Path:
     root = tmp / "corpus"
     shutil.copytree(DEMO, root, ignore=shutil.ignore_patterns("__pycache__", ".spec-contract-cache"))
     (root / "pyproject.toml").write_text('[tool.spec-contract]\nentry-class-variable = ""\n')
+    (root / "minisgl" / "layers").mkdir()
+    (root / "minisgl" / "layers" / "__init__.py").write_text("")
+    (root / "minisgl" / "layers" / "wrapper_base.py").write_text(
+        f"{IMPORT}\n\nclass WrapperBase:\n    def __init__(self, config):\n        self.language_model = LlamaForCausalLM(config)\n"
+    )
     for name, data in VARIANTS.items():
         (root / "minisgl" / "models" / f"v_{name}.py").write_bytes(data if isinstance(data, bytes) else data.encode())
     return root
@@ -252,8 +261,10 @@ def test_check_fix_fixes_every_variant_safely_or_refuses_it_with_a_message(tmp_p
             assert data == (original if isinstance(original, bytes) else original.encode()), name
             assert after.get(f"v_{name}"), name
             continue
-        assert_safe(name, original, data if isinstance(original, bytes) else data.decode(), "check --fix")
+        fixed = assert_safe(name, original, data if isinstance(original, bytes) else data.decode(), "check --fix")
         assert not after.get(f"v_{name}"), (name, after.get(f"v_{name}"))
+        if name.startswith("one_line_body"):  # the body was moved onto its own line to take the forwards
+            assert re.search(r"\(WrapperBase\):(\r\n|\n)\s+\S", fixed), fixed
     assert not list(root.rglob(".spec-contract-*.tmp"))
 
 
@@ -390,6 +401,8 @@ async def test_code_actions_fix_every_variant_safely_or_leave_it_with_its_other_
         assert edit is not None, (name, titles)
         fixed = apply_lsp_edits(text, edits_for(edit, uri), encoding)
         assert_safe(name, text, fixed, client.editor)
+        if name.startswith("one_line_body"):
+            assert re.search(r"\(WrapperBase\):(\r\n|\n)\s+\S", fixed), fixed
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
