@@ -68,7 +68,7 @@ def test_pyproject_without_the_table_gives_the_default_profile(tmp_path):
     ("colour = 'blue'", "unknown setting 'colour'"),
     ("severity = {SC001 = 'fatal'}", "severity of SC001 must be one of error, warning, information, hint, not 'fatal'"),
     ("severity = {SC009 = 'error'}", "unknown diagnostic code 'SC009' in 'severity'"),
-    ("profile = 'vllm-nightly'", "unknown profile 'vllm-nightly' (available: sglang)"),
+    ("profile = 'vllm-nightly'", "unknown profile 'vllm-nightly' (available: sglang, vllm)"),
     ("extend-workers = '**/x.py'", "'extend-workers' must be a list of strings, got '**/x.py'"),
     ("workers = [1, 2]", "'workers' must be a list of strings"),
     ("select = ['SC001', 'E501']", "unknown diagnostic code 'E501' in 'select'"),

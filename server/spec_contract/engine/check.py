@@ -38,9 +38,13 @@ def registered_classes(summary_classes: Iterable[ClassSummary], entry: tuple[str
     return [c for c in classes if c.name in entry]
 
 
-def _ordered_delegates(delegates: dict[str, tuple[ClassKey, ...]], preferred: tuple[str, ...]) -> list[tuple[str, tuple[ClassKey, ...]]]:
+def _ordered_delegates(delegates: dict[str, tuple[ClassKey, ...]], preferred: tuple[str, ...],
+                       only: bool = False) -> list[tuple[str, tuple[ClassKey, ...]]]:
+    """The delegates, the preferred names first; with ``only`` (the profile's ``restrict-delegates``) no other:
+    a ``self.logits_processor = LogitsProcessor(…)`` is then a helper, never an inner model to forward to."""
     rank = {name: i for i, name in enumerate(preferred)}
-    return sorted(delegates.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0]))
+    return sorted(((name, inners) for name, inners in delegates.items() if not only or name in rank),
+                  key=lambda item: (rank.get(item[0], len(rank)), item[0]))
 
 
 class _Inners:
@@ -50,10 +54,11 @@ class _Inners:
     check really reads (as the index records them), and asked about every contract member in turn.
     """
 
-    def __init__(self, index: Index, wrapper: ClassKey, preferred: tuple[str, ...]) -> None:
+    def __init__(self, index: Index, wrapper: ClassKey, preferred: tuple[str, ...], only: bool = False) -> None:
         self._index = index
         self._wrapper = wrapper
         self._preferred = preferred
+        self._only = only
         self._direct: list[tuple[str, tuple[ClassKey, ...]]] | None = None
         self._forwarded: frozenset[str] = frozenset()  # attributes the wrapper's ``__getattr__`` forwards to
         self._deeper: dict[ClassKey, list[tuple[str, tuple[ClassKey, ...]]]] = {}
@@ -61,14 +66,14 @@ class _Inners:
     def _delegates_of(self, inner: ClassKey) -> list[tuple[str, tuple[ClassKey, ...]]]:
         found = self._deeper.get(inner)
         if found is None:
-            found = self._deeper[inner] = _ordered_delegates(self._index.delegates(inner), self._preferred)
+            found = self._deeper[inner] = _ordered_delegates(self._index.delegates(inner), self._preferred, self._only)
         return found
 
     def provider(self, member: str) -> tuple[str, ClassKey, Provision] | None:
         """The first delegate path whose inner class really defines ``member`` (not via unknown ``__getattr__``)."""
         index = self._index
         if self._direct is None:
-            self._direct = _ordered_delegates(index.delegates(self._wrapper), self._preferred)
+            self._direct = _ordered_delegates(index.delegates(self._wrapper), self._preferred, self._only)
             self._forwarded = index.forwarded_attrs(self._wrapper)
         provided = []  # (attr, inner, provision) of the direct inners, asked once for both passes
         for attr, candidates in self._direct:
@@ -121,7 +126,7 @@ class _Lookup:
     def __init__(self, index: Index, key: ClassKey, config: Config) -> None:
         self.index = index
         self.key = key
-        self._inners = _Inners(index, key, config.delegate_names)
+        self._inners = _Inners(index, key, config.delegate_names, config.restrict_delegates)
         self._own: dict[str, bool] = {}
         self._inner: dict[str, tuple[str, ClassKey, Provision] | None] = {}
 

@@ -99,6 +99,12 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
             for target in targets:
                 for name_node in _names_in_target(target):
                     members.setdefault(name_node.id, Member(name_node.id, "class_attribute", lines.node_span(name_node)))
+            # ``model_cls = DeepseekV2Model``: ``self.model = self.model_cls(...)`` builds one, as a factory
+            # method would (a subclass's own ``model_cls`` comes first along the MRO)
+            value = chain_of(stmt.value) if stmt.value is not None else None
+            if value is not None and "()" not in value and "[]" not in value and value[-1][:1].isupper() \
+                    and len(targets) == 1 and isinstance(targets[0], ast.Name):
+                factories.append((targets[0].id, (value,)))
         elif isinstance(stmt, ast.ClassDef):
             members.setdefault(stmt.name, Member(stmt.name, "class_attribute", lines.name_span(stmt.lineno, "class", stmt.name)))
             summarise_class(stmt, qualname, lines, out, functions)
@@ -122,6 +128,12 @@ def _names_in_target(target: ast.expr) -> list[ast.Name]:
 
 
 REGISTRY = ("<registry>",)  # a delegate callee whose class the engine's model registry picks at run time
+# A delegate built by the engine's registry from an architecture name: ``(ARCHITECTURE, "Qwen2ForCausalLM")``
+# for ``init_vllm_registered_model(..., architectures=["Qwen2ForCausalLM"])`` (resolved through the profile's
+# ``registry-files``), ``(ARCHITECTURE,)`` when the name comes from the HF config at run time (unknown)
+ARCHITECTURE = "<architecture>"
+_REGISTERED_INIT = re.compile(r"registered_model", re.IGNORECASE)
+_NOT_A_CLASS = frozenset({"Any", "Optional", "Union", "None"})
 # Calls that look a model class up (``_get_sgl_model_cls``, ``ModelRegistry.resolve_model_cls``), as opposed
 # to other computed callables (``partial(nn.LayerNorm, …)``, a backend's own ``get_arch``).
 _REGISTRY_LOOKUP = re.compile(r"model_?(?:cls|class)|resolve_model|registry", re.IGNORECASE)
@@ -207,15 +219,47 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
                 span = lines.attr_span(sub)
                 attrs.setdefault(sub.attr, Member(sub.attr, "instance_attribute", span))
                 if sub is target:
+                    if isinstance(node, ast.AnnAssign) and value is not None:  # ``self.lm: Qwen2ForCausalLM = …``
+                        delegates.extend(Delegate(sub.attr, chain, span) for chain in _annotated_classes(node.annotation))
                     if isinstance(value, ast.Name) and value.id in instances:
                         delegates.extend(Delegate(sub.attr, chain, span) for chain in instances[value.id])
                     for call in _possible_calls(value):
                         callee = chain_of(call.func)
                         if callee is None or "()" in callee or "[]" in callee:
                             continue
+                        if _REGISTERED_INIT.search(callee[-1]):
+                            delegates.extend(Delegate(sub.attr, chain, span) for chain in _architectures(call))
+                            continue
                         via = (method[0], callee[0]) if len(callee) == 1 and callee[0] in method[1] else None
                         for chain in local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]:
                             delegates.append(Delegate(sub.attr, chain, span, via if chain == method[1].get(callee[0]) else None))
+
+
+def _architectures(call: ast.Call) -> list[Chain]:
+    """What a registry-building call (``init_vllm_registered_model``) builds: one ``(ARCHITECTURE, name)`` per
+    literal name of its ``architectures=`` list, else ``(ARCHITECTURE,)``: the HF config names it at run time."""
+    for keyword in call.keywords:
+        if keyword.arg == "architectures" and isinstance(keyword.value, (ast.List, ast.Tuple)) and keyword.value.elts \
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in keyword.value.elts):
+            return [(ARCHITECTURE, e.value) for e in keyword.value.elts]
+    return [(ARCHITECTURE,)]
+
+
+def _annotated_classes(annotation: ast.expr) -> list[Chain]:
+    """The classes an attribute annotation names: ``X``, ``mod.X``, ``"X"``, ``X | None``, ``Optional[X]``."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return []
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _annotated_classes(annotation.left) + _annotated_classes(annotation.right)
+    if isinstance(annotation, ast.Subscript) and (chain_of(annotation.value) or ("",))[-1] == "Optional":
+        return _annotated_classes(annotation.slice)
+    chain = chain_of(annotation)
+    if chain is None or "()" in chain or "[]" in chain or not chain[-1][:1].isupper() or chain[-1] in _NOT_A_CLASS:
+        return []
+    return [chain]
 
 
 def _possible_calls(value: ast.expr | None) -> list[ast.Call]:

@@ -72,6 +72,27 @@ class Algorithm:
 
 
 @dataclass(frozen=True)
+class Capability:
+    """A capability an engine declares with a runtime-checkable Protocol and refuses at start-up unless the
+    model passes ``isinstance`` (the profile's ``[[capabilities]]``, e.g. vLLM's ``SupportsEagle3``).
+
+    The Protocol's default methods delegate by themselves: to ``language_method()`` when the class has it,
+    else to ``self.<language_attr>``, else to ``self``; then to that object's ``.<holder_attr>`` when it has
+    one; and the object they end at must be a ``holder_mixin``.
+    """
+
+    name: str  # the algorithm it enables (EAGLE3)
+    protocol: str  # dotted class of the Protocol
+    check: str  # the function workers gate with (``supports_eagle3``)
+    marker: str  # the ``ClassVar[Literal[True]]`` flag the Protocol sets (structural declarations set it too)
+    holder_mixin: str | None = None  # dotted class the defaults assert the holder is
+    holder_method: str | None = None  # the default method that asserts it (another class's override skips it)
+    language_method: str = "get_language_model"
+    language_attr: str = "language_model"
+    holder_attr: str = "model"
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything that steers one analysis of one tree."""
 
@@ -96,6 +117,12 @@ class Config:
     algorithms: tuple[Algorithm, ...] = ()
     non_target_classes: tuple[str, ...] = ()  # classification, reward, embedding models: never served as targets
     draft_classes: tuple[str, ...] = ()  # besides draft-only ones, classes a config rewrite loads as drafts
+    # The engine's model registry as data (vLLM's ``registry.py``): files holding module-level dicts
+    # ``"Arch": ("module", "Class")``, and the dicts whose classes are the registered (checked) models
+    registry_files: tuple[str, ...] = ()
+    restrict_delegates: bool = False  # only ``delegate_names`` attributes hold inner models (not just first)
+    registry_tables: tuple[str, ...] = ()
+    capabilities: tuple[Capability, ...] = ()
 
     def roles_for_class(self, name: str) -> tuple[str, ...]:
         if any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.non_target_classes):
@@ -192,6 +219,8 @@ SETTINGS: tuple[Setting, ...] = (
             "file's model classes; only registered classes are checked as wrappers.", where="tree"),
     Setting("delegate-names", "strings", "the profile's", "Attribute names a wrapper keeps its inner model in "
             "(looked at first).", where="tree", extend=True),
+    Setting("restrict-delegates", "bool", "`false`", "`true`: only the attributes `delegate-names` lists hold "
+            "inner models (others, such as a `logits_processor`, are helpers never forwarded to).", where="tree"),
     Setting("speculative-conditions", "strings", "the profile's", "Names whose test in an enclosing `if` marks a "
             "speculative-decoding-only path in a model runner.", where="tree", extend=True),
     Setting("ignored-members", "strings", "`torch.nn.Module`'s", "Members every model has: never part of the "
@@ -207,6 +236,15 @@ SETTINGS: tuple[Setting, ...] = (
             "model (classification, reward, embedding models).", where="tree", extend=True),
     Setting("draft-classes", "strings", "the profile's", "Globs of class names a config rewrite loads as draft "
             "models (besides the draft-only ones).", where="tree", extend=True),
+    Setting("registry-files", "strings", "the profile's", "Globs of the files whose module-level dicts "
+            "`\"Arch\": (\"module\", \"Class\")` register the engine's models (vLLM's `registry.py`); "
+            "`init_vllm_registered_model(architectures=[\"Arch\"])` resolves through them.", where="tree",
+            extend=True),
+    Setting("registry-tables", "strings", "the profile's", "The dicts of `registry-files` whose classes are the "
+            "registered models checked as wrappers (instead of `entry-class-variable`).", where="tree", extend=True),
+    Setting("capabilities", "capabilities", "the profile's", "Tables `{name, protocol, check, marker, "
+            "holder-mixin, holder-method}`: capabilities declared with a runtime-checkable Protocol and gated with "
+            "`check(model)` (vLLM's `SupportsEagle3`).", where="tree", extend=True),
     Setting("receivers", "receivers", "the profile's", "Tables `{pattern, role, classes, speculative}`: "
             "expression shapes that denote a role's model object.", where="tree", extend=True),
     Setting("debounce", "milliseconds", "`150`", "Milliseconds to wait after a keystroke before re-checking.",
@@ -284,6 +322,27 @@ def _algorithm(raw: Any, where: str) -> Algorithm:
                      fields.get("gated_by", ()))
 
 
+_CAPABILITY_KEYS = ("name", "protocol", "check", "marker", "holder_mixin", "holder_method", "language_method",
+                    "language_attr", "holder_attr")
+
+
+def _capability(raw: Any, where: str) -> Capability:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a table with 'name', 'protocol', 'check' and 'marker', got {_show(raw)}")
+    fields: dict[str, str] = {}
+    for key, value in raw.items():
+        snake = _snake(str(key))
+        if snake not in _CAPABILITY_KEYS:
+            raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(k.replace('_', '-') for k in _CAPABILITY_KEYS)})")
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{where}.{key} must be a non-empty string, got {_show(value)}")
+        fields[snake] = value
+    missing = [k for k in _CAPABILITY_KEYS[:4] if k not in fields]
+    if missing:
+        raise ConfigError(f"{where}: each capability needs {', '.join(repr(k) for k in missing)}")
+    return Capability(**fields)
+
+
 def validate(name: str, value: Any) -> Any:
     """The one validation of a setting's value, from any source: the value to use, or a :class:`ConfigError`
     whose one-line message names the key (kebab-case; ``extend-`` keys take their list key's kind)."""
@@ -334,6 +393,10 @@ def validate(name: str, value: Any) -> Any:
         if not isinstance(value, list):
             raise ConfigError(f"{key!r} must be a list of tables, got {_show(value)}")
         return tuple(_algorithm(raw, f"{key}[{i}]") for i, raw in enumerate(value))
+    if kind == "capabilities":
+        if not isinstance(value, list):
+            raise ConfigError(f"{key!r} must be a list of tables, got {_show(value)}")
+        return tuple(_capability(raw, f"{key}[{i}]") for i, raw in enumerate(value))
     if kind == "milliseconds":
         if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MAX_DEBOUNCE_MS:
             return int(value)
@@ -424,7 +487,7 @@ def load_config(root: Path | None, config_file: Path | None = None,
     if overrides:
         layers.append(({k: v for k, v in overrides.items() if v is not None}, "settings", root))
 
-    profile_name = "sglang"
+    profile_name = detect_profile(root) or "sglang"
     for table, origin, _ in layers:
         for key, value in table.items():
             if _snake(str(key)) == "profile":
@@ -437,6 +500,18 @@ def load_config(root: Path | None, config_file: Path | None = None,
     for table, origin, directory in layers:
         merged = _merge(merged, table, origin, directory)
     return _build(profile_name, merged)
+
+
+def detect_profile(root: Path | None) -> str | None:
+    """The built-in profile whose engine package ``root`` is (``…/site-packages/vllm``) or holds at its top (a
+    checkout with ``vllm/__init__.py``): the profile a tree gets when nothing names one."""
+    if root is None or not root.is_dir():
+        return None
+    for name in available_profiles():
+        package = _builtin_profile(name).get("engine_package", name)
+        if (root.name == package and (root / "__init__.py").is_file()) or (root / package / "__init__.py").is_file():
+            return name
+    return None
 
 
 def _build(profile_name: str, merged: dict[str, Any]) -> Config:
@@ -455,6 +530,10 @@ def _build(profile_name: str, merged: dict[str, Any]) -> Config:
         algorithms=merged.get("algorithms", ()),
         non_target_classes=merged.get("non_target_classes", ()),
         draft_classes=merged.get("draft_classes", ()),
+        registry_files=merged.get("registry_files", ()),
+        restrict_delegates=merged.get("restrict_delegates", False),
+        registry_tables=merged.get("registry_tables", ()),
+        capabilities=merged.get("capabilities", ()),
         severity={**DEFAULT_SEVERITY, **merged.get("severity", {})},
         include=merged.get("include", ()),
         exclude=tuple(dict.fromkeys(DEFAULT_EXCLUDE + merged.get("exclude", ()))),

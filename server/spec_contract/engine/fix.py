@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.results import Finding, TextEdit
+from spec_contract.engine.rules import BY_CODE
 
 _KIND = {"method": "method", "async_method": "async_method", "property": "property"}
 
@@ -34,7 +35,8 @@ def delegation_edits(
     """
     from spec_contract.engine.stubs import Delegation, StubError, delegation_edit
 
-    findings = _in_most_basic_class(analysis, list(findings))
+    # A Protocol capability is declared in the class's bases: forwarding members never fixes it
+    findings = _in_most_basic_class(analysis, [f for f in findings if BY_CODE[f.code].forwards])
     by_class: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
         by_class.setdefault((finding.path, finding.class_name), []).append(finding)

@@ -26,7 +26,9 @@ from spec_contract.engine.contract import derive_contract
 from spec_contract.engine.files import (SourceFile, decode, discover, glob_match, read_bytes, relative_to,
                                         source_for, text_digest)
 from spec_contract.engine.parallel import ScanJob, map_forked, processes_for, scan_all
+from spec_contract.engine.protocols import GatedCapability, capability_findings, gated_capabilities
 from spec_contract.engine.queries import Analysis
+from spec_contract.engine.registry import ModelRegistry, build_registry
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.scan import StatementMemo, moved_by, scan
@@ -152,6 +154,7 @@ class Project:
         self._engine_note: str | None = None  # made with the contract: the workers' engine imports unresolved
         self._checked: dict[ClassKey, tuple[list[Finding], frozenset[str]]] = {}
         self._registered: dict[str, tuple[str, tuple[str, ...]]] = {}  # model path → (digest, checked classes)
+        self._registry: ModelRegistry | None = None  # the engine's model registry, when the profile reads one
         self._digests: dict[str, str] = {}  # path → digest of the text last read, until the path is touched
         # Files read by the running analysis (None between analyses: an editor query reads the disk afresh
         # and changes no state).
@@ -243,8 +246,10 @@ class Project:
         def load(source: SourceFile) -> ModuleSummary | None:
             return self._summary(source, source.path in layout.worker_paths, stats)
 
+        registry = self._model_registry(layout)
         index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates,
-                      engine=(self.config.engine_package, tuple(w.module for w in workers)))
+                      engine=(self.config.engine_package, tuple(w.module for w in workers)),
+                      architectures=registry.architectures if registry is not None else None)
         touched = [f for f in files if f.path in self._dirty]
         changed = {f.module for f in touched}
         if focus is None:
@@ -260,6 +265,9 @@ class Project:
         # last, so that this process scans them first and derives the contract while the others scan models.
         ahead = [(m, False) for m in models if (focus is None or m.path in focus)
                  and m.path not in self._registered and m.path not in layout.worker_paths]
+        if registry is not None:  # only the registry's modules hold classes to check
+            listed = {module for module, _ in registry.registered}
+            ahead = [(m, worker) for m, worker in ahead if m.module in listed]
         if self._contract is None:
             ahead += [(w, True) for w in workers]
         if not self._scan_ahead(ahead, out_of_tree, then=lambda: self._update_contract(index, workers, changed)):
@@ -267,9 +275,12 @@ class Project:
         contract = self._contract[0]
         if not contract.entries:
             raise ConfigError(_empty_contract(self.config, len(workers)))
-        checked = [ClassKey(source.module, qualname)
-                   for source in (models if focus is None else [m for m in models if m.path in focus])
-                   for qualname in self._registered_in(source, index, out_of_tree)]
+        if registry is not None:
+            checked = self._registry_classes(registry, index, layout, focus)
+        else:
+            checked = [ClassKey(source.module, qualname)
+                       for source in (models if focus is None else [m for m in models if m.path in focus])
+                       for qualname in self._registered_in(source, index, out_of_tree)]
         stale = [key for key in checked if key not in self._checked or self._checked[key][1] & changed]
         problems: dict[str, str] = {}
         for key, result in zip(stale, self._check_all(stale, index, contract, stats, problems)):
@@ -337,10 +348,17 @@ class Project:
         """Each class's findings, with the modules its check read; shared with forked processes when there
         are many (a cold run), whose problems and stats are added to ``problems`` and ``stats``."""
 
+        gated = self._gated_capabilities(index) if keys and self.config.capabilities else []
+
         def check(i: int) -> tuple[list[Finding], frozenset[str]]:
             recorded = index.record()
             recorded.add(keys[i].module)
-            return check_class(index, keys[i], contract, self.config, self.relative), index.stop(recorded)
+            if self._registry is not None:  # what the class's inner models are depends on the registry's text
+                recorded.update(self._registry.modules)
+            found = check_class(index, keys[i], contract, self.config, self.relative)
+            if gated:
+                found = capability_findings(index, keys[i], self.config, gated, found, self.relative)
+            return found, index.stop(recorded)
 
         shared = map_forked(len(keys), check, processes_for(len(keys), "classes"),
                             report=lambda: (stats, self._problems(stats)))
@@ -351,6 +369,11 @@ class Project:
             stats.add(their_stats)
             problems.update(their_problems)
         return results
+
+    def _gated_capabilities(self, index: Index) -> list[GatedCapability]:
+        """The profile's Protocol capabilities that the workers gate (see ``engine.protocols``)."""
+        workers = [s for s in (index.summary(w.module) for w in self._layout.workers) if s is not None]
+        return gated_capabilities(self.config, index, workers, lambda path: self._text(path)[0])
 
     def _problems(self, stats: Stats) -> dict[str, str]:
         """Files that could not be read or parsed, among those read so far, with why."""
@@ -468,6 +491,50 @@ class Project:
             else:
                 self._digests[path] = self._text(path)[1]
         return self._digests[path]
+
+    def _model_registry(self, layout: "_Layout") -> ModelRegistry | None:
+        """The engine's model registry when the profile reads one (``registry-files``) and the tree has it;
+        read again only when a registry file's text changed, and then every class is checked again (what
+        an architecture name builds, and which classes are registered, may have changed)."""
+        if not self.config.registry_files:
+            return None
+        sources = [f for f in layout.files if glob_match(f.rel, self.config.registry_files)]
+        if not sources:
+            return None
+        texts = [(f.module, self._text(f.path)[0] or "") for f in sources]
+        digest = text_digest("\0".join(f"{module}\0{self._digest(f.path)}" for (module, _), f in zip(texts, sources)))
+        if self._registry is None or self._registry.digest != digest:
+            if self._registry is not None:
+                self._checked = {}
+            self._registry = build_registry(texts, self.config.registry_tables, self.config.engine_package, digest)
+        return self._registry
+
+    def _registry_classes(self, registry: ModelRegistry, index: Index, layout: "_Layout",
+                          focus: frozenset[str] | None) -> list[ClassKey]:
+        """The registered classes, where they are defined: a registry entry may name a package that picks
+        its class per platform and re-exports it (then the import the package ends with, the default)."""
+        wanted: dict[str, list[str]] = {}
+        for module, name in registry.registered:
+            wanted.setdefault(module, []).append(name)
+        found: dict[ClassKey, None] = {}
+        for module, names in wanted.items():
+            source = layout.by_module.get(index.engine_module(module))
+            if source is None:
+                continue
+            module = source.module
+            digest = self._digest(source.path) + registry.digest
+            known = self._registered.get(source.path)
+            if known is None or known[0] != digest:
+                summary = index.summary(module)
+                own = tuple(n for n in names if summary is not None and summary.has_class(n))
+                known = self._registered[source.path] = (digest, own)
+                self._unsaved = True
+            keys = [ClassKey(module, n) for n in known[1]]
+            keys += [k for n in names if n not in known[1] and (k := index.resolve_class(module, (n,))) is not None]
+            for key in keys:
+                if focus is None or index.path_of(key.module) in focus:
+                    found[key] = None
+        return list(found)
 
     def _registered_in(self, source: SourceFile, index: Index, out_of_tree: bool) -> tuple[str, ...]:
         """The classes a model file registers, remembered by digest so an unchanged file is not parsed."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from spec_contract.engine.files import SourceFile
-from spec_contract.engine.classes import REGISTRY
+from spec_contract.engine.classes import ARCHITECTURE, REGISTRY
 from spec_contract.engine.summary import Chain, ClassSummary, ImportBinding, Member, ModuleSummary
 
 _MAX_DEPTH = 12
@@ -66,8 +66,11 @@ class Index:
 
     def __init__(self, files: dict[str, SourceFile], packages: frozenset[str],
                  load: Callable[[SourceFile], ModuleSummary | None], registry: tuple[str, ...] = (),
-                 engine: tuple[str, tuple[str, ...]] | None = None) -> None:
+                 engine: tuple[str, tuple[str, ...]] | None = None,
+                 architectures: dict[str, tuple[str, str]] | None = None) -> None:
         self._files = files
+        # architecture name → (module, class) from the engine's model registry (see ``engine.registry``)
+        self._architectures = architectures or {}
         # (engine package, worker modules) unless the tree has the engine package under its own name: then its
         # imports may be answered from a copy under another name, ``sglang_v059/`` or ``third_party/sglang/``
         # (see :meth:`engine_prefix`)
@@ -435,6 +438,9 @@ class Index:
         if callee == REGISTRY:  # chosen at run time: the profile names the candidates
             return [(self.engine_module(module), (name,))
                     for module, _, name in (c.rpartition(".") for c in self._registry)]
+        if callee[0] == ARCHITECTURE:  # built by the registry from an architecture name (unknown: nothing)
+            found = self._architectures.get(callee[1]) if len(callee) == 2 else None
+            return [(self.engine_module(found[0]), (found[1],))] if found else []
         if len(callee) == 2 and callee[1] == "{}":  # a lookup in a module-level dict of classes
             summary = self.summary(owner.module)
             return [(owner.module, value) for name, values in (summary.class_maps if summary else ())

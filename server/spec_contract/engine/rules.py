@@ -20,6 +20,7 @@ class Rule:
     severity: str  # the default; users override it per code with ``severity = {CODE = "..."}``
     summary: str  # one line, for the README table and SARIF
     doc: str  # what the finding means at run time and what to do, for the README
+    forwards: bool = True  # the fix forwards members (``check --fix``, the delegation quick fixes)
 
     @property
     def anchor(self) -> str:
@@ -60,6 +61,30 @@ RULES: tuple[Rule, ...] = (
          "any of them, but only EAGLE/NextN/MTP heads (and classes a config rewrite loads as drafts, the "
          "profile's `draft-classes`) are drafts by shape: on any other class a missing draft member is a "
          "warning."),
+    Rule("SC006", "capability-not-declared", "warning",
+         "the class's language model declares and backs a Protocol capability (EAGLE-3) the class does not "
+         "declare: the engine refuses the algorithm at start-up",
+         "The engine gates the algorithm with an `isinstance` check on a runtime-checkable Protocol (vLLM's "
+         "`supports_eagle3(model)` on `SupportsEagle3`). The inner language model passes it, the wrapper does "
+         "not, so the run stops at start-up with a clear refusal. Forwarding the Protocol's methods does not "
+         "help (the check is on the class): add the Protocol to the class's bases, with its import.",
+         forwards=False),
+    Rule("SC007", "capability-not-backed", "error",
+         "the class declares a Protocol capability whose default methods fail for it: a run of the algorithm "
+         "crashes at start-up",
+         "The class declares the Protocol (through its MRO or by setting its marker) and does not override its "
+         "default methods, which delegate by themselves (vLLM's `SupportsEagle3`: `get_language_model()`, else "
+         "`.language_model`, else `self`; then its `.model`) and assert that what they reach is the engine's "
+         "mixin (`EagleModelMixin`). What they reach here is a known class that is not: the run passes the "
+         "check and fails the assertion. Make the holder inherit the mixin, or override the default methods.",
+         forwards=False),
+    Rule("SC008", "capability-unverifiable", "information",
+         "the class declares a Protocol capability, but the language model its defaults reach is chosen from "
+         "the HF config at run time",
+         "The wrapper builds its language model from an architecture the checkpoint's config names "
+         "(`init_vllm_registered_model` without a literal `architectures=[…]`), so whether the Protocol's "
+         "default methods work cannot be told without the checkpoint. Nothing is guessed.",
+         forwards=False),
 )
 
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

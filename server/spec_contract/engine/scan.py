@@ -200,7 +200,7 @@ def _piece(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: str
                                        for v in values):
                                     class_maps.append((target.id, tuple(values)))
             elif isinstance(stmt, ast.If):
-                module_level(stmt.body)
+                module_level(_runtime_body(stmt))
                 module_level(stmt.orelse)
             elif isinstance(stmt, ast.Try):
                 module_level(stmt.body)
@@ -217,6 +217,25 @@ def _piece(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: str
                      for alias in node.names if alias.name != "*"]
     return _Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(class_maps),
                   tuple(entries), tuple(functions))
+
+
+def _runtime_body(stmt: ast.If) -> list[ast.stmt]:
+    """The statements of an ``if``'s body that bind what runs: in ``if TYPE_CHECKING: class _Base(nn.Module): …
+    else: _Base = LlamaForCausalLM`` the body only shapes what a type checker sees, so a class or plain alias
+    there gives way to the ``else`` branch's alias of the same name (imports and other names stay)."""
+    test = stmt.test
+    if not stmt.orelse or (chain_of(test) or ("",))[-1] != "TYPE_CHECKING":
+        return stmt.body
+    rebound = set()
+    for other in stmt.orelse:
+        if isinstance(other, ast.Assign) and len(other.targets) == 1 and isinstance(other.targets[0], ast.Name):
+            value = chain_of(other.value)
+            if value is not None and "()" not in value and "[]" not in value:
+                rebound.add(other.targets[0].id)
+    return [s for s in stmt.body if not (
+        (isinstance(s, ast.ClassDef) and s.name in rebound)
+        or (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+            and s.targets[0].id in rebound))]
 
 
 def moved_below(held: T, first: int, lines: int) -> T:

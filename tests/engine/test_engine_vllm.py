@@ -1,0 +1,350 @@
+"""The vLLM profile: registry-registered classes, registry-built inner models, and capabilities declared with a
+runtime-checkable Protocol (declared but not backed, not declared, unverifiable).
+
+The tree is vLLM-shaped and small, written for these tests: an ``interfaces.py`` with a Protocol whose
+default methods delegate to the language model's ``.model`` and assert a mixin, a ``registry.py`` of
+``"Arch": ("module", "Class")`` dicts, a model runner that gates EAGLE-3 with ``supports_eagle3(...)``, a
+proposer, and one model file per shape. The root holds ``vllm/``, so the profile is chosen by itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from engine_trees import analyze, make_tree
+
+from spec_contract.engine.config import load_config
+from spec_contract.engine.fix import delegation_edits
+from spec_contract.engine.protocols import declare_protocol
+from spec_contract.engine.resolve import ClassKey
+
+MODELS = "vllm/model_executor/models"
+
+INTERFACES = """
+    from typing import ClassVar, Literal, Protocol, runtime_checkable
+
+
+    class EagleModelMixin:
+        aux_layers: tuple = ()
+
+        def _set_aux_layers(self, layers):
+            self.aux_layers = layers
+
+
+    class SupportsMultiModal(Protocol):
+        supports_multimodal: ClassVar[Literal[True]] = True
+
+        def get_language_model(self):
+            return self.language_model
+
+
+    @runtime_checkable
+    class SupportsEagle3(Protocol):
+        supports_eagle3: ClassVar[Literal[True]] = True
+
+        def set_aux_hidden_state_layers(self, layers):
+            owner = self.get_language_model() if hasattr(self, "get_language_model") else self
+            holder = getattr(owner, "model", owner)
+            assert isinstance(holder, EagleModelMixin)
+            holder._set_aux_layers(layers)
+
+        def get_eagle3_default_aux_hidden_state_layers(self):
+            return (2,)
+
+
+    def supports_eagle3(model):
+        return isinstance(model, SupportsEagle3)
+"""
+
+REGISTRY = """
+    _TEXT_GENERATION_MODELS = {
+        "TinyForCausalLM": ("tiny", "TinyForCausalLM"),
+        "PlainForCausalLM": ("plain", "PlainForCausalLM"),
+    }
+    _MULTIMODAL_MODELS = {
+        "PictureForConditionalGeneration": ("picture", "PictureForConditionalGeneration"),
+    }
+    _SPECULATIVE_DECODING_MODELS = {
+        "EagleTinyForCausalLM": ("tiny_eagle", "EagleTinyForCausalLM"),
+    }
+    _EMBEDDING_MODELS = {
+        "TinyEmbeddingModel": ("tiny", "TinyEmbeddingModel"),
+    }
+    _ALL_MODELS = {**_TEXT_GENERATION_MODELS, **_MULTIMODAL_MODELS}
+"""
+
+RUNNER = """
+    from vllm.model_executor.models.interfaces import supports_eagle3
+
+
+    class GPUModelRunner:
+        def load_model(self):
+            if self.use_aux_hidden_state_outputs:
+                self.setup_aux()
+
+        def setup_aux(self):
+            if not supports_eagle3(self.get_model()):
+                raise RuntimeError("the model does not support EAGLE3")
+            layers = self.model.get_eagle3_default_aux_hidden_state_layers()
+            self.model.set_aux_hidden_state_layers(layers)
+"""
+
+PROPOSER = """
+    class EagleProposer:
+        def greedy(self, hidden):
+            return self.model.get_top_tokens(hidden)
+"""
+
+TINY = """
+    import torch.nn as nn
+
+    from .interfaces import EagleModelMixin, SupportsEagle3
+
+
+    class LogitsProcessor(nn.Module):
+        def get_top_tokens(self, hidden):
+            return hidden
+
+
+    class TinyDecoderLayer(nn.Module):
+        def get_top_tokens(self, hidden):
+            return hidden
+
+
+    class TinyModel(nn.Module, EagleModelMixin):
+        def __init__(self):
+            super().__init__()
+            self.layers = [TinyDecoderLayer()]
+
+
+    class TinyForCausalLM(nn.Module, SupportsEagle3):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            self.model = TinyModel()
+            self.logits_processor = LogitsProcessor()
+
+
+    class TinyEmbeddingModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = TinyModel()
+"""
+
+PLAIN = """
+    import torch.nn as nn
+
+    from .interfaces import SupportsEagle3
+
+
+    class PlainModel(nn.Module):
+        pass
+
+
+    class PlainForCausalLM(nn.Module, SupportsEagle3):
+        model_cls = PlainModel
+
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            self.model = self.model_cls()
+"""
+
+
+def picture(bases: str = "nn.Module, SupportsMultiModal", build: str = 'architectures=["TinyForCausalLM"]',
+            annotation: str = "") -> str:
+    """A multimodal wrapper whose language model the registry builds (``init_vllm_registered_model``)."""
+    return f"""
+import torch.nn as nn
+
+from .interfaces import SupportsEagle3, SupportsMultiModal
+from .utils import init_vllm_registered_model
+
+
+class PictureVisionTower(nn.Module):
+    def get_top_tokens(self, hidden):
+        return hidden
+
+
+class PictureForConditionalGeneration({bases}):
+    def __init__(self, *, vllm_config, prefix=""):
+        super().__init__()
+        self.vision_tower = PictureVisionTower()
+        with self._mark_language_model(vllm_config):
+            self.language_model{annotation} = init_vllm_registered_model(vllm_config=vllm_config, {build})
+
+    def forward(self, input_ids, positions):
+        return self.language_model(input_ids, positions)
+"""
+
+
+def vllm_tree(root: Path, files: dict[str, str] | None = None) -> Path:
+    return make_tree(root, {
+        "vllm/__init__.py": "",
+        "vllm/model_executor/__init__.py": "",
+        f"{MODELS}/__init__.py": "",
+        f"{MODELS}/interfaces.py": INTERFACES,
+        f"{MODELS}/registry.py": REGISTRY,
+        f"{MODELS}/utils.py": "def init_vllm_registered_model(vllm_config, *, prefix='', architectures=None, hf_config=None):\n"
+                              "    return None\n",
+        f"{MODELS}/tiny.py": TINY,
+        f"{MODELS}/plain.py": PLAIN,
+        f"{MODELS}/picture.py": picture(),
+        "vllm/v1/__init__.py": "",
+        "vllm/v1/worker/__init__.py": "",
+        "vllm/v1/worker/gpu_model_runner.py": RUNNER,
+        "vllm/v1/spec_decode/__init__.py": "",
+        "vllm/v1/spec_decode/eagle.py": PROPOSER,
+        **(files or {}),
+    })
+
+
+def codes(analysis) -> list[tuple[str, str, str, str]]:
+    """(code, class, member, severity) of every finding."""
+    return sorted((f.code, f.class_name, f.member, f.severity) for f in analysis.findings)
+
+
+def test_a_tree_holding_vllm_gets_the_vllm_profile(tmp_path):
+    root = vllm_tree(tmp_path)
+    assert load_config(root).profile == "vllm"
+    assert load_config(root / "vllm").profile == "vllm"  # an installed package: the folder is `vllm` itself
+    assert load_config(root, overrides={"profile": "sglang"}).profile == "sglang"  # an explicit choice wins
+
+
+def test_only_classes_of_the_registrys_generation_tables_are_checked(tmp_path):
+    analysis = analyze(vllm_tree(tmp_path))
+    checked = sorted(key.qualname for key in analysis.checked)
+    # layers, towers and the logits processor are helpers; the embedding table is not a generation table
+    assert checked == ["PictureForConditionalGeneration", "PlainForCausalLM", "TinyForCausalLM"]
+
+
+def test_registry_built_inner_models_resolve_through_the_architecture_name(tmp_path):
+    analysis = analyze(vllm_tree(tmp_path))
+    picture_key = ClassKey("vllm.model_executor.models.picture", "PictureForConditionalGeneration")
+    assert analysis.index.delegates(picture_key) == {
+        "vision_tower": (ClassKey("vllm.model_executor.models.picture", "PictureVisionTower"),),
+        "language_model": (ClassKey("vllm.model_executor.models.tiny", "TinyForCausalLM"),),
+    }
+
+
+def test_a_model_cls_class_attribute_builds_the_inner_model(tmp_path):
+    analysis = analyze(vllm_tree(tmp_path))
+    plain = ClassKey("vllm.model_executor.models.plain", "PlainForCausalLM")
+    assert analysis.index.delegates(plain) == {"model": (ClassKey("vllm.model_executor.models.plain", "PlainModel"),)}
+
+
+def test_helpers_are_never_inner_models_to_forward_to(tmp_path):
+    # The draft calls get_top_tokens; the wrapper's vision tower and Tiny's logits processor have it, but
+    # the profile restricts delegates to its names: no forward is asked of anyone for it.
+    analysis = analyze(vllm_tree(tmp_path))
+    assert [f for f in analysis.findings if f.member == "get_top_tokens"] == []
+
+
+def test_capability_findings_declared_not_backed_and_not_declared(tmp_path):
+    analysis = analyze(vllm_tree(tmp_path))
+    assert codes(analysis) == [
+        ("SC006", "PictureForConditionalGeneration", "SupportsEagle3", "warning"),
+        ("SC007", "PlainForCausalLM", "SupportsEagle3", "error"),
+    ]
+    by_code = {f.code: f for f in analysis.findings}
+    assert by_code["SC007"].message == (
+        "`PlainForCausalLM` declares `SupportsEagle3`, but its default `set_aux_hidden_state_layers` reaches "
+        "`self.model` (`PlainModel`), which is not an `EagleModelMixin`: a EAGLE3 run passes the check at "
+        "vllm/v1/worker/gpu_model_runner.py:10 and then fails the default's assertion at start-up")
+    assert by_code["SC006"].message.startswith(
+        "`PictureForConditionalGeneration` does not declare `SupportsEagle3` while its language model "
+        "`self.language_model` (TinyForCausalLM) declares and backs it: a EAGLE3 run is refused at start-up")
+    assert by_code["SC006"].delegate == "language_model.model" and by_code["SC006"].algorithm == "EAGLE3"
+    assert [(s.span.line + 1, s.text) for s in by_code["SC006"].call_sites] == [
+        (10, "if not supports_eagle3(self.get_model()):")]
+
+
+def test_a_declaring_wrapper_whose_language_model_backs_it_is_clean(tmp_path):
+    files = {f"{MODELS}/picture.py": picture(bases="nn.Module, SupportsMultiModal, SupportsEagle3")}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    assert [c for c in codes(analysis) if c[1] == "PictureForConditionalGeneration"] == []
+
+
+def test_an_override_of_the_asserting_default_is_trusted(tmp_path):
+    plain = PLAIN + """
+        def set_aux_hidden_state_layers(self, layers):
+            self.model.aux_layers = layers
+    """
+    analysis = analyze(vllm_tree(tmp_path, {f"{MODELS}/plain.py": plain}))
+    assert [c for c in codes(analysis) if c[1] == "PlainForCausalLM"] == []
+
+
+def test_a_language_model_named_by_the_hf_config_is_unverifiable(tmp_path):
+    files = {f"{MODELS}/picture.py": picture(bases="nn.Module, SupportsMultiModal, SupportsEagle3",
+                                               build="hf_config=vllm_config.hf_config.text_config")}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    found = [f for f in analysis.findings if f.class_name == "PictureForConditionalGeneration"]
+    assert [(f.code, f.severity) for f in found] == [("SC008", "information")]
+    assert "is built from an architecture the HF config names at run time" in found[0].message
+
+
+def test_an_annotated_assignment_names_the_inner_model(tmp_path):
+    # The registry call names no architecture, the annotation does: the defaults reach Plain's model
+    files = {f"{MODELS}/picture.py": picture(bases="nn.Module, SupportsMultiModal, SupportsEagle3",
+                                               build="hf_config=vllm_config.hf_config.text_config",
+                                               annotation=": PlainForCausalLM").replace(
+        "from .utils import", "from .plain import PlainForCausalLM\nfrom .utils import")}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    assert [c for c in codes(analysis) if c[1] == "PictureForConditionalGeneration"] == [
+        ("SC007", "PictureForConditionalGeneration", "SupportsEagle3", "error")]
+
+
+def test_a_structural_declaration_counts_as_declaring(tmp_path):
+    files = {f"{MODELS}/picture.py": picture().replace(
+        "    def forward(", "    supports_eagle3 = True\n\n    def forward(")}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    # it declares by its marker; the defaults are not in its MRO, so nothing runs them: nothing to report
+    assert [c for c in codes(analysis) if c[1] == "PictureForConditionalGeneration"] == []
+
+
+def test_type_checking_bases_resolve_to_the_runtime_branch(tmp_path):
+    head = """
+        from typing import TYPE_CHECKING
+
+        import torch.nn as nn
+
+        from .tiny import TinyForCausalLM
+
+        if TYPE_CHECKING:
+            class _HeadBase(nn.Module):
+                def get_top_tokens(self, hidden): ...
+        else:
+            _HeadBase = TinyForCausalLM
+
+
+        class EagleTinyForCausalLM(_HeadBase):
+            pass
+    """
+    analysis = analyze(vllm_tree(tmp_path, {f"{MODELS}/tiny_eagle.py": head}))
+    key = ClassKey("vllm.model_executor.models.tiny_eagle", "EagleTinyForCausalLM")
+    assert analysis.index.mro(key)[1] == ClassKey("vllm.model_executor.models.tiny", "TinyForCausalLM")
+
+
+def test_the_gated_protocols_members_are_not_forwards(tmp_path):
+    # Forwarding set_aux_hidden_state_layers would not pass supports_eagle3(): no missing-forward finding
+    # names a member of the Protocol, and --fix forwards nothing for a capability finding.
+    analysis = analyze(vllm_tree(tmp_path))
+    assert {f.member for f in analysis.findings} == {"SupportsEagle3"}
+    assert delegation_edits(analysis, analysis.findings) == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from .interfaces import SupportsMultiModal\n\n\nclass P(nn.Module, SupportsMultiModal):\n    pass\n",
+     "from .interfaces import SupportsMultiModal, SupportsEagle3\n\n\n"
+     "class P(nn.Module, SupportsMultiModal, SupportsEagle3):\n    pass\n"),
+    ("from .interfaces import (\n    SupportsMultiModal,\n)\n\n\nclass P(\n    nn.Module,\n    SupportsMultiModal,\n):\n"
+     "    pass\n",
+     "from .interfaces import (\n    SupportsMultiModal,\n    SupportsEagle3,\n)\n\n\n"
+     "class P(\n    nn.Module,\n    SupportsMultiModal,\n    SupportsEagle3,\n):\n    pass\n"),
+    ("import torch.nn as nn\n\n\nclass P(nn.Module):\n    pass\n",
+     "import torch.nn as nn\nfrom vllm.model_executor.models.interfaces import SupportsEagle3\n\n\n"
+     "class P(nn.Module, SupportsEagle3):\n    pass\n"),
+])
+def test_declaring_the_protocol_adds_the_base_and_its_import(source, expected):
+    module = "vllm.model_executor.models.interfaces"
+    assert declare_protocol(source, "P", module, "SupportsEagle3") == expected
+    assert declare_protocol(expected, "P", module, "SupportsEagle3") == expected  # twice adds nothing
