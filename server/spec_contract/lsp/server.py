@@ -22,7 +22,7 @@ import traceback
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -635,6 +635,7 @@ def main(argv: list[str] | None = None) -> int:
     """``spec-contract serve [--stdio] [--tcp|--ws] [--host H] [--port P]``; stdio is the default.
 
     ``--stdio`` is accepted and changes nothing: editor clients (vscode-languageclient, …) append it.
+    Returns only on a usage error: when serving ends, so does the process (see :func:`_exit_now`).
     """
     parser = argparse.ArgumentParser(prog="spec-contract serve", description="run the spec-contract language server")
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
@@ -662,4 +663,20 @@ def main(argv: list[str] | None = None) -> int:
             server.start_io(*_protocol_streams())
     finally:
         server.engine.shutdown(wait=False, cancel_futures=True)
-    return server.exit_code
+    _exit_now(server.exit_code)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the process at once, without waiting for the engine thread.
+
+    The interpreter's normal exit joins every executor thread, so an analysis still running (seconds on a large
+    tree) would keep the process alive after the client's ``exit`` or disconnect, and clients wait for the
+    process, then kill it. Nothing is lost: cache entries are written atomically, and the log is flushed here.
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
