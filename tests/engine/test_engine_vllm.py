@@ -94,6 +94,13 @@ PROPOSER = """
     class EagleProposer:
         def greedy(self, hidden):
             return self.model.get_top_tokens(hidden)
+
+        def load_model(self, target_model):
+            if hasattr(target_model, "get_language_model"):
+                language_model = target_model.get_language_model()
+            else:
+                language_model = target_model
+            self.embed = language_model.model.embed_tokens
 """
 
 TINY = """
@@ -237,6 +244,17 @@ def test_helpers_are_never_inner_models_to_forward_to(tmp_path):
     # the profile restricts delegates to its names: no forward is asked of anyone for it.
     analysis = analyze(vllm_tree(tmp_path))
     assert [f for f in analysis.findings if f.member == "get_top_tokens"] == []
+
+
+def test_target_reads_are_not_asked_of_a_class_whose_language_model_the_worker_takes(tmp_path):
+    # The proposer reads `.model` of the target's language model: Picture has get_language_model (through
+    # SupportsMultiModal), so the read is its language model's; without it, the read is Picture's own.
+    analysis = analyze(vllm_tree(tmp_path))
+    assert [f for f in analysis.findings if f.member == "model"] == []
+    files = {f"{MODELS}/picture.py": picture(bases="nn.Module")}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    assert [(f.code, f.class_name, f.member, f.delegate) for f in analysis.findings if f.member == "model"] == [
+        ("SC001", "PictureForConditionalGeneration", "model", "language_model")]
 
 
 def test_capability_findings_declared_not_backed_and_not_declared(tmp_path):

@@ -229,6 +229,13 @@ def _fallback_covered(site: CallSite, lookup: _Lookup) -> bool:
     return bool(site.alternative_of) and any(lookup.provides(m) or lookup.inner(m) for m in site.alternative_of)
 
 
+def _sites(contract: Contract, roles: tuple[str, ...], lookup: _Lookup) -> list[tuple[str, CallSite]]:
+    """The call sites of the class's roles, less those whose receiver is never this class: a worker that
+    switches to the language model when the target provides ``get_language_model`` (``unless``)."""
+    return [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites
+            if site.unless is None or not lookup.provides(site.unless)]
+
+
 def _site_code(role: str, site: CallSite, draft_shaped: bool) -> str:
     if site.guarded:
         return "SC002"
@@ -246,7 +253,7 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
     lookup = _Lookup(index, key, config)
     draft_shaped = config.draft_shaped(cls.name)
     roles = config.roles_for_class(cls.name)
-    sites = [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites]
+    sites = _sites(contract, roles, lookup)
 
     # Capability gates first: the uses past a gate the class fails never run.
     gates = _Gates(sites, lookup, config)
@@ -287,7 +294,7 @@ def algorithm_status(index: Index, key: ClassKey, contract: Contract, config: Co
         return []
     lookup = _Lookup(index, key, config)
     roles = config.roles_for_class(cls.name)
-    sites = [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites]
+    sites = _sites(contract, roles, lookup)
     gates = _Gates(sites, lookup, config)
     out = []
     for spec in config.algorithms:

@@ -42,6 +42,9 @@ class ReceiverPattern:
     role: str
     classes: tuple[str, ...] = ()
     speculative: bool = False
+    # a member whose providers never reach this pattern: an engine that switches to the language model when
+    # the target has ``get_language_model`` uses this object only on classes without it
+    unless: str | None = None
 
     def matches(self, chain: tuple[str, ...], class_name: str | None) -> bool:
         """Whether ``chain``, used in a method of ``class_name``, denotes this pattern's model object.
@@ -245,8 +248,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("capabilities", "capabilities", "the profile's", "Tables `{name, protocol, check, marker, "
             "holder-mixin, holder-method}`: capabilities declared with a runtime-checkable Protocol and gated with "
             "`check(model)` (vLLM's `SupportsEagle3`).", where="tree", extend=True),
-    Setting("receivers", "receivers", "the profile's", "Tables `{pattern, role, classes, speculative}`: "
-            "expression shapes that denote a role's model object.", where="tree", extend=True),
+    Setting("receivers", "receivers", "the profile's", "Tables `{pattern, role, classes, speculative, "
+            "unless}`: expression shapes that denote a role's model object (`unless`: not on classes that "
+            "provide that member).", where="tree", extend=True),
     Setting("debounce", "milliseconds", "`150`", "Milliseconds to wait after a keystroke before re-checking.",
             where="editor"),
     Setting("interpreter", "client", "the Python extension's", "The Python that runs the server (VS Code).",
@@ -285,9 +289,9 @@ def _strings_of(value: Any) -> tuple[str, ...] | None:
 def _receiver(raw: Any, where: str) -> ReceiverPattern:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a table with 'pattern' and 'role', got {_show(raw)}")
-    unknown = sorted(set(raw) - {"pattern", "role", "classes", "speculative"})
+    unknown = sorted(set(raw) - {"pattern", "role", "classes", "speculative", "unless"})
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: pattern, role, classes, speculative)")
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: pattern, role, classes, speculative, unless)")
     if "pattern" not in raw or "role" not in raw:
         raise ConfigError(f"{where}: each receiver needs a 'pattern' and a 'role'")
     if not isinstance(raw["pattern"], str):
@@ -301,7 +305,10 @@ def _receiver(raw: Any, where: str) -> ReceiverPattern:
     speculative = raw.get("speculative", False)
     if not isinstance(speculative, bool):
         raise ConfigError(f"{where}.speculative must be true or false, got {_show(speculative)}")
-    return ReceiverPattern(parse_chain(raw["pattern"]), raw["role"], classes, speculative)
+    unless = raw.get("unless")
+    if unless is not None and not (isinstance(unless, str) and unless.isidentifier()):
+        raise ConfigError(f"{where}.unless must be a member name, got {_show(unless)}")
+    return ReceiverPattern(parse_chain(raw["pattern"]), raw["role"], classes, speculative, unless)
 
 
 def _algorithm(raw: Any, where: str) -> Algorithm:

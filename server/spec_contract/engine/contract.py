@@ -288,14 +288,14 @@ class _Receivers:
                 self._always.append(pattern)
         # The last segments some chain must end in to match at all; None when any chain may match.
         self.lasts: frozenset[str] | None = None if self._always else frozenset(self._by_last)
-        self._memo: dict[tuple[Chain, str | None], frozenset[tuple[str, bool]]] = {}
+        self._memo: dict[tuple[Chain, str | None], frozenset[tuple[str, bool, str | None]]] = {}
 
-    def roles(self, chain: Chain, class_name: str | None) -> frozenset[tuple[str, bool]]:
-        """(role, speculative-only) of every pattern ``chain`` matches in a method of ``class_name``."""
+    def roles(self, chain: Chain, class_name: str | None) -> frozenset[tuple[str, bool, str | None]]:
+        """(role, speculative-only, unless) of every pattern ``chain`` matches in a method of ``class_name``."""
         found = self._memo.get((chain, class_name))
         if found is None:
             candidates = self._by_last.get(chain[-1], []) + self._always if chain else self._always
-            found = frozenset((p.role, p.speculative) for p in candidates if p.matches(chain, class_name))
+            found = frozenset((p.role, p.speculative, p.unless) for p in candidates if p.matches(chain, class_name))
             self._memo[(chain, class_name)] = found
         return found
 
@@ -320,7 +320,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     sites: dict[tuple[str, str], list[CallSite]] = defaultdict(list)
     ends: dict = {}  # may_end_in's memo for the receivers' last segments
     for key, fn in flow.functions.items():
-        matched: dict[Chain, frozenset[tuple[str, bool]]] = {}  # receiver → (role, speculative-only); bindings are final
+        matched: dict[Chain, frozenset[tuple[str, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
         for use in fn.uses:
             if use.member in config.ignored_members or use.member.startswith("__"):
                 continue
@@ -335,14 +335,17 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
             if not found:
                 continue
             speculative = bool(use.conditions & config.speculative_conditions)
-            roles = {role for role, only_speculative in found if speculative or not only_speculative}
+            roles: dict[str, str | None] = {}  # role → the member whose providers it skips (None: none)
+            for role, only_speculative, unless in found:
+                if speculative or not only_speculative:  # two patterns that skip different classes skip none
+                    roles[role] = unless if roles.get(role, unless) == unless else None
             path = flow.paths[key]
             for role in sorted(roles):
                 sites[(role, use.member)].append(CallSite(
                     path=path, span=use.span, role=role, member=use.member, text=use.text,
                     guarded=use.guarded, is_call=use.is_call, function=fn.qualname, arity=use.arity,
                     gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=use.condition,
-                    algorithm=algorithm_of(config, path, use.taken)))
+                    algorithm=algorithm_of(config, path, use.taken), unless=roles[role]))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role != "target", e.member))

@@ -46,6 +46,7 @@ class CallSite:
     alternative_of: tuple[str, ...] = ()  # a fallback: reached only when these members are missing
     condition: str | None = None  # a rare condition the use sits under, as written (``envs.X.get()``)
     algorithm: str | None = None  # the speculative algorithm whose path it is on (EAGLE3, DFLASH, …)
+    unless: str | None = None  # the receiver is this object only on classes that lack this member
 
 
 @dataclass(frozen=True)
