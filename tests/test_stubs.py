@@ -596,6 +596,8 @@ def test_one_line_body_moves_to_its_own_line_and_gets_the_members(wrapper, expec
         "    x = (1 +\n        2) ; \\\n\n",
         "    def f(self): return 1; \\\n\n",
         "    def f(self):\n        return 1 \\\n            + 2;\n",
+        "    x = 1 \\\n        \\\n        ;  # two joined lines\n",
+        "    x = 1  # a backslash in a comment joins nothing \\\n",
     ],
 )
 def test_member_goes_after_the_whole_last_statement(last):

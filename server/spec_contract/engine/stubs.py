@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .results import Span, TextEdit
 from .text import LINE_BREAK, lines_with_ends
@@ -93,10 +93,9 @@ def _delegation_edit(
         chunks.append(nl * blank + "".join(body_indent + line + nl for line in lines))
     text = "".join(chunks)
 
-    # Where the class's last statement ends, its line break and any lines joined to it by backslashes included.
     last_node = cls.body if one_line else cls.body.body[-1]
-    end = wrapper.full_pos[last_node].end
-    after = end.line - 1 if end.column == 0 else end.line  # 0-based line the new members start on
+    end = wrapper.pos[last_node].end
+    after = _line_after(wrapper.lines, end.line - 1, end.column)  # 0-based line the new members start on
     at_eof = after >= len(wrapper.lines) and not wrapper.lines[-1].endswith(("\n", "\r"))  # no final newline
     if one_line:
         # ``class W(Base): pass  # note`` → ``class W(Base):`` and ``    pass  # note`` on a line of its own.
@@ -114,6 +113,19 @@ def _delegation_edit(
     # The class ends the file and the file has no final newline: start a line, and keep the file's lack of one.
     last = len(wrapper.lines) - 1
     return TextEdit(path, Span(last, len(wrapper.lines[last]), last, len(wrapper.lines[last])), nl + text[: -len(nl)])
+
+
+def _line_after(lines: Sequence[str], line: int, col: int) -> int:
+    """The line after the logical line a statement ending at (``line``, ``col``) closes.
+
+    libcst's position of a statement stops at the statement itself; what may follow it on its line is a
+    ``;``, a comment, or a backslash that joins the next line (which then holds no more than that either)."""
+    while line < len(lines):
+        rest = lines[line][col:].rstrip("\r\n").rstrip(" \t\x0c")
+        if not (rest.endswith("\\") and "#" not in rest):
+            return line + 1
+        line, col = line + 1, 0
+    return line
 
 
 def suppression_edit(path: str, source: str, class_name: str, code: str | None) -> TextEdit:
@@ -202,7 +214,6 @@ class _Wrapper:
         try:
             wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
             self.pos = wrapper.resolve(PositionProvider)
-            self.full_pos = wrapper.resolve(WhitespaceInclusivePositionProvider)
         except cst.ParserSyntaxError as err:  # Python parses it (above); libcst has limits of its own
             raise StubError(f"the stub generator (libcst) cannot read the file: {err.message}") from err
         except Exception as err:  # noqa: BLE001  running out of stack in libcst surfaces as RecursionError,
