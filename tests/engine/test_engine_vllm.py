@@ -291,6 +291,26 @@ def test_an_override_of_the_asserting_default_is_trusted(tmp_path):
     assert [c for c in codes(analysis) if c[1] == "PlainForCausalLM"] == []
 
 
+def test_no_base_is_suggested_when_the_defaults_would_not_reach_a_mixin(tmp_path):
+    # Own backs its declaration with its own override; a wrapper's defaults would still reach Own.model
+    # (PlainModel, no mixin), so declaring the Protocol alone would crash: no SC006 then.
+    own = PLAIN + """
+
+    class OwnForCausalLM(nn.Module, SupportsEagle3):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            self.model = PlainModel()
+
+        def set_aux_hidden_state_layers(self, layers):
+            self.model.aux_layers = layers
+    """
+    files = {f"{MODELS}/plain.py": own,
+             f"{MODELS}/registry.py": REGISTRY + '    _OTHER_MODELS = {"OwnForCausalLM": ("plain", "OwnForCausalLM")}\n',
+             f"{MODELS}/picture.py": picture(build='architectures=["OwnForCausalLM"]')}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    assert [c for c in codes(analysis) if c[1] == "PictureForConditionalGeneration"] == []
+
+
 def test_a_language_model_named_by_the_hf_config_is_unverifiable(tmp_path):
     files = {f"{MODELS}/picture.py": picture(bases="nn.Module, SupportsMultiModal, SupportsEagle3",
                                                build="hf_config=vllm_config.hf_config.text_config")}

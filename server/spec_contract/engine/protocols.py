@@ -225,6 +225,10 @@ def _capability_finding(index: Index, key: ClassKey, cls, path: str, config: Con
         if not _overridden(index, i, gated) and (inner_reach is None or inner_reach.unknown
                                                   or _backed(index, inner_reach, gated)):
             return None  # the language model's own declaration is not known to be backed
+    if not _overridden(index, key, gated) and _backed(index, reach, gated):
+        # Declaring alone would not do: the defaults would reach a holder that is not the mixin (the language
+        # model backs its own declaration with an override the wrapper's defaults never call)
+        return None
     names = ", ".join(i.qualname for i in inner)
     return make("SC006", inner[0].qualname,
                 f"`{cls.name}` does not declare `{protocol}` while its language model `self.{reach.path.split('.')[0]}` "
