@@ -24,7 +24,8 @@ def render(report: Report) -> str:
         fixed = "".join(f"\n    fixed: {e.class_qualname}.{e.member} ({e.code}, {e.role})" for e in report.stale)
         out.append(printable(f"Baseline: {len(report.findings) - len(findings)} finding(s) baselined, "
                              f"{len(report.stale)} baseline entr{'y' if len(report.stale) == 1 else 'ies'} "
-                             "no longer found (fixed: write the baseline again to drop them)") + fixed)
+                             "no longer found" + (" (fixed: write the baseline again to drop them)" if fixed else ""))
+                   + fixed)
     if findings:
         out.append(f"Found {errors} error(s) and {others} other finding(s) in {files} files ({report.seconds:.2f}s).")
     else:
