@@ -21,7 +21,8 @@ def render(report: Report) -> str:
     others = len(findings) - errors
     skipped = sum(sum(a.stats.files_skipped.values()) for a in report.analyses)
     if report.baselined or report.stale:
-        fixed = "".join(f"\n    fixed: {e.class_qualname}.{e.member} ({e.code}, {e.role})" for e in report.stale)
+        fixed = "".join("\n" + printable(f"    fixed: {e.class_qualname}.{e.member} ({e.code}, {e.role})")
+                        for e in report.stale)  # the entries come from the baseline file: shown, not obeyed
         out.append(printable(f"Baseline: {len(report.findings) - len(findings)} finding(s) baselined, "
                              f"{len(report.stale)} baseline entr{'y' if len(report.stale) == 1 else 'ies'} "
                              "no longer found" + (" (fixed: write the baseline again to drop them)" if fixed else ""))
