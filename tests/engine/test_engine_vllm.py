@@ -224,6 +224,31 @@ def test_only_classes_of_the_registrys_generation_tables_are_checked(tmp_path):
     assert checked == ["PictureForConditionalGeneration", "PlainForCausalLM", "TinyForCausalLM"]
 
 
+def test_a_package_that_picks_its_class_per_platform_offers_each_choice(tmp_path):
+    fancy = "import torch.nn as nn\n\n\nclass FancyForCausalLM(nn.Module):\n    pass\n"
+    files = {
+        "vllm/models/__init__.py": "",
+        "vllm/models/fancy/__init__.py": """
+            from vllm.platforms import current_platform
+
+            if current_platform.is_rocm():
+                from .amd import FancyForCausalLM
+            else:
+                from .cuda import FancyForCausalLM
+        """,
+        "vllm/models/fancy/amd.py": fancy,
+        "vllm/models/fancy/cuda.py": fancy,
+        f"{MODELS}/registry.py": REGISTRY + '    _TRANSFORMERS_BACKEND_MODELS = {"FancyForCausalLM": '
+                                            '("vllm.models.fancy", "FancyForCausalLM")}\n',
+        f"{MODELS}/picture.py": picture(build='architectures=["FancyForCausalLM"]'),
+    }
+    analysis = analyze(vllm_tree(tmp_path, files))
+    choices = (ClassKey("vllm.models.fancy.amd", "FancyForCausalLM"), ClassKey("vllm.models.fancy.cuda", "FancyForCausalLM"))
+    assert set(choices) <= set(analysis.checked)
+    picture_key = ClassKey("vllm.model_executor.models.picture", "PictureForConditionalGeneration")
+    assert analysis.index.delegates(picture_key)["language_model"] == choices
+
+
 def test_registry_built_inner_models_resolve_through_the_architecture_name(tmp_path):
     analysis = analyze(vllm_tree(tmp_path))
     picture_key = ClassKey("vllm.model_executor.models.picture", "PictureForConditionalGeneration")

@@ -512,7 +512,7 @@ class Project:
     def _registry_classes(self, registry: ModelRegistry, index: Index, layout: "_Layout",
                           focus: frozenset[str] | None) -> list[ClassKey]:
         """The registered classes, where they are defined: a registry entry may name a package that picks
-        its class per platform and re-exports it (then the import the package ends with, the default)."""
+        its class per platform and re-exports it (then each platform's class is checked)."""
         wanted: dict[str, list[str]] = {}
         for module, name in registry.registered:
             wanted.setdefault(module, []).append(name)
@@ -530,7 +530,7 @@ class Project:
                 known = self._registered[source.path] = (digest, own)
                 self._unsaved = True
             keys = [ClassKey(module, n) for n in known[1]]
-            keys += [k for n in names if n not in known[1] and (k := index.resolve_class(module, (n,))) is not None]
+            keys += [k for n in names if n not in known[1] for k in index.platform_choices(module, n)]
             for key in keys:
                 if focus is None or index.path_of(key.module) in focus:
                     found[key] = None

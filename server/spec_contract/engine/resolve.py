@@ -282,6 +282,27 @@ class Index:
             found[name] = summary.local_import(name)
         return found[name]
 
+    def platform_choices(self, module: str, name: str) -> tuple[ClassKey, ...]:
+        """The classes ``name`` of ``module`` may be: the class the module defines, else every class a
+        module-level import binds to that name. A package that picks its implementation per platform
+        (``if current_platform.is_rocm(): from .amd.model import X … else: from .nvidia.model import X``)
+        offers each branch's class; plain resolution takes the last binding only (the default platform)."""
+        summary = self.summary(module)
+        if summary is None:
+            return ()
+        if summary.has_class(name):
+            return (ClassKey(module, name),)
+        found: list[ClassKey] = []
+        for binding in summary.imports:
+            if binding.name == name and binding.member not in (None, "*"):
+                key = self._member(ModuleKey(self.absolute(module, binding.module, binding.level)), binding.member, 1)
+                if isinstance(key, ClassKey) and key not in found:
+                    found.append(key)
+        if not found:
+            key = self.resolve_class(module, (name,))
+            found = [key] if key is not None else []
+        return tuple(found)
+
     def resolve_class(self, module: str, chain: Chain) -> ClassKey | None:
         found = self.resolve(module, chain)
         return found if isinstance(found, ClassKey) else None
@@ -440,7 +461,8 @@ class Index:
                     for module, _, name in (c.rpartition(".") for c in self._registry)]
         if callee[0] == ARCHITECTURE:  # built by the registry from an architecture name (unknown: nothing)
             found = self._architectures.get(callee[1]) if len(callee) == 2 else None
-            return [(self.engine_module(found[0]), (found[1],))] if found else []
+            choices = self.platform_choices(self.engine_module(found[0]), found[1]) if found else ()
+            return [(choice.module, (choice.qualname,)) for choice in choices]
         if len(callee) == 2 and callee[1] == "{}":  # a lookup in a module-level dict of classes
             summary = self.summary(owner.module)
             return [(owner.module, value) for name, values in (summary.class_maps if summary else ())
