@@ -316,6 +316,14 @@ def test_an_override_of_the_asserting_default_is_trusted(tmp_path):
     assert [c for c in codes(analysis) if c[1] == "PlainForCausalLM"] == []
 
 
+def test_the_attribute_marked_as_the_language_model_is_the_one_the_defaults_reach(tmp_path):
+    # `self.text` is no delegate name, but _mark_language_model says it holds the language model
+    files = {f"{MODELS}/picture.py": picture().replace("self.language_model = ", "self.text = ")}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    assert [(f.code, f.class_name, f.delegate) for f in analysis.findings if f.class_name.startswith("Picture")] == [
+        ("SC006", "PictureForConditionalGeneration", "text.model")]
+
+
 def test_no_base_is_suggested_when_the_defaults_would_not_reach_a_mixin(tmp_path):
     # Own backs its declaration with its own override; a wrapper's defaults would still reach Own.model
     # (PlainModel, no mixin), so declaring the Protocol alone would crash: no SC006 then.

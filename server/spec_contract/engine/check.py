@@ -39,10 +39,11 @@ def registered_classes(summary_classes: Iterable[ClassSummary], entry: tuple[str
 
 
 def _ordered_delegates(delegates: dict[str, tuple[ClassKey, ...]], preferred: tuple[str, ...],
-                       only: bool = False) -> list[tuple[str, tuple[ClassKey, ...]]]:
-    """The delegates, the preferred names first; with ``only`` (the profile's ``restrict-delegates``) no other:
-    a ``self.logits_processor = LogitsProcessor(…)`` is then a helper, never an inner model to forward to."""
-    rank = {name: i for i, name in enumerate(preferred)}
+                       only: bool = False, marked: tuple[str, ...] = ()) -> list[tuple[str, tuple[ClassKey, ...]]]:
+    """The delegates, those ``marked`` as the language model then the preferred names first; with ``only``
+    (the profile's ``restrict-delegates``) no other: a ``self.logits_processor = LogitsProcessor(…)`` is
+    then a helper, never an inner model to forward to."""
+    rank = {name: i for i, name in enumerate(dict.fromkeys(marked + preferred))}
     return sorted(((name, inners) for name, inners in delegates.items() if not only or name in rank),
                   key=lambda item: (rank.get(item[0], len(rank)), item[0]))
 
@@ -63,17 +64,24 @@ class _Inners:
         self._forwarded: frozenset[str] = frozenset()  # attributes the wrapper's ``__getattr__`` forwards to
         self._deeper: dict[ClassKey, list[tuple[str, tuple[ClassKey, ...]]]] = {}
 
+    def _marked(self, key: ClassKey) -> tuple[str, ...]:
+        """The attributes ``key`` marks as its language model; asked only when delegates are restricted
+        (looking them up reads the MRO's summaries, which the unrestricted check need not)."""
+        return self._index.language_attrs(key) if self._only else ()
+
     def _delegates_of(self, inner: ClassKey) -> list[tuple[str, tuple[ClassKey, ...]]]:
         found = self._deeper.get(inner)
         if found is None:
-            found = self._deeper[inner] = _ordered_delegates(self._index.delegates(inner), self._preferred, self._only)
+            found = self._deeper[inner] = _ordered_delegates(self._index.delegates(inner), self._preferred,
+                                                             self._only, self._marked(inner))
         return found
 
     def provider(self, member: str) -> tuple[str, ClassKey, Provision] | None:
         """The first delegate path whose inner class really defines ``member`` (not via unknown ``__getattr__``)."""
         index = self._index
         if self._direct is None:
-            self._direct = _ordered_delegates(index.delegates(self._wrapper), self._preferred, self._only)
+            self._direct = _ordered_delegates(index.delegates(self._wrapper), self._preferred, self._only,
+                                              self._marked(self._wrapper))
             self._forwarded = index.forwarded_attrs(self._wrapper)
         provided = []  # (attr, inner, provision) of the direct inners, asked once for both passes
         for attr, candidates in self._direct:

@@ -60,6 +60,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     factories: list[tuple[str, tuple[Chain, ...]]] = []
     predicates: dict[str, str] | None = None  # the class's env-flag predicates, found for its first method
     param_defaults: list[tuple[str, str, Chain]] = []
+    language_attrs: list[str] = []
 
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -87,6 +88,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
             param_defaults += [(stmt.name, param, chain) for param, chain in defaults.items()]
             local_classes = _local_classes(stmt, statements, defaults)
             instances = _local_instances(statements, local_classes) if local_classes else {}
+            language_attrs += [a for a in _marked_language_attrs(stmt.body) if a not in language_attrs]
             for sub in statements:
                 _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes, instances,
                                          (stmt.name, defaults))
@@ -115,8 +117,22 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
         name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
         members=tuple(members.values()), delegates=tuple(delegates), attr_aliases=tuple(aliases),
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
-        param_defaults=tuple(param_defaults),
+        param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs),
     ))
+
+
+def _marked_language_attrs(body: list[ast.stmt]) -> list[str]:
+    """``self.<attr>`` assigned inside ``with self._mark_language_model(...)`` blocks of a method body."""
+    found = []
+    for stmt in nested_statements(body):
+        if isinstance(stmt, ast.With) and any(
+                isinstance(item.context_expr, ast.Call)
+                and (chain_of(item.context_expr.func) or ("",))[-1] == "_mark_language_model" for item in stmt.items):
+            for sub in nested_statements(stmt.body):
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] \
+                    if isinstance(sub, ast.AnnAssign) else []
+                found += [t.attr for t in targets if isinstance(t, ast.Attribute) and chain_of(t.value) == ("self",)]
+    return found
 
 
 def _names_in_target(target: ast.expr) -> list[ast.Name]:

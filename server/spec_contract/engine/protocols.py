@@ -105,7 +105,7 @@ def _reach(index: Index, key: ClassKey, capability: Capability, config: Config) 
     attr = None
     if index.provision(key, capability.language_method) is not None:
         # get_language_model() returns the language model: the wrapper's preferred delegate attribute
-        attr = next((name for name in (capability.language_attr, *config.delegate_names)
+        attr = next((name for name in (*index.language_attrs(key), capability.language_attr, *config.delegate_names)
                      if name in delegates or _from_hf_config(index, key, name)), None)
     elif index.provision(key, capability.language_attr) is not None:
         attr = capability.language_attr

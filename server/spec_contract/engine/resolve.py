@@ -438,6 +438,14 @@ class Index:
         self._delegates[key] = (result, modules)
         return result
 
+    def language_attrs(self, key: ClassKey) -> tuple[str, ...]:
+        """The attributes a class of the MRO marks as its language model (``_mark_language_model`` blocks)."""
+        found: list[str] = []
+        for owner in self.mro(key):
+            cls = self.class_summary(owner)
+            found += [a for a in (cls.language_attrs if cls else ()) if a not in found]
+        return tuple(found)
+
     def forwarded_attrs(self, key: ClassKey) -> frozenset[str]:
         """The attributes a ``__getattr__`` in the class's MRO forwards unknown names to."""
         return frozenset(forward for _, forward in self._provided(key)[1] if forward)

@@ -66,6 +66,9 @@ class ClassSummary:
     factories: tuple[tuple[str, tuple[Chain, ...]], ...]  # method → classes it returns instances of (``init_llm``)
     suppressed: frozenset[str]  # codes from ``# spec-contract: ignore[...]``; "*" for a bare ignore
     param_defaults: tuple[tuple[str, str, Chain], ...] = ()  # (method, parameter, class default as written)
+    # attributes assigned inside ``with self._mark_language_model(...)``: the engine's own record of which
+    # attribute holds the language model (vLLM's ``get_language_model()`` returns it)
+    language_attrs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
