@@ -521,3 +521,16 @@ def test_fixing_a_base_and_its_registered_subclass_together_forwards_once_in_the
     path.write_text(apply_edits(path.read_text(), [edit]))
     assert path.read_text().count("def get_embed_and_head(self):") == 2  # V2's own, and the shell's
     assert analyze(root).findings == ()
+
+
+def test_a_statement_nested_past_the_recursion_limit_loses_only_itself(tmp_path):
+    deep = "x if y else " * 2500 + "x"
+    worker = f"""
+        class EAGLEWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                value = {deep}
+                self.target_worker.model_runner.model.get_embed_and_head()
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/models/llava.py": wrapper()})
+    assert kinds(analyze(root)) == [("SC001", "error", "get_embed_and_head")]

@@ -567,8 +567,18 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
                    lines: Lines, predicates: dict[str, str] | None = None) -> FunctionFlow:
     builder = _FlowBuilder(lines, predicates=predicates or {})
     for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-        builder.expr(default, _Context())
-    builder.block(node.body, _Context())
+        try:
+            builder.expr(default, _Context())
+        except RecursionError:
+            pass
+    ctx = _Context()
+    for stmt in node.body:
+        try:
+            ctx = builder.stmt(stmt, ctx)
+        except RecursionError:
+            # An expression nested past Python's recursion limit (thousands of levels): this statement's
+            # uses are lost, the function's others and the rest of the file are kept.
+            continue
     params = tuple(a.arg for a in node.args.posonlyargs + node.args.args)
     kwonly = tuple(a.arg for a in node.args.kwonlyargs)
     return FunctionFlow(qualname, class_name, params, kwonly, tuple(builder.aliases), tuple(builder.calls),
