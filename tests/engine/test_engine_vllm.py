@@ -419,3 +419,13 @@ def test_declaring_the_protocol_adds_the_base_and_its_import(source, expected):
     module = "vllm.model_executor.models.interfaces"
     assert declare_protocol(source, "P", module, "SupportsEagle3") == expected
     assert declare_protocol(expected, "P", module, "SupportsEagle3") == expected  # twice adds nothing
+
+
+def test_a_receiver_table_outside_the_tools_table_is_an_error_naming_it(tmp_path):
+    from spec_contract.engine.config import ConfigError
+
+    config = tmp_path / "spec.toml"
+    config.write_text('[tool.spec-contract]\nprofile = "vllm"\n\n[[receivers]]\npattern = "*.target"\nrole = "target"\n')
+    with pytest.raises(ConfigError, match=r"'receivers' is outside \[tool.spec-contract\] and would be ignored; "
+                                          r"write it as \[\[tool.spec-contract.receivers\]\]"):
+        load_config(None, config)

@@ -473,6 +473,14 @@ def _table_in(data: dict[str, Any], path: Path, default: Any) -> Any:
     table = tool.get("spec-contract", default)
     if table is None:
         return None
+    if "spec-contract" in tool:  # a setting beside the table, not in it, would be silently dropped
+        stray = [key for key in data if key != "tool" and _snake(str(key)).removeprefix("extend_") in BY_NAME]
+        if stray:
+            key = stray[0]
+            written = f"[[tool.spec-contract.{key}]]" if isinstance(data[key], list) and data[key] \
+                and isinstance(data[key][0], dict) else f"{key} = … under [tool.spec-contract]"
+            raise ConfigError(f"{path}: {key!r} is outside [tool.spec-contract] and would be ignored; "
+                              f"write it as {written}")
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.spec-contract] must be a table, got {_show(table)}")
     return table, str(path)
