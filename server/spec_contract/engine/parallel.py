@@ -128,6 +128,22 @@ def _serve(work: Callable[[int], Any], report: Callable[[], Any] | None, bounds:
     connection.close()
 
 
+def _received(process: Any, receiver: Any) -> Any:
+    """What a worker sent, or None when it died without sending.
+
+    A dead worker's pipe does not always end: a process it left behind (or a fork server that never started
+    it) may still hold the sending end, and a plain ``recv`` would then wait for ever. So the wait is in
+    short polls, each followed by a look at whether the worker is still alive.
+    """
+    try:
+        while not receiver.poll(0.5):
+            if not process.is_alive() and not receiver.poll(0):
+                return None
+        return receiver.recv()
+    except (EOFError, OSError):
+        return None
+
+
 def _shared(count: int, work: Callable[[int], T], processes: int,
             context: "multiprocessing.context.BaseContext | None", report: Callable[[], Any] | None = None,
             reports: list | None = None) -> Iterator[tuple[int, T]]:
@@ -163,10 +179,10 @@ def _shared(count: int, work: Callable[[int], T], processes: int,
             done[i] = True
             yield i, work(i)
         for process, receiver in started:
-            try:
-                made, reported = receiver.recv()
-            except (EOFError, OSError):  # the worker died (killed, out of memory…): its items are done below
+            sent = _received(process, receiver)
+            if sent is None:  # the worker died (killed, out of memory…): its items are done below
                 continue
+            made, reported = sent
             if reports is not None:
                 reports.append(reported)
             for i, result in made:
