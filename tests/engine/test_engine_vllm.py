@@ -9,12 +9,16 @@ proposer, and one model file per shape. The root holds ``vllm/``, so the profile
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import venv
 from pathlib import Path
 
 import pytest
 from engine_trees import analyze, make_tree
 
-from spec_contract.engine.config import load_config
+from spec_contract.engine.config import ConfigError, load_config
 from spec_contract.engine.fix import delegation_edits
 from spec_contract.engine.protocols import declare_protocol
 from spec_contract.engine.resolve import ClassKey
@@ -422,10 +426,28 @@ def test_declaring_the_protocol_adds_the_base_and_its_import(source, expected):
 
 
 def test_a_receiver_table_outside_the_tools_table_is_an_error_naming_it(tmp_path):
-    from spec_contract.engine.config import ConfigError
-
     config = tmp_path / "spec.toml"
     config.write_text('[tool.spec-contract]\nprofile = "vllm"\n\n[[receivers]]\npattern = "*.target"\nrole = "target"\n')
     with pytest.raises(ConfigError, match=r"'receivers' is outside \[tool.spec-contract\] and would be ignored; "
                                           r"write it as \[\[tool.spec-contract.receivers\]\]"):
         load_config(None, config)
+
+
+def test_an_out_of_tree_package_checks_its_own_classes_against_the_installed_engines_registry(tmp_path):
+    venv.create(tmp_path / "venv", with_pip=False)
+    python = tmp_path / "venv" / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    vllm_tree(Path(site))
+    (Path(site) / "vllm" / "__init__.py").write_text("raise RuntimeError('the engine must never be imported')\n")
+    plugin = make_tree(tmp_path / "plugin", {
+        "my_models/__init__.py": "",
+        "my_models/pictures.py": picture().replace("from .interfaces", "from vllm.model_executor.models.interfaces")
+                                          .replace("from .utils", "from vllm.model_executor.models.utils")
+                                          .replace("PictureFor", "MyPictureFor"),
+    })
+    done = subprocess.run([sys.executable, "-m", "spec_contract", "check", str(plugin / "my_models"), "--no-cache",
+                           "--profile", "vllm", "--python", str(python), "--format", "json"],
+                          capture_output=True, text=True, timeout=120)
+    found = [(f["code"], f["class"], f["delegate"], f["inner_class"]) for f in json.loads(done.stdout)["findings"]]
+    assert found == [("SC006", "MyPictureForConditionalGeneration", "language_model.model", "TinyForCausalLM")]

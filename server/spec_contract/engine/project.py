@@ -265,7 +265,11 @@ class Project:
         # last, so that this process scans them first and derives the contract while the others scan models.
         ahead = [(m, False) for m in models if (focus is None or m.path in focus)
                  and m.path not in self._registered and m.path not in layout.worker_paths]
-        if registry is not None:  # only the registry's modules hold classes to check
+        # The engine's registry names the classes to check in the engine's own tree; an out-of-tree package
+        # registers its models elsewhere, so every class it defines is checked (its inner models still
+        # resolve through the installed engine's registry)
+        registers = registry is not None and not out_of_tree
+        if registers:  # only the registry's modules hold classes to check
             listed = {module for module, _ in registry.registered}
             ahead = [(m, worker) for m, worker in ahead if m.module in listed]
         if self._contract is None:
@@ -275,7 +279,7 @@ class Project:
         contract = self._contract[0]
         if not contract.entries:
             raise ConfigError(_empty_contract(self.config, len(workers)))
-        if registry is not None:
+        if registers:
             checked = self._registry_classes(registry, index, layout, focus)
         else:
             checked = [ClassKey(source.module, qualname)
