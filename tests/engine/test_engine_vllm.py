@@ -451,3 +451,9 @@ def test_an_out_of_tree_package_checks_its_own_classes_against_the_installed_eng
                           capture_output=True, text=True, timeout=120)
     found = [(f["code"], f["class"], f["delegate"], f["inner_class"]) for f in json.loads(done.stdout)["findings"]]
     assert found == [("SC006", "MyPictureForConditionalGeneration", "language_model.model", "TinyForCausalLM")]
+
+
+def test_a_registry_without_the_profiles_tables_is_a_configuration_error(tmp_path):
+    root = vllm_tree(tmp_path, {f"{MODELS}/registry.py": "_MODELS = {'TinyForCausalLM': ('tiny', 'TinyForCausalLM')}\n"})
+    with pytest.raises(ConfigError, match=r"hold none of the tables _TEXT_GENERATION_MODELS, .* set 'registry-tables'"):
+        analyze(root)

@@ -281,6 +281,10 @@ class Project:
             raise ConfigError(_empty_contract(self.config, len(workers)))
         if registers:
             checked = self._registry_classes(registry, index, layout, focus)
+            if not registry.registered:
+                raise ConfigError(f"the registry files ({', '.join(registry.modules)}) hold none of the tables "
+                                  f"{', '.join(self.config.registry_tables) or '(none set)'}, so no class would "
+                                  "be checked; set 'registry-tables' in [tool.spec-contract]")
         else:
             checked = [ClassKey(source.module, qualname)
                        for source in (models if focus is None else [m for m in models if m.path in focus])
