@@ -534,3 +534,47 @@ def test_a_statement_nested_past_the_recursion_limit_loses_only_itself(tmp_path)
     """
     root = tree(tmp_path, {EAGLE: worker, "pkg/models/llava.py": wrapper()})
     assert kinds(analyze(root)) == [("SC001", "error", "get_embed_and_head")]
+
+
+def test_a_config_class_condition_is_not_reported_on_a_class_whose_config_can_never_meet_it(tmp_path):
+    worker = """
+        class Worker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+
+            def pick(self, config):
+                if isinstance(config, ExoticConfig):
+                    self.target_worker.model_runner.model.logits_processor(None)
+    """
+    configs = """
+        class ExoticConfig:
+            pass
+
+        class DerivedExoticConfig(ExoticConfig):
+            pass
+
+        class PlainConfig:
+            pass
+    """
+    models = """
+        from pkg.configs import DerivedExoticConfig, PlainConfig
+        from pkg.models.llama import LlamaForCausalLM
+
+        class PlainWrapper:
+            def __init__(self, config: PlainConfig):
+                self.language_model = LlamaForCausalLM(config)
+
+        class ExoticWrapper:
+            def __init__(self, config: "DerivedExoticConfig"):
+                self.language_model = LlamaForCausalLM(config)
+
+        class UnannotatedWrapper:
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+
+        EntryClass = [PlainWrapper, ExoticWrapper, UnannotatedWrapper]
+    """
+    root = tree(tmp_path, {EAGLE: worker, "pkg/configs.py": configs, "pkg/models/wrappers.py": models})
+    found = sorted((f.class_name, f.code, f.condition) for f in analyze(root).findings)
+    assert found == [("ExoticWrapper", "SC004", "isinstance(config, ExoticConfig)"),
+                     ("UnannotatedWrapper", "SC004", "isinstance(config, ExoticConfig)")]

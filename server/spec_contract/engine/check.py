@@ -137,6 +137,7 @@ class _Lookup:
         self._inners = _Inners(index, key, config.delegate_names, config.restrict_delegates)
         self._own: dict[str, bool] = {}
         self._inner: dict[str, tuple[str, ClassKey, Provision] | None] = {}
+        self._config_names: frozenset[str] | None = None  # see may_meet
 
     def provides(self, member: str) -> bool:
         found = self._own.get(member)
@@ -148,6 +149,26 @@ class _Lookup:
         if member not in self._inner:
             self._inner[member] = self._inners.provider(member)
         return self._inner[member]
+
+    def may_meet(self, site: CallSite) -> bool:
+        """False when the class provably never meets the site's condition: an ``isinstance`` test for config
+        classes that neither the class's config class (its ``__init__``'s ``config`` annotation) nor any of
+        that class's bases is. Unknown configs may meet anything."""
+        if not site.condition_classes:
+            return True
+        if self._config_names is None:
+            self._config_names = self._find_config_names()
+        return not self._config_names or bool(self._config_names & set(site.condition_classes))
+
+    def _find_config_names(self) -> frozenset[str]:
+        for owner in self.index.mro(self.key):
+            cls = self.index.class_summary(owner)
+            if cls is not None and cls.config is not None:
+                config = self.index.resolve_class(owner.module, cls.config)
+                if config is None:
+                    return frozenset()
+                return frozenset(k.qualname.rsplit(".", 1)[-1] for k in self.index.mro(config))
+        return frozenset()
 
     def provider(self, member: str) -> Provider:
         _, _, provision = self._inner[member]
@@ -241,7 +262,7 @@ def _sites(contract: Contract, roles: tuple[str, ...], lookup: _Lookup) -> list[
     """The call sites of the class's roles, less those whose receiver is never this class: a worker that
     switches to the language model when the target provides ``get_language_model`` (``unless``)."""
     return [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites
-            if site.unless is None or not lookup.provides(site.unless)]
+            if (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)]
 
 
 def _site_code(role: str, site: CallSite, draft_shaped: bool) -> str:

@@ -61,6 +61,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     predicates: dict[str, str] | None = None  # the class's env-flag predicates, found for its first method
     param_defaults: list[tuple[str, str, Chain]] = []
     language_attrs: list[str] = []
+    config: Chain | None = None
 
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -77,6 +78,8 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
                 kind = "async_method" if isinstance(stmt, ast.AsyncFunctionDef) else "method"
                 low, high = _arg_bounds(stmt, drop_first="staticmethod" not in decorators)
                 members[stmt.name] = Member(stmt.name, kind, span, low, high)
+            if stmt.name == "__init__":
+                config = _config_annotation(stmt)
             if stmt.name == "__getattr__":
                 getattr_forward = _getattr_target(stmt)
             # Only assignments and returns tell what a method builds: pick them out once
@@ -117,7 +120,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
         name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
         members=tuple(members.values()), delegates=tuple(delegates), attr_aliases=tuple(aliases),
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
-        param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs),
+        param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs), config=config,
     ))
 
 
@@ -153,6 +156,21 @@ _NOT_A_CLASS = frozenset({"Any", "Optional", "Union", "None"})
 # Calls that look a model class up (``_get_sgl_model_cls``, ``ModelRegistry.resolve_model_cls``), as opposed
 # to other computed callables (``partial(nn.LayerNorm, …)``, a backend's own ``get_arch``).
 _REGISTRY_LOOKUP = re.compile(r"model_?(?:cls|class)|resolve_model|registry", re.IGNORECASE)
+
+
+def _config_annotation(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Chain | None:
+    """The class ``__init__``'s ``config`` parameter is annotated with (``Optional[X]`` and ``"X"`` too)."""
+    for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+        if arg.arg == "config" and arg.annotation is not None:
+            annotation = arg.annotation
+            if isinstance(annotation, ast.Subscript) and (chain_of(annotation.value) or ("",))[-1] == "Optional":
+                annotation = annotation.slice
+            if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+                return tuple(annotation.value.split(".")) if all(
+                    part.isidentifier() for part in annotation.value.split(".")) else None
+            chain = chain_of(annotation)
+            return chain if chain is not None and "()" not in chain and "[]" not in chain else None
+    return None
 
 
 def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Chain]:

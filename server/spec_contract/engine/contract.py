@@ -345,6 +345,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     path=path, span=use.span, role=role, member=use.member, text=use.text,
                     guarded=use.guarded, is_call=use.is_call, function=fn.qualname, arity=use.arity,
                     gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=use.condition,
+                    condition_classes=use.condition_classes,
                     algorithm=algorithm_of(config, path, use.taken), unless=roles[role]))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]

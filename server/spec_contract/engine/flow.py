@@ -34,6 +34,7 @@ class _Context:
     gates: frozenset[Gate] = frozenset()
     absent: frozenset[Fact] = frozenset()
     condition: str | None = None
+    condition_classes: tuple[str, ...] = ()  # the config classes an ``isinstance`` condition asks for
     taken: frozenset[str] = frozenset()  # names of the enclosing tests whose *true* branch this is
 
     def add(self, facts: frozenset[Fact] = frozenset(), conditions: frozenset[str] = frozenset()) -> "_Context":
@@ -53,8 +54,10 @@ class _Context:
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         return replace(self, taken=self.taken | _names(test)) if branch != negated else self
 
-    def under(self, condition: str | None) -> "_Context":
-        return replace(self, condition=condition) if condition and not self.condition else self
+    def under(self, condition: str | None, classes: tuple[str, ...] = ()) -> "_Context":
+        if not condition or self.condition:
+            return self
+        return replace(self, condition=condition, condition_classes=classes)
 
 
 @dataclass
@@ -174,7 +177,7 @@ class _FlowBuilder:
         rare = _rare_condition(stmt.test, self.lines, self.predicates)
         body_ctx = ctx.add(positive, names).without(absent_if_true).taking(stmt.test, True)
         if rare is not None and rare[1]:
-            body_ctx = body_ctx.under(rare[0])
+            body_ctx = body_ctx.under(rare[0], _config_classes(stmt.test))
         self.block(stmt.body, body_ctx)
         raises = _raises(stmt.body)
         if raises:
@@ -342,7 +345,7 @@ class _FlowBuilder:
                 guarded = False  # behind a gate the member is required: the engine refused the run otherwise
             alternative_of = tuple(sorted(m for r, m in ctx.absent if r == where and m != member))
         return Use(receiver, member, span, is_call, arity, guarded, ctx.conditions, text, gate, alternative_of,
-                   ctx.condition, ctx.taken, gate_line)
+                   ctx.condition, ctx.taken, gate_line, ctx.condition_classes)
 
 
 def _gate_chain(stmt: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]] | None:
@@ -451,6 +454,18 @@ def _rare_condition(test: ast.expr, lines: Lines, predicates: dict[str, str]) ->
         text = lines.lines[test.lineno - 1].encode("utf-8")[test.col_offset:test.end_col_offset].decode(
             "utf-8", errors="replace") or text
     return " ".join(text.split()), not negated
+
+
+def _config_classes(test: ast.expr) -> tuple[str, ...]:
+    """``isinstance(cfg, (AConfig, BConfig))`` → ``("AConfig", "BConfig")``: a class whose config is none of
+    them (nor a subclass) provably never takes the branch."""
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" \
+            and len(test.args) == 2:
+        kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+        names = tuple((chain_of(k) or ("",))[-1] for k in kinds)
+        if all(name.endswith("Config") for name in names):
+            return names
+    return ()
 
 
 def _reads_environment(test: ast.expr) -> bool:

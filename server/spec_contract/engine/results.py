@@ -45,6 +45,8 @@ class CallSite:
     gate_line: int | None = None  # 0-based line of that gate's test, in the same file
     alternative_of: tuple[str, ...] = ()  # a fallback: reached only when these members are missing
     condition: str | None = None  # a rare condition the use sits under, as written (``envs.X.get()``)
+    # the config classes an ``isinstance`` condition asks for: a class whose config is none of them never meets it
+    condition_classes: tuple[str, ...] = ()
     algorithm: str | None = None  # the speculative algorithm whose path it is on (EAGLE3, DFLASH, …)
     unless: str | None = None  # the receiver is this object only on classes that lack this member
 

@@ -66,6 +66,7 @@ class ClassSummary:
     factories: tuple[tuple[str, tuple[Chain, ...]], ...]  # method → classes it returns instances of (``init_llm``)
     suppressed: frozenset[str]  # codes from ``# spec-contract: ignore[...]``; "*" for a bare ignore
     param_defaults: tuple[tuple[str, str, Chain], ...] = ()  # (method, parameter, class default as written)
+    config: Chain | None = None  # the annotation of ``__init__``'s ``config`` parameter (``KimiK25Config``)
     # attributes assigned inside ``with self._mark_language_model(...)``: the engine's own record of which
     # attribute holds the language model (vLLM's ``get_language_model()`` returns it)
     language_attrs: tuple[str, ...] = ()
@@ -92,6 +93,7 @@ class Use:
     condition: str | None = None  # a rare condition the use sits under (env flag, model type), as written
     taken: frozenset[str] = frozenset()  # names of enclosing tests whose true branch this is (algorithms)
     gate_line: int | None = None  # 0-based line of the gate's test (the ``if not hasattr…``, the getattr)
+    condition_classes: tuple[str, ...] = ()  # an ``isinstance`` condition's config classes (see CallSite)
 
 
 @dataclass(frozen=True)
