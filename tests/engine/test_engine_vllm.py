@@ -457,3 +457,20 @@ def test_a_registry_without_the_profiles_tables_is_a_configuration_error(tmp_pat
     root = vllm_tree(tmp_path, {f"{MODELS}/registry.py": "_MODELS = {'TinyForCausalLM': ('tiny', 'TinyForCausalLM')}\n"})
     with pytest.raises(ConfigError, match=r"hold none of the tables _TEXT_GENERATION_MODELS, .* set 'registry-tables'"):
         analyze(root)
+
+
+def test_the_not_declared_fix_adds_the_protocol_as_one_small_edit_and_the_class_then_checks_clean(tmp_path):
+    from spec_contract.engine.fix import declaration_edits, delegation_edits
+    from spec_contract.engine.text import apply_edits
+
+    root = vllm_tree(tmp_path)
+    analysis = analyze(root)
+    sc006 = [f for f in analysis.findings if f.code == "SC006"]
+    assert delegation_edits(analysis, sc006) == []  # forwarding methods would not pass the check
+    (edit,) = declaration_edits(analysis, sc006)
+    path = Path(sc006[0].path)
+    before = path.read_text()
+    assert len(edit.new_text) < len(before) // 2  # the changed lines, not a rewrite of the file
+    path.write_text(apply_edits(before, [edit]))
+    assert "SupportsEagle3" in path.read_text().split("class PictureForConditionalGeneration", 1)[1].split(":")[0]
+    assert [c for c in codes(analyze(root)) if c[1] == "PictureForConditionalGeneration"] == []

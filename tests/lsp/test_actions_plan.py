@@ -76,3 +76,21 @@ def test_workspace_edit_shapes_and_encoding():
     versioned = workspace_edit(edits, lines, PositionCodec("utf-16"), True, lambda uri: 3)
     (change,) = versioned.document_changes
     assert change.text_document.version == 3 and change.edits[0].range.start == types.Position(0, 7)
+
+
+def test_capability_findings_offer_their_own_fix_and_never_a_forward():
+    sc003 = finding("set_dflash_layers_to_capture", code="SC003")
+    sc003 = Finding(**{**sc003.__dict__, "algorithm": "DFLASH"})
+    assert titles(plan([sc003], (5, 5), [], None)) == [
+        ("quickfix", "Enable DFLASH for `Llava`: forward `set_dflash_layers_to_capture`"),
+        ("quickfix", "Ignore SC003 for this class"),
+        (FIX_ALL_KIND, "Add all missing delegations in this file (spec-contract)"),
+    ]
+    # not declared / not backed / unverifiable Protocol capabilities: forwarding methods would not help
+    declare = finding("SupportsEagle3", code="SC006")
+    not_backed = finding("SupportsEagle3", qualname="m.other.Other", code="SC007")
+    assert titles(plan([declare, not_backed], (5, 5), [], None)) == [
+        ("quickfix", "Declare `SupportsEagle3` on `Llava`"),
+        ("quickfix", "Ignore SC006 for this class"),
+        ("quickfix", "Ignore SC007 for this class"),
+    ]

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from spec_contract.engine.queries import Analysis
-from spec_contract.engine.results import Finding, TextEdit
+from spec_contract.engine.results import Finding, Span, TextEdit
 from spec_contract.engine.rules import BY_CODE
 
 _KIND = {"method": "method", "async_method": "async_method", "property": "property"}
@@ -59,6 +59,32 @@ def delegation_edits(
             continue
         if edit is not None:
             edits.append(edit)
+    return edits
+
+
+def declaration_edits(analysis: Analysis, findings: Iterable[Finding]) -> list[TextEdit]:
+    """For each capability the class does not declare (SC006): the Protocol added to its bases, and imported
+    (the finding's provider is the Protocol class). One edit per file, however many classes it declares."""
+    from spec_contract.engine.protocols import declare_protocol
+    from spec_contract.engine.text import replacement
+
+    by_path: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.code == "SC006":
+            by_path.setdefault(finding.path, []).append(finding)
+    edits = []
+    for path, group in sorted(by_path.items()):
+        source = analysis.source(path)
+        if source is None:
+            continue
+        text = source
+        for finding in group:
+            module, _, protocol = finding.provider.class_name.rpartition(".")
+            text = declare_protocol(text, finding.class_name, module, protocol)
+        change = replacement(source, text)
+        if change is not None:
+            line, col, end_line, end_col, new_text = change
+            edits.append(TextEdit(path, Span(line, col, end_line, end_col), new_text))
     return edits
 
 

@@ -11,6 +11,7 @@ goes through this module.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -34,6 +35,11 @@ class LineIndex:
         self.text = text
         self.starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
 
+    def position(self, offset: int) -> tuple[int, int]:
+        """The (0-based line, code-point column) of an offset."""
+        line = bisect_right(self.starts, offset) - 1
+        return line, offset - self.starts[line]
+
     def offset(self, line: int, col: int) -> int:
         """The offset of a position; a line past the end is the end of the text, a column past the end of
         its line stays on that line (before its line break)."""
@@ -45,6 +51,23 @@ class LineIndex:
         while content_end > start and self.text[content_end - 1] in "\r\n":
             content_end -= 1
         return min(start + max(col, 0), content_end)
+
+
+def replacement(old: str, new: str) -> tuple[int, int, int, int, str] | None:
+    """The one edit that turns ``old`` into ``new``: (line, col, end line, end col) in ``old`` and the text to
+    put there, found from the common start and end; None when they are equal. Whole-file transforms (libcst)
+    then reach editors as a small edit, not a rewrite of the buffer."""
+    if old == new:
+        return None
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < limit - start and old[len(old) - 1 - end] == new[len(new) - 1 - end]:
+        end += 1
+    index = LineIndex(old)
+    return (*index.position(start), *index.position(len(old) - end), new[start:len(new) - end])
 
 
 def apply_edits(text: str, edits) -> str:

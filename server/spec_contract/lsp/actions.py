@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
+from spec_contract.engine.rules import BY_CODE
 from spec_contract.lsp.convert import to_range, uri_of
 from spec_contract.lsp.diagnostics import SOURCE, finding_key
 
@@ -27,7 +28,7 @@ class Planned:
 
     title: str
     kind: str
-    action: str  # "delegate" | "delegateAll" | "fixAll" | "ignore"
+    action: str  # "delegate" | "delegateAll" | "fixAll" | "declare" | "ignore"
     findings: tuple  # engine Findings
     preferred: bool = False
 
@@ -68,6 +69,12 @@ def plan(
     here = [f for f in findings if _intersects(f.span, requested_lines) or tuple(finding_key(f)) in keys]
     planned: list[Planned] = []
     for finding in here:
+        if finding.code == "SC006":  # not declared: the fix is a base class, not a forward
+            planned.append(Planned(
+                title=f"Declare `{finding.member}` on `{finding.class_name}`",
+                kind=types.CodeActionKind.QuickFix.value, action="declare", findings=(finding,), preferred=True))
+        if not BY_CODE[finding.code].forwards:
+            continue
         planned.append(
             Planned(
                 title=_title(finding),
@@ -77,10 +84,12 @@ def plan(
                 preferred=True,
             )
         )
+    forwarding = [f for f in findings if BY_CODE[f.code].forwards]
     by_class: dict[str, list] = {}
     for finding in here:
-        by_class.setdefault(finding.class_qualname, [])
-    for finding in findings:
+        if BY_CODE[finding.code].forwards:
+            by_class.setdefault(finding.class_qualname, [])
+    for finding in forwarding:
         if finding.class_qualname in by_class:
             by_class[finding.class_qualname].append(finding)
     for class_findings in by_class.values():
@@ -106,13 +115,13 @@ def plan(
                 findings=(finding,),
             )
         )
-    if findings:
+    if forwarding:
         planned.append(
             Planned(
                 title=f"Add all missing delegations in this file ({SOURCE})",
                 kind=FIX_ALL_KIND,
                 action="fixAll",
-                findings=tuple(findings),
+                findings=tuple(forwarding),
             )
         )
     return [p for p in planned if kind_allowed(p.kind, only)]
@@ -131,9 +140,11 @@ def engine_edits(analysis, action: str, findings: Sequence) -> list:
     A class the stub generator refuses (its file nests code too deeply, …) gets no edit, and the action
     none: the request still answers, with the other actions.
     """
-    from spec_contract.engine.fix import delegation_edits, suppression_edit
+    from spec_contract.engine.fix import declaration_edits, delegation_edits, suppression_edit
     from spec_contract.engine.stubs import StubError
 
+    if action == "declare":
+        return declaration_edits(analysis, findings)
     if action == "ignore":
         try:
             return [suppression_edit(analysis, findings[0])]

@@ -232,7 +232,7 @@ def register(server: SpecContractServer) -> None:
         if not (
             isinstance(data, dict)
             and isinstance(data.get("uri"), str)
-            and data.get("action") in ("delegate", "delegateAll", "fixAll", "ignore")
+            and data.get("action") in ("delegate", "delegateAll", "fixAll", "declare", "ignore")
             and isinstance(data.get("findings"), list)
         ):
             raise JsonRpcInvalidParams(message="codeAction/resolve: this code action was not made by spec-contract")
