@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from spec_contract.engine.summary import CallFlow, Chain, FunctionFlow, Use
 from spec_contract.engine.syntax import Lines, chain_of, dotted
@@ -20,14 +21,17 @@ Fact = tuple[str, str]  # (receiver chain as dotted text, member); ("*", "*") fo
 Gate = tuple[str, str, tuple[str, ...], int]
 # Calls whose value is an environment variable: a test on one marks a rarely taken path (flags default off)
 _ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_env_var"})
+# Names a test must hold for it to vouch for members (guards, gates, fallbacks) or to be a rare condition
+_VOUCHING = frozenset({"hasattr", "getattr", "callable", "isinstance"})
+_RARE_WORDS = _ENV_READERS | {"envs", "environ", "model_type", "architectures", "isinstance"}
 _TRY = frozenset(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
 _MATCH = getattr(ast, "Match", None)
 
 
-@dataclass(frozen=True)
-class _Context:
+class _Context(NamedTuple):
     """What holds where a statement runs: guards, capability gates passed, members known absent, and the
-    names and rare condition of the enclosing tests."""
+    names and rare condition of the enclosing tests. (A named tuple: a new one is made for every branch,
+    and ``_replace`` is several times cheaper than ``dataclasses.replace``.)"""
 
     facts: frozenset[Fact] = frozenset()
     conditions: frozenset[str] = frozenset()
@@ -40,24 +44,24 @@ class _Context:
     def add(self, facts: frozenset[Fact] = frozenset(), conditions: frozenset[str] = frozenset()) -> "_Context":
         if not facts and not conditions:
             return self
-        return replace(self, facts=self.facts | facts, conditions=self.conditions | conditions)
+        return self._replace(facts=self.facts | facts, conditions=self.conditions | conditions)
 
     def passed(self, gates: frozenset[Gate]) -> "_Context":
-        return replace(self, gates=self.gates | gates) if gates else self
+        return self._replace(gates=self.gates | gates) if gates else self
 
     def without(self, absent: frozenset[Fact]) -> "_Context":
-        return replace(self, absent=self.absent | absent) if absent else self
+        return self._replace(absent=self.absent | absent) if absent else self
 
-    def taking(self, test: ast.expr, branch: bool) -> "_Context":
-        """The context of one branch of ``test``: its names count as taken in the true branch of a plain test
-        and in the false branch of a negated one (``if not is_eagle3(): …``)."""
+    def taking(self, test: ast.expr, branch: bool, names: frozenset[str]) -> "_Context":
+        """The context of one branch of ``test`` (whose names are ``names``): they count as taken in the true
+        branch of a plain test and in the false branch of a negated one (``if not is_eagle3(): …``)."""
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-        return replace(self, taken=self.taken | _names(test)) if branch != negated else self
+        return self._replace(taken=self.taken | names) if branch != negated and names else self
 
     def under(self, condition: str | None, classes: tuple[str, ...] = ()) -> "_Context":
         if not condition or self.condition:
             return self
-        return replace(self, condition=condition, condition_classes=classes)
+        return self._replace(condition=condition, condition_classes=classes)
 
 
 @dataclass
@@ -155,7 +159,9 @@ class _FlowBuilder:
         return ctx
 
     def _if(self, stmt: ast.If, ctx: _Context) -> _Context:
-        chain = _gate_chain(stmt)
+        names = _names(stmt.test)
+        vouching = not names.isdisjoint(_VOUCHING)  # most tests name no hasattr/getattr: nothing to derive
+        chain = _gate_chain(stmt) if vouching else None
         if chain is not None:  # ``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``
             members: dict[str, set[str]] = {}
             for test, _ in chain:
@@ -164,18 +170,20 @@ class _FlowBuilder:
             names = frozenset()
             for test, body in chain:
                 self.expr(test, ctx)
-                names |= _names(test)
+                test_names = _names(test)
+                names |= test_names
                 positive = _facts(test)[0]
                 gates = frozenset((r, m, tuple(sorted(members[r])), stmt.lineno - 1) for r, m in positive)
-                self.block(body, ctx.add(positive, names).passed(gates).taking(test, True))
+                self.block(body, ctx.add(positive, names).passed(gates).taking(test, True, test_names))
             self.block(_last_else(stmt), ctx.add(conditions=names))
             return ctx
         self.expr(stmt.test, ctx)
-        positive, negative = _facts(stmt.test)
-        absent_if_true, absent_if_false = _absent(stmt.test)
-        names = _names(stmt.test)
-        rare = _rare_condition(stmt.test, self.lines, self.predicates)
-        body_ctx = ctx.add(positive, names).without(absent_if_true).taking(stmt.test, True)
+        positive, negative = _facts(stmt.test) if vouching else (frozenset(), frozenset())
+        absent_if_true, absent_if_false = _absent(stmt.test) if vouching else (frozenset(), frozenset())
+        rare = None
+        if not names.isdisjoint(_RARE_WORDS) or not names.isdisjoint(self.predicates):
+            rare = _rare_condition(stmt.test, self.lines, self.predicates)
+        body_ctx = ctx.add(positive, names).without(absent_if_true).taking(stmt.test, True, names)
         if rare is not None and rare[1]:
             body_ctx = body_ctx.under(rare[0], _config_classes(stmt.test))
         self.block(stmt.body, body_ctx)
@@ -184,7 +192,8 @@ class _FlowBuilder:
             self._gate_optional_reads(stmt.test)
         # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it, it
         # sits behind a capability gate.
-        else_ctx = ctx.add(frozenset() if raises else negative, names).without(absent_if_false).taking(stmt.test, False)
+        else_ctx = (ctx.add(frozenset() if raises else negative, names).without(absent_if_false)
+                    .taking(stmt.test, False, names))
         if rare is not None and not rare[1]:
             else_ctx = else_ctx.under(rare[0])
         if raises:
