@@ -10,7 +10,7 @@ message is the point.
 from __future__ import annotations
 
 import pytest
-from engine_trees import analyze, make_tree
+from engine_trees import EAGLE_WORKER, analyze, make_tree
 
 from spec_contract.engine.check import algorithm_status
 from spec_contract.engine.config import ConfigError
@@ -323,13 +323,12 @@ def test_a_model_type_test_makes_the_use_a_rare_condition_and_its_else_branch_st
 
 # roles ----------------------------------------------------------------------------------------------------
 
-EAGLE_WORKER = """
+# An EAGLE worker that uses only the target's get_embed_and_head (the resolution shapes below need no more)
+TARGET_ONLY_WORKER = """
     class EAGLEWorker:
-        def __init__(self, target_worker, draft_model_runner):
+        def __init__(self, target_worker):
             self.target_worker = target_worker
-            self.draft_model_runner = draft_model_runner
-            embed, head = self.target_worker.model_runner.model.get_embed_and_head()
-            self.draft_model_runner.model.set_embed_and_head(embed, head)
+            self.target_worker.model_runner.model.get_embed_and_head()
 """
 
 
@@ -459,12 +458,7 @@ SHELL = """
 
 
 def test_a_getattr_shell_over_a_dict_of_version_classes_lacks_what_one_version_lacks(tmp_path):
-    worker = """
-        class EAGLEWorker:
-            def __init__(self, target_worker):
-                self.target_worker = target_worker
-                self.target_worker.model_runner.model.get_embed_and_head()
-    """
+    worker = TARGET_ONLY_WORKER
     root = tree(tmp_path, {EAGLE: worker, "pkg/models/shell.py": SHELL})
     found = sorted((f.class_name, f.code, f.member, f.delegate, f.inner_class) for f in analyze(root).findings)
     # V1 lacks it though its llm has it: a shell built for version 1 crashes; the forward goes past the shell
@@ -495,24 +489,14 @@ def test_a_subclass_passing_its_own_class_default_to_super_init_has_that_inner(t
 
         EntryClass = [VLBase, VLMoe]
     """
-    worker = """
-        class EAGLEWorker:
-            def __init__(self, target_worker):
-                self.target_worker = target_worker
-                self.target_worker.model_runner.model.get_embed_and_head()
-    """
+    worker = TARGET_ONLY_WORKER
     root = tree(tmp_path, {EAGLE: worker, "pkg/models/vl.py": models})
     found = [(f.class_name, f.code, f.member, f.inner_class) for f in analyze(root).findings]
     assert found == [("VLMoe", "SC001", "get_embed_and_head", "MoeTextModel")]
 
 
 def test_fixing_a_base_and_its_registered_subclass_together_forwards_once_in_the_base(tmp_path):
-    worker = """
-        class EAGLEWorker:
-            def __init__(self, target_worker):
-                self.target_worker = target_worker
-                self.target_worker.model_runner.model.get_embed_and_head()
-    """
+    worker = TARGET_ONLY_WORKER
     root = tree(tmp_path, {EAGLE: worker, "pkg/models/shell.py": SHELL})
     analysis = analyze(root)
     assert sorted(f.class_name for f in analysis.findings) == ["Shell", "ShellV2"]
