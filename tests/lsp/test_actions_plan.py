@@ -9,7 +9,7 @@ from spec_contract.lsp.convert import lines_of
 
 
 def finding(member, qualname="m.llava.Llava", line=5, code="SC001"):
-    site = CallSite("/w/eagle.py", Span(10, 8, 10, 20), "target", member, "x.m()", False, True, "W.f")
+    site = CallSite("/w/eagle.py", Span(10, 8, 10, 20), "target", member, "x.m()", False, True)
     return Finding(
         code=code, severity="error", path="/w/llava.py", span=Span(line, 6, line, 11), class_name=qualname.split(".")[-1],
         class_qualname=qualname, member=member, roles=("target",), delegate="language_model",

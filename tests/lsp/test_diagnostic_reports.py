@@ -33,7 +33,7 @@ SOURCES = {WRAPPER: "class Wrapper:\n    pass\n", "/w/eagle.py": "x\n" * 20, "/w
 
 
 def finding(member="get_embed_and_head", severity="error"):
-    site = CallSite("/w/eagle.py", Span(10, 8, 10, 20), "target", member, "x.m()", False, True, "W.f")
+    site = CallSite("/w/eagle.py", Span(10, 8, 10, 20), "target", member, "x.m()", False, True)
     return Finding(
         code="SC001", severity=severity, path=WRAPPER, span=Span(0, 6, 0, 13), class_name="Wrapper",
         class_qualname="m.Wrapper", member=member, roles=("target",), delegate="language_model",

@@ -54,7 +54,6 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     qualname = f"{outer}.{node.name}" if outer else node.name
     members: dict[str, Member] = {}
     delegates: list[Delegate] = []
-    aliases: list[tuple[str, str]] = []
     getattr_forward: str | None = None
     instance_attrs: dict[str, Member] = {}
     factories: list[tuple[str, tuple[Chain, ...]]] = []
@@ -71,9 +70,6 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
                 continue
             if decorators & _PROPERTY_DECORATORS:
                 members.setdefault(stmt.name, Member(stmt.name, "property", span))
-                returned = _returned_self_attr(stmt)
-                if returned:
-                    aliases.append((stmt.name, returned))
             else:
                 kind = "async_method" if isinstance(stmt, ast.AsyncFunctionDef) else "method"
                 low, high = _arg_bounds(stmt, drop_first="staticmethod" not in decorators)
@@ -118,7 +114,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     bases = tuple(c for c in (chain_of(b) for b in node.bases) if c is not None)
     out.append(ClassSummary(
         name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
-        members=tuple(members.values()), delegates=tuple(delegates), attr_aliases=tuple(aliases),
+        members=tuple(members.values()), delegates=tuple(delegates),
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
         param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs), config=config,
     ))
@@ -360,15 +356,6 @@ def _returned_constructors(statements: list[ast.stmt]) -> tuple[Chain, ...]:
                         and chain[-1][:1].isupper():  # a class being instantiated, by naming convention
                     returned.append(chain)
     return tuple(dict.fromkeys(returned))
-
-
-def _returned_self_attr(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-        chain = chain_of(body[0].value)
-        if chain and len(chain) >= 2 and chain[0] == "self" and "()" not in chain and "[]" not in chain:
-            return ".".join(chain[1:])
-    return None
 
 
 def _getattr_target(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

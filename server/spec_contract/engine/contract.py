@@ -343,7 +343,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
             for role in sorted(roles):
                 sites[(role, use.member)].append(CallSite(
                     path=path, span=use.span, role=role, member=use.member, text=use.text,
-                    guarded=use.guarded, is_call=use.is_call, function=fn.qualname, arity=use.arity,
+                    guarded=use.guarded, is_call=use.is_call, arity=use.arity,
                     gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=use.condition,
                     condition_classes=use.condition_classes,
                     algorithm=algorithm_of(config, path, use.taken), unless=roles[role]))

@@ -84,7 +84,7 @@ def _check_sites(path: str, text: str, check: str) -> list[CallSite]:
         if match and not stripped.startswith(("def ", "from ", "import ", "#")):
             span = Span(number, match.start(), number, match.start() + len(check))
             sites.append(CallSite(path=path, span=span, role="target", member=check, text=stripped,
-                                  guarded=False, is_call=True, function=""))
+                                  guarded=False, is_call=True))
     return sites
 
 

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-ROLES = ("target", "draft")
-
-
 @dataclass(frozen=True, order=True)
 class Span:
     """A range in a file: ``(line, col)`` to ``(end_line, end_col)``, 0-based, code-point columns."""
@@ -39,7 +36,6 @@ class CallSite:
     text: str  # the source line, stripped, for hover and reports
     guarded: bool  # dominated by hasattr / getattr(..., None) / except AttributeError on the same name
     is_call: bool  # ``m.x(...)``; False for attribute reads such as ``m.hot_token_id``
-    function: str  # qualified name of the enclosing function, e.g. "EAGLEWorker.__init__"
     arity: int | None = None  # positional arguments passed, when the call has no */** unpacking
     gate: tuple[str, ...] = ()  # the capability gate this use sits behind: its members (any one suffices)
     gate_line: int | None = None  # 0-based line of that gate's test, in the same file

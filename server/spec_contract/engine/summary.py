@@ -61,7 +61,6 @@ class ClassSummary:
     bases: tuple[Chain, ...]
     members: tuple[Member, ...]
     delegates: tuple[Delegate, ...]
-    attr_aliases: tuple[tuple[str, str], ...]  # property ``model`` returning ``self.language_model``
     getattr_forward: str | None  # "" when ``__getattr__`` forwards to something unknown, attr name if known
     factories: tuple[tuple[str, tuple[Chain, ...]], ...]  # method → classes it returns instances of (``init_llm``)
     suppressed: frozenset[str]  # codes from ``# spec-contract: ignore[...]``; "*" for a bare ignore
