@@ -84,7 +84,7 @@ def main() -> int:
                                       "initializationOptions": {"debounce": 0}}, timeout=60)
         client.notify("initialized", {})
         fixed_files, diagnostics_seen, unparsable = 0, 0, []
-        for rel, findings in sorted(by_file.items()):
+        for rel, _findings in sorted(by_file.items()):
             path = scratch / rel
             uri = path.as_uri()
             text = path.read_text(encoding="utf-8")

@@ -60,7 +60,7 @@ def parse_all(data: list[bytes]) -> tuple[float, int]:
     return time.perf_counter() - started, failed
 
 
-def one_process_cold(tree: Path) -> tuple["Analysis", float, float]:
+def one_process_cold(tree: Path) -> tuple[Analysis, float, float]:
     """A cold analysis in this process alone (``SPEC_CONTRACT_JOBS=1``, no cache): the analysis, its CPU
     seconds, and how many of them went to ``ast.parse`` (every parse the engine does goes through it)."""
     from spec_contract.engine.config import load_config
@@ -92,7 +92,7 @@ def one_process_cold(tree: Path) -> tuple["Analysis", float, float]:
             os.environ["SPEC_CONTRACT_JOBS"] = jobs
 
 
-def parse_floor(tree: Path, analysis: "Analysis") -> tuple[float, float, int, int]:
+def parse_floor(tree: Path, analysis: Analysis) -> tuple[float, float, int, int]:
     """What a cold check cannot do without, timed in this process: ``ast.parse`` of every worker file and of
     every registered model class statement (the classes a check reports on: each must be parsed whole to
     know its members). Returns (seconds, megabytes, worker files, classes); the files the check follows
@@ -158,7 +158,10 @@ class Table:
     def render(self) -> str:
         header = ("figure", "value", "ratio", "goal", "pass/fail")
         widths = [max(len(row[i]) for row in [header, *self.rows]) for i in range(5)]
-        line = lambda row: "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+
+        def line(row) -> str:
+            return "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+
         return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, self.rows)])
 
 

@@ -11,8 +11,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
 # As the shipped editor configurations start it: `-I` keeps the working directory (the user's workspace) off
 # sys.path, so nothing there can shadow a module of the server or of the standard library.
@@ -154,7 +155,7 @@ class RawServer:
                 self.process.wait()
         self._reader.join(timeout=30)
 
-    def __enter__(self) -> "RawServer":
+    def __enter__(self) -> RawServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:

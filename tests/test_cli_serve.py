@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from framing import SERVER, frame
 
 # pip puts the script next to the interpreter (or, for a user install, somewhere on PATH)

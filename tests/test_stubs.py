@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from spec_contract.engine.results import TextEdit
 from spec_contract.engine.stubs import Delegation, StubError, delegation_edit, suppression_edit
 from spec_contract.engine.text import apply_edits

@@ -369,7 +369,8 @@ def _baseline(args: argparse.Namespace, targets: list[_Target], analyses: tuple)
             loaded[file] = baseline.load(file)
         root = target.found.root
         match = loaded[file].match(analysis.findings,
-                                   lambda rel: target.covers(str(root / rel)) if rel else target.whole)
+                                   lambda rel, target=target, root=root: target.covers(str(root / rel)) if rel
+                                   else target.whole)
         covered |= match.baselined
         stale += match.stale
     return frozenset(covered), tuple(stale)

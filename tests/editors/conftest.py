@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from hostile_workspace import plant_markers, ran
 
 HERE = Path(__file__).resolve().parent

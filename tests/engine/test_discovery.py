@@ -13,11 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
+from engine_trees import EAGLE_WORKER, LLAMA, make_tree
 from spec_contract.engine.config import ConfigError, load_config
 from spec_contract.engine.discovery import find_project
-
-from engine_trees import EAGLE_WORKER, LLAMA, make_tree
 
 PROFILE = load_config(None)
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from engine_trees import CLEAN_WRAPPER, EAGLE_WORKER, LLAMA, base_tree, make_tree
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from spec_contract.engine.config import ConfigError, load_config
-
 from engine_trees import WORKER, analyze, base_tree, findings, make_tree
+from spec_contract.engine.config import ConfigError, load_config
 
 WRAPPER = {"pkg/models/llava.py": """
     from pkg.models.llama import LlamaForCausalLM

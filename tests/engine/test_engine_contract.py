@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 from engine_trees import WORKER, analyze, base_tree, contract, line_of
-
 from spec_contract.engine.config import ConfigError
 
 BARE_WRAPPER = {"pkg/models/llava.py": """

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 import time
 
+from engine_trees import LLAMA, WORKER, base_tree, contract, findings
 from spec_contract.engine import project as project_module
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
-
-from engine_trees import LLAMA, WORKER, base_tree, contract, findings
 
 WRAPPER_PATH = "pkg/models/llava.py"
 WRAPPER = """\

@@ -3,10 +3,9 @@ guards and flow that real wrappers and workers use."""
 
 from __future__ import annotations
 
+from engine_trees import WORKER, analyze, base_tree, contract, findings, line_of
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
-
-from engine_trees import WORKER, analyze, base_tree, contract, findings, line_of
 
 TARGET_SITE = (WORKER, 5, False)
 DRAFT_SITE = (WORKER, 6, False)

@@ -7,7 +7,6 @@ name reaches the wrapper's module and where the members live in the class hierar
 from __future__ import annotations
 
 import pytest
-
 from engine_trees import EAGLE_WORKER, LLAMA, WORKER, analyze, base_tree, findings, make_tree
 
 DRAFT_SITE = (WORKER, 6, False)

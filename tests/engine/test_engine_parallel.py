@@ -9,15 +9,13 @@ import threading
 from pathlib import Path
 
 import pytest
-
+from engine_trees import base_tree, contract, findings
 from spec_contract.engine import parallel
 from spec_contract.engine import project as project_module
 from spec_contract.engine.config import load_config
 from spec_contract.engine.files import text_digest
 from spec_contract.engine.parallel import ScanJob, scan_all
 from spec_contract.engine.project import Project
-
-from engine_trees import base_tree, contract, findings
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import pytest
 from engine_trees import EAGLE_WORKER, analyze, make_tree
-
 from spec_contract.engine.check import algorithm_status
 from spec_contract.engine.config import ConfigError
 from spec_contract.engine.fix import delegation_edits

@@ -12,7 +12,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from spec_contract.engine import scan as scan_module
 from spec_contract.engine import statements as statements_module
 from spec_contract.engine.scan import StatementMemo, scan

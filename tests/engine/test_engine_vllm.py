@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from engine_trees import analyze, make_tree
-
 from spec_contract.engine.config import ConfigError, load_config
 from spec_contract.engine.fix import delegation_edits
 from spec_contract.engine.protocols import declare_protocol

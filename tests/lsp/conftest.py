@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
-
 from lsp_harness import CLIENTS, make_client
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "examples" / "demo"

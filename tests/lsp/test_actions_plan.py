@@ -2,7 +2,6 @@
 
 from lsprotocol import types
 from pygls.workspace import PositionCodec
-
 from spec_contract.engine.results import CallSite, Finding, Provider, Span, TextEdit
 from spec_contract.lsp.actions import FIX_ALL_KIND, find, kind_allowed, plan, workspace_edit
 from spec_contract.lsp.convert import lines_of

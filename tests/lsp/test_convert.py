@@ -3,7 +3,6 @@
 import pytest
 from lsprotocol import types
 from pygls.workspace import PositionCodec
-
 from spec_contract.engine.results import Span
 from spec_contract.lsp.convert import SourceLines, from_position, lines_of, path_of, to_range, uri_of
 
@@ -13,7 +12,7 @@ LINES = lines_of(TEXT)
 
 @pytest.mark.parametrize(
     ("encoding", "start", "end"),
-    [("utf-8", 6, 6 + len("Ünïcode😀Wrapper".encode("utf-8"))),
+    [("utf-8", 6, 6 + len("Ünïcode😀Wrapper".encode())),
      ("utf-16", 6, 6 + len("Ünïcode😀Wrapper".encode("utf-16-le")) // 2),
      ("utf-32", 6, 6 + len("Ünïcode😀Wrapper"))],
 )

@@ -5,7 +5,6 @@ from pathlib import Path
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.workspace import PositionCodec
-
 from spec_contract.engine.results import CallSite, Finding, Provider, Span
 from spec_contract.lsp.convert import SourceLines
 from spec_contract.lsp.diagnostics import compute_reports, document_report, to_diagnostic, workspace_items

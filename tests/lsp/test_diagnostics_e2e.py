@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import shutil
 
-from lsprotocol import types
-
 from lsp_harness import (
     diagnostics_now,
     indexed_diagnostics,
@@ -19,6 +17,7 @@ from lsp_harness import (
     until,
     wait_for_diagnostics,
 )
+from lsprotocol import types
 
 EXPECTED = ["get_embed_and_head", "set_eagle3_layers_to_capture"]
 

@@ -7,9 +7,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from lsprotocol import types
-
 from lsp_harness import TIMEOUT, diagnostics_now, initialize, members, open_document, until
+from lsprotocol import types
 
 LLAVA = "minisgl/models/llava.py"
 EXPECTED = ["get_embed_and_head", "set_eagle3_layers_to_capture"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from lsprotocol import types
-
 from lsp_harness import (
     ENCODINGS,
     apply_edits,
@@ -18,6 +16,7 @@ from lsp_harness import (
     replace_document,
     wait_for_diagnostics,
 )
+from lsprotocol import types
 
 WORKER_LINE = 10  # embed, head = self.target_worker.model_runner.model.get_embed_and_head()
 

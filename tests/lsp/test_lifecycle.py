@@ -10,10 +10,9 @@ import subprocess
 import sys
 import time
 
-from lsprotocol import types
-
 from framing import SERVER, frame, initialize_params, read_message
 from lsp_harness import ENCODINGS, initialize, until
+from lsprotocol import types
 
 
 async def test_capabilities_follow_the_client(client, demo):

@@ -11,11 +11,10 @@ import os
 import shutil
 
 import pytest_lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
-from lsprotocol import types
-
 from conftest import DEMO, SERVER_COMMAND, as_editor
 from lsp_harness import initialize, make_client, members, open_document, until
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 COPIES = 120  # with the worker: over twice MIN_PER_PROCESS["files"], so two processes scan on two cores
 

@@ -6,10 +6,9 @@ import subprocess
 import sys
 
 import pytest
+from lsp_harness import initialize, is_pull, members, open_document, pull, settle, until, wait_for_diagnostics
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-
-from lsp_harness import initialize, is_pull, members, open_document, pull, settle, until, wait_for_diagnostics
 
 
 async def test_file_changed_on_disk_updates_the_wrapper(client, demo):

@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from spec_contract.engine.cache import RESULT_KEYS, SummaryCache, decode_entry, encode_entry
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project

@@ -24,7 +24,6 @@ import difflib
 import io
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,7 +41,6 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))  # the end-to-end tests' client helpers
 from lsp_harness import initialize, make_client  # noqa: E402
-
 from spec_contract import cli  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")  # generated code is full of them

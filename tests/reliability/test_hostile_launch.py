@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from framing import RawServer
 from hostile_workspace import plant_markers, ran
 

@@ -21,7 +21,6 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))  # the end-to-end tests' client helpers
 from lsp_harness import diagnostics_now, initialize, make_client, open_document, until  # noqa: E402
-
 from spec_contract.engine.config import load_config  # noqa: E402
 from spec_contract.engine.project import Project  # noqa: E402
 
@@ -317,7 +316,7 @@ def test_the_engine_package_answers_for_its_imports_whatever_its_folder_is_calle
         ("SC001", "get_embed_and_head"), ("SC005", "set_embed_and_head")]
     assert reference[2] == ()
     renamed = write(tmp_path / "renamed" / "sglang_v059", ENGINE_TREE)
-    vendored = write(tmp_path / "vendored" / "third_party" / "sglang", ENGINE_TREE)
+    write(tmp_path / "vendored" / "third_party" / "sglang", ENGINE_TREE)
     (tmp_path / "vendored" / "third_party" / "__init__.py").write_text("")
     assert findings_and_contract(renamed) == reference
     assert findings_and_contract(tmp_path / "vendored") == reference

@@ -11,12 +11,12 @@ from __future__ import annotations
 import io
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
-
 from framing import RawServer, frame
 from spec_contract.lsp.framing import LINE_LIMIT, FrameReader
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from hostile_workspace import plant_markers
 
 REPO = Path(__file__).resolve().parents[2]

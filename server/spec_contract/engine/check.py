@@ -403,7 +403,7 @@ def _missing_capability(key: ClassKey, cls: ClassSummary, path: str, gate: _Gate
     message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}), so the engine refuses "
                f"{refused} for it at its check in {rel(first.path)}:{line + 1}")
     if also:
-        message += f"; past that check it also needs " + _and([f"`{f.member}`" for f in also])
+        message += "; past that check it also needs " + _and([f"`{f.member}`" for f in also])
     sites = tuple(gate.sites) + tuple(site for found in gate.behind.values() for site in found)
     return Finding(
         code="SC003", severity=config.severity["SC003"], path=path, span=cls.span, class_name=cls.name,

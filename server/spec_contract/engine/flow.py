@@ -41,24 +41,24 @@ class _Context(NamedTuple):
     condition_classes: tuple[str, ...] = ()  # the config classes an ``isinstance`` condition asks for
     taken: frozenset[str] = frozenset()  # names of the enclosing tests whose *true* branch this is
 
-    def add(self, facts: frozenset[Fact] = frozenset(), conditions: frozenset[str] = frozenset()) -> "_Context":
+    def add(self, facts: frozenset[Fact] = frozenset(), conditions: frozenset[str] = frozenset()) -> _Context:
         if not facts and not conditions:
             return self
         return self._replace(facts=self.facts | facts, conditions=self.conditions | conditions)
 
-    def passed(self, gates: frozenset[Gate]) -> "_Context":
+    def passed(self, gates: frozenset[Gate]) -> _Context:
         return self._replace(gates=self.gates | gates) if gates else self
 
-    def without(self, absent: frozenset[Fact]) -> "_Context":
+    def without(self, absent: frozenset[Fact]) -> _Context:
         return self._replace(absent=self.absent | absent) if absent else self
 
-    def taking(self, test: ast.expr, branch: bool, names: frozenset[str]) -> "_Context":
+    def taking(self, test: ast.expr, branch: bool, names: frozenset[str]) -> _Context:
         """The context of one branch of ``test`` (whose names are ``names``): they count as taken in the true
         branch of a plain test and in the false branch of a negated one (``if not is_eagle3(): …``)."""
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         return self._replace(taken=self.taken | names) if branch != negated and names else self
 
-    def under(self, condition: str | None, classes: tuple[str, ...] = ()) -> "_Context":
+    def under(self, condition: str | None, classes: tuple[str, ...] = ()) -> _Context:
         if not condition or self.condition:
             return self
         return self._replace(condition=condition, condition_classes=classes)

@@ -78,7 +78,7 @@ def _fork_safe() -> bool:
     return sys.platform == "linux" and threading.active_count() == 1
 
 
-def _context() -> "multiprocessing.context.BaseContext":
+def _context() -> multiprocessing.context.BaseContext:
     """fork is the cheapest start; where it is unsafe a fork server, started fresh, forks the workers; and
     where there is no fork server (Windows), workers are spawned."""
     import multiprocessing
@@ -145,7 +145,7 @@ def _received(process: Any, receiver: Any) -> Any:
 
 
 def _shared(count: int, work: Callable[[int], T], processes: int,
-            context: "multiprocessing.context.BaseContext | None", report: Callable[[], Any] | None = None,
+            context: multiprocessing.context.BaseContext | None, report: Callable[[], Any] | None = None,
             reports: list | None = None) -> Iterator[tuple[int, T]]:
     """``(i, work(i))`` for every item, done by ``processes`` processes (this one included).
 

@@ -23,8 +23,16 @@ from spec_contract.engine.cache import SummaryCache
 from spec_contract.engine.check import check_class, registered_classes
 from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.contract import derive_contract
-from spec_contract.engine.files import (SourceFile, decode, discover, glob_match, read_bytes, relative_to,
-                                        source_for, text_digest)
+from spec_contract.engine.files import (
+    SourceFile,
+    decode,
+    discover,
+    glob_match,
+    read_bytes,
+    relative_to,
+    source_for,
+    text_digest,
+)
 from spec_contract.engine.parallel import ScanJob, map_forked, processes_for, scan_all
 from spec_contract.engine.protocols import GatedCapability, capability_findings, gated_capabilities
 from spec_contract.engine.queries import Analysis
@@ -33,7 +41,6 @@ from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.scan import StatementMemo, moved_by, scan
 from spec_contract.engine.summary import ModuleSummary
-
 
 _RACY_NS = 2_000_000_000  # a file written this shortly before it was read may change again unseen (see _save)
 
@@ -94,7 +101,7 @@ class Stats:
     def files_skipped(self) -> Counter:
         return Counter(self.skipped.values())
 
-    def add(self, other: "Stats") -> None:
+    def add(self, other: Stats) -> None:
         self.parsed |= other.parsed
         self.from_cache |= other.from_cache
         self.skipped.update(other.skipped)
@@ -406,7 +413,7 @@ class Project:
                 self._checked = {}  # every class is checked against the contract: check them all again
             self._contract = (contract, modules)
 
-    def _unread(self, layout: "_Layout") -> dict[str, str]:
+    def _unread(self, layout: _Layout) -> dict[str, str]:
         """What this analysis needed and could not read: directories the walk could not list, and worker or
         model files that could not be opened (a file that is binary or not a regular file was read, and is
         only skipped)."""
@@ -417,7 +424,7 @@ class Project:
                 unread[path] = "cannot be read"
         return unread
 
-    def _lay_out(self) -> "_Layout":
+    def _lay_out(self) -> _Layout:
         """Walk the tree and sort its files into workers and models (done again only when files come or go)."""
         unlisted: dict[str, str] = {}
         files = discover(self.root, self.config.include, self.config.exclude, unlisted)
@@ -500,7 +507,7 @@ class Project:
                 self._digests[path] = self._text(path)[1]
         return self._digests[path]
 
-    def _model_registry(self, layout: "_Layout") -> ModelRegistry | None:
+    def _model_registry(self, layout: _Layout) -> ModelRegistry | None:
         """The engine's model registry when the profile reads one (``registry-files``) and the tree has it;
         read again only when a registry file's text changed, and then every class is checked again (what
         an architecture name builds, and which classes are registered, may have changed)."""
@@ -517,7 +524,7 @@ class Project:
             self._registry = build_registry(texts, self.config.registry_tables, self.config.engine_package, digest)
         return self._registry
 
-    def _registry_classes(self, registry: ModelRegistry, index: Index, layout: "_Layout",
+    def _registry_classes(self, registry: ModelRegistry, index: Index, layout: _Layout,
                           focus: frozenset[str] | None) -> list[ClassKey]:
         """The registered classes, where they are defined: a registry entry may name a package that picks
         its class per platform and re-exports it (then each platform's class is checked)."""
@@ -568,11 +575,11 @@ class Project:
         return names
 
     # the persistent results ------------------------------------------------------------------------
-    def _results_key(self, layout: "_Layout") -> str:
+    def _results_key(self, layout: _Layout) -> str:
         config = json.dumps(asdict(self.config), sort_keys=True, default=sorted)  # sets sorted: stable across runs
         return text_digest(f"{self.root}\0{config}\0{layout.fingerprint}")
 
-    def _save(self, layout: "_Layout") -> None:
+    def _save(self, layout: _Layout) -> None:
         """Keep the contract and each class's findings, with the digests of what they read, for the next run."""
         modules = set(self._contract[1]) if self._contract else set()
         for _, read in self._checked.values():
@@ -592,7 +599,7 @@ class Project:
         })
         self._unsaved = False
 
-    def _restore(self, layout: "_Layout") -> set[str]:
+    def _restore(self, layout: _Layout) -> set[str]:
         """Start from the last run's results; returns the modules whose text changed since."""
         saved = self._cache.get_results(self._results_key(layout)) if self._cache is not None else None
         if not saved:

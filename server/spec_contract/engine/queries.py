@@ -56,7 +56,7 @@ class Analysis:
     models: tuple[SourceFile, ...]  # the model files (hover and go-to-implementation look there)
     index: Index
     config: Config
-    stats: "Stats"
+    stats: Stats
     problems: dict[str, str]  # path → why its current text was not used (syntax error, binary, …)
     overlays: dict[str, str]
     relative: Callable[[str], str]

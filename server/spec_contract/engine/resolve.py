@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from spec_contract.engine.files import SourceFile
 from spec_contract.engine.classes import ARCHITECTURE, REGISTRY
+from spec_contract.engine.files import SourceFile
 from spec_contract.engine.summary import Chain, ClassSummary, ImportBinding, Member, ModuleSummary
 
 _MAX_DEPTH = 12
@@ -509,8 +509,8 @@ class Index:
             if cls is None:
                 continue
             for delegate in cls.delegates:
-                source, callee = self._default_for(key, owner, delegate)
-                for module, callee in self._constructed(key, source, callee):
+                source, chain = self._default_for(key, owner, delegate)
+                for module, callee in self._constructed(key, source, chain):
                     inner = self.resolve_class(module, callee)
                     if inner is not None and inner != key and inner not in out.setdefault(delegate.attr, []):
                         out[delegate.attr].append(inner)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+
 @dataclass(frozen=True, order=True)
 class Span:
     """A range in a file: ``(line, col)`` to ``(end_line, end_col)``, 0-based, code-point columns."""
@@ -20,7 +21,7 @@ class Span:
     end_line: int
     end_col: int
 
-    def moved(self, first: int, lines: int) -> "Span":
+    def moved(self, first: int, lines: int) -> Span:
         """This span moved down by ``lines`` (up when negative) if it starts at line ``first`` or below."""
         return Span(self.line + lines, self.col, self.end_line + lines, self.end_col) if self.line >= first else self
 

@@ -16,10 +16,23 @@ from typing import TypeVar
 
 from spec_contract.engine.classes import nested_statements, summarise_class
 from spec_contract.engine.flow import function_flow
-from spec_contract.engine.statements import (CLASS_STATEMENT, error_message, import_words, parse_at,
-                                             parse_by_member, top_level)
-from spec_contract.engine.summary import (Chain, ClassSummary, DeferredClass, FunctionFlow, ImportBinding,
-                                          ModuleSummary, ParsedClass)
+from spec_contract.engine.statements import (
+    CLASS_STATEMENT,
+    error_message,
+    import_words,
+    parse_at,
+    parse_by_member,
+    top_level,
+)
+from spec_contract.engine.summary import (
+    Chain,
+    ClassSummary,
+    DeferredClass,
+    FunctionFlow,
+    ImportBinding,
+    ModuleSummary,
+    ParsedClass,
+)
 from spec_contract.engine.syntax import Lines, chain_of
 from spec_contract.engine.text import LINE_BREAK
 

@@ -166,7 +166,7 @@ class ModuleSummary:
     _parsed: dict[int, ParsedClass] = field(
         default_factory=dict, init=False, compare=False, repr=False)
 
-    def moved(self, path: str, module: str) -> "ModuleSummary":
+    def moved(self, path: str, module: str) -> ModuleSummary:
         """This summary for another file of the same text (a cache hit), with the classes parsed so far."""
         copy = replace(self, path=path, module=module)
         copy._parsed.update(self._parsed)

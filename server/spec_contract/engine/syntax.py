@@ -26,7 +26,7 @@ class Lines:
         return split_lines(self._text)
 
     @classmethod
-    def of_statement(cls, deferred: DeferredClass) -> "Lines":
+    def of_statement(cls, deferred: DeferredClass) -> Lines:
         """The lines a deferred statement's spans and suppression comment read, at their places in the file."""
         lines = cls("")
         above = [""] * (deferred.first_line - 1) + [deferred.line_above] if deferred.first_line else []

@@ -20,9 +20,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
 MAX_CONTENT_LENGTH = 256 * 1024 * 1024  # far above any real message (a whole large file in didOpen is a few MB)
 LINE_LIMIT = 64 * 1024  # a header line longer than this is garbage; it is read (and dropped) in pieces of this size
