@@ -1,0 +1,97 @@
+"""The engine's front door: everything the CLI, the reports and the language server use, by name.
+
+Front ends import from here (``from spec_contract.engine import Project, load_config``), never from the
+engine's modules, so the modules behind the door can be split and moved without touching them.
+
+The names are loaded lazily, on first use: ``import spec_contract.engine`` imports nothing else. The
+language server imports this package at start-up (through its settings) and must start as fast as a bare
+pygls server; it loads the analysis on its own thread when it first needs it (``lsp.server.load_engine``).
+The imports under ``TYPE_CHECKING`` say the same as ``_EXPORTS`` for type checkers; a test keeps the two
+equal.
+
+Submodules stay reachable the ordinary way (``from spec_contract.engine import baseline``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spec_contract.engine.baseline import Baseline, fingerprint
+    from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, validate, with_select
+    from spec_contract.engine.discovery import RULE as DISCOVERY_RULE
+    from spec_contract.engine.discovery import Found, find_project
+    from spec_contract.engine.files import SourceFile, decode, read_bytes, relative_to
+    from spec_contract.engine.fix import Refusal, declaration_edits, delegation_edits, suppression_edit
+    from spec_contract.engine.project import Project, Stats
+    from spec_contract.engine.queries import Analysis, ClassStatus, MemberStatus
+    from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Span, TextEdit
+    from spec_contract.engine.rules import BY_CODE, RULES, Rule
+    from spec_contract.engine.stubs import StubError
+    from spec_contract.engine.text import LineIndex, apply_edits, lines_with_ends, only_adds_lines
+
+# exported name → (module under this package, the name there)
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "Baseline": ("baseline", "Baseline"),
+    "fingerprint": ("baseline", "fingerprint"),
+    "BY_NAME": ("config", "BY_NAME"),
+    "Config": ("config", "Config"),
+    "ConfigError": ("config", "ConfigError"),
+    "load_config": ("config", "load_config"),
+    "validate": ("config", "validate"),
+    "with_select": ("config", "with_select"),
+    "DISCOVERY_RULE": ("discovery", "RULE"),
+    "Found": ("discovery", "Found"),
+    "find_project": ("discovery", "find_project"),
+    "SourceFile": ("files", "SourceFile"),
+    "decode": ("files", "decode"),
+    "read_bytes": ("files", "read_bytes"),
+    "relative_to": ("files", "relative_to"),
+    "Refusal": ("fix", "Refusal"),
+    "declaration_edits": ("fix", "declaration_edits"),
+    "delegation_edits": ("fix", "delegation_edits"),
+    "suppression_edit": ("fix", "suppression_edit"),
+    "Project": ("project", "Project"),
+    "Stats": ("project", "Stats"),
+    "Analysis": ("queries", "Analysis"),
+    "ClassStatus": ("queries", "ClassStatus"),
+    "MemberStatus": ("queries", "MemberStatus"),
+    "CallSite": ("results", "CallSite"),
+    "Contract": ("results", "Contract"),
+    "ContractEntry": ("results", "ContractEntry"),
+    "Finding": ("results", "Finding"),
+    "Provider": ("results", "Provider"),
+    "Span": ("results", "Span"),
+    "TextEdit": ("results", "TextEdit"),
+    "BY_CODE": ("rules", "BY_CODE"),
+    "RULES": ("rules", "RULES"),
+    "Rule": ("rules", "Rule"),
+    "StubError": ("stubs", "StubError"),
+    "LineIndex": ("text", "LineIndex"),
+    "apply_edits": ("text", "apply_edits"),
+    "lines_with_ends": ("text", "lines_with_ends"),
+    "only_adds_lines": ("text", "only_adds_lines"),
+}
+
+__all__ = [
+    "Analysis", "BY_CODE", "BY_NAME", "Baseline", "CallSite", "ClassStatus", "Config", "ConfigError", "Contract",
+    "ContractEntry", "DISCOVERY_RULE", "Finding", "Found", "LineIndex", "MemberStatus", "Project", "Provider",
+    "RULES", "Refusal", "Rule", "SourceFile", "Span", "Stats", "StubError", "TextEdit", "apply_edits",
+    "declaration_edits", "decode", "delegation_edits", "find_project", "fingerprint", "lines_with_ends",
+    "load_config", "only_adds_lines", "read_bytes", "relative_to", "suppression_edit", "validate", "with_select",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Load an exported name from its module on first use (PEP 562), then keep it here."""
+    where = _EXPORTS.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{where[0]}"), where[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
