@@ -24,10 +24,11 @@ if TYPE_CHECKING:
     from spec_contract.engine.discovery import Found, find_project
     from spec_contract.engine.files import SourceFile, decode, read_bytes, relative_to
     from spec_contract.engine.fix import Refusal, declaration_edits, delegation_edits, suppression_edit
-    from spec_contract.engine.project import Project, Stats
+    from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis, ClassStatus, MemberStatus
     from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Span, TextEdit
     from spec_contract.engine.rules import BY_CODE, RULES, Rule
+    from spec_contract.engine.stats import Stats
     from spec_contract.engine.stubs import StubError
     from spec_contract.engine.text import LineIndex, apply_edits, lines_with_ends, only_adds_lines
 
@@ -53,7 +54,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "delegation_edits": ("fix", "delegation_edits"),
     "suppression_edit": ("fix", "suppression_edit"),
     "Project": ("project", "Project"),
-    "Stats": ("project", "Stats"),
+    "Stats": ("stats", "Stats"),
     "Analysis": ("queries", "Analysis"),
     "ClassStatus": ("queries", "ClassStatus"),
     "MemberStatus": ("queries", "MemberStatus"),

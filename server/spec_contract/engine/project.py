@@ -14,9 +14,8 @@ import json
 import os
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from spec_contract.engine.cache import SummaryCache
@@ -40,6 +39,7 @@ from spec_contract.engine.registry import ModelRegistry, build_registry
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.scan import StatementMemo, moved_by, scan
+from spec_contract.engine.stats import Stats
 from spec_contract.engine.summary import ModuleSummary
 
 _RACY_NS = 2_000_000_000  # a file written this shortly before it was read may change again unseen (see _save)
@@ -77,34 +77,6 @@ class _Layout:
     packages: frozenset[str]
     fingerprint: str  # which files have which module names: resolution depends on nothing else of the layout
     unlisted: dict[str, str]  # directories the walk could not list → why (they may hold workers or models)
-
-
-@dataclass
-class Stats:
-    """What an analysis read. Each file counts once, whichever process read it (see ``parallel``)."""
-
-    files_seen: int = 0
-    seconds: float = 0.0
-    parsed: set[str] = field(default_factory=set)
-    from_cache: set[str] = field(default_factory=set)
-    skipped: dict[str, str] = field(default_factory=dict)  # path → why
-
-    @property
-    def files_parsed(self) -> int:
-        return len(self.parsed)
-
-    @property
-    def files_from_cache(self) -> int:
-        return len(self.from_cache)
-
-    @property
-    def files_skipped(self) -> Counter:
-        return Counter(self.skipped.values())
-
-    def add(self, other: Stats) -> None:
-        self.parsed |= other.parsed
-        self.from_cache |= other.from_cache
-        self.skipped.update(other.skipped)
 
 
 def _engine_note(resolved: int, total: int, package: str) -> str | None:

@@ -9,16 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spec_contract.engine.check import AlgorithmStatus, _inner_provider, algorithm_status
 from spec_contract.engine.config import Config
 from spec_contract.engine.files import SourceFile, decode, read_bytes
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Span
-
-if TYPE_CHECKING:
-    from spec_contract.engine.project import Stats
+from spec_contract.engine.stats import Stats
 
 
 @dataclass(frozen=True)
