@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from spec_contract.engine import scan as scan_module
 from spec_contract.engine import statements as statements_module
+from spec_contract.engine.deferred import all_classes, find_class, local_import, top_level_classes
 from spec_contract.engine.scan import StatementMemo, scan
 from spec_contract.engine.statements import parse_by_member, top_level
 
@@ -163,9 +164,9 @@ def test_a_memo_reuses_untouched_statements_and_gives_the_same_summary():
 
 def test_a_memo_sees_a_suppression_comment_change_above_an_unchanged_class():
     memo = StatementMemo()
-    assert _scan(WRAPPER, memo).find_class("Wrapper").suppressed == frozenset({"SC001"})
+    assert find_class(_scan(WRAPPER, memo), "Wrapper").suppressed == frozenset({"SC001"})
     edited = WRAPPER.replace("# spec-contract: ignore[SC001]", "# nothing to see")
-    assert _scan(edited, memo).find_class("Wrapper").suppressed == frozenset()
+    assert find_class(_scan(edited, memo), "Wrapper").suppressed == frozenset()
 
 
 @pytest.mark.parametrize("worker", [False, True])
@@ -188,7 +189,7 @@ def test_a_memo_moves_statements_that_moved_without_parsing_them_again(monkeypat
     assert summary == _whole(moved, worker=worker)  # every span, use and import line where a whole scan puts it
     assert len(parsed) <= 2  # at most a new statement and the one below it, whose line above changed
     line = moved.splitlines().index("class Wrapper:")
-    assert summary.find_class("Wrapper").span.line == line
+    assert find_class(summary, "Wrapper").span.line == line
 
 
 def test_a_memo_made_for_a_model_file_is_not_reused_for_a_worker():
@@ -258,22 +259,22 @@ def test_a_disk_file_defers_its_classes_and_parses_each_as_the_whole_scan_does()
     # The import in ``factory`` was parsed with the file; the one in ``Lazy`` is parsed when its name is
     # looked up; ``helper`` was never parsed.
     assert lazy.local_imports == whole.local_imports[:1]
-    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper"]  # registered
-    assert lazy.local_import("LlamaForCausalLM") == whole.local_import("LlamaForCausalLM") is not None
-    assert lazy.local_import("nothing") is None
-    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper"]
-    assert lazy.local_import("MistralForCausalLM") == whole.local_import("MistralForCausalLM") is not None
-    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper", "Lazy"]
+    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy.parsed] == ["Wrapper"]  # registered
+    assert local_import(lazy, "LlamaForCausalLM") == local_import(whole, "LlamaForCausalLM") is not None
+    assert local_import(lazy, "nothing") is None
+    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy.parsed] == ["Wrapper"]
+    assert local_import(lazy, "MistralForCausalLM") == local_import(whole, "MistralForCausalLM") is not None
+    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy.parsed] == ["Wrapper", "Lazy"]
     assert lazy.entry_classes == whole.entry_classes
     assert lazy.has_class("Outer") and not lazy.has_class("Inner") and not lazy.has_class("nothing")
-    assert lazy.find_class("Outer.Inner") == whole.find_class("Outer.Inner")
+    assert find_class(lazy, "Outer.Inner") == find_class(whole, "Outer.Inner")
     assert lazy.deferred_error() is None
     # Parsed so far: the registered class (at scan time) and those asked for.
-    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy._parsed] == ["Wrapper", "Lazy", "Outer"]
-    assert lazy.all_classes(mentioning="language_model") == [whole.find_class("Wrapper")] + [
+    assert [d.name for i, d in enumerate(lazy.deferred) if i in lazy.parsed] == ["Wrapper", "Lazy", "Outer"]
+    assert all_classes(lazy, mentioning="language_model") == [find_class(whole, "Wrapper")] + [
         c for c in whole.classes if c.qualname in ("Config", "Typed")]
-    assert lazy.all_classes() == list(whole.classes)
-    assert lazy.top_level_classes(["Wrapper", "Inner"]) == [whole.find_class("Wrapper")]
+    assert all_classes(lazy) == list(whole.classes)
+    assert top_level_classes(lazy, ["Wrapper", "Inner"]) == [find_class(whole, "Wrapper")]
 
 
 LOCAL_IMPORTS = """
@@ -322,25 +323,25 @@ class Mentions:
 ])
 def test_an_import_inside_a_deferred_class_binds_its_name_as_in_the_whole_scan(name, module):
     lazy, whole = _scan(LOCAL_IMPORTS), _whole(LOCAL_IMPORTS)
-    expected = whole.local_import(name) if name not in {b.name for b in whole.imports} else None
+    expected = local_import(whole, name) if name not in {b.name for b in whole.imports} else None
     assert (expected.module if expected else None) == module
     if module is not None:
-        assert lazy.local_import(name) == expected
+        assert local_import(lazy, name) == expected
     else:
-        assert name in {b.name for b in lazy.imports} or lazy.local_import(name) is None
-    parsed = {lazy.deferred[i].name for i in lazy._parsed}
+        assert name in {b.name for b in lazy.imports} or local_import(lazy, name) is None
+    parsed = {lazy.deferred[i].name for i in lazy.parsed}
     assert "Mentions" not in parsed  # it spells the names, but imports nothing
 
 
 def test_a_deferred_class_keeps_its_suppression_comment():
-    assert _scan(WRAPPER).find_class("Wrapper").suppressed == frozenset({"SC001"})
+    assert find_class(_scan(WRAPPER), "Wrapper").suppressed == frozenset({"SC001"})
 
 
 def test_a_deferred_class_that_does_not_parse_is_missing_and_says_why():
     broken = WRAPPER.replace("    def forward(self, x):", "    def forward(self, x:")
     summary = _scan(broken)
-    assert summary.error is None and summary.find_class("Helper") is not None
-    assert summary.find_class("Wrapper") is None
+    assert summary.error is None and find_class(summary, "Helper") is not None
+    assert find_class(summary, "Wrapper") is None
     assert summary.deferred_error().startswith("SyntaxError")
     assert f"line {broken.splitlines().index('    def forward(self, x:') + 1}" in summary.deferred_error()
 
@@ -372,9 +373,9 @@ class ForCausalLM(Base):
 EntryClass = ForCausalLM
 """
     summary = _scan(text)
-    parsed = [d.name for i, d in enumerate(summary.deferred) if i in summary._parsed]
+    parsed = [d.name for i, d in enumerate(summary.deferred) if i in summary.parsed]
     assert parsed == ["Attention", "Backbone", "Base", "ForCausalLM"]
-    assert summary.all_classes() == list(_whole(text).classes)
+    assert all_classes(summary) == list(_whole(text).classes)
 
 
 @pytest.mark.parametrize("odd", ["\f", "\x1c", "\x85", "\u2028"])
@@ -383,7 +384,7 @@ def test_characters_splitlines_takes_for_line_breaks_do_not_shift_spans_or_suppr
     # there, so neither may the spans, nor the line a suppression comment is looked for on.
     text = f"X = '{odd}'\n# spec-contract: ignore\n\n# {odd}\nclass Wrapper:\n    pass\n"
     for summary in (_scan(text), _whole(text)):
-        cls = summary.find_class("Wrapper")
+        cls = find_class(summary, "Wrapper")
         assert (cls.span.line, cls.span.col, cls.span.end_col) == (4, 6, 13)
         assert cls.suppressed == frozenset()  # the comment is three lines above the class
 
@@ -391,7 +392,7 @@ def test_characters_splitlines_takes_for_line_breaks_do_not_shift_spans_or_suppr
 def _same_summary(lazy, whole) -> None:
     assert (lazy.error is None) == (whole.error is None)
     assert (lazy.imports, lazy.assignments, lazy.entry_classes) == (whole.imports, whole.assignments, whole.entry_classes)
-    assert lazy.all_classes() == list(whole.classes)
+    assert all_classes(lazy) == list(whole.classes)
 
 
 @pytest.mark.parametrize("name", sorted(MISLEADING))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from spec_contract.engine.classes import ARCHITECTURE, REGISTRY
+from spec_contract.engine.deferred import find_class, local_import
 from spec_contract.engine.files import SourceFile
 from spec_contract.engine.summary import Chain, ClassSummary, ImportBinding, Member, ModuleSummary
 
@@ -122,7 +123,7 @@ class Index:
     def class_summary(self, key: ClassKey) -> ClassSummary | None:
         summary = self.summary(key.module)  # records the module, whether or not the class is memoised
         if key not in self._classes:
-            cls = summary.find_class(key.qualname) if summary else None
+            cls = find_class(summary, key.qualname) if summary else None
             self._classes[key] = (cls, {m.name: m for m in cls.members} if cls else {})
         return self._classes[key][0]
 
@@ -279,7 +280,7 @@ class Index:
         if found is None:
             found = self._imports[module] = {b.name: b for b in summary.imports if b.member != "*"}
         if name not in found:
-            found[name] = summary.local_import(name)
+            found[name] = local_import(summary, name)
         return found[name]
 
     def platform_choices(self, module: str, name: str) -> tuple[ClassKey, ...]:

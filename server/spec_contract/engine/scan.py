@@ -1,21 +1,19 @@
 """Reading one file into a :class:`~spec_contract.engine.summary.ModuleSummary`.
 
-The text is cut into top-level statements (:mod:`~spec_contract.engine.statements`); each parsed one adds
-its imports, module-level aliases and registry entries here, its classes through
-:mod:`~spec_contract.engine.classes` and, in a worker file, its functions' flow records through
-:mod:`~spec_contract.engine.flow`. A model file's class statements wait as text until a check asks for
-them. The scanner never imports or executes the file.
+The text is cut into top-level statements (:mod:`~spec_contract.engine.statements`); what each parsed one
+contributes comes from :mod:`~spec_contract.engine.pieces`. A model file's class statements wait as text
+until a check asks for them (:mod:`~spec_contract.engine.deferred` parses them then). The scanner never
+imports or executes the file.
 """
 
 from __future__ import annotations
 
 import ast
-import itertools
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TypeVar
 
-from spec_contract.engine.classes import nested_statements, summarise_class
-from spec_contract.engine.flow import function_flow
+from spec_contract.engine.deferred import LoadedSummary, top_level_classes
+from spec_contract.engine.pieces import Piece, piece_of
 from spec_contract.engine.statements import (
     CLASS_STATEMENT,
     error_message,
@@ -24,32 +22,11 @@ from spec_contract.engine.statements import (
     parse_by_member,
     top_level,
 )
-from spec_contract.engine.summary import (
-    Chain,
-    ClassSummary,
-    DeferredClass,
-    FunctionFlow,
-    ImportBinding,
-    ModuleSummary,
-    ParsedClass,
-)
-from spec_contract.engine.syntax import Lines, chain_of
-from spec_contract.engine.text import LINE_BREAK
+from spec_contract.engine.summary import DeferredClass, ModuleSummary
+from spec_contract.engine.syntax import Lines
+from spec_contract.engine.text import LineIndex
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class _Piece:
-    """What one top-level statement contributes to its module's summary."""
-
-    imports: tuple[ImportBinding, ...]
-    local_imports: tuple[tuple[int, ImportBinding], ...]  # (line, binding) of imports inside functions and classes
-    classes: tuple[ClassSummary, ...]
-    assignments: tuple[tuple[str, Chain], ...]
-    class_maps: tuple[tuple[str, tuple[Chain, ...]], ...]
-    entries: tuple[tuple[bool, tuple[str, ...]], ...]  # (augmented, names) per entry-class assignment
-    functions: tuple[FunctionFlow, ...]
 
 
 class StatementMemo:
@@ -62,7 +39,7 @@ class StatementMemo:
     """
 
     def __init__(self) -> None:
-        self.pieces: dict[tuple[str, str], tuple[int, _Piece]] = {}  # (text, line above) → (first line, piece)
+        self.pieces: dict[tuple[str, str], tuple[int, Piece]] = {}  # (text, line above) → (first line, piece)
         # Statements of the class bodies parsed last time, by (first line, text): see ``parse_by_member``
         self.members: dict[tuple[int, str], list[ast.stmt]] = {}
         self.context: tuple[bool, str | None] | None = None  # (worker, entry variable) the pieces were made for
@@ -81,8 +58,8 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     lines = Lines(text)
     reusable = memo is not None and memo.context == (worker, entry_variable)
     previous = memo.pieces if reusable else {}
-    pieces: list[_Piece] = []  # in file order
-    made: dict[tuple[str, str], tuple[int, _Piece]] = {}  # the memo's next pieces
+    pieces: list[Piece] = []  # in file order
+    made: dict[tuple[str, str], tuple[int, Piece]] = {}  # the memo's next pieces
     deferred: list[DeferredClass] = []
     parsed_classes = 0
     # A model file read from disk defers its classes; an editor buffer is read whole, so that a syntax error
@@ -105,7 +82,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                 line, piece = previous[key[1:]]  # shifting what it holds costs a fraction of parsing it
                 piece = piece if line == key[0] else moved_below(piece, 0, key[0] - line)
             elif body is not None:
-                piece = _piece(body, lines, worker, entry_variable, key[1])
+                piece = piece_of(body, lines, worker, entry_variable, key[1])
             else:
                 if name := CLASS_STATEMENT.match(key[1]):
                     deferred.append(DeferredClass(name.group(1), key[0], key[1], key[2], parsed_classes,
@@ -116,15 +93,14 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
             if memo is not None:
                 made[key[1:]] = (key[0], piece)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        return ModuleSummary(path, module, digest, (), (), (), None, (), is_package, error=error_message(exc))
+        return LoadedSummary(path, module, digest, (), (), (), None, (), is_package, error=error_message(exc))
     if memo is not None:
         memo.pieces, memo.context = made, (worker, entry_variable)
         # Class statements not parsed this time keep their body statements for the next edit in them, as long
         # as each still stands at its line (a statement that moved is parsed again)
         kept = memo.members if reusable else {}
         if kept:
-            starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)] if "\r" in text \
-                else list(itertools.accumulate((len(line) + 1 for line in lines.lines), initial=0))
+            starts = LineIndex(text).starts
             kept = {key: nodes for key, nodes in kept.items()
                     if key not in members and key[0] < len(starts) and text.startswith(key[1], starts[key[0]])}
         memo.members = kept | members
@@ -132,7 +108,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     for piece in pieces:
         for augmented, names in piece.entries:
             entry = (entry or []) + list(names) if augmented else list(names)
-    summary = ModuleSummary(path, module, digest, tuple(b for p in pieces for b in p.imports),
+    summary = LoadedSummary(path, module, digest, tuple(b for p in pieces for b in p.imports),
                             tuple(c for p in pieces for c in p.classes),
                             tuple(a for p in pieces for a in p.assignments),
                             tuple(entry) if entry is not None else None,
@@ -153,102 +129,9 @@ def _parse_registered(summary: ModuleSummary) -> None:
     while wanted - seen:
         names = wanted - seen
         seen |= names
-        for cls in summary.top_level_classes(names):
+        for cls in top_level_classes(summary, names):
             wanted.update(chain[0] for chain in cls.bases)
             wanted.update(d.callee[0] for d in cls.delegates)
-
-
-def parse_deferred(deferred: DeferredClass, path: str) -> ParsedClass:
-    """What a class statement :func:`scan` deferred holds: its classes (the class, then those nested in it)
-    and the imports inside its methods, or its syntax error."""
-    lines = Lines.of_statement(deferred)
-    try:
-        body = parse_at(deferred.text, deferred.first_line, path)
-        piece = _piece(body, lines, False, None, deferred.text)  # recursive: deep expressions end here too
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        return ParsedClass((), (), error_message(exc))
-    return ParsedClass(piece.classes, piece.local_imports, None)
-
-
-
-def _piece(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: str | None, text: str) -> _Piece:
-    """What the statements ``body``, parsed from ``text``, contribute to their module's summary."""
-    imports: list[ImportBinding] = []
-    assignments: list[tuple[str, Chain]] = []
-    class_maps: list[tuple[str, tuple[Chain, ...]]] = []
-    entries: list[tuple[bool, tuple[str, ...]]] = []
-    classes: list[ClassSummary] = []
-    functions: list[FunctionFlow] = []
-
-    def module_level(stmts: list[ast.stmt]) -> None:
-        for stmt in stmts:
-            if isinstance(stmt, ast.Import):
-                for alias in stmt.names:
-                    if alias.asname:
-                        imports.append(ImportBinding(alias.asname, alias.name, None, 0))
-                    else:
-                        top = alias.name.split(".")[0]
-                        imports.append(ImportBinding(top, top, None, 0))
-            elif isinstance(stmt, ast.ImportFrom):
-                for alias in stmt.names:
-                    imports.append(ImportBinding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level))
-            elif isinstance(stmt, ast.ClassDef):
-                summarise_class(stmt, "", lines, classes, functions if worker else None)
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if worker:
-                    functions.append(function_flow(stmt, stmt.name, None, lines))
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for target in targets:
-                    if isinstance(target, ast.Name) and stmt.value is not None:
-                        if target.id == entry_variable:
-                            entries.append((isinstance(stmt, ast.AugAssign), tuple(_entry_names(stmt.value))))
-                        else:
-                            value = chain_of(stmt.value)
-                            if value is not None and "()" not in value and "[]" not in value:
-                                assignments.append((target.id, value))
-                            elif isinstance(stmt.value, ast.Dict) and stmt.value.values:
-                                values = [chain_of(v) for v in stmt.value.values]
-                                if all(v is not None and v[-1][:1].isupper() and "()" not in v and "[]" not in v
-                                       for v in values):
-                                    class_maps.append((target.id, tuple(values)))
-            elif isinstance(stmt, ast.If):
-                module_level(_runtime_body(stmt))
-                module_level(stmt.orelse)
-            elif isinstance(stmt, ast.Try):
-                module_level(stmt.body)
-                for handler in stmt.handlers:
-                    module_level(handler.body)
-                module_level(stmt.orelse)
-                module_level(stmt.finalbody)
-
-    module_level(body)
-    top = set(map(id, body))
-    local_imports = [(node.lineno, ImportBinding(alias.asname or alias.name, node.module or "", alias.name, node.level))
-                     for node in (nested_statements(body, into_classes=True) if "import" in text else ())
-                     if isinstance(node, ast.ImportFrom) and id(node) not in top
-                     for alias in node.names if alias.name != "*"]
-    return _Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(class_maps),
-                  tuple(entries), tuple(functions))
-
-
-def _runtime_body(stmt: ast.If) -> list[ast.stmt]:
-    """The statements of an ``if``'s body that bind what runs: in ``if TYPE_CHECKING: class _Base(nn.Module): …
-    else: _Base = LlamaForCausalLM`` the body only shapes what a type checker sees, so a class or plain alias
-    there gives way to the ``else`` branch's alias of the same name (imports and other names stay)."""
-    test = stmt.test
-    if not stmt.orelse or (chain_of(test) or ("",))[-1] != "TYPE_CHECKING":
-        return stmt.body
-    rebound = set()
-    for other in stmt.orelse:
-        if isinstance(other, ast.Assign) and len(other.targets) == 1 and isinstance(other.targets[0], ast.Name):
-            value = chain_of(other.value)
-            if value is not None and "()" not in value and "[]" not in value:
-                rebound.add(other.targets[0].id)
-    return [s for s in stmt.body if not (
-        (isinstance(s, ast.ClassDef) and s.name in rebound)
-        or (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-            and s.targets[0].id in rebound))]
 
 
 def moved_below(held: T, first: int, lines: int) -> T:
@@ -288,13 +171,3 @@ def _positions(summary: ModuleSummary) -> list[int]:
             ] + [line for line, _ in summary.local_imports]
 
 
-def _entry_names(value: ast.expr) -> list[str]:
-    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
-        return [e.id if isinstance(e, ast.Name) else e.attr for e in value.elts if isinstance(e, (ast.Name, ast.Attribute))]
-    if isinstance(value, ast.Name):
-        return [value.id]
-    if isinstance(value, ast.Attribute):
-        return [value.attr]
-    if isinstance(value, ast.BinOp):
-        return _entry_names(value.left) + _entry_names(value.right)
-    return []

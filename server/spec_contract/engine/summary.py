@@ -11,7 +11,6 @@ Chains are tuples of segments: names, ``"[]"`` for a subscript and ``"()"`` for 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -149,8 +148,8 @@ class ModuleSummary:
     path: str
     module: str
     digest: str
-    imports: tuple[ImportBinding, ...]  # module-level ones (see ``local_import`` for the others)
-    classes: tuple[ClassSummary, ...]  # the parsed ones; see ``all_classes`` for every class
+    imports: tuple[ImportBinding, ...]  # module-level ones (see ``deferred.local_import`` for the others)
+    classes: tuple[ClassSummary, ...]  # the parsed ones; see ``deferred.all_classes`` for every class
     assignments: tuple[tuple[str, Chain], ...]  # module-level ``Name = other.Name`` aliases
     entry_classes: tuple[str, ...] | None  # names listed in the profile's entry-class variable
     functions: tuple[FunctionFlow, ...]  # only for worker files
@@ -162,83 +161,20 @@ class ModuleSummary:
     # module-level dicts whose values are classes (``_SUPPORT_VERSION = {(2, 6): MiniCPMV2_6, …}``): name →
     # the values as written, for an inner chosen by a lookup in one (``instance_class = _SUPPORT_VERSION[v]``)
     class_maps: tuple[tuple[str, tuple[Chain, ...]], ...] = ()
-    # deferred index → what its statement held; filled as classes are asked for
-    _parsed: dict[int, ParsedClass] = field(
-        default_factory=dict, init=False, compare=False, repr=False)
+    # deferred index → what its statement held, filled by :mod:`~spec_contract.engine.deferred` as the
+    # analysis asks for its classes (the scanner fills it for the registered ones; a cache hit keeps it)
+    parsed: dict[int, ParsedClass] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def moved(self, path: str, module: str) -> ModuleSummary:
         """This summary for another file of the same text (a cache hit), with the classes parsed so far."""
         copy = replace(self, path=path, module=module)
-        copy._parsed.update(self._parsed)
+        copy.parsed.update(self.parsed)
         return copy
 
     def has_class(self, name: str) -> bool:
         """Whether the module defines a top-level class ``name`` (without parsing a deferred one)."""
         return any(c.qualname == name for c in self.classes) or any(d.name == name for d in self.deferred)
 
-    def find_class(self, qualname: str) -> ClassSummary | None:
-        """The class of that dotted name the module ends up with, parsing its statement if it was deferred.
-
-        A name bound twice is the last definition at run time (a second ``class A`` replaces the first), so
-        the last top-level ``class`` of that name is the one checked, and a nested name is looked up in it.
-        """
-        top = qualname.partition(".")[0]
-        found = None
-        for cls in self._in_order(lambda d: d.name == top):
-            if cls.qualname == top:
-                found = None  # a later definition of the outer class: what the earlier one held is gone
-            if cls.qualname == qualname:
-                found = cls
-        return found
-
-    def all_classes(self, mentioning: str | None = None) -> list[ClassSummary]:
-        """Every class in file order; with ``mentioning``, deferred ones whose text lacks it are left out."""
-        return list(self._in_order(lambda d: mentioning is None or mentioning in d.text))
-
-    def top_level_classes(self, names: Iterable[str]) -> list[ClassSummary]:
-        """The top-level classes of those names, in file order; of a name defined twice, the last definition
-        (see :meth:`find_class`)."""
-        wanted = set(names)
-        last = {c.qualname: c for c in self._in_order(lambda d: d.name in wanted) if c.qualname in wanted}
-        return sorted(last.values(), key=lambda c: (c.span.line, c.span.col))
-
-    def local_import(self, name: str) -> ImportBinding | None:
-        """The binding of ``name`` by an import inside a function or class, the last one in the file.
-
-        Resolution looks here for names no module-level statement binds (``from .mistral import X`` inside
-        a function of ``__init__``). Of the deferred class statements, only those that may import ``name``
-        are parsed for it.
-        """
-        found = [(line, binding) for line, binding in self.local_imports if binding.name == name]
-        for index, deferred in enumerate(self.deferred):
-            if name in deferred.imported:
-                self._complete(index)
-                found += [(line, binding) for line, binding in self._parsed[index].local_imports
-                          if binding.name == name]
-        return sorted(found, key=lambda item: item[0])[-1][1] if found else None  # stable: the later of one line's
-
     def deferred_error(self) -> str | None:
         """The syntax error of a deferred class statement that was asked for, if one did not parse."""
-        return next((parsed.error for parsed in self._parsed.values() if parsed.error), None)
-
-    def _in_order(self, wanted: Callable[[DeferredClass], bool]) -> Iterator[ClassSummary]:
-        deferred = iter(enumerate(self.deferred))
-        pending = next(deferred, None)
-        for position, cls in enumerate(self.classes):
-            while pending is not None and pending[1].position <= position:
-                if wanted(pending[1]):
-                    yield from self._complete(pending[0])
-                pending = next(deferred, None)
-            yield cls
-        while pending is not None:
-            if wanted(pending[1]):
-                yield from self._complete(pending[0])
-            pending = next(deferred, None)
-
-    def _complete(self, index: int) -> tuple[ClassSummary, ...]:
-        if index not in self._parsed:
-            from spec_contract.engine.scan import parse_deferred  # the scanner makes summaries: imported late
-
-            self._parsed[index] = parse_deferred(self.deferred[index], self.path)
-        return self._parsed[index].classes
-
+        return next((parsed.error for parsed in self.parsed.values() if parsed.error), None)

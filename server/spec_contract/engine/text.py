@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -33,7 +34,10 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+        if "\r" in text:
+            self.starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+        else:  # the common case, several times faster than the regular expression
+            self.starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))[:-1]
 
     def position(self, offset: int) -> tuple[int, int]:
         """The (0-based line, code-point column) of an offset."""

@@ -1,0 +1,96 @@
+"""A summary's classes and local imports, parsing the class statements the scanner deferred as they are asked for.
+
+A model file's class statements wait as text (:class:`~spec_contract.engine.summary.DeferredClass`) until
+the analysis asks for one of their classes; the summary stays plain data, and the parsing happens here, in
+the reader the index (and the project) read classes through. What a statement held once parsed is kept in
+the summary's ``parsed`` memo, so a summary shared between analyses (or restored from the cache with the
+registered classes already parsed) parses each statement once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from spec_contract.engine.pieces import parse_deferred
+from spec_contract.engine.summary import ClassSummary, DeferredClass, ImportBinding, ModuleSummary
+
+
+def find_class(summary: ModuleSummary, qualname: str) -> ClassSummary | None:
+    """The class of that dotted name the module ends up with, parsing its statement if it was deferred.
+
+    A name bound twice is the last definition at run time (a second ``class A`` replaces the first), so
+    the last top-level ``class`` of that name is the one checked, and a nested name is looked up in it.
+    """
+    top = qualname.partition(".")[0]
+    found = None
+    for cls in _in_order(summary, lambda d: d.name == top):
+        if cls.qualname == top:
+            found = None  # a later definition of the outer class: what the earlier one held is gone
+        if cls.qualname == qualname:
+            found = cls
+    return found
+
+
+def all_classes(summary: ModuleSummary, mentioning: str | None = None) -> list[ClassSummary]:
+    """Every class in file order; with ``mentioning``, deferred ones whose text lacks it are left out."""
+    return list(_in_order(summary, lambda d: mentioning is None or mentioning in d.text))
+
+
+def top_level_classes(summary: ModuleSummary, names: Iterable[str]) -> list[ClassSummary]:
+    """The top-level classes of those names, in file order; of a name defined twice, the last definition
+    (see :func:`find_class`)."""
+    wanted = set(names)
+    last = {c.qualname: c for c in _in_order(summary, lambda d: d.name in wanted) if c.qualname in wanted}
+    return sorted(last.values(), key=lambda c: (c.span.line, c.span.col))
+
+
+def local_import(summary: ModuleSummary, name: str) -> ImportBinding | None:
+    """The binding of ``name`` by an import inside a function or class, the last one in the file.
+
+    Resolution looks here for names no module-level statement binds (``from .mistral import X`` inside
+    a function of ``__init__``). Of the deferred class statements, only those that may import ``name``
+    are parsed for it.
+    """
+    found = [(line, binding) for line, binding in summary.local_imports if binding.name == name]
+    for index, deferred in enumerate(summary.deferred):
+        if name in deferred.imported:
+            _complete(summary, index)
+            found += [(line, binding) for line, binding in summary.parsed[index].local_imports
+                      if binding.name == name]
+    return sorted(found, key=lambda item: item[0])[-1][1] if found else None  # stable: the later of one line's
+
+
+def _in_order(summary: ModuleSummary, wanted: Callable[[DeferredClass], bool]) -> Iterator[ClassSummary]:
+    """The parsed classes and those of the ``wanted`` deferred statements (parsed now), in file order."""
+    deferred = iter(enumerate(summary.deferred))
+    pending = next(deferred, None)
+    for position, cls in enumerate(summary.classes):
+        while pending is not None and pending[1].position <= position:
+            if wanted(pending[1]):
+                yield from _complete(summary, pending[0])
+            pending = next(deferred, None)
+        yield cls
+    while pending is not None:
+        if wanted(pending[1]):
+            yield from _complete(summary, pending[0])
+        pending = next(deferred, None)
+
+
+def _complete(summary: ModuleSummary, index: int) -> tuple[ClassSummary, ...]:
+    if index not in summary.parsed:
+        summary.parsed[index] = parse_deferred(summary.deferred[index], summary.path)
+    return summary.parsed[index].classes
+
+
+class LoadedSummary(ModuleSummary):
+    """A summary as the scanner hands it out: :func:`all_classes` and :func:`top_level_classes` as methods too.
+
+    Only for the callers that still ask the summary (``engine.project`` and ``engine.queries``); once they
+    call the functions above, the scanner returns plain :class:`ModuleSummary` again and this goes.
+    """
+
+    def all_classes(self, mentioning: str | None = None) -> list[ClassSummary]:
+        return all_classes(self, mentioning)
+
+    def top_level_classes(self, names: Iterable[str]) -> list[ClassSummary]:
+        return top_level_classes(self, names)

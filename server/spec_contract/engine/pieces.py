@@ -1,0 +1,144 @@
+"""What one top-level statement contributes to its module's summary (a :class:`Piece`).
+
+Each parsed statement adds its imports, module-level aliases and registry entries here, its classes through
+:mod:`~spec_contract.engine.classes` and, in a worker file, its functions' flow records through
+:mod:`~spec_contract.engine.flow`. The scanner (:mod:`~spec_contract.engine.scan`) assembles a file's pieces;
+a class statement it deferred is read here too, when the analysis first asks for it
+(:func:`parse_deferred`, called by :mod:`~spec_contract.engine.deferred`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from spec_contract.engine.classes import nested_statements, summarise_class
+from spec_contract.engine.flow import function_flow
+from spec_contract.engine.statements import error_message, parse_at
+from spec_contract.engine.summary import (
+    Chain,
+    ClassSummary,
+    DeferredClass,
+    FunctionFlow,
+    ImportBinding,
+    ParsedClass,
+)
+from spec_contract.engine.syntax import Lines, chain_of
+
+
+@dataclass(frozen=True)
+class Piece:
+    """What one top-level statement contributes to its module's summary."""
+
+    imports: tuple[ImportBinding, ...]
+    local_imports: tuple[tuple[int, ImportBinding], ...]  # (line, binding) of imports inside functions and classes
+    classes: tuple[ClassSummary, ...]
+    assignments: tuple[tuple[str, Chain], ...]
+    class_maps: tuple[tuple[str, tuple[Chain, ...]], ...]
+    entries: tuple[tuple[bool, tuple[str, ...]], ...]  # (augmented, names) per entry-class assignment
+    functions: tuple[FunctionFlow, ...]
+
+
+def parse_deferred(deferred: DeferredClass, path: str) -> ParsedClass:
+    """What a class statement :func:`scan` deferred holds: its classes (the class, then those nested in it)
+    and the imports inside its methods, or its syntax error."""
+    lines = Lines.of_statement(deferred)
+    try:
+        body = parse_at(deferred.text, deferred.first_line, path)
+        piece = piece_of(body, lines, False, None, deferred.text)  # recursive: deep expressions end here too
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return ParsedClass((), (), error_message(exc))
+    return ParsedClass(piece.classes, piece.local_imports, None)
+
+
+
+def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: str | None, text: str) -> Piece:
+    """What the statements ``body``, parsed from ``text``, contribute to their module's summary."""
+    imports: list[ImportBinding] = []
+    assignments: list[tuple[str, Chain]] = []
+    class_maps: list[tuple[str, tuple[Chain, ...]]] = []
+    entries: list[tuple[bool, tuple[str, ...]]] = []
+    classes: list[ClassSummary] = []
+    functions: list[FunctionFlow] = []
+
+    def module_level(stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.asname:
+                        imports.append(ImportBinding(alias.asname, alias.name, None, 0))
+                    else:
+                        top = alias.name.split(".")[0]
+                        imports.append(ImportBinding(top, top, None, 0))
+            elif isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    imports.append(ImportBinding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level))
+            elif isinstance(stmt, ast.ClassDef):
+                summarise_class(stmt, "", lines, classes, functions if worker else None)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if worker:
+                    functions.append(function_flow(stmt, stmt.name, None, lines))
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    if isinstance(target, ast.Name) and stmt.value is not None:
+                        if target.id == entry_variable:
+                            entries.append((isinstance(stmt, ast.AugAssign), tuple(_entry_names(stmt.value))))
+                        else:
+                            value = chain_of(stmt.value)
+                            if value is not None and "()" not in value and "[]" not in value:
+                                assignments.append((target.id, value))
+                            elif isinstance(stmt.value, ast.Dict) and stmt.value.values:
+                                values = [chain_of(v) for v in stmt.value.values]
+                                if all(v is not None and v[-1][:1].isupper() and "()" not in v and "[]" not in v
+                                       for v in values):
+                                    class_maps.append((target.id, tuple(values)))
+            elif isinstance(stmt, ast.If):
+                module_level(_runtime_body(stmt))
+                module_level(stmt.orelse)
+            elif isinstance(stmt, ast.Try):
+                module_level(stmt.body)
+                for handler in stmt.handlers:
+                    module_level(handler.body)
+                module_level(stmt.orelse)
+                module_level(stmt.finalbody)
+
+    module_level(body)
+    top = set(map(id, body))
+    local_imports = [(node.lineno, ImportBinding(alias.asname or alias.name, node.module or "", alias.name, node.level))
+                     for node in (nested_statements(body, into_classes=True) if "import" in text else ())
+                     if isinstance(node, ast.ImportFrom) and id(node) not in top
+                     for alias in node.names if alias.name != "*"]
+    return Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(class_maps),
+                  tuple(entries), tuple(functions))
+
+
+def _runtime_body(stmt: ast.If) -> list[ast.stmt]:
+    """The statements of an ``if``'s body that bind what runs: in ``if TYPE_CHECKING: class _Base(nn.Module): …
+    else: _Base = LlamaForCausalLM`` the body only shapes what a type checker sees, so a class or plain alias
+    there gives way to the ``else`` branch's alias of the same name (imports and other names stay)."""
+    test = stmt.test
+    if not stmt.orelse or (chain_of(test) or ("",))[-1] != "TYPE_CHECKING":
+        return stmt.body
+    rebound = set()
+    for other in stmt.orelse:
+        if isinstance(other, ast.Assign) and len(other.targets) == 1 and isinstance(other.targets[0], ast.Name):
+            value = chain_of(other.value)
+            if value is not None and "()" not in value and "[]" not in value:
+                rebound.add(other.targets[0].id)
+    return [s for s in stmt.body if not (
+        (isinstance(s, ast.ClassDef) and s.name in rebound)
+        or (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+            and s.targets[0].id in rebound))]
+
+
+def _entry_names(value: ast.expr) -> list[str]:
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return [e.id if isinstance(e, ast.Name) else e.attr for e in value.elts if isinstance(e, (ast.Name, ast.Attribute))]
+    if isinstance(value, ast.Name):
+        return [value.id]
+    if isinstance(value, ast.Attribute):
+        return [value.attr]
+    if isinstance(value, ast.BinOp):
+        return _entry_names(value.left) + _entry_names(value.right)
+    return []
