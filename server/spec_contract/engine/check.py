@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from spec_contract.engine.config import Config
 from spec_contract.engine.files import glob_match
 from spec_contract.engine.resolve import ClassKey, Index, Provision
-from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Provider
+from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Provider, Role
 from spec_contract.engine.summary import ClassSummary, Member
 
 
@@ -270,7 +270,7 @@ def _site_code(role: str, site: CallSite, draft_shaped: bool) -> str:
         return "SC002"
     if site.condition:
         return "SC004"
-    return "SC005" if role == "draft" and not draft_shaped else "SC001"
+    return "SC005" if role is Role.DRAFT and not draft_shaped else "SC001"
 
 
 def check_class(index: Index, key: ClassKey, contract: Contract, config: Config, rel) -> list[Finding]:

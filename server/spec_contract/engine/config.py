@@ -16,14 +16,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from spec_contract.engine.rules import DEFAULT_SEVERITY, known_codes
+from spec_contract.engine.results import Role
+from spec_contract.engine.rules import DEFAULT_SEVERITY, Severity, known_codes
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-SEVERITIES = ("error", "warning", "information", "hint")
+SEVERITIES = tuple(level.value for level in Severity)
+_ROLES = tuple(role.value for role in Role)
 DEFAULT_EXCLUDE = (
     "**/.git/**", "**/.venv/**", "**/venv/**", "**/node_modules/**", "**/__pycache__/**", "**/.tox/**",
     "**/build/**", "**/dist/**",
@@ -39,7 +41,7 @@ class ReceiverPattern:
     """An expression shape that denotes a role's model object (see the profile's ``[[receivers]]``)."""
 
     segments: tuple[str, ...]  # "*" first when any prefix is allowed; "[]" subscript, "()" call
-    role: str
+    role: Role
     classes: tuple[str, ...] = ()
     speculative: bool = False
     # a member whose providers never reach this pattern: an engine that switches to the language model when
@@ -110,7 +112,7 @@ class Config:
     draft_only_classes: tuple[str, ...]
     registry_candidates: tuple[str, ...]  # dotted classes an inner chosen through the model registry may be
     receivers: tuple[ReceiverPattern, ...]
-    severity: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
+    severity: dict[str, Severity] = field(default_factory=lambda: dict(DEFAULT_SEVERITY))
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     enable: bool = True
@@ -127,10 +129,10 @@ class Config:
     registry_tables: tuple[str, ...] = ()
     capabilities: tuple[Capability, ...] = ()
 
-    def roles_for_class(self, name: str) -> tuple[str, ...]:
+    def roles_for_class(self, name: str) -> tuple[Role, ...]:
         if any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.non_target_classes):
-            return ("draft",)
-        return ("target", "draft")
+            return (Role.DRAFT,)
+        return (Role.TARGET, Role.DRAFT)
 
     def draft_shaped(self, name: str) -> bool:
         """Whether the class is a draft model by shape (an EAGLE/NextN/MTP head) or by a config rewrite:
@@ -296,7 +298,7 @@ def _receiver(raw: Any, where: str) -> ReceiverPattern:
         raise ConfigError(f"{where}: each receiver needs a 'pattern' and a 'role'")
     if not isinstance(raw["pattern"], str):
         raise ConfigError(f"{where}.pattern must be a string, got {_show(raw['pattern'])}")
-    if raw["role"] not in ("target", "draft"):
+    if raw["role"] not in _ROLES:
         raise ConfigError(f"{where}: receiver {raw['pattern']!r}: role must be 'target' or 'draft', "
                           f"not {_show(raw['role'])}")
     classes = _strings_of(raw.get("classes", []))
@@ -308,7 +310,7 @@ def _receiver(raw: Any, where: str) -> ReceiverPattern:
     unless = raw.get("unless")
     if unless is not None and not (isinstance(unless, str) and unless.isidentifier()):
         raise ConfigError(f"{where}.unless must be a member name, got {_show(unless)}")
-    return ReceiverPattern(parse_chain(raw["pattern"]), raw["role"], classes, speculative, unless)
+    return ReceiverPattern(parse_chain(raw["pattern"]), Role(raw["role"]), classes, speculative, unless)
 
 
 def _algorithm(raw: Any, where: str) -> Algorithm:
@@ -390,7 +392,7 @@ def validate(name: str, value: Any) -> Any:
                 raise ConfigError(f"unknown diagnostic code {code!r} in {key!r} (known: {known_codes()})")
             if not isinstance(level, str) or level.lower() not in SEVERITIES:
                 raise ConfigError(f"severity of {code} must be one of {', '.join(SEVERITIES)}, not {_show(level)}")
-            result[code] = level.lower()
+            result[code] = Severity(level.lower())
         return result
     if kind == "receivers":
         if not isinstance(value, list):

@@ -14,12 +14,12 @@ worker files, iterated to a fixed point:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 
 from spec_contract.engine.config import Config, ReceiverPattern
 from spec_contract.engine.files import glob_match
 from spec_contract.engine.resolve import ClassKey, FunctionKey, Index
-from spec_contract.engine.results import CallSite, Contract, ContractEntry
+from spec_contract.engine.results import CallSite, Contract, ContractEntry, Role
 from spec_contract.engine.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
@@ -99,6 +99,7 @@ class _Flow:
             nxt = []
             for current in frontier:
                 root = current[0]
+                sources: Set[Chain]
                 if root == "self" and len(current) >= 2:
                     sources = self._self_attr(cls, current[1])
                     rest = current[2:]
@@ -135,6 +136,7 @@ class _Flow:
             return False
         found = memo.get((key, chain, budget))
         if found is None:
+            values: Set[Chain]
             if len(chain) == 2:
                 values = self._self_attr(self.classes[key], chain[1])
             else:
@@ -167,10 +169,10 @@ class _Flow:
             found = self._method_of_instance(caller, callee)
             if found is not None:
                 return found, 1
-        reached = self._reached.get((caller.module, callee), False)
-        if reached is False:
-            reached = self._reached[(caller.module, callee)] = self._named_callee(caller.module, callee)
-        return reached
+        named = (caller.module, callee)
+        if named not in self._reached:
+            self._reached[named] = self._named_callee(caller.module, callee)
+        return self._reached[named]
 
     def _method_of_instance(self, caller: FunctionKey, callee: Chain) -> FunctionKey | None:
         """The method a call on an instance of a worker class reaches: ``self.proposer.propose(...)`` or
@@ -250,12 +252,12 @@ class _Flow:
         visited: list[int | None] = [None] * len(sites)
         for _ in range(_MAX_ROUNDS):
             changed = False
-            for i, (caller, callee, pairs, rename) in enumerate(sites):
+            for i, (caller, callee, bound_args, rename) in enumerate(sites):
                 grown = self._grown[caller]
                 if visited[i] == grown:
                     continue
                 visited[i] = grown  # before binding: a recursive call may grow its own caller
-                for bound, itself, arg in pairs:
+                for bound, itself, arg in bound_args:
                     before = len(bound)
                     for value in self.expand(caller, arg):
                         if len(bound) >= _MAX_CHAINS:
@@ -288,9 +290,9 @@ class _Receivers:
                 self._always.append(pattern)
         # The last segments some chain must end in to match at all; None when any chain may match.
         self.lasts: frozenset[str] | None = None if self._always else frozenset(self._by_last)
-        self._memo: dict[tuple[Chain, str | None], frozenset[tuple[str, bool, str | None]]] = {}
+        self._memo: dict[tuple[Chain, str | None], frozenset[tuple[Role, bool, str | None]]] = {}
 
-    def roles(self, chain: Chain, class_name: str | None) -> frozenset[tuple[str, bool, str | None]]:
+    def roles(self, chain: Chain, class_name: str | None) -> frozenset[tuple[Role, bool, str | None]]:
         """(role, speculative-only, unless) of every pattern ``chain`` matches in a method of ``class_name``."""
         found = self._memo.get((chain, class_name))
         if found is None:
@@ -317,10 +319,10 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     flow = _Flow(list(workers), index)
     flow.propagate()
     receivers = _Receivers(config.receivers)
-    sites: dict[tuple[str, str], list[CallSite]] = defaultdict(list)
+    sites: dict[tuple[Role, str], list[CallSite]] = defaultdict(list)
     ends: dict = {}  # may_end_in's memo for the receivers' last segments
     for key, fn in flow.functions.items():
-        matched: dict[Chain, frozenset[tuple[str, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
+        matched: dict[Chain, frozenset[tuple[Role, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
         for use in fn.uses:
             if use.member in config.ignored_members or use.member.startswith("__"):
                 continue
@@ -335,7 +337,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
             if not found:
                 continue
             speculative = bool(use.conditions & config.speculative_conditions)
-            roles: dict[str, str | None] = {}  # role → the member whose providers it skips (None: none)
+            roles: dict[Role, str | None] = {}  # role → the member whose providers it skips (None: none)
             for role, only_speculative, unless in found:
                 if speculative or not only_speculative:  # two patterns that skip different classes skip none
                     roles[role] = unless if roles.get(role, unless) == unless else None
@@ -349,5 +351,5 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     algorithm=algorithm_of(config, path, use.taken), unless=roles[role]))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
-    entries.sort(key=lambda e: (e.role != "target", e.member))
+    entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))
     return Contract(tuple(entries))

@@ -9,7 +9,23 @@ convert them (the CLI to 1-based, the server through the negotiated position enc
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
+
+from spec_contract.engine.rules import Severity
+
+
+class Role(str, enum.Enum):
+    """The model object a worker uses a member on: the target model or the draft model.
+
+    A ``str`` so reports, JSON and comparisons with the plain words keep working; ``str()`` is the word.
+    """
+
+    TARGET = "target"
+    DRAFT = "draft"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True, order=True)
@@ -32,7 +48,7 @@ class CallSite:
 
     path: str  # absolute path of the worker file
     span: Span  # the member name (``get_embed_and_head``) at this site
-    role: str  # "target" or "draft"
+    role: Role
     member: str
     text: str  # the source line, stripped, for hover and reports
     guarded: bool  # dominated by hasattr / getattr(..., None) / except AttributeError on the same name
@@ -52,7 +68,7 @@ class CallSite:
 class ContractEntry:
     """A member that workers use on one role's model, with every place that uses it."""
 
-    role: str
+    role: Role
     member: str
     call_sites: tuple[CallSite, ...]
 
@@ -72,13 +88,13 @@ class Contract:
 
     entries: tuple[ContractEntry, ...] = ()
 
-    def get(self, role: str, member: str) -> ContractEntry | None:
+    def get(self, role: Role, member: str) -> ContractEntry | None:
         for entry in self.entries:
             if entry.role == role and entry.member == member:
                 return entry
         return None
 
-    def for_role(self, role: str) -> tuple[ContractEntry, ...]:
+    def for_role(self, role: Role) -> tuple[ContractEntry, ...]:
         return tuple(e for e in self.entries if e.role == role)
 
     def members(self) -> set[str]:
@@ -110,13 +126,13 @@ class Finding:
     """A wrapper class that fails to provide a contract member its inner model provides."""
 
     code: str  # a code of :mod:`spec_contract.engine.rules`
-    severity: str  # "error", "warning", "information", "hint"
+    severity: Severity
     path: str
     span: Span  # the class name
     class_name: str  # short name, e.g. "KimiK25ForConditionalGeneration"
     class_qualname: str  # module-qualified name
     member: str
-    roles: tuple[str, ...]  # the roles whose contract asks for the member
+    roles: tuple[Role, ...]  # the roles whose contract asks for the member
     delegate: str  # attribute path on self, e.g. "language_model" or "minicpmv.llm"
     inner_class: str  # short name of the inner class that provides the member
     provider: Provider
@@ -128,7 +144,7 @@ class Finding:
     also: tuple[Forward, ...] = ()  # SC003: the members past the gate the fix forwards too
 
     @property
-    def role(self) -> str:
+    def role(self) -> Role:
         return self.roles[0]
 
 

@@ -11,17 +11,50 @@ or a crash that needs an unusual configuration; **information** is a degraded pa
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is (see the module docstring), written as in settings and reports.
+
+    A ``str`` so reports, JSON and comparisons with the plain words keep working; ``str()`` is the word.
+    """
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFORMATION = "information"
+    HINT = "hint"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Fix(str, enum.Enum):
+    """What a rule's fix does: forward the members (``check --fix``, the delegation quick fixes), declare the
+    capability on the class (its Protocol base and import), or nothing the engine can write."""
+
+    FORWARD = "forward"
+    DECLARE = "declare"
+    NONE = "none"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)
 class Rule:
     code: str
     name: str
-    severity: str  # the default; users override it per code with ``severity = {CODE = "..."}``
+    severity: Severity  # the default; users override it per code with ``severity = {CODE = "..."}``
     summary: str  # one line, for the README table and SARIF
     doc: str  # what the finding means at run time and what to do, for the README
-    forwards: bool = True  # the fix forwards members (``check --fix``, the delegation quick fixes)
+    fix: Fix = Fix.FORWARD
+
+    @property
+    def forwards(self) -> bool:
+        """The fix forwards members (``check --fix``, the delegation quick fixes)."""
+        return self.fix is Fix.FORWARD
 
     @property
     def anchor(self) -> str:
@@ -30,17 +63,17 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("SC001", "missing-forward", "error",
+    Rule("SC001", "missing-forward", Severity.ERROR,
          "a run with this class reaches a worker line that uses a member the wrapper does not forward",
          "A worker uses the member on the model object with no guard, no capability gate comes first, and the "
          "class can play that role (a target: a generative model; a draft: a draft head). The run loads the "
          "models, reaches that line and dies with `AttributeError`. Forward the member (the quick fix and "
          "`check --fix` add the delegation)."),
-    Rule("SC002", "missing-optional-forward", "information",
+    Rule("SC002", "missing-optional-forward", Severity.INFORMATION,
          "a guarded (optional) contract member is not forwarded: the run takes a degraded path",
          "Every use is guarded (`hasattr`, `getattr(…, None)`, `except AttributeError`): the run does not "
          "crash, it takes the slower or reduced path the worker falls back to."),
-    Rule("SC003", "missing-capability", "warning",
+    Rule("SC003", "missing-capability", Severity.WARNING,
          "the class fails a capability gate its inner model passes: the engine refuses the algorithm at "
          "start-up (lists every member the algorithm needs past the gate)",
          "A gate (`if not hasattr(m, \"x\"): raise`, a `hasattr` chain ending in `raise`, or "
@@ -48,29 +81,29 @@ RULES: tuple[Rule, ...] = (
          "with a clear message at start-up. The class loses a capability its inner model has. The finding "
          "lists the members the algorithm needs past the gate too, and its quick fix (\"Enable DFLASH for …\") "
          "forwards them all; those members get no findings of their own."),
-    Rule("SC004", "missing-conditional-forward", "information",
+    Rule("SC004", "missing-conditional-forward", Severity.INFORMATION,
          "a member used only under a rare condition (an environment flag that defaults off, a model-type "
          "or config test) is not forwarded",
          "Every unguarded use sits under a condition a run rarely meets: an environment flag that defaults "
          "off (directly, or through a method that is False unless the flag is set), a `model_type` or config "
          "class test, or the handler of an `AttributeError` from another member. The message names the "
          "condition; the run crashes only when it holds."),
-    Rule("SC005", "missing-draft-forward", "warning",
+    Rule("SC005", "missing-draft-forward", Severity.WARNING,
          "a draft-model member is not forwarded by a class that is not shaped like a draft: it crashes only "
          "if a draft checkpoint names this class",
          "The draft role's contract is checked on every registered class, since a draft checkpoint may name "
          "any of them, but only EAGLE/NextN/MTP heads (and classes a config rewrite loads as drafts, the "
          "profile's `draft-classes`) are drafts by shape: on any other class a missing draft member is a "
          "warning."),
-    Rule("SC006", "capability-not-declared", "warning",
+    Rule("SC006", "capability-not-declared", Severity.WARNING,
          "the class's language model declares and backs a Protocol capability (EAGLE-3) the class does not "
          "declare: the engine refuses the algorithm at start-up",
          "The engine gates the algorithm with an `isinstance` check on a runtime-checkable Protocol (vLLM's "
          "`supports_eagle3(model)` on `SupportsEagle3`). The inner language model passes it, the wrapper does "
          "not, so the run stops at start-up with a clear refusal. Forwarding the Protocol's methods does not "
          "help (the check is on the class): add the Protocol to the class's bases, with its import.",
-         forwards=False),
-    Rule("SC007", "capability-not-backed", "error",
+         fix=Fix.DECLARE),
+    Rule("SC007", "capability-not-backed", Severity.ERROR,
          "the class declares a Protocol capability whose default methods fail for it: a run of the algorithm "
          "crashes at start-up",
          "The class declares the Protocol (through its MRO or by setting its marker) and does not override its "
@@ -78,18 +111,18 @@ RULES: tuple[Rule, ...] = (
          "`.language_model`, else `self`; then its `.model`) and assert that what they reach is the engine's "
          "mixin (`EagleModelMixin`). What they reach here is a known class that is not: the run passes the "
          "check and fails the assertion. Make the holder inherit the mixin, or override the default methods.",
-         forwards=False),
-    Rule("SC008", "capability-unverifiable", "information",
+         fix=Fix.NONE),
+    Rule("SC008", "capability-unverifiable", Severity.INFORMATION,
          "the class declares a Protocol capability, but the language model its defaults reach is chosen from "
          "the HF config at run time",
          "The wrapper builds its language model from an architecture the checkpoint's config names "
          "(`init_vllm_registered_model` without a literal `architectures=[…]`), so whether the Protocol's "
          "default methods work cannot be told without the checkpoint. Nothing is guessed.",
-         forwards=False),
+         fix=Fix.NONE),
 )
 
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
-DEFAULT_SEVERITY: dict[str, str] = {rule.code: rule.severity for rule in RULES}
+DEFAULT_SEVERITY: dict[str, Severity] = {rule.code: rule.severity for rule in RULES}
 CODES: tuple[str, ...] = tuple(BY_CODE)
 
 
