@@ -8,13 +8,19 @@ there, so the server never waits on the benchmark.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import subprocess
+import sys
 import threading
 import time
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
+
+# The Content-Length framing is the tests' (tests/framing.py, standard library only): one copy of it outside
+# the server. The benchmarks run as scripts from the repository root, so tests/ is put on sys.path here.
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
+from framing import frame, read_message  # noqa: E402
 
 
 class ServerError(RuntimeError):
@@ -28,6 +34,9 @@ class LspClient:
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env
         )
+        assert self.process.stdin is not None and self.process.stdout is not None  # both are pipes
+        self._input: IO[bytes] = self.process.stdin
+        self._output: IO[bytes] = self.process.stdout
         self._write_lock = threading.Lock()
         self._next_id = 0
         self._responses: dict[int, queue.Queue] = {}
@@ -39,36 +48,18 @@ class LspClient:
 
     # -- wire -----------------------------------------------------------------------------------------
     def _send(self, message: dict[str, Any]) -> float:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        data = frame(message)
         with self._write_lock:
             sent = time.perf_counter()
-            self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-            self.process.stdin.flush()
+            self._input.write(data)
+            self._input.flush()
         return sent
-
-    def _read_message(self) -> dict[str, Any] | None:
-        stream = self.process.stdout
-        length = None
-        while True:
-            line = stream.readline()
-            if not line:
-                return None
-            line = line.strip()
-            if not line:
-                break
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value.strip())
-        if length is None:
-            raise ServerError("a message without Content-Length")
-        body = stream.read(length)
-        return json.loads(body)
 
     def _read_loop(self) -> None:
         while True:
             try:
-                message = self._read_message()
-            except (ValueError, OSError, ServerError):
+                message = read_message(self._output)
+            except (ValueError, OSError):
                 message = None
             received = time.perf_counter()
             if message is None:
@@ -84,10 +75,11 @@ class LspClient:
                     self.log.append(message.get("params", {}).get("message", ""))
                 self.notifications.put((received, message))
             else:
+                answered = message.get("id")  # our ids are ints; anything else answers nothing we asked
                 with self._responses_lock:
-                    waiting = self._responses.get(message.get("id"))
-                if waiting is not None:
-                    waiting.put((received, message))
+                    asker = self._responses.get(answered) if isinstance(answered, int) else None
+                if asker is not None:
+                    asker.put((received, message))
 
     # -- API ------------------------------------------------------------------------------------------
     def request(self, method: str, params: Any, timeout: float) -> tuple[float, float, Any]:

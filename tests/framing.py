@@ -2,10 +2,14 @@
 
 Tests that must send what no well-behaved client sends (broken frames, requests out of order) or that start the
 server exactly as an editor does use this instead of pytest-lsp, which only speaks correct JSON-RPC.
+
+The framing here is the one copy outside the server: the replay test, the recording proxy and the benchmark
+client (``benchmarks/lsp_client.py``) import it too, so it stays standard library only.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -13,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 # As the shipped editor configurations start it: `-I` keeps the working directory (the user's workspace) off
 # sys.path, so nothing there can shadow a module of the server or of the standard library.
@@ -21,27 +25,61 @@ SERVER = [sys.executable, "-I", "-m", "spec_contract", "serve", "--stdio"]
 WAIT_SECONDS = 90.0  # generous: CI machines are shared and slow; nothing here asserts a time
 
 
+def header(length: int) -> bytes:
+    """The header block of a frame whose body is ``length`` bytes (any length: abuse tests lie with it)."""
+    return b"Content-Length: %d\r\n\r\n" % length
+
+
+def frame_body(body: bytes) -> bytes:
+    """An already encoded message body with its header, e.g. one a proxy forwards unchanged."""
+    return header(len(body)) + body
+
+
 def frame(message: dict[str, Any]) -> bytes:
     """One JSON-RPC 2.0 message with its Content-Length header (``jsonrpc`` added when missing)."""
-    body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return frame_body(json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8"))
 
 
-def read_message(stream: BinaryIO) -> dict[str, Any] | None:
-    """The next message a server wrote to ``stream``, or None at the end of the stream."""
+def _content_length(header_line: bytes, length: int | None) -> int | None:
+    """``length`` updated by one header line (names are case-insensitive; other headers are ignored)."""
+    name, _, value = header_line.decode("ascii").partition(":")
+    return int(value) if name.strip().lower() == "content-length" else length
+
+
+def _body_length(length: int | None) -> int:
+    if length is None:
+        raise ValueError("a message without Content-Length")
+    return length
+
+
+def read_body(stream: IO[bytes]) -> bytes | None:
+    """The next frame's body as sent, or None at the end of the stream."""
     length = None
     while True:
         line = stream.readline()
         if not line:
             return None
         if not line.strip():
-            break
-        name, _, value = line.decode("ascii").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value)
-    if length is None:
-        raise ValueError("a message without Content-Length")
-    return json.loads(stream.read(length))
+            return stream.read(_body_length(length))
+        length = _content_length(line, length)
+
+
+def read_message(stream: IO[bytes]) -> dict[str, Any] | None:
+    """The next message a server wrote to ``stream``, or None at the end of the stream."""
+    body = read_body(stream)
+    return None if body is None else json.loads(body)
+
+
+async def read_message_async(stream: asyncio.StreamReader) -> dict[str, Any] | None:
+    """:func:`read_message` for an asyncio stream (a server started with ``asyncio.create_subprocess_exec``)."""
+    length = None
+    while True:
+        line = await stream.readline()
+        if not line:
+            return None
+        if not line.strip():
+            return json.loads(await stream.readexactly(_body_length(length)))
+        length = _content_length(line, length)
 
 
 def initialize_params(root: Path | None, process_id: int | None = None, capabilities: dict | None = None) -> dict:
@@ -64,6 +102,9 @@ class RawServer:
                  env: dict[str, str] | None = None, stderr: Any = subprocess.DEVNULL) -> None:
         self.process = subprocess.Popen(command or SERVER, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=stderr)
+        assert self.process.stdin is not None and self.process.stdout is not None  # both are pipes
+        self._input: IO[bytes] = self.process.stdin
+        self._output: IO[bytes] = self.process.stdout
         self.received: list[dict[str, Any]] = []
         self.closed = False  # the server closed its output
         self._changed = threading.Condition()
@@ -74,7 +115,7 @@ class RawServer:
 
     def _read_all(self) -> None:
         try:
-            while (message := read_message(self.process.stdout)) is not None:
+            while (message := read_message(self._output)) is not None:
                 if "method" in message and "id" in message:
                     self.send(frame({"id": message["id"], "result": None}))
                 with self._changed:
@@ -91,8 +132,8 @@ class RawServer:
     def send(self, data: bytes) -> None:
         with self._write:
             try:
-                self.process.stdin.write(data)
-                self.process.stdin.flush()
+                self._input.write(data)
+                self._input.flush()
             except (BrokenPipeError, ValueError):  # it exited (or we closed its input): the waits will say so
                 pass
 
@@ -108,7 +149,7 @@ class RawServer:
     def close_input(self) -> None:
         with self._write:
             try:
-                self.process.stdin.close()
+                self._input.close()
             except BrokenPipeError:
                 pass
 

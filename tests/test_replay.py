@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from framing import frame, read_message_async
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = sorted((REPO / "protocol-fixtures").glob("*.jsonl"))
@@ -94,25 +95,6 @@ class Normaliser:
         return value
 
 
-def frame(message: dict) -> bytes:
-    body = json.dumps(message).encode("utf-8")
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-async def read_message(stream: asyncio.StreamReader) -> dict | None:
-    length = None
-    while True:
-        line = await stream.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode("ascii").partition(":")
-        if name.lower() == "content-length":
-            length = int(value)
-    return json.loads(await stream.readexactly(length))
-
-
 async def replay(session, new_root: Path) -> list[dict]:
     """Play the client's side of ``session`` against a live server; return everything the server sent."""
     old_uri = recorded_root(session).rstrip("/")
@@ -134,21 +116,23 @@ async def replay(session, new_root: Path) -> list[dict]:
     process = await asyncio.create_subprocess_exec(
         *SERVER, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=new_root
     )
+    assert process.stdin is not None and process.stdout is not None  # both are pipes
+    to_server, from_server = process.stdin, process.stdout
     received: list[dict] = []
     live_counts: Counter = Counter()
     asked: Counter = Counter()
     changed = asyncio.Event()
 
     async def read_loop() -> None:
-        while (message := await read_message(process.stdout)) is not None:
+        while (message := await read_message_async(from_server)) is not None:
             if "method" in message and "id" in message:  # a request from the server: answer as recorded
                 method = message["method"]
                 answer = answers.get((method, asked[method]), {"result": None})
                 asked[method] += 1
-                reply = {"jsonrpc": "2.0", "id": message["id"]}
+                reply = {"id": message["id"]}
                 reply.update({k: v for k, v in answer.items() if k in ("result", "error")})
-                process.stdin.write(frame(reply))
-                await process.stdin.drain()
+                to_server.write(frame(reply))
+                await to_server.drain()
             received.append(message)
             live_counts[key(message, new_uri)] += 1
             changed.set()
@@ -173,8 +157,8 @@ async def replay(session, new_root: Path) -> list[dict]:
             outgoing = json.loads(text)
             if outgoing.get("method") == "initialize":
                 outgoing["params"]["processId"] = os.getpid()
-            process.stdin.write(frame(outgoing))
-            await process.stdin.drain()
+            to_server.write(frame(outgoing))
+            await to_server.drain()
         await asyncio.wait_for(process.wait(), timeout=WAIT)
         await asyncio.wait_for(reader, timeout=WAIT)
     finally:

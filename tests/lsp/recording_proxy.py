@@ -11,30 +11,22 @@ import json
 import subprocess
 import sys
 import threading
-from typing import BinaryIO
+from pathlib import Path
+from typing import IO
+
+# Run as a script (tests/lsp/conftest.py starts it in front of the server), so tests/ is not on sys.path as it
+# is under pytest: put it there for the shared framing helper.
+sys.path.append(str(Path(__file__).resolve().parents[1]))
+from framing import frame_body, read_body  # noqa: E402
 
 
-def read_frame(stream: BinaryIO) -> bytes | None:
-    """One message body, or None at end of stream."""
-    length = None
-    while True:
-        line = stream.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode("ascii").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value)
-    return stream.read(length) if length is not None else b""
-
-
-def pump(source: str, reader: BinaryIO, writer: BinaryIO, out, lock: threading.Lock) -> None:
-    while (body := read_frame(reader)) is not None:
+def pump(source: str, reader: IO[bytes], writer: IO[bytes], out: IO[str], lock: threading.Lock) -> None:
+    """Forwards each frame's body unchanged, recording it first; closes ``writer`` when ``reader`` ends."""
+    while (body := read_body(reader)) is not None:
         with lock:
             out.write(json.dumps({"source": source, "message": json.loads(body)}) + "\n")
             out.flush()
-        writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        writer.write(frame_body(body))
         writer.flush()
     writer.close()
 
@@ -43,6 +35,7 @@ def main(argv: list[str]) -> int:
     target, separator, *command = argv
     assert separator == "--", "usage: recording_proxy.py OUT.jsonl -- SERVER COMMAND..."
     server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None  # both are pipes
     lock = threading.Lock()
     with open(target, "w", encoding="utf-8") as out:
         to_server = threading.Thread(
