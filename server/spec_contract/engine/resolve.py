@@ -1,8 +1,10 @@
-"""Names across modules, class MROs and what each class provides.
+"""Names across modules: what a dotted name written in a module stands for, following imports and re-exports.
 
 The index knows every discovered file by module name but parses lazily: asking about a class loads its
 module's summary, and following a base or an import loads the next one. So a question about one wrapper
-touches the wrapper's file, its bases' and its inner model's files, not the whole tree.
+touches the wrapper's file, its bases' and its inner model's files, not the whole tree. MROs and provisions
+(:mod:`~spec_contract.engine.members`) and a wrapper's inner objects (:mod:`~spec_contract.engine.delegates`)
+are its collaborators; it answers for them too.
 
 Unknown names (bases from outside the tree such as ``torch.nn.Module`` or transformers'
 ``PreTrainedModel``) resolve to nothing and provide nothing; import and inheritance cycles are cut.
@@ -11,67 +13,31 @@ Unknown names (bases from outside the tree such as ``torch.nn.Module`` or transf
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import NamedTuple
 
-from spec_contract.engine.classes import ARCHITECTURE, REGISTRY
 from spec_contract.engine.deferred import find_class, local_import
+from spec_contract.engine.delegates import Delegates
 from spec_contract.engine.files import SourceFile
+from spec_contract.engine.keys import MAX_DEPTH, ClassKey, FunctionKey, ModuleKey, Provision, Resolved
+from spec_contract.engine.members import Hierarchy
+from spec_contract.engine.recording import Recorder
 from spec_contract.engine.summary import Chain, ClassSummary, ImportBinding, Member, ModuleSummary
 
-_MAX_DEPTH = 12
+__all__ = ["ClassKey", "FunctionKey", "Index", "ModuleKey", "Provision", "Resolved"]
 
 
-class ClassKey(NamedTuple):
-    """A class by module and dotted qualname.
+class Index(Recorder):
+    """Lazy, memoised view of the tree's modules and classes.
 
-    Keys are hashed and compared hundreds of thousands of times per analysis (every memo of the index is
-    keyed by them): as named tuples that happens in C. A :class:`FunctionKey` has a third field, so the two
-    kinds of key never compare equal.
+    Every answer that reads modules is memoised with the modules it read (see :class:`Recorder`): the
+    project re-checks a class only when one of those changed.
     """
-
-    module: str
-    qualname: str
-
-    @property
-    def dotted(self) -> str:
-        return f"{self.module}.{self.qualname}" if self.module else self.qualname
-
-
-class FunctionKey(NamedTuple):
-    """A function or method by module and dotted qualname (a named tuple for speed, see :class:`ClassKey`)."""
-
-    module: str
-    qualname: str
-    kind: str = "function"  # never equal to the ClassKey of the same name
-
-
-@dataclass(frozen=True)
-class ModuleKey:
-    module: str
-
-
-Resolved = ClassKey | FunctionKey | ModuleKey
-
-
-@dataclass(frozen=True)
-class Provision:
-    """How a class provides a member: directly (``owner`` defines ``member``) or through ``__getattr__``."""
-
-    owner: ClassKey
-    member: Member | None  # None: a ``__getattr__`` that forwards to something unknown provides it
-
-
-class Index:
-    """Lazy, memoised view of the tree's modules and classes."""
 
     def __init__(self, files: dict[str, SourceFile], packages: frozenset[str],
                  load: Callable[[SourceFile], ModuleSummary | None], registry: tuple[str, ...] = (),
                  engine: tuple[str, tuple[str, ...]] | None = None,
                  architectures: dict[str, tuple[str, str]] | None = None) -> None:
+        super().__init__()
         self._files = files
-        # architecture name → (module, class) from the engine's model registry (see ``engine.registry``)
-        self._architectures = architectures or {}
         # (engine package, worker modules) unless the tree has the engine package under its own name: then its
         # imports may be answered from a copy under another name, ``sglang_v059/`` or ``third_party/sglang/``
         # (see :meth:`engine_prefix`)
@@ -79,42 +45,18 @@ class Index:
         self._engine_package = engine[0] if engine is not None else None
         self._engine_prefix: str | None = None
         self._prefix_misses: set[str] = set()
-        self._registry = registry  # dotted classes the engine's model registry may hand a wrapper
         self._packages = packages
-        self._resolved: dict[tuple[str, Chain], Resolved | None] = {}
-        self._resolved_deps: dict[tuple[str, Chain], frozenset[str]] = {}
-        self._load = load
+        self._load = load  # reads (or scans, or takes from the cache) one file's summary
         self._summaries: dict[str, ModuleSummary | None] = {}
-        self._mro: dict[ClassKey, tuple[tuple[ClassKey, ...], frozenset[str]]] = {}
-        self._delegates: dict[ClassKey, tuple[dict[str, tuple[ClassKey, ...]], frozenset[str]]] = {}
-        self._recording: list[set[str]] = []
+        self._resolved: dict[tuple[str, Chain], tuple[Resolved | None, frozenset[str]]] = {}
         self._classes: dict[ClassKey, tuple[ClassSummary | None, dict[str, Member]]] = {}
-        self._provisions: dict[tuple[ClassKey, str], tuple[Provision | None, frozenset[str]]] = {}
-        self._imports: dict[str, dict[str, ImportBinding]] = {}
-        self._tables: dict[ClassKey, tuple[tuple[dict[str, tuple[ClassKey, Member]], tuple[tuple[ClassKey, str], ...]], frozenset[str]]] = {}
-
-    # dependencies ----------------------------------------------------------------------------------
-    def record(self) -> set[str]:
-        """Start recording which modules the following questions read; pair with :meth:`stop`."""
-        self._recording.append(set())
-        return self._recording[-1]
-
-    def stop(self, recorded: set[str]) -> frozenset[str]:
-        assert self._recording and self._recording[-1] is recorded, "recordings nest"
-        self._recording.pop()
-        for outer in self._recording:
-            outer |= recorded
-        return frozenset(recorded)
-
-    def _replay(self, modules: frozenset[str]) -> None:
-        """A memoised answer depends on what computing it read: charge that to every open recording."""
-        for outer in self._recording:
-            outer |= modules
+        self._imports: dict[str, dict[str, ImportBinding | None]] = {}
+        self._hierarchy = Hierarchy(self, self)
+        self._delegates = Delegates(self, self, registry, architectures or {})
 
     # modules -------------------------------------------------------------------------------------
     def summary(self, module: str) -> ModuleSummary | None:
-        for recording in self._recording:
-            recording.add(module)
+        self.read(module)
         if module not in self._summaries:
             source = self._files.get(module)
             self._summaries[module] = self._load(source) if source is not None else None
@@ -126,6 +68,11 @@ class Index:
             cls = find_class(summary, key.qualname) if summary else None
             self._classes[key] = (cls, {m.name: m for m in cls.members} if cls else {})
         return self._classes[key][0]
+
+    def members_of(self, key: ClassKey) -> dict[str, Member]:
+        """The members a class's own body defines, by name (the class read as :meth:`class_summary` reads it)."""
+        self.class_summary(key)
+        return self._classes[key][1]
 
     def path_of(self, module: str) -> str | None:
         source = self._files.get(module)
@@ -198,30 +145,24 @@ class Index:
                 resolved += target in self._files or target in self._packages
         return resolved, total
 
-    def resolve(self, module: str, chain: Chain, _depth: int = 0) -> Resolved | None:
+    def resolve(self, module: str, chain: Chain) -> Resolved | None:
         """What ``chain`` (as written in ``module``) names, following imports and re-exports."""
-        if not chain or _depth > _MAX_DEPTH or "()" in chain or "[]" in chain:
+        if not chain or "()" in chain or "[]" in chain:
             return None
-        if _depth == 0:
-            key = (module, chain)
-            if key not in self._resolved:
-                recorded = self.record()
-                try:
-                    self._resolved[key] = self.resolve(module, chain, 1)
-                finally:
-                    self._resolved_deps[key] = self.stop(recorded)
-            else:
-                self._replay(self._resolved_deps[key])
-            return self._resolved[key]
-        current = self._lookup(module, chain[0], _depth)
+        return self.memoised(self._resolved, (module, chain), self._follow, module, chain, 1)
+
+    def _follow(self, module: str, chain: Chain, depth: int) -> Resolved | None:
+        if not chain or depth > MAX_DEPTH or "()" in chain or "[]" in chain:
+            return None
+        current = self._lookup(module, chain[0], depth)
         for segment in chain[1:]:
             if current is None:
                 return None
-            current = self._member(current, segment, _depth)
+            current = self._member(current, segment, depth)
         return current
 
     def _lookup(self, module: str, name: str, depth: int) -> Resolved | None:
-        summary = self.summary(module) if depth <= _MAX_DEPTH else None
+        summary = self.summary(module) if depth <= MAX_DEPTH else None
         if summary is None:
             return None
         if summary.has_class(name):
@@ -231,7 +172,7 @@ class Index:
                 return FunctionKey(module, name)
         for alias, value in summary.assignments:
             if alias == name:
-                return self.resolve(module, value, depth + 1)
+                return self._follow(module, value, depth + 1)
         binding = self._binding(module, summary, name)
         if binding is not None:
             target = self.absolute(module, binding.module, binding.level)
@@ -308,211 +249,24 @@ class Index:
         found = self.resolve(module, chain)
         return found if isinstance(found, ClassKey) else None
 
-    # classes -------------------------------------------------------------------------------------
+    # classes: answered by the collaborators -----------------------------------------------------------
     def bases(self, key: ClassKey) -> tuple[ClassKey, ...]:
-        cls = self.class_summary(key)
-        if cls is None:
-            return ()
-        out = []
-        for base in cls.bases:
-            resolved = self.resolve_class(key.module, base)
-            if resolved is not None and resolved != key:
-                out.append(resolved)
-        return tuple(out)
+        return self._hierarchy.bases(key)
 
     def mro(self, key: ClassKey) -> tuple[ClassKey, ...]:
-        """C3 linearisation over the bases the index can resolve; cycles and conflicts degrade gracefully."""
-        return self._mro_of(key, frozenset())
+        return self._hierarchy.mro(key)
 
-    def _mro_of(self, key: ClassKey, active: frozenset[ClassKey]) -> tuple[ClassKey, ...]:
-        if key in self._mro:
-            mro, modules = self._mro[key]
-            self._replay(modules)
-            return mro
-        recorded = self.record()
-        try:
-            return self._compute_mro(key, active)
-        finally:
-            modules = self.stop(recorded)
-            if not active and key in self._mro:
-                self._mro[key] = (self._mro[key][0], modules)
-
-    def _compute_mro(self, key: ClassKey, active: frozenset[ClassKey]) -> tuple[ClassKey, ...]:
-        if key in active or len(active) > _MAX_DEPTH * 4:  # an inheritance cycle: cut it here
-            return (key,)
-        bases = self.bases(key)
-        sequences = [list(self._mro_of(b, active | {key})) for b in bases] + [list(bases)]
-        result = [key]
-        while any(sequences):
-            sequences = [s for s in sequences if s]
-            for seq in sequences:
-                head = seq[0]
-                if not any(head in other[1:] for other in sequences):
-                    break
-            else:  # inconsistent hierarchy: fall back to depth-first order without duplicates
-                for seq in sequences:
-                    result.extend(k for k in seq if k not in result)
-                break
-            if head not in result:
-                result.append(head)
-            for seq in sequences:
-                if seq and seq[0] == head:
-                    del seq[0]
-        mro = tuple(result)
-        if not active:
-            self._mro[key] = (mro, frozenset())
-        return mro
-
-    def provision(self, key: ClassKey, member: str, _depth: int = 0) -> Provision | None:
-        """Whether instances of ``key`` have ``member``: own body, bases, or a forwarding ``__getattr__``."""
-        if _depth == 0:  # memoised: a popular inner model is asked about every contract member per wrapper
-            memo = self._provisions.get((key, member))
-            if memo is not None:
-                self._replay(memo[1])
-                return memo[0]
-            recorded = self.record()
-            try:
-                found = self.provision(key, member, 1)
-            finally:
-                modules = self.stop(recorded)
-            self._provisions[(key, member)] = (found, modules)
-            return found
-        members, forwards = self._provided(key)
-        own = members.get(member)
-        if own is not None:
-            return Provision(*own)
-        if _depth > 4:
-            return None
-        for owner, forward in forwards:
-            if forward == "":
-                return Provision(owner, None)
-            inners = self.delegates(key).get(forward, ())
-            if not inners:
-                return Provision(owner, None)  # forwards to an object of unknown class
-            # The object may be of any of the candidate classes: the member is there only if each has it.
-            found = [self.provision(inner, member, _depth + 1) for inner in inners]  # depth bounds the recursion
-            if all(f is not None for f in found):
-                return found[0]
-        return None
-
-    def _provided(self, key: ClassKey) -> tuple[dict[str, tuple[ClassKey, Member]], tuple[tuple[ClassKey, str], ...]]:
-        """Every member instances of ``key`` get from their MRO (name → first owner and its member), and the
-        MRO's classes with a ``__getattr__`` (owner, what it forwards to), in MRO order.
-
-        Built once per class: provisions are asked for every contract member of every wrapper and inner
-        model, and walking the MRO each time was most of the check. Computing the MRO already read every
-        class in it, so the table reads no module the walk would not.
-        """
-        if key in self._tables:
-            table, modules = self._tables[key]
-            self._replay(modules)
-            return table
-        recorded = self.record()
-        try:
-            members: dict[str, tuple[ClassKey, Member]] = {}
-            forwards = []
-            for owner in self.mro(key):
-                cls = self.class_summary(owner)
-                if cls is None:
-                    continue
-                for name, own in self._classes[owner][1].items():
-                    members.setdefault(name, (owner, own))
-                if cls.getattr_forward is not None:
-                    forwards.append((owner, cls.getattr_forward))
-            table = (members, tuple(forwards))
-        finally:
-            modules = self.stop(recorded)
-        self._tables[key] = (table, modules)
-        return table
-
-    def delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
-        """attribute → candidate inner classes, from ``self.<attr> = <Class>(...)`` anywhere in the MRO."""
-        if key in self._delegates:
-            result, modules = self._delegates[key]
-            self._replay(modules)
-            return result
-        recorded = self.record()
-        try:
-            result = self._compute_delegates(key)
-        finally:
-            modules = self.stop(recorded)
-        self._delegates[key] = (result, modules)
-        return result
-
-    def language_attrs(self, key: ClassKey) -> tuple[str, ...]:
-        """The attributes a class of the MRO marks as its language model (``_mark_language_model`` blocks)."""
-        found: list[str] = []
-        for owner in self.mro(key):
-            cls = self.class_summary(owner)
-            found += [a for a in (cls.language_attrs if cls else ()) if a not in found]
-        return tuple(found)
+    def provision(self, key: ClassKey, member: str) -> Provision | None:
+        return self._hierarchy.provision(key, member)
 
     def forwarded_attrs(self, key: ClassKey) -> frozenset[str]:
-        """The attributes a ``__getattr__`` in the class's MRO forwards unknown names to."""
-        return frozenset(forward for _, forward in self._provided(key)[1] if forward)
+        return self._hierarchy.forwarded_attrs(key)
+
+    def language_attrs(self, key: ClassKey) -> tuple[str, ...]:
+        return self._hierarchy.language_attrs(key)
 
     def registry_chosen(self, key: ClassKey, attr: str) -> bool:
-        """Whether ``self.<attr>`` is built from a class the model registry picks (candidates from the profile)."""
-        for owner in self.mro(key):
-            cls = self.class_summary(owner)
-            if cls is not None and any(d.attr == attr and d.callee == REGISTRY for d in cls.delegates):
-                return True
-        return False
+        return self._hierarchy.registry_chosen(key, attr)
 
-    def _constructed(self, key: ClassKey, owner: ClassKey, callee: Chain) -> list[tuple[str, Chain]]:
-        """The class names a delegate's value is built from, as (module, chain) to resolve.
-
-        ``self.llm = self.init_llm(...)`` calls the most-derived ``init_llm`` of the class being checked,
-        so factory methods are looked up along ``key``'s MRO, not the assigning class's.
-        """
-        if callee == REGISTRY:  # chosen at run time: the profile names the candidates
-            return [(self.engine_module(module), (name,))
-                    for module, _, name in (c.rpartition(".") for c in self._registry)]
-        if callee[0] == ARCHITECTURE:  # built by the registry from an architecture name (unknown: nothing)
-            found = self._architectures.get(callee[1]) if len(callee) == 2 else None
-            choices = self.platform_choices(self.engine_module(found[0]), found[1]) if found else ()
-            return [(choice.module, (choice.qualname,)) for choice in choices]
-        if len(callee) == 2 and callee[1] == "{}":  # a lookup in a module-level dict of classes
-            summary = self.summary(owner.module)
-            return [(owner.module, value) for name, values in (summary.class_maps if summary else ())
-                    if name == callee[0] for value in values]
-        if callee[0] != "self":
-            return [(owner.module, callee)]
-        if len(callee) != 2:
-            return []
-        for candidate in self.mro(key):
-            cls = self.class_summary(candidate)
-            for name, made in cls.factories if cls else ():
-                if name == callee[1]:
-                    return [(candidate.module, chain) for chain in made]
-        return []
-
-    def _default_for(self, key: ClassKey, owner: ClassKey, delegate) -> tuple[ClassKey, Chain]:
-        """Where a delegate's class comes from for instances of ``key``: a parameter's class default is the
-        most-derived one along ``key``'s MRO (a subclass whose ``__init__`` has its own
-        ``language_model_cls=Qwen3MoeLLMModel`` passes that one to ``super().__init__``)."""
-        if delegate.via is None:
-            return owner, delegate.callee
-        method, param = delegate.via
-        for candidate in self.mro(key):
-            if candidate == owner:
-                break
-            cls = self.class_summary(candidate)
-            for name, parameter, chain in cls.param_defaults if cls else ():
-                if (name, parameter) == (method, param):
-                    return candidate, chain
-        return owner, delegate.callee
-
-    def _compute_delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
-        out: dict[str, list[ClassKey]] = {}
-        for owner in self.mro(key):
-            cls = self.class_summary(owner)
-            if cls is None:
-                continue
-            for delegate in cls.delegates:
-                source, chain = self._default_for(key, owner, delegate)
-                for module, callee in self._constructed(key, source, chain):
-                    inner = self.resolve_class(module, callee)
-                    if inner is not None and inner != key and inner not in out.setdefault(delegate.attr, []):
-                        out[delegate.attr].append(inner)
-        return {attr: tuple(classes) for attr, classes in out.items() if classes}
+    def delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
+        return self._delegates.of(key)

@@ -1,0 +1,88 @@
+"""A wrapper's inner objects: for each ``self.<attr> = <callee>(...)`` along its MRO, the classes it may hold.
+
+The callee may be a class, a factory method (the most-derived one of the checked class), a parameter's
+class default, a lookup in a module-level dict of classes, or the engine's model registry (the profile's
+candidates, or an architecture name the registry maps to a class).
+"""
+
+from __future__ import annotations
+
+from spec_contract.engine.classes import ARCHITECTURE, REGISTRY
+from spec_contract.engine.keys import ClassKey, ClassReader
+from spec_contract.engine.recording import Recorder
+from spec_contract.engine.summary import Chain, Delegate
+
+
+class Delegates:
+    """attribute → candidate inner classes, per class, read through the index (``reader``) and memoised."""
+
+    def __init__(self, reader: ClassReader, recorder: Recorder, registry: tuple[str, ...],
+                 architectures: dict[str, tuple[str, str]]) -> None:
+        self._reader = reader
+        self._recorder = recorder
+        self._registry = registry  # dotted classes the engine's model registry may hand a wrapper
+        self._architectures = architectures  # architecture name → (module, class), see ``engine.registry``
+        self._delegates: dict[ClassKey, tuple[dict[str, tuple[ClassKey, ...]], frozenset[str]]] = {}
+
+    def of(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
+        """attribute → candidate inner classes, from ``self.<attr> = <Class>(...)`` anywhere in the MRO."""
+        return self._recorder.memoised(self._delegates, key, self._compute, key)
+
+    def _compute(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
+        out: dict[str, list[ClassKey]] = {}
+        for owner in self._reader.mro(key):
+            cls = self._reader.class_summary(owner)
+            if cls is None:
+                continue
+            for delegate in cls.delegates:
+                source, chain = self._default_for(key, owner, delegate)
+                for module, callee in self._constructed(key, source, chain):
+                    inner = self._reader.resolve_class(module, callee)
+                    if inner is not None and inner != key and inner not in out.setdefault(delegate.attr, []):
+                        out[delegate.attr].append(inner)
+        return {attr: tuple(classes) for attr, classes in out.items() if classes}
+
+    def _constructed(self, key: ClassKey, owner: ClassKey, callee: Chain) -> list[tuple[str, Chain]]:
+        """The class names a delegate's value is built from, as (module, chain) to resolve.
+
+        ``self.llm = self.init_llm(...)`` calls the most-derived ``init_llm`` of the class being checked,
+        so factory methods are looked up along ``key``'s MRO, not the assigning class's.
+        """
+        reader = self._reader
+        if callee == REGISTRY:  # chosen at run time: the profile names the candidates
+            return [(reader.engine_module(module), (name,))
+                    for module, _, name in (c.rpartition(".") for c in self._registry)]
+        if callee[0] == ARCHITECTURE:  # built by the registry from an architecture name (unknown: nothing)
+            found = self._architectures.get(callee[1]) if len(callee) == 2 else None
+            choices = reader.platform_choices(reader.engine_module(found[0]), found[1]) if found else ()
+            return [(choice.module, (choice.qualname,)) for choice in choices]
+        if len(callee) == 2 and callee[1] == "{}":  # a lookup in a module-level dict of classes
+            summary = reader.summary(owner.module)
+            return [(owner.module, value) for name, values in (summary.class_maps if summary else ())
+                    if name == callee[0] for value in values]
+        if callee[0] != "self":
+            return [(owner.module, callee)]
+        if len(callee) != 2:
+            return []
+        for candidate in reader.mro(key):
+            cls = reader.class_summary(candidate)
+            for name, made in cls.factories if cls else ():
+                if name == callee[1]:
+                    return [(candidate.module, chain) for chain in made]
+        return []
+
+    def _default_for(self, key: ClassKey, owner: ClassKey, delegate: Delegate) -> tuple[ClassKey, Chain]:
+        """Where a delegate's class comes from for instances of ``key``: a parameter's class default is the
+        most-derived one along ``key``'s MRO (a subclass whose ``__init__`` has its own
+        ``language_model_cls=Qwen3MoeLLMModel`` passes that one to ``super().__init__``)."""
+        if delegate.via is None:
+            return owner, delegate.callee
+        method, param = delegate.via
+        for candidate in self._reader.mro(key):
+            if candidate == owner:
+                break
+            cls = self._reader.class_summary(candidate)
+            for name, parameter, chain in cls.param_defaults if cls else ():
+                if (name, parameter) == (method, param):
+                    return candidate, chain
+        return owner, delegate.callee

@@ -1,0 +1,138 @@
+"""Class MROs and what each class provides: its own members, its bases', and what a ``__getattr__`` forwards.
+
+Bases from outside the tree resolve to nothing and provide nothing; inheritance cycles are cut. Every
+answer is memoised with the modules it read (see :mod:`~spec_contract.engine.recording`).
+"""
+
+from __future__ import annotations
+
+from spec_contract.engine.classes import REGISTRY
+from spec_contract.engine.keys import MAX_DEPTH, ClassKey, ClassReader, Provision
+from spec_contract.engine.recording import Recorder
+from spec_contract.engine.summary import Member
+
+# name → (first owner along the MRO, its member); the MRO's ``__getattr__`` owners and what each forwards to
+Table = tuple[dict[str, tuple[ClassKey, Member]], tuple[tuple[ClassKey, str], ...]]
+
+
+class Hierarchy:
+    """MROs and provisions, read through the index (``reader``) and memoised in its ``recorder``."""
+
+    def __init__(self, reader: ClassReader, recorder: Recorder) -> None:
+        self._reader = reader
+        self._recorder = recorder
+        self._mro: dict[ClassKey, tuple[tuple[ClassKey, ...], frozenset[str]]] = {}
+        self._provisions: dict[tuple[ClassKey, str], tuple[Provision | None, frozenset[str]]] = {}
+        self._tables: dict[ClassKey, tuple[Table, frozenset[str]]] = {}
+
+    def bases(self, key: ClassKey) -> tuple[ClassKey, ...]:
+        cls = self._reader.class_summary(key)
+        if cls is None:
+            return ()
+        out = []
+        for base in cls.bases:
+            resolved = self._reader.resolve_class(key.module, base)
+            if resolved is not None and resolved != key:
+                out.append(resolved)
+        return tuple(out)
+
+    def mro(self, key: ClassKey) -> tuple[ClassKey, ...]:
+        """C3 linearisation over the bases the index can resolve; cycles and conflicts degrade gracefully."""
+        return self._mro_of(key, frozenset())
+
+    def _mro_of(self, key: ClassKey, active: frozenset[ClassKey]) -> tuple[ClassKey, ...]:
+        # Inside an inheritance walk (``active``) the answer may be cut short by a cycle: not memoised
+        if active and key not in self._mro:
+            return self._compute_mro(key, active)
+        return self._recorder.memoised(self._mro, key, self._compute_mro, key, active)
+
+    def _compute_mro(self, key: ClassKey, active: frozenset[ClassKey]) -> tuple[ClassKey, ...]:
+        if key in active or len(active) > MAX_DEPTH * 4:  # an inheritance cycle: cut it here
+            return (key,)
+        bases = self.bases(key)
+        sequences = [list(self._mro_of(b, active | {key})) for b in bases] + [list(bases)]
+        result = [key]
+        while any(sequences):
+            sequences = [s for s in sequences if s]
+            for seq in sequences:
+                head = seq[0]
+                if not any(head in other[1:] for other in sequences):
+                    break
+            else:  # inconsistent hierarchy: fall back to depth-first order without duplicates
+                for seq in sequences:
+                    result.extend(k for k in seq if k not in result)
+                break
+            if head not in result:
+                result.append(head)
+            for seq in sequences:
+                if seq and seq[0] == head:
+                    del seq[0]
+        return tuple(result)
+
+    def provision(self, key: ClassKey, member: str) -> Provision | None:
+        """Whether instances of ``key`` have ``member``: own body, bases, or a forwarding ``__getattr__``.
+
+        Memoised: a popular inner model is asked about every contract member per wrapper."""
+        return self._recorder.memoised(self._provisions, (key, member), self._provision, key, member, 1)
+
+    def _provision(self, key: ClassKey, member: str, depth: int) -> Provision | None:
+        members, forwards = self._provided(key)
+        own = members.get(member)
+        if own is not None:
+            return Provision(*own)
+        if depth > 4:
+            return None
+        for owner, forward in forwards:
+            if forward == "":
+                return Provision(owner, None)
+            inners = self._reader.delegates(key).get(forward, ())
+            if not inners:
+                return Provision(owner, None)  # forwards to an object of unknown class
+            # The object may be of any of the candidate classes: the member is there only if each has it.
+            found = [self._provision(inner, member, depth + 1) for inner in inners]  # depth bounds the recursion
+            if all(f is not None for f in found):
+                return found[0]
+        return None
+
+    def _provided(self, key: ClassKey) -> Table:
+        """Every member instances of ``key`` get from their MRO (name → first owner and its member), and the
+        MRO's classes with a ``__getattr__`` (owner, what it forwards to), in MRO order.
+
+        Built once per class: provisions are asked for every contract member of every wrapper and inner
+        model, and walking the MRO each time was most of the check. Computing the MRO already read every
+        class in it, so the table reads no module the walk would not.
+        """
+        return self._recorder.memoised(self._tables, key, self._table, key)
+
+    def _table(self, key: ClassKey) -> Table:
+        members: dict[str, tuple[ClassKey, Member]] = {}
+        forwards = []
+        for owner in self.mro(key):
+            cls = self._reader.class_summary(owner)
+            if cls is None:
+                continue
+            for name, own in self._reader.members_of(owner).items():
+                members.setdefault(name, (owner, own))
+            if cls.getattr_forward is not None:
+                forwards.append((owner, cls.getattr_forward))
+        return members, tuple(forwards)
+
+    def forwarded_attrs(self, key: ClassKey) -> frozenset[str]:
+        """The attributes a ``__getattr__`` in the class's MRO forwards unknown names to."""
+        return frozenset(forward for _, forward in self._provided(key)[1] if forward)
+
+    def language_attrs(self, key: ClassKey) -> tuple[str, ...]:
+        """The attributes a class of the MRO marks as its language model (``_mark_language_model`` blocks)."""
+        found: list[str] = []
+        for owner in self.mro(key):
+            cls = self._reader.class_summary(owner)
+            found += [a for a in (cls.language_attrs if cls else ()) if a not in found]
+        return tuple(found)
+
+    def registry_chosen(self, key: ClassKey, attr: str) -> bool:
+        """Whether ``self.<attr>`` is built from a class the model registry picks (candidates from the profile)."""
+        for owner in self.mro(key):
+            cls = self._reader.class_summary(owner)
+            if cls is not None and any(d.attr == attr and d.callee == REGISTRY for d in cls.delegates):
+                return True
+        return False
