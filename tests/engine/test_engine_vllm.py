@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 import venv
 from pathlib import Path
 
 import pytest
-from engine_trees import analyze, make_tree
+from engine_trees import analyze, line_of, make_tree, rel
 from spec_contract.engine.config import ConfigError, load_config
 from spec_contract.engine.fix import delegation_edits
 from spec_contract.engine.protocols import declare_protocol
@@ -37,9 +38,12 @@ INTERFACES = """
 
     class SupportsMultiModal(Protocol):
         supports_multimodal: ClassVar[Literal[True]] = True
+        _language_model_names: list = []
 
         def get_language_model(self):
-            return self.language_model
+            for name in self._language_model_names:
+                return getattr(self, name)
+            raise NotImplementedError(f"no language model marked in {type(self).__name__}")
 
 
     @runtime_checkable
@@ -473,3 +477,207 @@ def test_the_not_declared_fix_adds_the_protocol_as_one_small_edit_and_the_class_
     path.write_text(apply_edits(before, [edit]))
     assert "SupportsEagle3" in path.read_text().split("class PictureForConditionalGeneration", 1)[1].split(":")[0]
     assert [c for c in codes(analyze(root)) if c[1] == "PictureForConditionalGeneration"] == []
+
+
+# Declared but not backed, past the mixin: the aux outputs must reach the model runner, and the proposers must
+# find the language model's decoder.
+
+TINY_FORWARD = TINY.replace('''            self.logits_processor = LogitsProcessor()
+''', '''            self.logits_processor = LogitsProcessor()
+
+        def forward(self, input_ids, positions):
+            hidden_states = self.model(input_ids, positions)
+            return hidden_states
+''').replace('''            self.layers = [TinyDecoderLayer()]
+''', '''            self.layers = [TinyDecoderLayer()]
+
+        def forward(self, input_ids, positions):
+            hidden_states, aux_hidden_states = self.embed(input_ids), []
+            for index, layer in enumerate(self.layers):
+                if index in self.aux_layers:
+                    aux_hidden_states.append(hidden_states)
+                hidden_states = layer(hidden_states, positions)
+            if aux_hidden_states:
+                return hidden_states, aux_hidden_states
+            return hidden_states
+''')
+
+
+def declaring_picture(forward: str) -> str:
+    """A multimodal wrapper that declares EAGLE-3 over Tiny, with ``forward``'s body."""
+    return picture(bases="nn.Module, SupportsMultiModal, SupportsEagle3").replace(
+        "        return self.language_model(input_ids, positions)\n", textwrap.indent(textwrap.dedent(forward), " " * 8))
+
+
+def test_a_wrapper_forward_that_keeps_only_the_hidden_states_is_not_backed(tmp_path):
+    forward = """
+        hidden_states = self.language_model.model(input_ids, positions)
+        return self.post_norm(hidden_states)
+    """
+    files = {f"{MODELS}/tiny.py": TINY_FORWARD, f"{MODELS}/picture.py": declaring_picture(forward)}
+    root = vllm_tree(tmp_path, files)
+    analysis = analyze(root)
+    (found,) = [f for f in analysis.findings if f.class_name == "PictureForConditionalGeneration"]
+    line = line_of(root, f"{MODELS}/picture.py", "return self.post_norm")
+    assert (found.code, found.severity, found.inner_class) == ("SC007", "error", "PictureForConditionalGeneration")
+    assert found.message == (
+        "`PictureForConditionalGeneration` declares `SupportsEagle3`, but `PictureForConditionalGeneration.forward` "
+        f"drops the aux hidden states: `return self.post_norm(hidden_states)` ({MODELS}/picture.py:{line}) is not "
+        "the `(hidden, aux)` pair `self.language_model.model(...)` returns: a EAGLE3 run passes the check at "
+        "vllm/v1/worker/gpu_model_runner.py:10 and then fails at the first forward, where the model runner unpacks "
+        "`hidden_states, aux_hidden_states` from the model's output")
+
+
+def test_a_language_model_forward_between_that_drops_them_is_not_backed(tmp_path):
+    # The wrapper hands on what its language model returns; the language model's own forward scales it
+    tiny = TINY_FORWARD.replace("            return hidden_states\n\n\n    class TinyEmbeddingModel",
+                                "            return hidden_states * self.scale\n\n\n    class TinyEmbeddingModel")
+    forward = """
+        outputs = self.language_model(input_ids, positions)
+        return outputs
+    """
+    files = {f"{MODELS}/tiny.py": tiny, f"{MODELS}/picture.py": declaring_picture(forward)}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    assert sorted((f.code, f.class_name, f.inner_class) for f in analysis.findings if f.class_name != "PlainForCausalLM") == [
+        ("SC007", "PictureForConditionalGeneration", "TinyForCausalLM"),
+        ("SC007", "TinyForCausalLM", "TinyForCausalLM")]
+
+
+@pytest.mark.parametrize("forward", [
+    # hands the pair on as it is
+    "return self.language_model(input_ids, positions)\n",
+    "outputs = self.language_model.model(input_ids, positions)\nreturn outputs\n",
+    # builds the pair itself when there is one (MiniCPM-style scaling)
+    """
+    outputs = self.language_model.model(input_ids, positions)
+    if isinstance(outputs, tuple):
+        hidden_states, aux_hidden_states = outputs
+        return hidden_states / self.scale, aux_hidden_states
+    return outputs / self.scale
+    """,
+    # a pipeline stage that is not the last hands its tensors on, the last one the model's output
+    """
+    hidden_states = self.language_model.model(input_ids, positions)
+    if not self.last_rank:
+        return IntermediateTensors({"hidden_states": hidden_states})
+    return hidden_states
+    """,
+    # through a helper the reading does not follow: nothing is said
+    "return self._run_language_model(input_ids, positions)[0]\n",
+])
+def test_forwards_that_hand_the_aux_outputs_on_or_cannot_be_told_are_backed(tmp_path, forward):
+    files = {f"{MODELS}/tiny.py": TINY_FORWARD, f"{MODELS}/picture.py": declaring_picture(forward)}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    assert [c for c in codes(analysis) if c[1] == "PictureForConditionalGeneration"] == []
+
+
+SHORT = """
+    import torch.nn as nn
+
+    from .tiny import TinyForCausalLM, TinyModel
+
+
+    class ShortModel(TinyModel):
+        def forward(self, input_ids, positions):
+            hidden_states, residual = self.embed(input_ids), None
+            for layer in self.layers:
+                hidden_states, residual = layer(positions, hidden_states, residual)
+            if not self.last_rank:
+                return IntermediateTensors({"hidden_states": hidden_states, "residual": residual})
+            hidden_states = hidden_states + residual
+            return hidden_states
+
+
+    class ShortForCausalLM(TinyForCausalLM):
+        def __init__(self, *, vllm_config, prefix=""):
+            nn.Module.__init__(self)
+            self.model = ShortModel()
+"""
+
+
+def test_a_holder_whose_own_forward_never_returns_the_aux_outputs_is_not_backed(tmp_path):
+    # ShortModel inherits the mixin, so the default's assertion passes, but its forward (replacing Tiny's)
+    # returns the hidden states alone; Short's __init__ alone runs, so TinyModel is not its holder too
+    registry = REGISTRY.replace('"PlainForCausalLM": ("plain", "PlainForCausalLM"),',
+                                '"PlainForCausalLM": ("plain", "PlainForCausalLM"),\n'
+                                '        "ShortForCausalLM": ("short", "ShortForCausalLM"),')
+    files = {f"{MODELS}/tiny.py": TINY_FORWARD, f"{MODELS}/short.py": SHORT, f"{MODELS}/registry.py": registry}
+    root = vllm_tree(tmp_path, files)
+    analysis = analyze(root)
+    (found,) = [f for f in analysis.findings if f.class_name == "ShortForCausalLM"]
+    line = line_of(root, f"{MODELS}/short.py", "return hidden_states")
+    assert (found.code, found.delegate, found.inner_class) == ("SC007", "model", "ShortModel")
+    assert found.message.startswith(
+        "`ShortForCausalLM` declares `SupportsEagle3`, but `ShortModel.forward` drops the aux hidden states: "
+        f"`return hidden_states` ({MODELS}/short.py:{line}) is not the `(hidden, aux)` pair the aux layers ask of "
+        "it (it is the holder): a EAGLE3 run passes the check")
+    assert [c for c in codes(analysis) if c[1] == "TinyForCausalLM"] == []
+
+
+GLIMMER = """
+    import torch.nn as nn
+
+    from .interfaces import SupportsEagle3, SupportsMultiModal
+    from .tiny import TinyModel
+
+
+    class GlimmerForCausalLM(nn.Module, SupportsMultiModal, SupportsEagle3):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            with self._mark_language_model(vllm_config):
+                self.model = TinyModel()
+            self.lm_head = nn.Linear(8, 8)
+
+        def forward(self, input_ids, positions):
+            return self.model(input_ids, positions)
+"""
+
+
+def test_a_language_model_without_a_decoder_for_the_proposers_is_not_backed(tmp_path):
+    # get_language_model() returns the marked decoder itself: the defaults find the mixin there (no `.model`
+    # to unwrap), but the proposers read `<language model>.model` to share the embeddings
+    registry = REGISTRY.replace('"PictureForConditionalGeneration": ("picture", "PictureForConditionalGeneration"),',
+                                '"PictureForConditionalGeneration": ("picture", "PictureForConditionalGeneration"),\n'
+                                '        "GlimmerForCausalLM": ("glimmer", "GlimmerForCausalLM"),')
+    files = {f"{MODELS}/tiny.py": TINY_FORWARD, f"{MODELS}/glimmer.py": GLIMMER, f"{MODELS}/registry.py": registry}
+    root = vllm_tree(tmp_path, files)
+    analysis = analyze(root)
+    (found,) = [f for f in analysis.findings if f.class_name == "GlimmerForCausalLM"]
+    read = line_of(root, "vllm/v1/spec_decode/eagle.py", "language_model.model.embed_tokens")
+    assert (found.code, found.severity, found.delegate, found.inner_class) == ("SC007", "error", "model", "TinyModel")
+    assert found.message == (
+        "`GlimmerForCausalLM` declares `SupportsEagle3`, but the proposers take `get_language_model()` "
+        "(`self.model`) as its language model and read its `.model`, which TinyModel does not have: a EAGLE3 run "
+        "passes the check at vllm/v1/worker/gpu_model_runner.py:10 and then stops with `AttributeError` when the "
+        f"draft is loaded (vllm/v1/spec_decode/eagle.py:{read})")
+    assert [(rel(root, s.path), s.span.line + 1) for s in found.call_sites] == [
+        ("vllm/v1/worker/gpu_model_runner.py", 10), ("vllm/v1/spec_decode/eagle.py", read)]
+
+
+def test_no_base_is_suggested_when_the_wrapper_would_drop_the_aux_outputs(tmp_path):
+    forward = """
+        hidden_states = self.language_model.model(input_ids, positions)
+        return self.post_norm(hidden_states)
+    """
+    picture_file = declaring_picture(forward).replace(
+        "class PictureForConditionalGeneration(nn.Module, SupportsMultiModal, SupportsEagle3):",
+        "class PictureForConditionalGeneration(nn.Module, SupportsMultiModal):")
+    files = {f"{MODELS}/tiny.py": TINY_FORWARD, f"{MODELS}/picture.py": picture_file}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    assert codes(analysis) == [("SC007", "PlainForCausalLM", "SupportsEagle3", "error")]
+
+
+def test_a_get_language_model_that_returns_the_class_itself_is_what_the_proposers_take(tmp_path):
+    # The class's own `.model` is the decoder the proposers read: backed
+    glimmer = GLIMMER.replace("            with self._mark_language_model(vllm_config):\n"
+                              "                self.model = TinyModel()\n", "            self.model = TinyModel()\n")
+    glimmer += """
+        def get_language_model(self):
+            return self
+    """
+    registry = REGISTRY.replace('"PlainForCausalLM": ("plain", "PlainForCausalLM"),',
+                                '"PlainForCausalLM": ("plain", "PlainForCausalLM"),\n'
+                                '        "GlimmerForCausalLM": ("glimmer", "GlimmerForCausalLM"),')
+    files = {f"{MODELS}/tiny.py": TINY_FORWARD, f"{MODELS}/glimmer.py": glimmer, f"{MODELS}/registry.py": registry}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    assert [c for c in codes(analysis) if c[1] == "GlimmerForCausalLM"] == []

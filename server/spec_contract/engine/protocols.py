@@ -9,8 +9,12 @@ default methods then do the delegation themselves: to ``get_language_model()`` w
 that the object they end at (the holder) is an ``EagleModelMixin``. So forwarding the Protocol's methods is
 never the fix, and the question per class is:
 
-* **declared but not backed** (SC007, error): the defaults run (no class in the MRO overrides them) and the
-  holder's class is known and is not the mixin: the run asserts at start-up;
+* **declared but not backed** (SC007, error): the run passes the check and then fails at start-up. Either
+  the defaults run (no class in the MRO overrides them) and the holder's class is known and is not the mixin
+  (the default's assertion fails), or a ``forward`` from the class down to the holder, the holder's own
+  included, drops the aux hidden states (the model runner unpacks ``(hidden, aux)`` from the model's output;
+  see ``engine.aux_returns``), or the language model the proposers take (``get_language_model()``, else the
+  class) has no ``.model`` for them to read when they load the draft;
 * **not declared** (SC006, warning): the class's language model declares and backs the capability but the
   class does not: the run is refused at start-up; adding the Protocol to the bases is the fix;
 * **unverifiable** (SC008, information): the class declares it, but its language model is built from an
@@ -25,13 +29,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from spec_contract.engine.aux_returns import Verdict, builds_pair, hands_on, method_of, returned_chain
 from spec_contract.engine.classes import ARCHITECTURE
 from spec_contract.engine.config import Capability, Config
 from spec_contract.engine.resolve import ClassKey, Index
-from spec_contract.engine.results import CallSite, Finding, Provider, Span
-from spec_contract.engine.summary import ModuleSummary
+from spec_contract.engine.results import CallSite, Finding, Provider, Role, Span
+from spec_contract.engine.summary import ClassSummary, ModuleSummary
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,11 @@ class GatedCapability:
     defaults: tuple[str, ...]  # the default methods (they do the delegation)
     mixin: ClassKey | None
     sites: tuple[CallSite, ...]  # the worker lines that call the check
+    # the worker lines that read the target language model's ``.<holder_attr>`` with no guard (the proposers
+    # taking its embeddings when they load the draft)
+    reads: tuple[CallSite, ...] = ()
+    # the text the analysis reads for a path (a model's forward is read from it; see ``engine.aux_returns``)
+    text_of: Callable[[str], str | None] = field(default=lambda path: None, compare=False, repr=False)
 
 
 def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSummary],
@@ -70,7 +80,7 @@ def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSum
             mixin = ClassKey(index.engine_module(mixin_module), mixin_name)
         defaults = tuple(m.name for m in cls.members if m.kind in ("method", "async_method"))
         out.append(GatedCapability(capability, protocol, frozenset(m.name for m in cls.members), defaults,
-                                   mixin, tuple(sites)))
+                                   mixin, tuple(sites), _language_reads(workers, capability), text_of))
     return out
 
 
@@ -83,35 +93,60 @@ def _check_sites(path: str, text: str, check: str) -> list[CallSite]:
         match = pattern.search(line)
         if match and not stripped.startswith(("def ", "from ", "import ", "#")):
             span = Span(number, match.start(), number, match.start() + len(check))
-            sites.append(CallSite(path=path, span=span, role="target", member=check, text=stripped,
+            sites.append(CallSite(path=path, span=span, role=Role.TARGET, member=check, text=stripped,
                                   guarded=False, is_call=True))
     return sites
+
+
+def _language_reads(workers: list[ModuleSummary], capability: Capability) -> tuple[CallSite, ...]:
+    """Unguarded reads of ``<…language_model>.<holder_attr>`` in the workers: the proposers take the target's
+    language model (``get_language_model()``, else the target) and read its decoder when they load the draft."""
+    reads = []
+    for summary in workers:
+        for fn in summary.functions:
+            for use in fn.uses:
+                if use.member == capability.holder_attr and not use.guarded and use.receiver \
+                        and use.receiver[-1].endswith(capability.language_attr):
+                    reads.append(CallSite(path=summary.path, span=use.span, role=Role.TARGET, member=use.member,
+                                          text=use.text, guarded=False, is_call=use.is_call))
+    return tuple(sorted(reads, key=lambda site: (site.path, site.span)))
 
 
 @dataclass(frozen=True)
 class _Reach:
     """Where the Protocol's defaults end for one class: the attribute path and the holder's candidate classes
-    (empty: unknown, the language model is built from an architecture named at run time)."""
+    (empty: unknown, the language model is built from an architecture named at run time); and what the
+    proposers take as the language model (``get_language_model()``'s candidate classes, or the class itself;
+    empty: unknown)."""
 
     path: str  # "self", "language_model", "language_model.model", …
     holders: tuple[ClassKey, ...]
     unknown: bool = False
+    language: tuple[ClassKey, ...] = ()
+    language_path: str = "self"
 
 
-def _reach(index: Index, key: ClassKey, capability: Capability, config: Config) -> _Reach | None:
+def _reach(index: Index, key: ClassKey, capability: Capability, config: Config,
+           text_of: Callable[[str], str | None]) -> _Reach | None:
     """What ``getattr(parent, "model", parent)`` is for ``key``, as the Protocol's defaults compute it; None
     when an attribute on the way is of a class the index cannot tell (and not because of the HF config)."""
     delegates = index.delegates(key)
     attr = None
-    if index.provision(key, capability.language_method) is not None:
+    by_method = index.provision(key, capability.language_method) is not None
+    said = _returned(index, key, capability.language_method, text_of) if by_method else None
+    if said is not None and len(said) <= 2:
+        attr = said[1] if len(said) == 2 else None  # an override that returns self, or one attribute of it
+    elif by_method:
         # get_language_model() returns the language model: the wrapper's preferred delegate attribute
         attr = next((name for name in (*index.language_attrs(key), capability.language_attr, *config.delegate_names)
                      if name in delegates or _from_hf_config(index, key, name)), None)
     elif index.provision(key, capability.language_attr) is not None:
         attr = capability.language_attr
     parents = (key,) if attr is None else delegates.get(attr, ())
+    # the proposers take get_language_model() when the class has it, else the class itself (never .language_model)
+    language = (key,) if not by_method or said == ("self",) else parents if attr is not None else ()
     if not parents:
-        return _Reach(attr, (), unknown=True) if _from_hf_config(index, key, attr) else None
+        return _Reach(attr, (), unknown=True) if attr is not None and _from_hf_config(index, key, attr) else None
     prefix = "" if attr is None else attr + "."
     holders: list[ClassKey] = []
     deeper = False
@@ -126,7 +161,21 @@ def _reach(index: Index, key: ClassKey, capability: Capability, config: Config) 
             return None
         elif parent not in holders:
             holders.append(parent)
-    return _Reach(prefix + capability.holder_attr if deeper else (attr or "self"), tuple(holders))
+    return _Reach(prefix + capability.holder_attr if deeper else (attr or "self"), tuple(holders),
+                  language=language, language_path=attr if by_method and attr else "self")
+
+
+def _returned(index: Index, key: ClassKey, method: str, text_of: Callable[[str], str | None]) -> tuple[str, ...] | None:
+    """The ``self`` chain the class's ``method`` returns, when the method found along the MRO says it plainly
+    (``return self``, ``return self.language_model``); None otherwise."""
+    found = index.provision(key, method)
+    cls = index.class_summary(found.owner) if found is not None and found.member is not None else None
+    path = index.path_of(found.owner.module) if found is not None else None
+    text = text_of(path) if path is not None and cls is not None else None
+    if text is None or cls is None:
+        return None
+    fn = method_of(text, _class_line(text, cls), method)
+    return returned_chain(fn) if fn is not None else None
 
 
 def _from_hf_config(index: Index, key: ClassKey, attr: str) -> bool:
@@ -158,6 +207,124 @@ def _backed(index: Index, reach: _Reach, gated: GatedCapability) -> list[ClassKe
     return [h for h in reach.holders if gated.mixin not in index.mro(h)]
 
 
+@dataclass(frozen=True)
+class _Failure:
+    """Why a declaration is not backed: the class the message names, what happens, and the worker lines."""
+
+    inner: ClassKey
+    message: str  # "its default … reaches …, which is not …" — the middle of the finding's message
+    outcome: str  # what the run does after passing the check
+    sites: tuple[CallSite, ...] = ()
+
+
+def _failure(index: Index, key: ClassKey, reach: _Reach, gated: GatedCapability, rel: Callable[[str], str],
+             defaults_run: bool) -> _Failure | None:
+    """The first reason a declaration of the capability by ``key`` fails at start-up (None: backed, as far
+    as can be told): the holder is not the mixin, a forward on the way drops the aux outputs, or the language
+    model the proposers take has no decoder to read. The first two only when the defaults run."""
+    capability = gated.capability
+    if defaults_run:
+        failing = _backed(index, reach, gated)
+        if failing:
+            mixin = gated.mixin.qualname if gated.mixin else ""
+            names = ", ".join(f"`{h.qualname}`" for h in failing)
+            return _Failure(failing[0], f"its default `{capability.holder_method or gated.defaults[0]}` reaches "
+                            f"`{'self' if reach.path == 'self' else 'self.' + reach.path}` ({names}), which is "
+                            f"not an `{mixin}`", "then fails the default's assertion at start-up")
+        dropped = _dropped_aux(index, key, reach, gated)
+        if dropped is not None:
+            owner, verdict, hop = dropped
+            where = f"{rel(index.path_of(owner.module) or '')}:{verdict.line + 1}"
+            got = f"the `(hidden, aux)` pair `{'.'.join(hop)}(...)` returns" if hop else \
+                "the `(hidden, aux)` pair the aux layers ask of it (it is the holder)"
+            return _Failure(owner, f"`{owner.qualname}.forward` drops the aux hidden states: `{verdict.text}` "
+                            f"({where}) is not {got}",
+                            "then fails at the first forward, where the model runner unpacks `hidden_states, "
+                            "aux_hidden_states` from the model's output")
+    if reach.language and all(index.provision(c, capability.holder_attr) is None for c in reach.language):
+        taken = "the class itself" if reach.language_path == "self" else \
+            f"`{capability.language_method}()` (`self.{reach.language_path}`)"
+        names = ", ".join(c.qualname for c in reach.language)
+        first = f" ({rel(gated.reads[0].path)}:{gated.reads[0].span.line + 1})" if gated.reads else ""
+        return _Failure(reach.language[0], f"the proposers take {taken} as its language model and read its "
+                        f"`.{capability.holder_attr}`, which {names} does not have",
+                        f"then stops with `AttributeError` when the draft is loaded{first}", gated.reads)
+    return None
+
+
+def _dropped_aux(index: Index, key: ClassKey, reach: _Reach, gated: GatedCapability) \
+        -> tuple[ClassKey, Verdict, tuple[str, ...]] | None:
+    """The forward that drops the aux outputs on the way from ``key`` to the holder (``reach.path``), as
+    (its class, the verdict, the call whose result it drops; () for the holder's own forward); None when
+    each candidate passes them on or the reading cannot tell."""
+    parts = () if reach.path == "self" else tuple(reach.path.split("."))
+    return _dropped_from((key,), parts, index, gated, 0)
+
+
+def _dropped_from(classes: tuple[ClassKey, ...], parts: tuple[str, ...], index: Index, gated: GatedCapability,
+                  depth: int) -> tuple[ClassKey, Verdict, tuple[str, ...]] | None:
+    """What every class of ``classes`` drops (each is a candidate for one object: only when all do)."""
+    found = None
+    for cls in classes:
+        dropped = _dropped_at(cls, parts, index, gated, depth)
+        if dropped is None:
+            return None
+        found = found or dropped
+    return found
+
+
+def _dropped_at(key: ClassKey, parts: tuple[str, ...], index: Index, gated: GatedCapability, depth: int) \
+        -> tuple[ClassKey, Verdict, tuple[str, ...]] | None:
+    provided = index.provision(key, "forward")
+    if depth > 4 or provided is None or provided.member is None:
+        return None
+    owner = provided.owner
+    cls = index.class_summary(owner)  # records the module whose text is read
+    path = index.path_of(owner.module)
+    text = gated.text_of(path) if path is not None and cls is not None else None
+    fn = method_of(text, _class_line(text, cls), "forward") if text is not None and cls is not None else None
+    if fn is None:
+        return None
+    if not parts:
+        verdict = builds_pair(fn)
+        return (owner, verdict, ()) if verdict.kind == "drops" else None
+    hops = frozenset(("self", *parts[:i]) for i in range(1, len(parts) + 1))
+    verdict = hands_on(fn, hops)
+    if verdict.kind == "drops":
+        return owner, verdict, ("self", *parts)
+    if verdict.kind != "passes":
+        return None
+    step = len(verdict.hop) - 1  # the attributes the call went through
+    objects: tuple[ClassKey, ...] = (key,)
+    for attr in parts[:step]:
+        objects = tuple(dict.fromkeys(c for o in objects for c in _held(index, o, attr)))
+    return _dropped_from(objects, parts[step:], index, gated, depth + 1) if objects else None
+
+
+def _held(index: Index, key: ClassKey, attr: str) -> tuple[ClassKey, ...]:
+    """The classes ``self.<attr>`` may hold on an instance of ``key``: of the delegates along the MRO, those
+    the most-derived class that assigns the attribute builds (its ``__init__`` runs last, or alone), when each
+    of its assignments names a class; else every candidate."""
+    candidates = index.delegates(key).get(attr, ())
+    for owner in index.mro(key):
+        cls = index.class_summary(owner)
+        assigned = [d for d in cls.delegates if d.attr == attr] if cls is not None else []
+        if assigned:
+            built = [index.resolve_class(owner.module, d.callee) if d.via is None else None for d in assigned]
+            kept = tuple(c for c in candidates if c in built)
+            return kept if kept and None not in built else candidates
+    return candidates
+
+
+def _class_line(text: str, cls: ClassSummary) -> int:
+    """The line of the ``class`` keyword: the summary's span is the name's, on the same line or below."""
+    lines = text.splitlines()
+    line = cls.span.line
+    while line > 0 and line < len(lines) and not lines[line].lstrip().startswith("class "):
+        line -= 1
+    return line
+
+
 def capability_findings(index: Index, key: ClassKey, config: Config, gated: list[GatedCapability],
                         findings: list[Finding], rel: Callable[[str], str]) -> list[Finding]:
     """``findings`` (the class's check) less those asking to forward a Protocol's own members, plus the
@@ -168,7 +335,7 @@ def capability_findings(index: Index, key: ClassKey, config: Config, gated: list
         return findings
     owned = frozenset().union(*(g.members for g in gated))
     kept = [f for f in findings if f.member not in owned]
-    if "target" not in config.roles_for_class(cls.name):
+    if Role.TARGET not in config.roles_for_class(cls.name):
         return kept
     for capability in gated:
         finding = _capability_finding(index, key, cls, path, config, capability, rel)
@@ -178,56 +345,51 @@ def capability_findings(index: Index, key: ClassKey, config: Config, gated: list
     return kept
 
 
-def _capability_finding(index: Index, key: ClassKey, cls, path: str, config: Config, gated: GatedCapability,
-                        rel: Callable[[str], str]) -> Finding | None:
+def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: str, config: Config,
+                        gated: GatedCapability, rel: Callable[[str], str]) -> Finding | None:
     capability = gated.capability
     protocol = gated.protocol.qualname
     gate = gated.sites[0]
     where = f"{rel(gate.path)}:{gate.span.line + 1}"
-    reach = _reach(index, key, capability, config)
+    reach = _reach(index, key, capability, config, gated.text_of)
     if reach is None:
         return None  # an inner model of a class the index cannot tell: no finding (as for missing forwards)
     proto_cls = index.class_summary(gated.protocol)
     provider = Provider(gated.protocol.dotted, index.path_of(gated.protocol.module) or "",
                         proto_cls.span if proto_cls else Span(0, 0, 0, 0), "class")
 
-    def make(code: str, inner: str, message: str) -> Finding:
+    def make(code: str, inner: str, message: str, sites: tuple[CallSite, ...] = ()) -> Finding:
         return Finding(code=code, severity=config.severity[code], path=path, span=cls.span, class_name=cls.name,
-                       class_qualname=key.dotted, member=protocol, roles=("target",), delegate=reach.path,
-                       inner_class=inner, provider=provider, call_sites=gated.sites, message=message,
+                       class_qualname=key.dotted, member=protocol, roles=(Role.TARGET,), delegate=reach.path,
+                       inner_class=inner, provider=provider, call_sites=gated.sites + sites, message=message,
                        algorithm=capability.name)
 
+    overridden = _overridden(index, key, gated)
     if _declares(index, key, gated):
-        if _overridden(index, key, gated):
-            return None  # the class's own methods do the work: trusted
-        if reach.unknown:
+        if reach.unknown and not overridden:
             return make("SC008", "", f"`{cls.name}` declares `{protocol}`, but `self.{reach.path}` is built from an "
                         f"architecture the HF config names at run time, so whether {capability.name} works with it "
                         f"cannot be told here (the run checks it at {where})")
-        failing = _backed(index, reach, gated)
-        if failing:
-            mixin = gated.mixin.qualname if gated.mixin else ""
-            names = ", ".join(f"`{h.qualname}`" for h in failing)
-            return make("SC007", failing[0].qualname,
-                        f"`{cls.name}` declares `{protocol}`, but its default "
-                        f"`{gated.capability.holder_method or gated.defaults[0]}` reaches "
-                        f"`{'self' if reach.path == 'self' else 'self.' + reach.path}` ({names}), which is not "
-                        f"an `{mixin}`: a {capability.name} run passes the check at {where} and then fails the "
-                        f"default's assertion at start-up")
-        return None
+        # an override of the asserting default is trusted: the class's own methods do the work
+        failure = _failure(index, key, reach, gated, rel, defaults_run=not overridden)
+        if failure is None:
+            return None
+        return make("SC007", failure.inner.qualname, f"`{cls.name}` declares `{protocol}`, but {failure.message}: "
+                    f"a {capability.name} run passes the check at {where} and {failure.outcome}", failure.sites)
     if reach.path == "self" or reach.unknown:
         return None
     inner = [h for h in index.delegates(key).get(reach.path.split(".")[0], ())]
     if not inner or not all(_declares(index, i, gated) for i in inner):
         return None
     for i in inner:
-        inner_reach = _reach(index, i, capability, config)
+        inner_reach = _reach(index, i, capability, config, gated.text_of)
         if not _overridden(index, i, gated) and (inner_reach is None or inner_reach.unknown
                                                   or _backed(index, inner_reach, gated)):
             return None  # the language model's own declaration is not known to be backed
-    if not _overridden(index, key, gated) and _backed(index, reach, gated):
+    if _failure(index, key, reach, gated, rel, defaults_run=not overridden) is not None:
         # Declaring alone would not do: the defaults would reach a holder that is not the mixin (the language
-        # model backs its own declaration with an override the wrapper's defaults never call)
+        # model backs its own declaration with an override the wrapper's defaults never call), or the wrapper
+        # drops what they set up
         return None
     names = ", ".join(i.qualname for i in inner)
     return make("SC006", inner[0].qualname,

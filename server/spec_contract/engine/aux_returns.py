@@ -1,0 +1,266 @@
+"""Whether a model's ``forward`` hands on the auxiliary hidden states EAGLE-3 asks for.
+
+Once a run sets the aux layers, vLLM's holder (the decoder that is an ``EagleModelMixin``) returns
+``(hidden_states, aux_hidden_states)`` and the model runner unpacks that pair from the top-level model's
+output. So every ``forward`` between the runner and the holder must return what it got from the model it
+calls as it is (or build a pair itself), and the holder's own ``forward`` must build the pair. A forward that
+returns only the hidden states breaks the unpack at the first forward of the run.
+
+The engine's summaries keep no function bodies of model classes, so this reads the class statement's text
+with ``ast``. Every answer is one of three: *passes*, *drops* (with the return that drops), or *unknown*
+(a helper call, a name bound from a call the reading cannot see into): only *drops* is ever reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass
+from functools import lru_cache
+
+Chain = tuple[str, ...]
+# the pipeline-parallel path of a non-last rank hands its tensors on: never the run's output
+_PIPELINE = "IntermediateTensors"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: str  # "passes", "drops" or "unknown"
+    line: int = -1  # 0-based line in the file of the return that drops
+    text: str = ""  # that return, as written
+    hop: Chain = ()  # the call whose result passes on (``("self", "language_model")``), for "passes"
+
+
+UNKNOWN = Verdict("unknown")
+
+
+def method_of(text: str, class_line: int, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The last ``def name`` directly in the body of the class whose ``class`` line is ``class_line``
+    (0-based), with line numbers of ``text``; None when the class statement does not parse alone."""
+    node = _class_at(text, class_line)
+    found = None
+    for item in node.body if node is not None else ():
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
+            found = item
+    return found
+
+
+@lru_cache(maxsize=256)
+def _class_at(text: str, class_line: int) -> ast.ClassDef | None:
+    """The class statement starting at ``class_line``, cut from the file by indentation and parsed alone
+    (a model file is long and only a few of its classes are asked about)."""
+    lines = text.splitlines()
+    if not 0 <= class_line < len(lines):
+        return None
+    head = lines[class_line]
+    indent = len(head) - len(head.lstrip())
+    end = class_line + 1
+    while end < len(lines):
+        line = lines[end]
+        stripped = line.lstrip()
+        if stripped and len(line) - len(stripped) <= indent and not stripped.startswith(("#", ")", "]", "}")):
+            break
+        end += 1
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(lines[class_line:end])))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # a string or bracket past the cut: say nothing rather than guess
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, ast.ClassDef):
+        return None
+    ast.increment_lineno(node, class_line)
+    return node
+
+
+def _chain(node: ast.AST) -> Chain:
+    """``self.language_model.model`` → ("self", "language_model", "model"); () for anything else."""
+    names: list[str] = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return (node.id, *reversed(names))
+    return ()
+
+
+def _hop_of(node: ast.AST | None, hops: frozenset[Chain]) -> Chain | None:
+    """The hop ``node`` calls (``self.model(...)`` or ``self.model.forward(...)``), if it is such a call."""
+    if not isinstance(node, ast.Call):
+        return None
+    chain = _chain(node.func)
+    if chain in hops:
+        return chain
+    if chain[-1:] == ("forward",) and chain[:-1] in hops:
+        return chain[:-1]
+    return None
+
+
+def _is_pipeline(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and _chain(node.func)[-1:] == (_PIPELINE,)
+
+
+def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+    """The function's own returns of a value (not those of functions nested in it), ``return None`` aside."""
+    found: list[ast.Return] = []
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None \
+                and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return sorted(found, key=lambda r: r.lineno)
+
+
+def _bindings(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[tuple[ast.expr, bool]]]:
+    """name → (value, unpacked) of every plain assignment to it in the function; ``unpacked`` when the name
+    is one element of a tuple target (``hidden_states, _ = ...``)."""
+    out: dict[str, list[tuple[ast.expr, bool]]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out.setdefault(target.id, []).append((node.value, False))
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    for element in target.elts:
+                        if isinstance(element, ast.Name):
+                            out.setdefault(element.id, []).append((node.value, True))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            out.setdefault(node.target.id, []).append((node.value, False))
+    return out
+
+
+def _verdict(kind: str, ret: ast.Return, hop: Chain = ()) -> Verdict:
+    return Verdict(kind, ret.lineno - 1, ast.unparse(ret).strip(), hop)
+
+
+def hands_on(fn: ast.FunctionDef | ast.AsyncFunctionDef, hops: frozenset[Chain]) -> Verdict:
+    """Whether ``fn`` (a forward between the runner and the holder) returns the result of calling one of
+    ``hops`` as it is: *drops* when every return is derived from it (indexed, an attribute of it, passed
+    through another layer, unpacked) and none passes it on or builds a pair."""
+    called = {hop for node in ast.walk(fn) if (hop := _hop_of(node, hops)) is not None}
+    if len(called) != 1:
+        return UNKNOWN  # it calls none of them (a helper does), or more than one: not followed
+    hop = next(iter(called))
+    bindings = _bindings(fn)
+    carriers: set[str] = set()  # names bound to the call's result as it is (or to another such name)
+    grown = True
+    while grown:
+        before = len(carriers)
+        carriers |= {name for name, values in bindings.items()
+                     if any(not unpacked and _carries(value, hops, carriers) for value, unpacked in values)}
+        grown = len(carriers) > before
+
+    def mentions(node: ast.expr) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in carriers or _hop_of(n, hops) is not None
+                   for n in ast.walk(node))
+
+    def derived(binding: tuple[ast.expr, bool]) -> bool:
+        value, unpacked = binding
+        return mentions(value) and (unpacked or not _carries(value, hops, carriers))
+
+    dropping = []
+    for ret in _returns(fn):
+        value = ret.value
+        assert value is not None
+        if _is_pipeline(value):
+            continue
+        if isinstance(value, ast.Name):
+            last = _last_binding(fn, ret, value.id)
+            values = [last] if last is not None else bindings.get(value.id, [])
+            if last is not None and not last[1] and _carries(last[0], hops, carriers) or \
+                    last is None and value.id in carriers:
+                return _verdict("passes", ret, hop)
+            if values and all(derived(binding) for binding in values):
+                dropping.append(ret)
+                continue
+            return UNKNOWN
+        if isinstance(value, (ast.Tuple, ast.List)) or _hop_of(value, hops) is not None:
+            return _verdict("passes", ret, hop)
+        if mentions(value):
+            dropping.append(ret)
+            continue
+        return UNKNOWN
+    return _verdict("drops", dropping[0]) if dropping else UNKNOWN
+
+
+def _carries(value: ast.expr, hops: frozenset[Chain], carriers: set[str]) -> bool:
+    """``value`` is the hop's result as it is: the call itself or a name already bound to it."""
+    return _hop_of(value, hops) is not None or isinstance(value, ast.Name) and value.id in carriers
+
+
+def builds_pair(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Verdict:
+    """Whether ``fn`` (the holder's own forward) can return ``(hidden, aux)``: *drops* when every return is
+    a plain value (an expression that is not a call, or a name last bound to one or unpacked from a tuple)
+    and none builds a tuple or returns what a call returned (``super().forward(...)``, a helper)."""
+    bindings = _bindings(fn)
+
+    def plain(node: ast.expr) -> bool:
+        return not isinstance(node, (ast.Call, ast.Tuple, ast.List, ast.Name, ast.Await, ast.IfExp))
+
+    dropping = []
+    for ret in _returns(fn):
+        value = ret.value
+        assert value is not None
+        if _is_pipeline(value):
+            continue
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return _verdict("passes", ret)
+        if isinstance(value, ast.Name):
+            last = _last_binding(fn, ret, value.id)
+            values = [last] if last is not None else bindings.get(value.id, [])
+            if values and all(unpacked or plain(bound) for bound, unpacked in values):
+                dropping.append(ret)
+                continue
+        elif plain(value):
+            dropping.append(ret)
+            continue
+        return UNKNOWN
+    return _verdict("drops", dropping[0]) if dropping else UNKNOWN
+
+
+def _last_binding(fn: ast.FunctionDef | ast.AsyncFunctionDef, ret: ast.Return, name: str) \
+        -> tuple[ast.expr, bool] | None:
+    """The assignment to ``name`` closest before ``ret`` in the statement list that holds ``ret``, as
+    (value, unpacked)."""
+    for block in _blocks(fn):
+        if ret not in block:
+            continue
+        for stmt in reversed(block[:block.index(ret)]):
+            targets: list[ast.expr]
+            if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                targets, value = [stmt.target], stmt.value
+            elif isinstance(stmt, ast.Assign):
+                targets, value = stmt.targets, stmt.value
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    return value, False
+                if isinstance(target, (ast.Tuple, ast.List)) and \
+                        any(isinstance(e, ast.Name) and e.id == name for e in target.elts):
+                    return value, True
+        return None
+    return None
+
+
+def _blocks(fn: ast.AST) -> list[list[ast.stmt]]:
+    """Every statement list in ``fn`` (bodies, else branches, handlers)."""
+    out = []
+    for node in ast.walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                out.append(block)
+    return out
+
+
+def returned_chain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Chain | None:
+    """The one ``self`` attribute chain every return of ``fn`` returns (``return self`` → ("self",),
+    ``return self.language_model`` → ("self", "language_model")); None when it returns anything else."""
+    chains = {_chain(ret.value) for ret in _returns(fn) if ret.value is not None}
+    chain = chains.pop() if len(chains) == 1 else ()
+    return chain if chain[:1] == ("self",) else None
+
