@@ -28,7 +28,7 @@ replaced by the capability's finding.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from spec_contract.engine.aux_returns import Verdict, builds_pair, hands_on, method_of, returned_chain
@@ -416,18 +416,19 @@ def declare_protocol(source: str, class_name: str, protocol_module: str, protoco
             return f"{dotted(node.value)}.{node.attr.value}"
         return ""
 
-    def imports_from_protocol_module(stmt: cst.CSTNode) -> cst.ImportFrom | None:
+    def imports_from_protocol_module(stmt: cst.CSTNode) -> tuple[cst.ImportFrom, Sequence[cst.ImportAlias]] | None:
+        """The statement's ``from <protocol module> import names`` and its names (never a ``*`` import)."""
         body = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
         if isinstance(body, cst.ImportFrom) and not isinstance(body.names, cst.ImportStar):
             name = dotted(body.module)
             if name == protocol_module or (body.relative and name.rpartition(".")[2] == leaf):
-                return body
+                return body, body.names
         return None
 
     bound = False
     for stmt in module.body:
         found = imports_from_protocol_module(stmt)
-        if found is not None and any((a.evaluated_alias or a.evaluated_name) == protocol for a in found.names):
+        if found is not None and any((a.evaluated_alias or a.evaluated_name) == protocol for a in found[1]):
             bound = True
 
     body = list(module.body)
@@ -446,8 +447,9 @@ def declare_protocol(source: str, class_name: str, protocol_module: str, protoco
         for i, stmt in enumerate(body):
             found = imports_from_protocol_module(stmt)
             if found is not None:
-                names = _appended(list(found.names), cst.ImportAlias(cst.Name(protocol)), found.lpar)
-                body[i] = stmt.with_changes(body=[found.with_changes(names=names)])
+                statement, imported = found
+                names = _appended(list(imported), cst.ImportAlias(cst.Name(protocol)), statement.lpar)
+                body[i] = stmt.with_changes(body=[statement.with_changes(names=names)])
                 break
         else:
             last_import = max((i for i, s in enumerate(body) if isinstance(s, cst.SimpleStatementLine)

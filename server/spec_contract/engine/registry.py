@@ -29,10 +29,10 @@ def read_tables(text: str) -> dict[str, dict[str, tuple[str, str]]]:
             continue
         table = {}
         for key, item in zip(value.keys, value.values):
-            pair = item.elts if isinstance(item, ast.Tuple) and len(item.elts) == 2 else None
-            if isinstance(key, ast.Constant) and isinstance(key.value, str) and pair \
-                    and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in pair):
-                table[key.value] = (pair[0].value, pair[1].value)
+            strings = [e.value for e in item.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)] \
+                if isinstance(item, ast.Tuple) and len(item.elts) == 2 else []
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and len(strings) == 2:
+                table[key.value] = (strings[0], strings[1])
         if table:
             tables[target.id] = table
     return tables
