@@ -9,9 +9,11 @@ Deciding which uses belong to the contract needs the whole tree and happens late
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
+from spec_contract.engine.results import Span
 from spec_contract.engine.summary import CallFlow, Chain, FunctionFlow, Use
 from spec_contract.engine.syntax import Lines, chain_of, dotted
 
@@ -24,8 +26,7 @@ _ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_
 # Names a test must hold for it to vouch for members (guards, gates, fallbacks) or to be a rare condition
 _VOUCHING = frozenset({"hasattr", "getattr", "callable", "isinstance"})
 _RARE_WORDS = _ENV_READERS | {"envs", "environ", "model_type", "architectures", "isinstance"}
-_TRY = frozenset(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))
-_MATCH = getattr(ast, "Match", None)
+_TRY = frozenset(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))  # TryStar: 3.11
 
 
 class _Context(NamedTuple):
@@ -64,6 +65,31 @@ class _Context(NamedTuple):
         return self._replace(condition=condition, condition_classes=classes)
 
 
+class _OptionalReads:
+    """``v = getattr(m, "x", None)`` then ``if v is None: raise``: the read is a capability gate, not a guard."""
+
+    def __init__(self) -> None:
+        self._reads: dict[str, int] = {}  # local name → index in the uses of the read it was assigned from
+
+    def remember(self, name: str, value: ast.expr, uses: list[Use], before: int) -> None:
+        """``name = value`` was assigned, after the uses from ``before`` on were recorded for ``value``."""
+        self._reads.pop(name, None)
+        if _optional_getattr(value) is not None:
+            for index in range(len(uses) - 1, before - 1, -1):
+                if uses[index].guarded and not uses[index].is_call:
+                    self._reads[name] = index
+                    return
+
+    def gate(self, test: ast.expr, uses: list[Use]) -> None:
+        """The body of ``if v is None …: raise`` runs when the optional read of ``v`` found nothing: the read
+        is a capability gate (required: the engine refuses the run), not a guard."""
+        for name in _none_tests(test):
+            index = self._reads.pop(name, None)
+            if index is not None:
+                use = uses[index]
+                uses[index] = replace(use, guarded=False, gate=(use.member,), gate_line=use.span.line)
+
+
 @dataclass
 class _FlowBuilder:
     lines: Lines
@@ -72,8 +98,7 @@ class _FlowBuilder:
     uses: list[Use] = field(default_factory=list)
     # sibling methods that answer False unless an environment flag is set: name → the flag's read, as written
     predicates: dict[str, str] = field(default_factory=dict)
-    # local name → index in ``uses`` of the ``getattr(m, "x", None)`` it was assigned from
-    _optional_reads: dict[str, int] = field(default_factory=dict)
+    optional_reads: _OptionalReads = field(default_factory=_OptionalReads)
 
     # statements -------------------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], ctx: _Context) -> None:
@@ -82,42 +107,28 @@ class _FlowBuilder:
 
     def stmt(self, stmt: ast.stmt, ctx: _Context) -> _Context:
         """Visit one statement; returns the context for the statements after it."""
-        kind = type(stmt)
-        if kind is ast.Expr:  # the commonest statements first
+        # ``type(x) is`` rather than ``isinstance``: parsed nodes are never subclassed, and the commonest
+        # statements and expressions are told apart this way on the hot path
+        if type(stmt) is ast.Expr:  # the commonest statements first
             self.expr(stmt.value, ctx)
             return ctx
-        if kind is ast.Return:
+        if type(stmt) is ast.Return:
             if stmt.value is not None:
                 self.expr(stmt.value, ctx)
             return ctx
-        if kind is ast.Assign:
+        if type(stmt) is ast.Assign:
             before = len(self.uses)
             self.expr(stmt.value, ctx)
             for target in stmt.targets:
-                self._assign(target, stmt.value)
+                self._bind_all(target, stmt.value)
                 self._visit_target(target, ctx)
                 if type(target) is ast.Name:
-                    self._remember_optional_read(target.id, stmt.value, before)
+                    self.optional_reads.remember(target.id, stmt.value, self.uses, before)
             return ctx
-        if kind is ast.If:
+        if type(stmt) is ast.If:
             return self._if(stmt, ctx)
-        if kind in _TRY:
-            protected = any(_catches_attribute_error(h) and not _reraises(h) for h in stmt.handlers)
-            before = len(self.uses)
-            self.block(stmt.body, ctx.add(frozenset({("*", "*")})) if protected else ctx)
-            # A handler of AttributeError around uses of ``m.a`` runs when ``m.a`` is missing: what it reads
-            # on ``m`` is a fallback for those members.
-            tried = frozenset((dotted(u.receiver), u.member) for u in self.uses[before:])
-            for handler in stmt.handlers:
-                members = sorted({m for _, m in tried if not m.startswith("__")})
-                if _catches_attribute_error(handler) and members:
-                    self.block(handler.body, ctx.without(tried).under(
-                        " or ".join(f"`{m}`" for m in members) + " raised AttributeError"))
-                else:
-                    self.block(handler.body, ctx)
-            self.block(stmt.orelse, ctx)
-            self.block(stmt.finalbody, ctx)
-            return ctx
+        if type(stmt) in _TRY:
+            return self._try(cast(ast.Try, stmt), ctx)  # a TryStar has a Try's fields
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self.expr(stmt.iter, ctx)
             source = chain_of(stmt.iter)
@@ -145,10 +156,10 @@ class _FlowBuilder:
             if stmt.value is not None:
                 self.expr(stmt.value, ctx)
                 if isinstance(stmt, ast.AnnAssign):
-                    self._assign(stmt.target, stmt.value)
+                    self._bind_all(stmt.target, stmt.value)
             self._visit_target(stmt.target, ctx)
             return ctx
-        if kind is _MATCH:
+        if type(stmt) is ast.Match:
             self.expr(stmt.subject, ctx)
             for case in stmt.cases:
                 self.block(case.body, ctx)
@@ -156,6 +167,24 @@ class _FlowBuilder:
         for child in ast.iter_child_nodes(stmt):
             if isinstance(child, ast.expr):
                 self.expr(child, ctx)
+        return ctx
+
+    def _try(self, stmt: ast.Try, ctx: _Context) -> _Context:
+        protected = any(_catches_attribute_error(h) and not _reraises(h) for h in stmt.handlers)
+        before = len(self.uses)
+        self.block(stmt.body, ctx.add(frozenset({("*", "*")})) if protected else ctx)
+        # A handler of AttributeError around uses of ``m.a`` runs when ``m.a`` is missing: what it reads
+        # on ``m`` is a fallback for those members.
+        tried = frozenset((dotted(u.receiver), u.member) for u in self.uses[before:])
+        for handler in stmt.handlers:
+            members = sorted({m for _, m in tried if not m.startswith("__")})
+            if _catches_attribute_error(handler) and members:
+                self.block(handler.body, ctx.without(tried).under(
+                    " or ".join(f"`{m}`" for m in members) + " raised AttributeError"))
+            else:
+                self.block(handler.body, ctx)
+        self.block(stmt.orelse, ctx)
+        self.block(stmt.finalbody, ctx)
         return ctx
 
     def _if(self, stmt: ast.If, ctx: _Context) -> _Context:
@@ -189,7 +218,7 @@ class _FlowBuilder:
         self.block(stmt.body, body_ctx)
         raises = _raises(stmt.body)
         if raises:
-            self._gate_optional_reads(stmt.test)
+            self.optional_reads.gate(stmt.test, self.uses)
         # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it, it
         # sits behind a capability gate.
         else_ctx = (ctx.add(frozenset() if raises else negative, names).without(absent_if_false)
@@ -208,24 +237,6 @@ class _FlowBuilder:
             return ctx.add(positive).without(absent_if_true)
         return ctx
 
-    def _remember_optional_read(self, name: str, value: ast.expr, before: int) -> None:
-        """``v = getattr(m, "x", None)``: a later ``if v is None: raise`` turns that read into a gate."""
-        self._optional_reads.pop(name, None)
-        if _optional_getattr(value) is not None:
-            for index in range(len(self.uses) - 1, before - 1, -1):
-                if self.uses[index].guarded and not self.uses[index].is_call:
-                    self._optional_reads[name] = index
-                    return
-
-    def _gate_optional_reads(self, test: ast.expr) -> None:
-        """The body of ``if v is None …: raise`` runs when the optional read of ``v`` found nothing: the read
-        is a capability gate (required: the engine refuses the run), not a guard."""
-        for name in _none_tests(test):
-            index = self._optional_reads.pop(name, None)
-            if index is not None:
-                use = self.uses[index]
-                self.uses[index] = replace(use, guarded=False, gate=(use.member,), gate_line=use.span.line)
-
     def _visit_target(self, target: ast.expr, ctx: _Context) -> None:
         """Reads inside an assignment target (``a.b.c = x`` reads ``a.b``)."""
         if isinstance(target, (ast.Attribute, ast.Subscript)):
@@ -234,23 +245,9 @@ class _FlowBuilder:
             for elt in target.elts:
                 self._visit_target(elt, ctx)
 
-    def _assign(self, target: ast.expr, value: ast.expr) -> None:
-        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
-                and len(target.elts) == len(value.elts):
-            for t, v in zip(target.elts, value.elts):
-                self._assign(t, v)
-            return
-        if isinstance(value, ast.IfExp):
-            self._assign(target, value.body)
-            self._assign(target, value.orelse)
-            return
-        if isinstance(value, ast.BoolOp):
-            for operand in value.values:
-                self._assign(target, operand)
-            return
-        source = chain_of(value)
-        if source is not None:
-            self._bind(target, source)
+    def _bind_all(self, target: ast.expr, value: ast.expr) -> None:
+        for sub, source in _assigned(target, value):
+            self._bind(sub, source)
 
     def _bind(self, target: ast.expr, source: Chain) -> None:
         name = chain_of(target)
@@ -262,10 +259,10 @@ class _FlowBuilder:
         kind = type(node)
         if kind is ast.Name or kind is ast.Constant:  # most nodes: nothing to record, nothing inside
             return
-        if kind is ast.Call:
+        if type(node) is ast.Call:
             self._call(node, ctx)
             return
-        if kind is ast.Attribute:
+        if type(node) is ast.Attribute:
             self._use(node, ctx, is_call=False, arity=None)
             self.expr(node.value, ctx)
             return
@@ -306,7 +303,7 @@ class _FlowBuilder:
                 guarded = len(node.args) >= 3 or any(k.arg == "default" for k in node.keywords) \
                     or _is_guarded(ctx, receiver, member)
                 span = self.lines.node_span(node.args[1])
-                self.uses.append(self._make_use(receiver, member, span, False, None, guarded, ctx,
+                self.uses.append(_make_use(receiver, member, span, False, None, guarded, ctx,
                                                 self.lines.text(node.lineno)))
             for arg in node.args:
                 self.expr(arg, ctx)
@@ -337,24 +334,45 @@ class _FlowBuilder:
         if receiver is None:
             return
         span = self.lines.attr_span(node)
-        self.uses.append(self._make_use(receiver, node.attr, span, is_call, arity,
+        self.uses.append(_make_use(receiver, node.attr, span, is_call, arity,
                                         _is_guarded(ctx, receiver, node.attr), ctx, self.lines.text(node.end_lineno)))
 
-    @staticmethod
-    def _make_use(receiver: Chain, member: str, span, is_call: bool, arity: int | None, guarded: bool,
-                  ctx: _Context, text: str) -> Use:
-        gate: tuple[str, ...] = ()
-        gate_line: int | None = None
-        alternative_of: tuple[str, ...] = ()
-        if ctx.gates or ctx.absent:
-            where = dotted(receiver)
-            gate, gate_line = next(((members, line) for r, m, members, line in ctx.gates
-                                    if r == where and m == member), ((), None))
-            if gate:
-                guarded = False  # behind a gate the member is required: the engine refused the run otherwise
-            alternative_of = tuple(sorted(m for r, m in ctx.absent if r == where and m != member))
-        return Use(receiver, member, span, is_call, arity, guarded, ctx.conditions, text, gate, alternative_of,
-                   ctx.condition, ctx.taken, gate_line, ctx.condition_classes)
+
+def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: int | None, guarded: bool,
+              ctx: _Context, text: str) -> Use:
+    gate: tuple[str, ...] = ()
+    gate_line: int | None = None
+    alternative_of: tuple[str, ...] = ()
+    if ctx.gates or ctx.absent:
+        where = dotted(receiver)
+        gate, gate_line = next(((members, line) for r, m, members, line in ctx.gates
+                                if r == where and m == member), ((), None))
+        if gate:
+            guarded = False  # behind a gate the member is required: the engine refused the run otherwise
+        alternative_of = tuple(sorted(m for r, m in ctx.absent if r == where and m != member))
+    return Use(receiver, member, span, is_call, arity, guarded, ctx.conditions, text, gate, alternative_of,
+               ctx.condition, ctx.taken, gate_line, ctx.condition_classes)
+
+
+def _assigned(target: ast.expr, value: ast.expr) -> Iterator[tuple[ast.expr, Chain]]:
+    """(target, chain) for each name an assignment binds to a chain: element-wise for tuples, both branches
+    of ``a if c else b``, every operand of ``a or b``."""
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts):
+        for t, v in zip(target.elts, value.elts):
+            yield from _assigned(t, v)
+        return
+    if isinstance(value, ast.IfExp):
+        yield from _assigned(target, value.body)
+        yield from _assigned(target, value.orelse)
+        return
+    if isinstance(value, ast.BoolOp):
+        for operand in value.values:
+            yield from _assigned(target, operand)
+        return
+    source = chain_of(value)
+    if source is not None:
+        yield target, source
 
 
 def _gate_chain(stmt: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]] | None:
@@ -498,18 +516,17 @@ def _tests_model_type(test: ast.expr) -> bool:
     return False
 
 
-def _children(node: ast.AST):
+def _children(node: ast.AST) -> Iterable[ast.AST]:
     """``ast.iter_child_nodes`` without its per-field ``isinstance`` on the common expression kinds."""
-    kind = type(node)
-    if kind is ast.Subscript:
+    if type(node) is ast.Subscript:
         return node.value, node.slice
-    if kind is ast.BinOp:
+    if type(node) is ast.BinOp:
         return node.left, node.right
-    if kind is ast.Compare:
+    if type(node) is ast.Compare:
         return [node.left, *node.comparators]
-    if kind is ast.Tuple or kind is ast.List or kind is ast.Set:
+    if type(node) is ast.Tuple or type(node) is ast.List or type(node) is ast.Set:
         return node.elts
-    if kind is ast.UnaryOp:
+    if type(node) is ast.UnaryOp:
         return (node.operand,)
     return ast.iter_child_nodes(node)
 

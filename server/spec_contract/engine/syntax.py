@@ -41,8 +41,9 @@ class Lines:
             return byte_col
         return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
-    def text(self, lineno: int) -> str:
-        return self.lines[lineno - 1].strip() if 0 < lineno <= len(self.lines) else ""
+    def text(self, lineno: int | None) -> str:
+        """The line, stripped; ``lineno`` (1-based) as ``ast`` gives it, whose type allows None."""
+        return self.lines[lineno - 1].strip() if lineno is not None and 0 < lineno <= len(self.lines) else ""
 
     def name_span(self, lineno: int, keyword: str, name: str) -> Span:
         """Span of ``name`` after ``keyword`` (``class``/``def``) on a line, for definitions."""
@@ -53,30 +54,38 @@ class Lines:
             start = len(line) - len(line.lstrip())
         return Span(lineno - 1, start, lineno - 1, start + len(name))
 
-    def node_span(self, node: ast.AST) -> Span:
+    def node_span(self, node: ast.expr | ast.stmt) -> Span:
+        end_line, end_col = _end(node)
         return Span(node.lineno - 1, self.col(node.lineno, node.col_offset),
-                    node.end_lineno - 1, self.col(node.end_lineno, node.end_col_offset))
+                    end_line - 1, self.col(end_line, end_col))
 
     def attr_span(self, node: ast.Attribute) -> Span:
-        end = self.col(node.end_lineno, node.end_col_offset)
-        return Span(node.end_lineno - 1, end - len(node.attr), node.end_lineno - 1, end)
+        end_line, end_col = _end(node)
+        end = self.col(end_line, end_col)
+        return Span(end_line - 1, end - len(node.attr), end_line - 1, end)
+
+
+def _end(node: ast.expr | ast.stmt) -> tuple[int, int]:
+    """Where a parsed node ends (``ast`` types the end as optional: nodes made by hand may lack it)."""
+    end_line, end_col = node.end_lineno, node.end_col_offset
+    return (node.lineno, node.col_offset) if end_line is None or end_col is None else (end_line, end_col)
 
 
 def chain_of(node: ast.AST) -> Chain | None:
     """The attribute chain an expression denotes, or None for anything else."""
     parts: list[str] = []
     while True:
-        kind = type(node)  # parsed nodes: their types are never subclassed
-        if kind is ast.Name:
+        # ``type(x) is``: parsed nodes' types are never subclassed, and this is the scanner's hottest loop
+        if type(node) is ast.Name:
             parts.append(node.id)
             return tuple(reversed(parts))
-        if kind is ast.Attribute:
+        if type(node) is ast.Attribute:
             parts.append(node.attr)
             node = node.value
-        elif kind is ast.Subscript:
+        elif type(node) is ast.Subscript:
             parts.append("[]")
             node = node.value
-        elif kind is ast.Call:
+        elif type(node) is ast.Call:
             parts.append("()")
             node = node.func
         else:
