@@ -726,3 +726,23 @@ def test_unrelated_comment_above_the_class_is_left_alone():
     assert apply(source, suppression_edit("w.py", source, "W", "SC001")) == (
         "# The wrapper.\n# spec-contract: ignore[SC001]\nclass W:\n    pass\n"
     )
+
+
+def test_the_suppression_comment_the_fix_writes_is_the_one_the_check_reads():
+    """One grammar (``engine.suppression``): the codes the fix lists are the codes the scanner suppresses, and a
+    bracket the scanner does not read as a code list (a bare ``ignore`` then) is not extended as one."""
+    from spec_contract.engine.deferred import find_class
+    from spec_contract.engine.scan import scan
+
+    def suppressed(text: str) -> frozenset[str]:
+        cls = find_class(scan("w.py", "w", "", text, worker=False, entry_variable=None), "W")
+        assert cls is not None
+        return cls.suppressed
+
+    source = "import os\n\n\nclass W:\n    pass\n"
+    for code in ("SC001", "SC002"):
+        source = apply(source, suppression_edit("w.py", source, "W", code))
+    assert suppressed(source) == {"SC001", "SC002"}
+    odd = "class W:  # spec-contract: ignore[SC-1]\n    pass\n"
+    assert suppressed(odd) == {"*"}
+    assert apply(odd, suppression_edit("w.py", odd, "W", "SC001")) == odd

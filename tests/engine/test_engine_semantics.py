@@ -561,3 +561,28 @@ def test_a_config_class_condition_is_not_reported_on_a_class_whose_config_can_ne
     found = sorted((f.class_name, f.code, f.condition) for f in analyze(root).findings)
     assert found == [("ExoticWrapper", "SC004", "isinstance(config, ExoticConfig)"),
                      ("UnannotatedWrapper", "SC004", "isinstance(config, ExoticConfig)")]
+
+
+@pytest.mark.parametrize("char", ["\x0c", "\x1c", "\x0b"], ids=["form-feed", "x1c", "x0b"])
+def test_a_character_str_splitlines_breaks_at_above_and_inside_the_class_leaves_the_fix_in_place(tmp_path, char):
+    """``check --fix``'s path: :func:`delegation_edits`, applied by the product's ``apply_edits``. The parser
+    breaks lines only at CR LF, CR and LF; were a form feed (``\\x1c``, ``\\x0b``) above the class or inside it
+    counted as a line break, the forwards would land a line early, inside ``helper``."""
+    above = "\x0c" if char == "\x0c" else f"# {char}"  # a form feed may stand on a line of its own
+    source = wrapper(f"""
+    def helper(self):  # a {char} inside
+        return '{char}'
+""").replace("\n\n\nclass ", f"\n# a {char} above\n{above}\n\n\nclass ", 1)
+    root = tree(tmp_path, {EAGLE: TARGET_ONLY_WORKER, "pkg/models/llava.py": source})
+    analysis = analyze(root)
+    assert [f.member for f in analysis.findings] == ["get_embed_and_head"]
+    path = root / "pkg/models/llava.py"
+    source = path.read_text()  # as written: dedented
+    fixed = apply_edits(source, delegation_edits(analysis, analysis.findings))
+    end_of_helper = source.index(f"return '{char}'\n") + len(f"return '{char}'\n")
+    assert fixed[:end_of_helper] == source[:end_of_helper]
+    assert fixed[end_of_helper:] == (
+        "\n    def get_embed_and_head(self):\n        return self.language_model.get_embed_and_head()\n"
+        + source[end_of_helper:])
+    path.write_text(fixed)
+    assert analyze(root).findings == ()

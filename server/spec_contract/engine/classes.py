@@ -13,9 +13,9 @@ import re
 
 from spec_contract.engine.flow import env_predicates, function_flow
 from spec_contract.engine.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member
+from spec_contract.engine.suppression import COMMENT, suppressed_codes
 from spec_contract.engine.syntax import Lines, chain_of
 
-_SUPPRESS = re.compile(r"#\s*spec-contract:\s*ignore(?:\[([A-Za-z0-9_,\s]*)\])?")
 _PROPERTY_DECORATORS = {"property", "cached_property"}
 
 
@@ -24,10 +24,9 @@ def _suppressed(lines: Lines, node: ast.ClassDef) -> frozenset[str]:
     codes: set[str] = set()
     for lineno in {node.lineno, first - 1}:
         if 0 < lineno <= len(lines.lines):
-            match = _SUPPRESS.search(lines.lines[lineno - 1])
+            match = COMMENT.search(lines.lines[lineno - 1])
             if match:
-                listed = [c.strip() for c in (match.group(1) or "").split(",") if c.strip()]
-                codes.update(listed or ["*"])
+                codes.update(suppressed_codes(match))
     return frozenset(codes)
 
 

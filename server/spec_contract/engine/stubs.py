@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .results import Span, TextEdit
+from .suppression import COMMENT, comment, extended
 from .text import LINE_BREAK, lines_with_ends
 
 _MAX_LINE = 88  # a def or call longer than this is split one argument per line, as black would
@@ -32,7 +32,6 @@ _MAX_LINE = 88  # a def or call longer than this is split one argument per line,
 # depending on the shape (nested calls and lists first). SGLang's deepest file nests 47 levels.
 _MAX_DEPTH = 100
 _BUILTINS = frozenset(dir(builtins))
-_IGNORE = re.compile(r"#\s*spec-contract:\s*ignore(?:\[(?P<codes>[^\]]*)\])?")
 _LITERAL = frozenset({"Literal", "typing.Literal", "typing_extensions.Literal"})
 
 
@@ -148,12 +147,11 @@ def suppression_edit(path: str, source: str, class_name: str, code: str | None) 
     candidates = [top - 1] if top > 0 and lines[top - 1].lstrip().startswith("#") else []
     candidates.append(class_line)
     for line in candidates:
-        match = _IGNORE.search(lines[line])
+        match = COMMENT.search(lines[line])
         if match:
-            return TextEdit(path, Span(line, match.start(), line, match.end()), _extended(match, code))
+            return TextEdit(path, Span(line, match.start(), line, match.end()), extended(match, code))
     indent = _leading_ws(lines[top])
-    comment = _ignore_comment([code] if code else None)
-    return TextEdit(path, Span(top, 0, top, 0), indent + comment + _newline(source))
+    return TextEdit(path, Span(top, 0, top, 0), indent + comment([code] if code else None) + _newline(source))
 
 
 def _find_ast_class(body: list[ast.stmt], dotted: str) -> ast.ClassDef:
@@ -177,22 +175,6 @@ def _ast_class_defs(body: list[ast.stmt]) -> Iterable[ast.ClassDef]:
             blocks += [handler.body for handler in getattr(stmt, "handlers", [])]
             for block in blocks:
                 yield from _ast_class_defs(block)
-
-
-def _extended(match: re.Match[str], code: str | None) -> str:
-    """The suppression comment ``match`` with ``code`` added (bare ``ignore`` already covers every code)."""
-    if match.group("codes") is None:
-        return match.group(0)
-    if code is None:
-        return _ignore_comment(None)
-    codes = [c.strip() for c in match.group("codes").split(",") if c.strip()]
-    if code not in codes:
-        codes.append(code)
-    return _ignore_comment(codes)
-
-
-def _ignore_comment(codes: list[str] | None) -> str:
-    return "# spec-contract: ignore" + (f"[{', '.join(codes)}]" if codes else "")
 
 
 # ---------------------------------------------------------------------------------------------------------
