@@ -6,7 +6,8 @@ import os
 import time
 
 from engine_trees import LLAMA, WORKER, base_tree, contract, findings
-from spec_contract.engine import project as project_module
+from spec_contract.engine import checking as checking_module
+from spec_contract.engine import sources as sources_module
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
 
@@ -170,8 +171,8 @@ def test_a_warm_run_reads_no_file_whose_signature_is_unchanged(tmp_path, monkeyp
     cache_dir = tmp_path / "cache"
     project(root, use_cache=True, cache_dir=cache_dir).analyze()
     read = []
-    real_read = project_module.read_bytes
-    monkeypatch.setattr(project_module, "read_bytes", lambda path: read.append(path) or real_read(path))
+    real_read = sources_module.read_bytes
+    monkeypatch.setattr(sources_module, "read_bytes", lambda path: read.append(path) or real_read(path))
     analysis = project(root, use_cache=True, cache_dir=cache_dir).analyze()
     assert findings(analysis) == BOTH
     assert read == []
@@ -207,7 +208,7 @@ def test_a_file_changed_on_disk_just_after_it_was_read_is_hashed_again(tmp_path,
     root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
     _age(root, 1.5)
     llama = root / "pkg/models/llama.py"
-    real_read = project_module.read_bytes
+    real_read = sources_module.read_bytes
     written = []
 
     def read_then_someone_writes(path):
@@ -220,10 +221,10 @@ def test_a_file_changed_on_disk_just_after_it_was_read_is_hashed_again(tmp_path,
             time.sleep(0.6)  # the rest of a long analysis: past the racy window, counted from the save
         return data
 
-    monkeypatch.setattr(project_module, "read_bytes", read_then_someone_writes)
+    monkeypatch.setattr(sources_module, "read_bytes", read_then_someone_writes)
     cache_dir = tmp_path / "cache"
     assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == BOTH
-    monkeypatch.setattr(project_module, "read_bytes", real_read)
+    monkeypatch.setattr(sources_module, "read_bytes", real_read)
     assert findings(project(root, use_cache=True, cache_dir=cache_dir).analyze()) == ONLY_SET
 
 
@@ -262,8 +263,8 @@ def test_an_edit_that_leaves_the_summary_as_it_was_checks_nothing_again(tmp_path
     proj.set_overlay(llama, llama_text)
     assert findings(proj.analyze()) == BOTH
     checked = []
-    real_check = project_module.check_class
-    monkeypatch.setattr(project_module, "check_class", lambda index, key, *rest: checked.append(key.qualname)
+    real_check = checking_module.check_class
+    monkeypatch.setattr(checking_module, "check_class", lambda index, key, *rest: checked.append(key.qualname)
                         or real_check(index, key, *rest))
 
     proj.set_overlay(llama, llama_text.replace("config\n", "config  # a comment\n"))  # same members and lines

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 from engine_trees import base_tree, contract, findings
+from spec_contract.engine import checking as checking_module
 from spec_contract.engine import parallel
-from spec_contract.engine import project as project_module
+from spec_contract.engine import summaries as summaries_module
 from spec_contract.engine.config import load_config
 from spec_contract.engine.files import text_digest
 from spec_contract.engine.parallel import ScanJob, scan_all
@@ -88,8 +89,8 @@ def test_a_cold_project_scanned_in_parallel_reports_what_a_single_process_does(t
 
     monkeypatch.setitem(parallel.MIN_PER_PROCESS, "files", 2)
     pools = []
-    real_scan_all = project_module.scan_all
-    monkeypatch.setattr(project_module, "scan_all", lambda jobs, n: pools.append((len(jobs), n)) or real_scan_all(jobs, n))
+    real_scan_all = summaries_module.scan_all
+    monkeypatch.setattr(summaries_module, "scan_all", lambda jobs, n: pools.append((len(jobs), n)) or real_scan_all(jobs, n))
     one, several = run("1"), run("2")
     if parallel.processes_for(15) > 1:  # not on a one-core machine
         assert pools == [(15, 2)]  # the worker, llama, llava and the twelve wrappers, in two processes
@@ -264,8 +265,8 @@ def test_classes_checked_in_forked_processes_give_the_findings_problems_and_coun
     root = base_tree(tmp_path, files)
     monkeypatch.setitem(parallel.MIN_PER_PROCESS, "classes", 2)
     shared = []
-    real_map_forked = project_module.map_forked
-    monkeypatch.setattr(project_module, "map_forked",
+    real_map_forked = checking_module.map_forked
+    monkeypatch.setattr(checking_module, "map_forked",
                         lambda *args, **kwargs: shared.append(result := real_map_forked(*args, **kwargs)) or result)
 
     def run(jobs: str):

@@ -1,0 +1,53 @@
+"""Checking the model classes against the contract: one by one, or shared with forked processes when there
+are many (a cold run; see ``parallel.map_forked``).
+
+Each class's findings come with the modules its check read (as the index records them), so the pipeline can
+check again only the classes that read a changed module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from spec_contract.engine.check import check_class
+from spec_contract.engine.config import Config
+from spec_contract.engine.parallel import map_forked, processes_for
+from spec_contract.engine.protocols import GatedCapability, capability_findings, gated_capabilities
+from spec_contract.engine.registry import ModelRegistry
+from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.results import Contract, Finding
+from spec_contract.engine.stats import Stats
+from spec_contract.engine.summary import ModuleSummary
+
+Checked = tuple[list[Finding], frozenset[str]]  # a class's findings, and the modules its check read
+
+
+def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config: Config, *,
+                  workers: list[ModuleSummary], registry: ModelRegistry | None, relative: Callable[[str], str],
+                  text: Callable[[str], str | None], problems_of: Callable[[Stats], dict[str, str]],
+                  stats: Stats, problems: dict[str, str]) -> list[Checked]:
+    """Each class's findings, with the modules its check read. Forked processes add their problems (as
+    ``problems_of`` finds them in each) and stats to ``problems`` and ``stats``."""
+    # the profile's Protocol capabilities that the workers gate (see ``engine.protocols``)
+    gated: list[GatedCapability] = gated_capabilities(config, index, workers, text) \
+        if keys and config.capabilities else []
+
+    def check(i: int) -> Checked:
+        recorded = index.record()
+        recorded.add(keys[i].module)
+        if registry is not None:  # what the class's inner models are depends on the registry's text
+            recorded.update(registry.modules)
+        found = check_class(index, keys[i], contract, config, relative)
+        if gated:
+            found = capability_findings(index, keys[i], config, gated, found, relative)
+        return found, index.stop(recorded)
+
+    shared = map_forked(len(keys), check, processes_for(len(keys), "classes"),
+                        report=lambda: (stats, problems_of(stats)))
+    if shared is None:
+        return [check(i) for i in range(len(keys))]
+    results, reports = shared
+    for their_stats, their_problems in reports:
+        stats.add(their_stats)
+        problems.update(their_problems)
+    return results

@@ -1,0 +1,296 @@
+"""One analysis of a tree, reusing everything of the last one that did not change.
+
+The pipeline lays the tree out (``layout``), summarises what it needs (``summaries``), derives the contract
+from the workers, and checks the registered model classes (``registered``) against it. It keeps the contract
+and each class's findings with the modules they read, so an edit re-derives or re-checks only what read the
+changed modules; with a cache, these results are saved for the next run (``results_store``).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from spec_contract.engine.checking import Checked, check_classes
+from spec_contract.engine.config import Config, ConfigError
+from spec_contract.engine.contract import derive_contract
+from spec_contract.engine.files import SourceFile, relative_to
+from spec_contract.engine.layout import InstalledEngine, Layout, lay_out
+from spec_contract.engine.queries import Analysis
+from spec_contract.engine.registered import Registered
+from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.results import Contract
+from spec_contract.engine.results_store import ResultsStore
+from spec_contract.engine.scan import moved_by
+from spec_contract.engine.sources import Sources
+from spec_contract.engine.stats import Stats
+from spec_contract.engine.summaries import Summaries
+from spec_contract.engine.summary import ModuleSummary
+
+
+def _engine_note(resolved: int, total: int, package: str) -> str | None:
+    """Say so when most of the workers' imports of the engine package name nothing in the tree: the tree is
+    then not the engine's package, or not all of it, and wrappers whose inner model is unknown pass."""
+    if total < 4 or resolved * 2 >= total:
+        return None
+    return (f"{total - resolved} of {total} imports of the engine package `{package}` in the worker files name no "
+            f"module of the checked tree: the contract and the findings may be incomplete (check the whole "
+            f"package, or set `engine_package` to the name its code imports it by)")
+
+
+def _unread_note(unread: dict[str, str], relative: Callable[[str], str]) -> str | None:
+    if not unread:
+        return None
+    shown = ", ".join(f"{relative(path)} ({why})" for path, why in sorted(unread.items())[:3])
+    more = f" and {len(unread) - 3} more" if len(unread) > 3 else ""
+    return (f"could not read {len(unread)} path(s) that may hold workers or models: {shown}{more}; "
+            "the check is incomplete (exclude them, or make them readable)")
+
+
+def _empty_contract(config: Config, workers: int) -> str:
+    """Why no worker use reached a role's model object: never an all-clear, always something to set."""
+    if not workers:
+        return (f"no worker files match the profile's 'workers' globs (profile {config.profile!r}); "
+                "set 'workers' or 'extend-workers' in [tool.spec-contract]")
+    if not config.receivers:
+        return ("no receiver patterns are configured, so no worker use reaches a model; a [[receivers]] table "
+                "belongs under [tool.spec-contract] (as [[tool.spec-contract.receivers]] in pyproject.toml)")
+    return (f"the contract is empty: none of the {workers} worker file(s) uses a member of an object the "
+            "receiver patterns name; check 'receivers' in [tool.spec-contract]")
+
+
+class Pipeline:
+    def __init__(self, root: Path, config: Config, python: str | None, sources: Sources,
+                 store: ResultsStore) -> None:
+        self.root = root
+        self.config = config
+        self._sources = sources
+        self._store = store
+        self._summaries = Summaries(sources, store, config)
+        self._registered = Registered(sources, config)
+        self._engine = InstalledEngine(root, config, python)
+        self._layout: Layout | None = None
+        self._read_in_focus: set[str] = set()  # changed files a focused analysis may have summarised since
+        self._generation = 0
+        self._last: Analysis | None = None
+        # Incremental state: the contract and each checked class's findings, with the modules they read.
+        self._contract: tuple[Contract, frozenset[str]] | None = None
+        self._engine_note: str | None = None  # made with the contract: the workers' engine imports unresolved
+        self._checked: dict[ClassKey, Checked] = {}
+        self._unsaved = False  # results computed since the last save
+        self._restored = False
+
+    def changed(self, path: str, exists: bool | None = None) -> None:
+        """``path``'s text changed; ``exists`` (when it may have changed): whether there is a file now. A file
+        the last walk did not see, or a seen one that is gone, means walking the tree again."""
+        self._last = None
+        if exists is not None and self._layout is not None and (path in self._layout.paths) != exists:
+            self._layout = None
+
+    def relative(self, path: str) -> str:
+        """Paths in messages: relative to the root, or to the engine's root for engine files."""
+        engine = self._engine.root
+        if engine is not None and path.startswith(str(engine)):
+            return relative_to(path, engine.parent)
+        return relative_to(path, self.root)
+
+    def analyze(self, focus: frozenset[str] | None) -> Analysis:
+        """See ``Project.analyze``."""
+        if self._last is not None and focus is None:
+            return self._last
+        # Summaries are trees of small objects with no cycles to collect; pausing the cyclic collector
+        # while they are built saves a fifth of a cold run.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with self._sources.reading():  # the next analysis reads the disk again
+                try:
+                    return self._analyze(focus)
+                finally:
+                    self._summaries.forget_scanned()
+        finally:
+            if collecting:
+                # What the analysis keeps (summaries, findings) is acyclic and freed by reference counting;
+                # moving it out of the collector's generations keeps later collections (one per keystroke in
+                # the server) from walking a large heap again and again. The young generations are collected
+                # first, so no cyclic garbage of this run is frozen with it.
+                gc.collect(1)
+                gc.freeze()
+                gc.enable()
+
+    def _analyze(self, focus: frozenset[str] | None) -> Analysis:
+        started = time.perf_counter()
+        stats = Stats()
+        if self._layout is None:
+            self._contract, self._checked = None, {}  # the file set changed: names may resolve differently
+            self._restored = False
+            self._layout = lay_out(self.root, self.config, self._sources.overlays, self._engine)
+        layout = self._layout
+        stats.files_seen = layout.seen
+        files, workers, models, out_of_tree = layout.files, layout.workers, layout.models, layout.out_of_tree
+
+        def load(source: SourceFile) -> ModuleSummary | None:
+            return self._summaries.summary(source, source.path in layout.worker_paths, stats)
+
+        registry, replaced = self._registered.model_registry(layout)
+        if replaced:
+            self._checked = {}
+        index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates,
+                      engine=(self.config.engine_package, tuple(w.module for w in workers)),
+                      architectures=registry.architectures if registry is not None else None)
+        dirty = self._sources.dirty
+        touched = [f for f in files if f.path in dirty]
+        changed = {f.module for f in touched}
+        if focus is None:
+            changed -= self._unchanged_summaries(index, [f for f in touched if f.path not in self._read_in_focus])
+        else:  # their summaries may be made now, and the whole analysis then has no earlier one to compare with
+            self._read_in_focus |= dirty
+        changed_paths = frozenset(dirty) if self._restored and self._contract is not None else None
+        if not self._restored:
+            self._restored = True
+            changed |= self._restore(layout)
+        # Files about to be read for the first time, all at once: the model files whose registered classes
+        # were never looked at, and the workers when there is no contract to start from. The workers come
+        # last, so that this process scans them first and derives the contract while the others scan models.
+        ahead = [(m, False) for m in models if (focus is None or m.path in focus)
+                 and m.path not in self._registered.known and m.path not in layout.worker_paths]
+        # The engine's registry names the classes to check in the engine's own tree; an out-of-tree package
+        # registers its models elsewhere, so every class it defines is checked (its inner models still
+        # resolve through the installed engine's registry)
+        registering = registry if not out_of_tree else None
+        if registering is not None:  # only the registry's modules hold classes to check
+            listed = {module for module, _ in registering.registered}
+            ahead = [(m, worker) for m, worker in ahead if m.module in listed]
+        if self._contract is None:
+            ahead += [(w, True) for w in workers]
+        if not self._summaries.scan_ahead(ahead, out_of_tree,
+                                          then=lambda: self._update_contract(index, workers, changed)):
+            self._update_contract(index, workers, changed)
+        derived = self._contract
+        assert derived is not None  # made by _update_contract
+        contract = derived[0]
+        if not contract.entries:
+            raise ConfigError(_empty_contract(self.config, len(workers)))
+        if registering is not None:
+            checked = self._registered.registry_classes(registering, index, layout, focus)
+            if not registering.registered:
+                raise ConfigError(f"the registry files ({', '.join(registering.modules)}) hold none of the tables "
+                                  f"{', '.join(self.config.registry_tables) or '(none set)'}, so no class would "
+                                  "be checked; set 'registry-tables' in [tool.spec-contract]")
+        else:
+            checked = [ClassKey(source.module, qualname)
+                       for source in (models if focus is None else [m for m in models if m.path in focus])
+                       for qualname in self._registered.registered_in(source, index, out_of_tree)]
+        stale = [key for key in checked if key not in self._checked or self._checked[key][1] & changed]
+        problems: dict[str, str] = {}
+        worker_summaries = [s for s in (index.summary(w.module) for w in workers) if s is not None] \
+            if stale and self.config.capabilities else []  # what gates the capabilities (see checking)
+        for key, result in zip(stale, check_classes(
+                stale, index, contract, self.config, workers=worker_summaries, registry=self._registered.registry,
+                relative=self.relative, text=lambda path: self._sources.text(path)[0],
+                problems_of=self._summaries.problems, stats=stats, problems=problems)):
+            self._checked[key] = result
+            self._unsaved = True
+        findings = [finding for key in checked for finding in self._checked[key][0]]
+        self._generation += 1
+        if focus is None:
+            dirty.clear()
+            self._read_in_focus.clear()
+            if self._store.enabled and not self._sources.overlays and self._unsaved_results():
+                self._save(layout)
+        problems.update(self._summaries.problems(stats))
+        unread = dict(layout.unlisted)
+        needed = layout.worker_paths | {m.path for m in layout.models}
+        unread.update((path, "cannot be read") for path in self._sources.unreadable() if path in needed)
+        stats.seconds = time.perf_counter() - started
+        analysis = Analysis(
+            root=self.root, generation=self._generation, contract=contract,
+            findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
+            checked=tuple(checked), models=tuple(models), index=index, config=self.config, stats=stats,
+            problems=problems, overlays=dict(self._sources.overlays), relative=self.relative, focus=focus,
+            changed_paths=changed_paths,
+            notes=tuple(filter(None, [self._engine_note, _unread_note(unread, self.relative)])), unread=unread,
+        )
+        self._last = analysis if focus is None else None  # a focused one is not the whole answer
+        return analysis
+
+    def _unchanged_summaries(self, index: Index, touched: list[SourceFile]) -> set[str]:
+        """Modules whose text changed but whose summary did not: what depends on them needs no new answer.
+
+        Most keystrokes in an editor (inside a method body, a comment, a string) change no member, delegate,
+        import or position a summary holds; the contract and every finding stay as they are, and the analysis
+        only re-reads the file. Only files summarised before are compared (a file read for the first time has
+        nothing to compare with, and may not be needed at all).
+        """
+        unchanged = set()
+        for source in touched:
+            before = self._summaries.last_good(source.path)
+            if before is None:
+                continue
+            after = index.summary(source.module)
+            if after is None:
+                continue
+            after = replace(after, digest=before.digest)
+            if after == before:
+                unchanged.add(source.module)
+            elif (moved := moved_by(before, after)) is not None:  # a line added or removed above
+                self._move_results(source.path, *moved)
+                unchanged.add(source.module)
+        return unchanged
+
+    def _move_results(self, path: str, first: int, lines: int) -> None:
+        """Move the positions in ``path`` that the kept findings hold (their class, their provider), as
+        ``moved_by`` found the file's summary moved. A model file's lines appear in no message: only the
+        workers' call sites are quoted there, and a worker's summary (with flow records) is never moved."""
+        for key, (found, read) in self._checked.items():
+            if any(f.path == path or f.provider.path == path for f in found):
+                self._checked[key] = ([replace(f, span=f.span.moved(first, lines) if f.path == path else f.span,
+                                               provider=replace(f.provider, span=f.provider.span.moved(first, lines))
+                                               if f.provider.path == path else f.provider) for f in found], read)
+                self._unsaved = True
+
+    def _update_contract(self, index: Index, workers: list[SourceFile], changed: set[str]) -> None:
+        """Derive the contract again if there is none yet or a file it was derived from changed."""
+        if self._contract is None or changed & self._contract[1]:
+            recorded = index.record()
+            worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
+            contract = derive_contract(worker_summaries, index, self.config)
+            modules = index.stop(recorded)
+            self._engine_note = _engine_note(*index.engine_imports(worker_summaries), self.config.engine_package)
+            self._unsaved = True
+            if self._contract is None or contract != self._contract[0]:
+                self._checked = {}  # every class is checked against the contract: check them all again
+            self._contract = (contract, modules)
+
+    # the saved results -----------------------------------------------------------------------------
+    def _unsaved_results(self) -> bool:
+        return self._unsaved or self._registered.unsaved or self._sources.unsaved
+
+    def _save(self, layout: Layout) -> None:
+        """Keep the contract and each class's findings, with the digests of what they read, for the next run."""
+        modules = set(self._contract[1]) if self._contract else set()
+        for _, read in self._checked.values():
+            modules |= read
+        digests = {m: self._sources.digest(layout.by_module[m].path) for m in modules if m in layout.by_module}
+        self._store.save(layout.fingerprint, {
+            "contract": self._contract, "checked": self._checked, "registered": self._registered.known,
+            "digests": digests, "signatures": self._sources.to_save(), "engine_note": self._engine_note,
+        })
+        self._unsaved = self._registered.unsaved = False
+
+    def _restore(self, layout: Layout) -> set[str]:
+        """Start from the last run's results; returns the modules whose text changed since."""
+        saved = self._store.restore(layout.fingerprint)
+        if not saved:
+            return set()
+        self._contract, self._checked, self._registered.known = saved["contract"], saved["checked"], saved["registered"]
+        self._sources.restore(saved.get("signatures", {}))
+        self._engine_note = saved.get("engine_note")
+        return {m for m, digest in saved["digests"].items()
+                if m not in layout.by_module or self._digest_of(layout, m) != digest}
+
+    def _digest_of(self, layout: Layout, module: str) -> str:
+        return self._sources.digest(layout.by_module[module].path)

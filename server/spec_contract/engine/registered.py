@@ -1,0 +1,93 @@
+"""Which model classes an analysis checks: those the engine's model registry names (``registry-files``), or
+those each model file registers in its entry-class variable; remembered per file by digest, so an unchanged
+file is not parsed again (and saved with the run's results)."""
+
+from __future__ import annotations
+
+from spec_contract.engine.check import registered_classes
+from spec_contract.engine.config import Config
+from spec_contract.engine.deferred import all_classes, top_level_classes
+from spec_contract.engine.files import SourceFile, glob_match, text_digest
+from spec_contract.engine.layout import Layout
+from spec_contract.engine.registry import ModelRegistry, build_registry
+from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.sources import Sources
+
+Known = dict[str, tuple[str, tuple[str, ...]]]  # model path → (digest, the classes checked there)
+
+
+class Registered:
+    def __init__(self, sources: Sources, config: Config) -> None:
+        self._sources = sources
+        self._config = config
+        self.known: Known = {}
+        self.registry: ModelRegistry | None = None  # the engine's model registry, when the profile reads one
+        self.unsaved = False  # ``known`` grew since the results were last saved
+
+    def model_registry(self, layout: Layout) -> tuple[ModelRegistry | None, bool]:
+        """The engine's model registry when the profile reads one (``registry-files``) and the tree has it,
+        and whether it was read again because a registry file's text changed: then every class is to be
+        checked again (what an architecture name builds, and which classes are registered, may have changed)."""
+        if not self._config.registry_files:
+            return None, False
+        sources = [f for f in layout.files if glob_match(f.rel, self._config.registry_files)]
+        if not sources:
+            return None, False
+        texts = [(f.module, self._sources.text(f.path)[0] or "") for f in sources]
+        digest = text_digest("\0".join(f"{module}\0{self._sources.digest(f.path)}"
+                                       for (module, _), f in zip(texts, sources)))
+        replaced = False
+        if self.registry is None or self.registry.digest != digest:
+            replaced = self.registry is not None
+            self.registry = build_registry(texts, self._config.registry_tables, self._config.engine_package, digest)
+        return self.registry, replaced
+
+    def registry_classes(self, registry: ModelRegistry, index: Index, layout: Layout,
+                         focus: frozenset[str] | None) -> list[ClassKey]:
+        """The registered classes, where they are defined: a registry entry may name a package that picks
+        its class per platform and re-exports it (then each platform's class is checked)."""
+        wanted: dict[str, list[str]] = {}
+        for module, name in registry.registered:
+            wanted.setdefault(module, []).append(name)
+        found: dict[ClassKey, None] = {}
+        for module, names in wanted.items():
+            source = layout.by_module.get(index.engine_module(module))
+            if source is None:
+                continue
+            defined_in = source.module
+            digest = self._sources.digest(source.path) + registry.digest
+            known = self.known.get(source.path)
+            if known is None or known[0] != digest:
+                summary = index.summary(defined_in)
+                own = tuple(n for n in names if summary is not None and summary.has_class(n))
+                known = self.known[source.path] = (digest, own)
+                self.unsaved = True
+            keys = [ClassKey(defined_in, n) for n in known[1]]
+            keys += [k for n in names if n not in known[1] for k in index.platform_choices(defined_in, n)]
+            for key in keys:
+                if focus is None or index.path_of(key.module) in focus:
+                    found[key] = None
+        return list(found)
+
+    def registered_in(self, source: SourceFile, index: Index, out_of_tree: bool) -> tuple[str, ...]:
+        """The classes a model file registers, remembered by digest so an unchanged file is not parsed."""
+        digest = self._sources.digest(source.path)
+        known = self.known.get(source.path)
+        if known is not None and known[0] == digest:
+            return known[1]
+        entry_variable = self._config.entry_class_variable
+        names: tuple[str, ...] = ()
+        text = self._sources.text(source.path)[0]
+        # A cheap text filter first: no registry entry, no registered model (a file without text goes on,
+        # for its problem to be reported).
+        if out_of_tree or not entry_variable or text is None or entry_variable in text:
+            summary = index.summary(source.module)
+            if summary is not None:
+                entry = summary.entry_classes
+                variable = entry_variable if (entry is not None or not out_of_tree) else None
+                candidates = all_classes(summary) if variable is None else top_level_classes(summary, entry or ())
+                # a class defined twice is one class (its last definition, see deferred.find_class)
+                names = tuple(dict.fromkeys(c.qualname for c in registered_classes(candidates, entry, variable)))
+        self.known[source.path] = (digest, names)
+        self.unsaved = True
+        return names

@@ -1,0 +1,146 @@
+"""What an analysis reads for each path: the editor's buffer for it (an overlay), else the file on disk.
+
+The source store is the one place that reads files for a project, so that a file is read once per analysis
+however many steps ask for it, and what is known of a text without reading it is kept: its digest until the
+path is touched, and the ``os.stat`` signature a saved run recorded for it (an unchanged signature saves
+reading and hashing the file again, as git's index does, so a warm run reads almost nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from spec_contract.engine.files import decode, read_bytes, text_digest
+from spec_contract.engine.scan import StatementMemo
+
+_RACY_NS = 2_000_000_000  # a file written this shortly before it was read may change again unseen
+
+Signature = tuple[int, int, int]
+Read = tuple[str | None, str, str | None]  # text (None: none usable), digest, why there is no text
+
+
+def signature(path: str) -> Signature | None:
+    """What changes when a file is written: size, modification time, inode (replaced by an atomic save)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns, stat.st_ino
+
+
+class Sources:
+    """The editor buffers and the files of one project, as the analyses read them."""
+
+    def __init__(self) -> None:
+        self.overlays: dict[str, str] = {}
+        self.dirty: set[str] = set()  # paths touched since the last whole analysis
+        self.unsaved = False  # files hashed since the saved signatures were last taken (see ``to_save``)
+        self._memos: dict[str, StatementMemo] = {}  # per editor buffer: its statements, parsed once each
+        self._digests: dict[str, str] = {}  # path → digest of the text last read, until the path is touched
+        # Files read by the running analysis (None between analyses: an editor query reads the disk afresh
+        # and changes no state).
+        self._reads: dict[str, Read] | None = None
+        # path → (signature, digest) from the saved results
+        self._signatures: dict[str, tuple[Signature, str]] = {}
+        # path → (signature, when it was taken) of files hashed in this process, for the next save
+        self._hashed: dict[str, tuple[Signature, int]] = {}
+
+    # what changed ------------------------------------------------------------------------------------
+    def set_overlay(self, path: str, text: str) -> bool:
+        """Analyse ``text`` for ``path`` instead of the file; returns whether that changed anything."""
+        # A byte order mark is not Python (``ast.parse`` rejects U+FEFF): drop it, as reading the file does
+        # (``files.decode``), so a buffer and the file it was opened from are analysed alike.
+        text = text.removeprefix("\ufeff")
+        if self.overlays.get(path) == text:
+            return False
+        self.overlays[path] = text
+        self.touch(path)
+        return True
+
+    def clear_overlay(self, path: str) -> bool:
+        """Read ``path`` from the disk again; returns whether it had a buffer."""
+        if self.overlays.pop(path, None) is None:
+            return False
+        self._memos.pop(path, None)
+        self.touch(path)
+        return True
+
+    def touch(self, path: str) -> None:
+        """Whatever was known of ``path``'s text is stale."""
+        self.dirty.add(path)
+        self._digests.pop(path, None)
+        self._signatures.pop(path, None)
+        self._hashed.pop(path, None)
+
+    # reading -----------------------------------------------------------------------------------------
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One analysis: each file is read at most once inside, and read again by the next one."""
+        self._reads = {}
+        try:
+            yield
+        finally:
+            self._reads = None
+
+    def memo(self, path: str) -> StatementMemo | None:
+        """The statements of an editor buffer, kept between keystrokes (None for a file on disk)."""
+        return self._memos.setdefault(path, StatementMemo()) if path in self.overlays else None
+
+    def text(self, path: str) -> Read:
+        """Text, digest and problem of what the analysis reads for ``path``: the editor buffer or the file.
+
+        During an analysis a file is read once, however many steps ask (the registry filter, the summary,
+        the digest that validates saved results), and its digest and signature are recorded.
+        """
+        if path in self.overlays:
+            text = self.overlays[path]
+            return text, text_digest(text), None
+        if self._reads is None:
+            result = decode(read_bytes(path))
+            return result.text, result.digest, result.problem
+        read = self._reads.get(path)
+        if read is None:
+            read_at = time.time_ns()
+            before = signature(path)
+            result = decode(read_bytes(path))
+            read = self._reads[path] = (result.text, result.digest, result.problem)
+            self._digests[path] = result.digest
+            self.unsaved = True
+            if before is not None and before == signature(path):  # not written to while read
+                self._hashed[path] = (before, read_at)
+        return read
+
+    def digest(self, path: str) -> str:
+        """Digest of the text the analysis would read now (the editor buffer or the disk)."""
+        if path not in self._digests:
+            if path in self.overlays:
+                self._digests[path] = text_digest(self.overlays[path])
+            elif (known := self._signatures.get(path)) is not None and known[0] == signature(path):
+                self._digests[path] = known[1]
+            else:
+                self._digests[path] = self.text(path)[1]
+        return self._digests[path]
+
+    def unreadable(self) -> list[str]:
+        """The paths this analysis could not open (a binary file or a FIFO was read, and is only skipped)."""
+        return [path for path, (_, _, problem) in (self._reads or {}).items() if problem == "unreadable"]
+
+    # the saved signatures ----------------------------------------------------------------------------
+    def restore(self, signatures: dict[str, tuple[Signature, str]]) -> None:
+        self._signatures = signatures
+
+    def to_save(self) -> dict[str, tuple[Signature, str]]:
+        """The signatures to save: the restored ones plus those of the files hashed since."""
+        # A file written shortly before it was read may be written again within its timestamp's granularity
+        # (a few ms here, seconds on some filesystems) without a new signature: hash it again next time rather
+        # than trust its signature (git's "racy" entries).
+        for path, (taken, read_at) in self._hashed.items():
+            # (A file that could not be read is tried again each run: a chmod changes no signature.)
+            if taken[1] < read_at - _RACY_NS and self._digests.get(path):
+                self._signatures[path] = (taken, self._digests[path])
+        self._hashed = {}
+        self.unsaved = False
+        return self._signatures

@@ -1,0 +1,129 @@
+"""Each file's summary, made once per text and kept while the text stays.
+
+A summary comes from the last analysis when the file was not touched, else from the persistent cache, else
+from a scan (made ahead, on all cores, when a cold run is sure to need many; see ``parallel``). A file that
+stops parsing keeps its last good summary, so half-typed code never produces spurious findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from spec_contract.engine.config import Config
+from spec_contract.engine.files import SourceFile
+from spec_contract.engine.parallel import ScanJob, processes_for, scan_all
+from spec_contract.engine.results_store import ResultsStore
+from spec_contract.engine.scan import scan
+from spec_contract.engine.sources import Sources
+from spec_contract.engine.stats import Stats
+from spec_contract.engine.summary import ModuleSummary
+
+
+@dataclass
+class _Entry:
+    digest: str
+    summary: ModuleSummary | None  # None: the file has no usable text (binary, undecodable, too large)
+    worker: bool = False  # summarised with the flow records workers need
+    problem: str | None = None  # why the current text was not summarised (the previous summary may stay)
+
+
+class Summaries:
+    def __init__(self, sources: Sources, store: ResultsStore, config: Config) -> None:
+        self._sources = sources
+        self._store = store
+        self._config = config
+        self._entries: dict[str, _Entry] = {}
+        self._scanned: dict[str, ModuleSummary] = {}  # made ahead by parallel scanning, until asked for
+
+    def summary(self, source: SourceFile, worker: bool, stats: Stats) -> ModuleSummary | None:
+        """The summary of ``source``'s current text (with flow records for a worker), or the last good one
+        when the text does not parse; None when the file has no usable text."""
+        path = source.path
+        previous = self._entries.get(path)
+        kept = previous.summary if previous is not None and (previous.worker or not worker) else None
+        if kept is not None and path not in self._sources.dirty:
+            return kept
+        text, digest, problem = self._sources.text(path)
+        if text is None:
+            stats.skipped[path] = problem or "unreadable"
+            self._entries[path] = _Entry(digest, None, worker, problem)
+            return None
+        if kept is not None and previous is not None and previous.digest == digest and not previous.problem:
+            return kept
+        key = self._store.summary_key(path, digest, worker)
+        scanned = self._scanned.pop(path, None)
+        summary = self._store.summary(key) if scanned is None else None
+        if summary is not None:
+            stats.from_cache.add(path)
+            summary = summary.moved(path, source.module)
+        else:
+            summary = scanned if scanned is not None and scanned.digest == digest and scanned.module == source.module \
+                else scan(path, source.module, digest, text, worker=worker,
+                          entry_variable=self._config.entry_class_variable, memo=self._sources.memo(path))
+            stats.parsed.add(path)
+            if summary.error is None and path not in self._sources.overlays:
+                self._store.keep_summary(key, summary)  # not editor buffers: no disk write per keystroke
+        if summary.error is not None:
+            stats.skipped[path] = "syntax-error"
+            if previous is not None and previous.summary is not None:  # keep the last good one
+                self._entries[path] = _Entry(previous.digest, previous.summary, previous.worker, summary.error)
+                return previous.summary
+            self._entries[path] = _Entry(digest, summary, worker, summary.error)
+            return summary
+        self._entries[path] = _Entry(digest, summary, worker)
+        return summary
+
+    def last_good(self, path: str) -> ModuleSummary | None:
+        """The summary made before of the text ``path`` had then, if that text parsed."""
+        entry = self._entries.get(path)
+        return entry.summary if entry is not None and not entry.problem else None
+
+    def scan_ahead(self, sources: list[tuple[SourceFile, bool]], out_of_tree: bool,
+                   then: Callable[[], None]) -> bool:
+        """Summarise at once, on all cores, the files a cold analysis is sure to read (see ``parallel``);
+        ``then`` runs as soon as every worker file among them is summarised, while the other processes go
+        on. Returns whether it ran.
+
+        Model files without the registry variable are left out (the cheap filter of
+        ``Registered.registered_in``), and so are files already summarised, open in an editor or in the
+        summary cache.
+        """
+        entry = self._config.entry_class_variable
+        jobs = []
+        for source, worker in sources:
+            path = source.path
+            if path in self._entries or path in self._sources.overlays:
+                continue
+            text, digest, _ = self._sources.text(path)
+            if text is None or (not worker and not out_of_tree and entry and entry not in text):
+                continue
+            if self._store.has_summary(self._store.summary_key(path, digest, worker)):
+                continue
+            jobs.append(ScanJob(path, source.module, digest, text, worker, entry))
+        processes = processes_for(len(jobs))
+        if processes <= 1:  # each file is scanned when first asked for, as on warm runs
+            return False
+        waiting, ran = sum(job.worker for job in jobs), False
+        for job, summary in scan_all(jobs, processes):
+            self._scanned[job.path] = summary
+            if job.worker:
+                waiting -= 1
+                if not waiting:
+                    then()
+                    ran = True
+        return ran
+
+    def forget_scanned(self) -> None:
+        """Summaries made ahead for an analysis and never asked for are not kept."""
+        self._scanned = {}
+
+    def problems(self, stats: Stats) -> dict[str, str]:
+        """Files that could not be read or parsed, among those read so far, with why."""
+        problems = {p: e.problem for p, e in self._entries.items() if e.problem}
+        for path, entry in self._entries.items():  # a class statement parsed on demand that did not parse
+            error = entry.summary.deferred_error() if entry.summary is not None and not entry.problem else None
+            if error:
+                problems[path] = error
+                stats.skipped[path] = "syntax-error"
+        return problems
