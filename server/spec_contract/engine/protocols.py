@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from spec_contract.engine.aux_returns import Verdict, builds_pair, hands_on, method_of, returned_chain
 from spec_contract.engine.classes import ARCHITECTURE
 from spec_contract.engine.config import Capability, Config
+from spec_contract.engine.contract import algorithm_of
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import CallSite, Finding, Provider, Role, Span
 from spec_contract.engine.summary import ClassSummary, ModuleSummary
@@ -80,7 +81,7 @@ def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSum
             mixin = ClassKey(index.engine_module(mixin_module), mixin_name)
         defaults = tuple(m.name for m in cls.members if m.kind in ("method", "async_method"))
         out.append(GatedCapability(capability, protocol, frozenset(m.name for m in cls.members), defaults,
-                                   mixin, tuple(sites), _language_reads(workers, capability), text_of))
+                                   mixin, tuple(sites), _language_reads(workers, capability, config), text_of))
     return out
 
 
@@ -98,15 +99,17 @@ def _check_sites(path: str, text: str, check: str) -> list[CallSite]:
     return sites
 
 
-def _language_reads(workers: list[ModuleSummary], capability: Capability) -> tuple[CallSite, ...]:
-    """Unguarded reads of ``<…language_model>.<holder_attr>`` in the workers: the proposers take the target's
-    language model (``get_language_model()``, else the target) and read its decoder when they load the draft."""
+def _language_reads(workers: list[ModuleSummary], capability: Capability, config: Config) -> tuple[CallSite, ...]:
+    """Unguarded reads of ``<…language_model>.<holder_attr>`` in the workers, on the capability's algorithm's
+    paths (not another algorithm's files or branches): the proposers take the target's language model
+    (``get_language_model()``, else the target) and read its decoder when they load the draft."""
     reads = []
     for summary in workers:
         for fn in summary.functions:
             for use in fn.uses:
                 if use.member == capability.holder_attr and not use.guarded and use.receiver \
-                        and use.receiver[-1].endswith(capability.language_attr):
+                        and use.receiver[-1].endswith(capability.language_attr) \
+                        and algorithm_of(config, summary.path, use.taken) in (None, capability.name):
                     reads.append(CallSite(path=summary.path, span=use.span, role=Role.TARGET, member=use.member,
                                           text=use.text, guarded=False, is_call=use.is_call))
     return tuple(sorted(reads, key=lambda site: (site.path, site.span)))
