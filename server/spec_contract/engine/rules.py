@@ -62,63 +62,76 @@ class Rule:
         return f"{self.code.lower()}-{self.name}"
 
 
+# One constant per rule, for the code that reports it; RULES lists them in code order.
+MISSING_FORWARD = Rule(
+    "SC001", "missing-forward", Severity.ERROR,
+    "a run with this class reaches a worker line that uses a member the wrapper does not forward",
+    "A worker uses the member on the model object with no guard, no capability gate comes first, and the "
+    "class can play that role (a target: a generative model; a draft: a draft head). The run loads the "
+    "models, reaches that line and dies with `AttributeError`. Forward the member (the quick fix and "
+    "`check --fix` add the delegation).")
+MISSING_OPTIONAL_FORWARD = Rule(
+    "SC002", "missing-optional-forward", Severity.INFORMATION,
+    "a guarded (optional) contract member is not forwarded: the run takes a degraded path",
+    "Every use is guarded (`hasattr`, `getattr(…, None)`, `except AttributeError`): the run does not "
+    "crash, it takes the slower or reduced path the worker falls back to.")
+MISSING_CAPABILITY = Rule(
+    "SC003", "missing-capability", Severity.WARNING,
+    "the class fails a capability gate its inner model passes: the engine refuses the algorithm at "
+    "start-up (lists every member the algorithm needs past the gate)",
+    "A gate (`if not hasattr(m, \"x\"): raise`, a `hasattr` chain ending in `raise`, or "
+    "`getattr(m, \"x\", None)` then `raise` when it is None) refuses the algorithm (EAGLE3, DFLASH, …) "
+    "with a clear message at start-up. The class loses a capability its inner model has. The finding "
+    "lists the members the algorithm needs past the gate too, and its quick fix (\"Enable DFLASH for …\") "
+    "forwards them all; those members get no findings of their own.")
+MISSING_CONDITIONAL_FORWARD = Rule(
+    "SC004", "missing-conditional-forward", Severity.INFORMATION,
+    "a member used only under a rare condition (an environment flag that defaults off, a model-type "
+    "or config test) is not forwarded",
+    "Every unguarded use sits under a condition a run rarely meets: an environment flag that defaults "
+    "off (directly, or through a method that is False unless the flag is set), a `model_type` or config "
+    "class test, or the handler of an `AttributeError` from another member. The message names the "
+    "condition; the run crashes only when it holds.")
+MISSING_DRAFT_FORWARD = Rule(
+    "SC005", "missing-draft-forward", Severity.WARNING,
+    "a draft-model member is not forwarded by a class that is not shaped like a draft: it crashes only "
+    "if a draft checkpoint names this class",
+    "The draft role's contract is checked on every registered class, since a draft checkpoint may name "
+    "any of them, but only EAGLE/NextN/MTP heads (and classes a config rewrite loads as drafts, the "
+    "profile's `draft-classes`) are drafts by shape: on any other class a missing draft member is a "
+    "warning.")
+CAPABILITY_NOT_DECLARED = Rule(
+    "SC006", "capability-not-declared", Severity.WARNING,
+    "the class's language model declares and backs a Protocol capability (EAGLE-3) the class does not "
+    "declare: the engine refuses the algorithm at start-up",
+    "The engine gates the algorithm with an `isinstance` check on a runtime-checkable Protocol (vLLM's "
+    "`supports_eagle3(model)` on `SupportsEagle3`). The inner language model passes it, the wrapper does "
+    "not, so the run stops at start-up with a clear refusal. Forwarding the Protocol's methods does not "
+    "help (the check is on the class): add the Protocol to the class's bases, with its import.",
+    fix=Fix.DECLARE)
+CAPABILITY_NOT_BACKED = Rule(
+    "SC007", "capability-not-backed", Severity.ERROR,
+    "the class declares a Protocol capability whose default methods fail for it: a run of the algorithm "
+    "crashes at start-up",
+    "The class declares the Protocol (through its MRO or by setting its marker) and does not override its "
+    "default methods, which delegate by themselves (vLLM's `SupportsEagle3`: `get_language_model()`, else "
+    "`.language_model`, else `self`; then its `.model`) and assert that what they reach is the engine's "
+    "mixin (`EagleModelMixin`). What they reach here is a known class that is not: the run passes the "
+    "check and fails the assertion. Make the holder inherit the mixin, or override the default methods.",
+    fix=Fix.NONE)
+CAPABILITY_UNVERIFIABLE = Rule(
+    "SC008", "capability-unverifiable", Severity.INFORMATION,
+    "the class declares a Protocol capability, but the language model its defaults reach is chosen from "
+    "the HF config at run time",
+    "The wrapper builds its language model from an architecture the checkpoint's config names "
+    "(`init_vllm_registered_model` without a literal `architectures=[…]`), so whether the Protocol's "
+    "default methods work cannot be told without the checkpoint. Nothing is guessed.",
+    fix=Fix.NONE)
+
 RULES: tuple[Rule, ...] = (
-    Rule("SC001", "missing-forward", Severity.ERROR,
-         "a run with this class reaches a worker line that uses a member the wrapper does not forward",
-         "A worker uses the member on the model object with no guard, no capability gate comes first, and the "
-         "class can play that role (a target: a generative model; a draft: a draft head). The run loads the "
-         "models, reaches that line and dies with `AttributeError`. Forward the member (the quick fix and "
-         "`check --fix` add the delegation)."),
-    Rule("SC002", "missing-optional-forward", Severity.INFORMATION,
-         "a guarded (optional) contract member is not forwarded: the run takes a degraded path",
-         "Every use is guarded (`hasattr`, `getattr(…, None)`, `except AttributeError`): the run does not "
-         "crash, it takes the slower or reduced path the worker falls back to."),
-    Rule("SC003", "missing-capability", Severity.WARNING,
-         "the class fails a capability gate its inner model passes: the engine refuses the algorithm at "
-         "start-up (lists every member the algorithm needs past the gate)",
-         "A gate (`if not hasattr(m, \"x\"): raise`, a `hasattr` chain ending in `raise`, or "
-         "`getattr(m, \"x\", None)` then `raise` when it is None) refuses the algorithm (EAGLE3, DFLASH, …) "
-         "with a clear message at start-up. The class loses a capability its inner model has. The finding "
-         "lists the members the algorithm needs past the gate too, and its quick fix (\"Enable DFLASH for …\") "
-         "forwards them all; those members get no findings of their own."),
-    Rule("SC004", "missing-conditional-forward", Severity.INFORMATION,
-         "a member used only under a rare condition (an environment flag that defaults off, a model-type "
-         "or config test) is not forwarded",
-         "Every unguarded use sits under a condition a run rarely meets: an environment flag that defaults "
-         "off (directly, or through a method that is False unless the flag is set), a `model_type` or config "
-         "class test, or the handler of an `AttributeError` from another member. The message names the "
-         "condition; the run crashes only when it holds."),
-    Rule("SC005", "missing-draft-forward", Severity.WARNING,
-         "a draft-model member is not forwarded by a class that is not shaped like a draft: it crashes only "
-         "if a draft checkpoint names this class",
-         "The draft role's contract is checked on every registered class, since a draft checkpoint may name "
-         "any of them, but only EAGLE/NextN/MTP heads (and classes a config rewrite loads as drafts, the "
-         "profile's `draft-classes`) are drafts by shape: on any other class a missing draft member is a "
-         "warning."),
-    Rule("SC006", "capability-not-declared", Severity.WARNING,
-         "the class's language model declares and backs a Protocol capability (EAGLE-3) the class does not "
-         "declare: the engine refuses the algorithm at start-up",
-         "The engine gates the algorithm with an `isinstance` check on a runtime-checkable Protocol (vLLM's "
-         "`supports_eagle3(model)` on `SupportsEagle3`). The inner language model passes it, the wrapper does "
-         "not, so the run stops at start-up with a clear refusal. Forwarding the Protocol's methods does not "
-         "help (the check is on the class): add the Protocol to the class's bases, with its import.",
-         fix=Fix.DECLARE),
-    Rule("SC007", "capability-not-backed", Severity.ERROR,
-         "the class declares a Protocol capability whose default methods fail for it: a run of the algorithm "
-         "crashes at start-up",
-         "The class declares the Protocol (through its MRO or by setting its marker) and does not override its "
-         "default methods, which delegate by themselves (vLLM's `SupportsEagle3`: `get_language_model()`, else "
-         "`.language_model`, else `self`; then its `.model`) and assert that what they reach is the engine's "
-         "mixin (`EagleModelMixin`). What they reach here is a known class that is not: the run passes the "
-         "check and fails the assertion. Make the holder inherit the mixin, or override the default methods.",
-         fix=Fix.NONE),
-    Rule("SC008", "capability-unverifiable", Severity.INFORMATION,
-         "the class declares a Protocol capability, but the language model its defaults reach is chosen from "
-         "the HF config at run time",
-         "The wrapper builds its language model from an architecture the checkpoint's config names "
-         "(`init_vllm_registered_model` without a literal `architectures=[…]`), so whether the Protocol's "
-         "default methods work cannot be told without the checkpoint. Nothing is guessed.",
-         fix=Fix.NONE),
+    MISSING_FORWARD, MISSING_OPTIONAL_FORWARD, MISSING_CAPABILITY,
+    MISSING_CONDITIONAL_FORWARD, MISSING_DRAFT_FORWARD, CAPABILITY_NOT_DECLARED,
+    CAPABILITY_NOT_BACKED, CAPABILITY_UNVERIFIABLE,
 )
 
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

@@ -1,0 +1,179 @@
+"""What a wrapper class has of each contract member: its own, or an inner model's it could forward.
+
+The check (which members a class fails to forward) and hover (each member's status) ask the same questions,
+so both go through :class:`MemberLookup`: whether the class provides a member (own body, MRO, properties,
+attributes, a forwarding ``__getattr__``) and, if one of its delegate attributes holds an inner model that
+defines it (``self.language_model = Inner(...)``; one level deeper too), which one.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+from spec_contract.engine.config import Config
+from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.results import CallSite, Provider
+from spec_contract.engine.summary import Member
+
+
+class MemberState(str, enum.Enum):
+    """A contract member on a class: ``provided`` (the class has it, no inner does), ``forwarded`` (it has it
+    and an inner does too) or ``missing`` (an inner has it, the class does not). A ``str``, as hover words it."""
+
+    PROVIDED = "provided"
+    FORWARDED = "forwarded"
+    MISSING = "missing"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Inner(NamedTuple):
+    """An inner model that really defines a member (not through an unknown ``__getattr__``)."""
+
+    delegate: str  # the attribute path on the wrapper: "language_model", "minicpmv.llm"
+    key: ClassKey  # the inner class
+    owner: ClassKey  # the class that defines the member: the inner class or one of its bases
+    member: Member
+
+
+def _ordered_delegates(delegates: dict[str, tuple[ClassKey, ...]], preferred: tuple[str, ...],
+                       only: bool = False, marked: tuple[str, ...] = ()) -> list[tuple[str, tuple[ClassKey, ...]]]:
+    """The delegates, those ``marked`` as the language model then the preferred names first; with ``only``
+    (the profile's ``restrict-delegates``) no other: a ``self.logits_processor = LogitsProcessor(…)`` is
+    then a helper, never an inner model to forward to."""
+    rank = {name: i for i, name in enumerate(dict.fromkeys(marked + preferred))}
+    return sorted(((name, inners) for name, inners in delegates.items() if not only or name in rank),
+                  key=lambda item: (rank.get(item[0], len(rank)), item[0]))
+
+
+class _Inners:
+    """One wrapper's delegates, and theirs one level deeper, ordered once per class rather than per member.
+
+    Each list is built the first time a member needs it, so a class is charged only with the modules its
+    check really reads (as the index records them), and asked about every contract member in turn.
+    """
+
+    def __init__(self, index: Index, wrapper: ClassKey, preferred: tuple[str, ...], only: bool = False) -> None:
+        self._index = index
+        self._wrapper = wrapper
+        self._preferred = preferred
+        self._only = only
+        self._direct: list[tuple[str, tuple[ClassKey, ...]]] | None = None
+        self._forwarded: frozenset[str] = frozenset()  # attributes the wrapper's ``__getattr__`` forwards to
+        self._deeper: dict[ClassKey, list[tuple[str, tuple[ClassKey, ...]]]] = {}
+
+    def _marked(self, key: ClassKey) -> tuple[str, ...]:
+        """The attributes ``key`` marks as its language model; asked only when delegates are restricted
+        (looking them up reads the MRO's summaries, which the unrestricted check need not)."""
+        return self._index.language_attrs(key) if self._only else ()
+
+    def _delegates_of(self, inner: ClassKey) -> list[tuple[str, tuple[ClassKey, ...]]]:
+        found = self._deeper.get(inner)
+        if found is None:
+            found = self._deeper[inner] = _ordered_delegates(self._index.delegates(inner), self._preferred,
+                                                             self._only, self._marked(inner))
+        return found
+
+    def provider(self, member: str) -> Inner | None:
+        """The first delegate path whose inner class really defines ``member`` (not via unknown ``__getattr__``)."""
+        index = self._index
+        if self._direct is None:
+            self._direct = _ordered_delegates(index.delegates(self._wrapper), self._preferred, self._only,
+                                              self._marked(self._wrapper))
+            self._forwarded = index.forwarded_attrs(self._wrapper)
+        provided = []  # (attr, inner, provision) of the direct inners, asked once for both passes
+        for attr, candidates in self._direct:
+            for inner in candidates:
+                found = index.provision(inner, member)
+                # A ``__getattr__`` already forwards to this attribute, so the wrapper lacks the member only
+                # because some candidate does: the forward to add goes one level deeper, past that candidate.
+                if found is not None and found.member is not None and attr not in self._forwarded:
+                    return Inner(attr, inner, found.owner, found.member)
+                provided.append((attr, inner, found))
+        for attr, inner, found in provided:  # one level deeper: ``self.minicpmv.llm``
+            if found is not None:
+                continue
+            for sub_attr, sub_candidates in self._delegates_of(inner):
+                for sub_inner in sub_candidates:
+                    if sub_inner == self._wrapper:
+                        continue
+                    found = index.provision(sub_inner, member)
+                    if found is not None and found.member is not None:
+                        return Inner(f"{attr}.{sub_attr}", sub_inner, found.owner, found.member)
+        return None
+
+
+def inner_provider(index: Index, wrapper: ClassKey, member: str, preferred: tuple[str, ...]) -> Inner | None:
+    """The first delegate path whose inner class really defines ``member``, every attribute a delegate."""
+    return _Inners(index, wrapper, preferred).provider(member)
+
+
+class MemberLookup:
+    """What one class provides itself and what its inner models provide, asked once per member."""
+
+    def __init__(self, index: Index, key: ClassKey, config: Config) -> None:
+        self.index = index
+        self.key = key
+        self._inners = _Inners(index, key, config.delegate_names, config.restrict_delegates)
+        self._own: dict[str, bool] = {}
+        self._inner: dict[str, Inner | None] = {}
+        self._config_names: frozenset[str] | None = None  # see may_meet
+
+    def provides(self, member: str) -> bool:
+        found = self._own.get(member)
+        if found is None:
+            found = self._own[member] = self.index.provision(self.key, member) is not None
+        return found
+
+    def inner(self, member: str) -> Inner | None:
+        if member not in self._inner:
+            self._inner[member] = self._inners.provider(member)
+        return self._inner[member]
+
+    def missing(self, member: str) -> Inner | None:
+        """The inner model that defines a member the class lacks (None: the class has it, or no inner does).
+        The class is asked first: a member it has costs no look into its inner models."""
+        return None if self.provides(member) else self.inner(member)
+
+    def state(self, member: str) -> MemberState | None:
+        """The member's state on the class, None when neither the class nor an inner model has it."""
+        provided = self.provides(member)
+        inner = self.inner(member)
+        if not provided:
+            return None if inner is None else MemberState.MISSING
+        return MemberState.PROVIDED if inner is None else MemberState.FORWARDED
+
+    def known_inner(self, member: str) -> Inner:
+        """The inner model of a member already found to have one (a finding's member, a fix's)."""
+        found = self.inner(member)
+        if found is None:
+            raise LookupError(f"no inner model of {self.key.dotted} defines {member!r}")
+        return found
+
+    def provider(self, member: str) -> Provider:
+        """Where the inner model gets the member from (for related information and the stub)."""
+        inner = self.known_inner(member)
+        return Provider(inner.owner.dotted, self.index.path_of(inner.owner.module) or "", inner.member.span,
+                        inner.member.kind)
+
+    def may_meet(self, site: CallSite) -> bool:
+        """False when the class provably never meets the site's condition: an ``isinstance`` test for config
+        classes that neither the class's config class (its ``__init__``'s ``config`` annotation) nor any of
+        that class's bases is. Unknown configs may meet anything."""
+        if not site.condition_classes:
+            return True
+        if self._config_names is None:
+            self._config_names = self._find_config_names()
+        return not self._config_names or bool(self._config_names & set(site.condition_classes))
+
+    def _find_config_names(self) -> frozenset[str]:
+        for owner in self.index.mro(self.key):
+            cls = self.index.class_summary(owner)
+            if cls is not None and cls.config is not None:
+                config = self.index.resolve_class(owner.module, cls.config)
+                if config is None:
+                    return frozenset()
+                return frozenset(k.qualname.rsplit(".", 1)[-1] for k in self.index.mro(config))
+        return frozenset()

@@ -1,0 +1,111 @@
+"""A class's contract status, for hover: each member's state and each speculative algorithm's.
+
+Computed with the check's own lookups (:class:`~spec_contract.engine.lookup.MemberLookup`,
+:class:`~spec_contract.engine.gates.Gates`), so what hover says a class lacks is what the check reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spec_contract.engine.config import Config
+from spec_contract.engine.gates import Gates, class_sites, fallback_covered
+from spec_contract.engine.lookup import MemberLookup, MemberState
+from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.results import CallSite, Contract, ContractEntry, Role, Span
+
+
+@dataclass(frozen=True)
+class MemberStatus:
+    member: str
+    roles: tuple[Role, ...]
+    required: bool
+    status: MemberState
+    delegate: str | None  # the attribute path of the inner model that has it too (None: no inner has it)
+    inner_class: str | None  # that inner model's qualified name in its module
+    call_sites: tuple[CallSite, ...]
+
+
+@dataclass(frozen=True)
+class AlgorithmStatus:
+    """How a class fares with one speculative algorithm, for hover: ``supported``, ``refused`` (a gate it
+    fails; ``why`` says which and what to forward) or ``supported-except`` (``members`` would crash)."""
+
+    algorithm: str
+    state: str
+    why: str
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClassStatus:
+    qualname: str
+    name: str
+    path: str
+    span: Span
+    members: tuple[MemberStatus, ...]
+    algorithms: tuple[AlgorithmStatus, ...] = ()
+
+
+def class_status(index: Index, key: ClassKey, contract: Contract, config: Config) -> ClassStatus | None:
+    """The status of every member of the class's roles' contract that the class or an inner model has (by
+    name), and of every algorithm those roles' contract uses; None for a class the index does not know."""
+    cls = index.class_summary(key)
+    path = index.path_of(key.module)
+    if cls is None or path is None:
+        return None
+    lookup = MemberLookup(index, key, config)
+    members: dict[str, list[ContractEntry]] = {}
+    for role in config.roles_for_class(cls.name):
+        for entry in contract.for_role(role):
+            members.setdefault(entry.member, []).append(entry)
+    statuses = []
+    for member, entries in sorted(members.items()):
+        state = lookup.state(member)
+        if state is None:
+            continue
+        inner = lookup.inner(member)
+        statuses.append(MemberStatus(
+            member, tuple(e.role for e in entries), any(e.required for e in entries), state,
+            inner.delegate if inner else None, inner.key.qualname if inner else None,
+            tuple(s for e in entries for s in e.call_sites)))
+    return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses),
+                       tuple(_algorithm_status(lookup, cls.name, contract, config)))
+
+
+def algorithm_status(index: Index, key: ClassKey, contract: Contract, config: Config) -> list[AlgorithmStatus]:
+    """The class's status for each algorithm of the profile its roles' contract uses."""
+    cls = index.class_summary(key)
+    if cls is None:
+        return []
+    return _algorithm_status(MemberLookup(index, key, config), cls.name, contract, config)
+
+
+def _algorithm_status(lookup: MemberLookup, name: str, contract: Contract, config: Config) -> list[AlgorithmStatus]:
+    roles = config.roles_for_class(name)
+    sites = class_sites(contract, roles, lookup)
+    gates = Gates(sites, lookup, config)
+    out = []
+    for spec in config.algorithms:
+        mine = [(role, site) for role, site in sites if site.algorithm == spec.name]
+        if not mine:
+            continue
+        stop = next((g for g in (gates.stopping(role, spec.name) for role in roles) if g is not None), None)
+        if stop is not None:
+            gate = " or ".join(f"`{m}`" for m in stop.members)
+            if stop.forward is None:
+                why = f"neither the class nor its inner model provides {gate}"
+                out.append(AlgorithmStatus(spec.name, "refused", why))
+            else:
+                members = (stop.forward, *sorted(m for m in stop.behind if m != stop.forward))
+                why = f"forward {', '.join(f'`{m}`' for m in members)} to enable it"
+                out.append(AlgorithmStatus(spec.name, "refused", why, members))
+            continue
+        missing = sorted({site.member for _, site in mine
+                          if not site.gate and not site.guarded and not site.condition
+                          and not fallback_covered(site, lookup) and lookup.missing(site.member) is not None})
+        if missing:
+            out.append(AlgorithmStatus(spec.name, "supported-except", "", tuple(missing)))
+        else:
+            out.append(AlgorithmStatus(spec.name, "supported", ""))
+    return out

@@ -1,0 +1,197 @@
+"""A class's contract status (hover's) is computed by the check's own lookups: it says what hover said before
+(``Analysis.class_at``) and never disagrees with the findings.
+
+The tree has one class per member state and delegate shape: a wrapper that forwards one member and lacks the
+others, one that reaches its inner model one level deeper, one that has its members itself with no inner
+model, a draft head, and a model runner with capability gates so that each algorithm state shows up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from engine_trees import EAGLE_WORKER, analyze, make_tree
+from spec_contract.engine.lookup import MemberState
+from spec_contract.engine.status import class_status
+
+RUNNER = """
+    class ModelRunner:
+        def init_attention_backends(self):
+            if self.eagle_use_aux_hidden_state:
+                if not hasattr(self.model, "set_eagle3_layers_to_capture"):
+                    raise ValueError("EAGLE3 needs set_eagle3_layers_to_capture")
+                self.model.set_eagle3_layers_to_capture(self.layer_ids)
+            if self.dflash_use_aux_hidden_state:
+                if not hasattr(self.model, "set_dflash_layers_to_capture"):
+                    raise ValueError("DFLASH needs set_dflash_layers_to_capture")
+                self.model.set_dflash_layers_to_capture(self.layer_ids)
+            if hasattr(self.model, "get_hot_token_ids"):
+                self.hot = self.model.get_hot_token_ids()
+"""
+
+DFLASH_WORKER = """
+    class DFlashWorker:
+        def __init__(self, target_worker):
+            self.target_worker = target_worker
+
+        def embed(self):
+            return self.target_worker.model_runner.model.get_input_embeddings()
+"""
+
+LLAMA = """
+    class LlamaForCausalLM:
+        def get_embed_and_head(self):
+            return None, None
+
+        def set_embed_and_head(self, embed, head):
+            pass
+
+        def set_eagle3_layers_to_capture(self, layer_ids):
+            pass
+
+        def set_dflash_layers_to_capture(self, layer_ids):
+            pass
+
+        def get_input_embeddings(self):
+            return None
+
+        def get_hot_token_ids(self):
+            return None
+
+    EntryClass = LlamaForCausalLM
+"""
+
+MODELS = {
+    "pkg/models/llama.py": LLAMA,
+    "pkg/models/llava.py": """
+        from pkg.models.llama import LlamaForCausalLM
+
+        class LlavaForConditionalGeneration:
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+
+            def get_embed_and_head(self):
+                return self.language_model.get_embed_and_head()
+
+            def set_dflash_layers_to_capture(self, layer_ids):
+                self.language_model.set_dflash_layers_to_capture(layer_ids)
+
+        EntryClass = LlavaForConditionalGeneration
+    """,
+    "pkg/models/minicpm.py": """
+        from pkg.models.llava import LlavaForConditionalGeneration
+
+        class MiniCPMV:
+            def __init__(self, config):
+                self.minicpmv = LlavaForConditionalGeneration(config)
+                self.vision = object()
+
+        EntryClass = MiniCPMV
+    """,
+    "pkg/models/own.py": """
+        class OwnForCausalLM:
+            def get_embed_and_head(self):
+                return None, None
+
+            def set_embed_and_head(self, embed, head):
+                pass
+
+        EntryClass = OwnForCausalLM
+    """,
+    "pkg/models/llama_eagle.py": """
+        from pkg.models.llama import LlamaForCausalLM
+
+        class LlamaForCausalLMEagle:
+            def __init__(self, config):
+                self.model = LlamaForCausalLM(config)
+
+        EntryClass = LlamaForCausalLMEagle
+    """,
+}
+
+
+def _tree(root, files=None):
+    return make_tree(root, {
+        "pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/speculative/__init__.py": "",
+        "pkg/model_executor/__init__.py": "",
+        "pkg/speculative/eagle_worker.py": EAGLE_WORKER,
+        "pkg/speculative/dflash_worker.py": DFLASH_WORKER,
+        "pkg/model_executor/model_runner.py": RUNNER,
+        **MODELS, **(files or {}),
+    })
+
+
+def _statuses(analysis):
+    """Each checked class's status, as hover asks for it (the cursor on the class name) and from status.py."""
+    out = {}
+    for key in analysis.checked:
+        cls = analysis.index.class_summary(key)
+        path = analysis.index.path_of(key.module)
+        hover = analysis.class_at(path, cls.span.line, cls.span.col)
+        out[key.qualname] = (hover, class_status(analysis.index, key, analysis.contract, analysis.config))
+    return out
+
+
+def test_class_status_is_what_hover_said_for_every_checked_class(tmp_path):
+    analysis = analyze(_tree(tmp_path))
+    statuses = _statuses(analysis)
+    assert set(statuses) == {"LlamaForCausalLM", "LlavaForConditionalGeneration", "MiniCPMV", "OwnForCausalLM",
+                             "LlamaForCausalLMEagle"}
+    for qualname, (hover, mine) in statuses.items():
+        assert hover is not None and mine is not None, qualname
+        assert dataclasses.asdict(mine) == dataclasses.asdict(hover), qualname
+    # the tree shows every state, so the comparison above compares something
+    states = {(q, m.member): (m.status, m.delegate, m.inner_class) for q, (_, s) in statuses.items() for m in s.members}
+    assert states[("LlavaForConditionalGeneration", "get_embed_and_head")] == (
+        "forwarded", "language_model", "LlamaForCausalLM")
+    assert states[("LlavaForConditionalGeneration", "set_embed_and_head")] == (
+        "missing", "language_model", "LlamaForCausalLM")
+    assert states[("MiniCPMV", "set_embed_and_head")] == ("missing", "minicpmv.language_model", "LlamaForCausalLM")
+    assert states[("MiniCPMV", "get_embed_and_head")] == ("missing", "minicpmv", "LlavaForConditionalGeneration")
+    assert states[("OwnForCausalLM", "get_embed_and_head")] == ("provided", None, None)
+    assert ("LlamaForCausalLMEagle", "get_embed_and_head") not in states  # a draft head: the draft role only
+    assert states[("LlamaForCausalLMEagle", "set_embed_and_head")] == ("missing", "model", "LlamaForCausalLM")
+    algorithms = {(q, a.algorithm): a.state for q, (_, s) in statuses.items() for a in s.algorithms}
+    assert algorithms[("LlavaForConditionalGeneration", "EAGLE3")] == "refused"
+    assert algorithms[("LlavaForConditionalGeneration", "DFLASH")] == "supported-except"
+    assert algorithms[("LlamaForCausalLM", "DFLASH")] == "supported"
+
+
+def test_a_member_the_check_reports_missing_is_missing_in_the_status_and_the_other_way_round(tmp_path):
+    analysis = analyze(_tree(tmp_path))
+    reported = {(f.class_qualname.rsplit(".", 1)[-1], f.member) for f in analysis.findings if f.code != "SC003"}
+    missing = set()
+    for key in analysis.checked:
+        status = class_status(analysis.index, key, analysis.contract, analysis.config)
+        assert status is not None
+        missing |= {(key.qualname, m.member) for m in status.members if m.status is MemberState.MISSING}
+    # the members past a failed capability gate are reported with the gate's finding, not on their own
+    gated = {("LlavaForConditionalGeneration", "set_eagle3_layers_to_capture"), ("MiniCPMV", "set_eagle3_layers_to_capture"),
+             ("MiniCPMV", "set_dflash_layers_to_capture"), ("LlamaForCausalLMEagle", "set_eagle3_layers_to_capture"),
+             ("LlamaForCausalLMEagle", "set_dflash_layers_to_capture")}
+    assert reported == missing - gated
+    assert ("LlavaForConditionalGeneration", "set_embed_and_head") in reported
+
+
+def test_with_restricted_delegates_the_status_follows_the_check_not_any_attribute(tmp_path):
+    """``restrict-delegates``: a helper attribute is no inner model, for the check and the status alike."""
+    root = _tree(tmp_path, {
+        "pyproject.toml": """
+            [tool.spec-contract]
+            restrict-delegates = true
+        """,
+        "pkg/models/helper.py": """
+            from pkg.models.llama import LlamaForCausalLM
+
+            class WithHelper:
+                def __init__(self, config):
+                    self.sampler = LlamaForCausalLM(config)
+
+            EntryClass = WithHelper
+        """,
+    })
+    analysis = analyze(root)
+    (key,) = [k for k in analysis.checked if k.qualname == "WithHelper"]
+    status = class_status(analysis.index, key, analysis.contract, analysis.config)
+    assert status is not None and status.members == ()
+    assert [f for f in analysis.findings if f.class_name == "WithHelper"] == []
