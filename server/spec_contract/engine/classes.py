@@ -236,6 +236,7 @@ def _local_instances(statements: list[ast.stmt], local_classes: dict[str, list[C
 def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Member], delegates: list[Delegate],
                              local_classes: dict[str, list[Chain]], instances: dict[str, list[Chain]],
                              method: tuple[str, dict[str, Chain]]) -> None:
+    value: ast.expr | None
     if isinstance(node, ast.Assign):
         targets, value = node.targets, node.value
     elif isinstance(node, ast.AnnAssign):
@@ -268,9 +269,10 @@ def _architectures(call: ast.Call) -> list[Chain]:
     """What a registry-building call (``init_vllm_registered_model``) builds: one ``(ARCHITECTURE, name)`` per
     literal name of its ``architectures=`` list, else ``(ARCHITECTURE,)``: the HF config names it at run time."""
     for keyword in call.keywords:
-        if keyword.arg == "architectures" and isinstance(keyword.value, (ast.List, ast.Tuple)) and keyword.value.elts \
-                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in keyword.value.elts):
-            return [(ARCHITECTURE, e.value) for e in keyword.value.elts]
+        if keyword.arg == "architectures" and isinstance(keyword.value, (ast.List, ast.Tuple)) and keyword.value.elts:
+            names = [e.value for e in keyword.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(names) == len(keyword.value.elts):
+                return [(ARCHITECTURE, name) for name in names]
     return [(ARCHITECTURE,)]
 
 

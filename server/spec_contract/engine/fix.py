@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from spec_contract.engine.queries import Analysis
-from spec_contract.engine.results import Finding, Span, TextEdit
+from spec_contract.engine.results import Finding, Forward, Span, TextEdit
 from spec_contract.engine.rules import BY_CODE
 
 _KIND = {"method": "method", "async_method": "async_method", "property": "property"}
@@ -46,10 +46,13 @@ def delegation_edits(
         if source is None:
             continue
         # A capability finding (SC003) forwards the gate member and every member the algorithm needs past it.
+        forwards: list[Finding | Forward] = []
+        for finding in group:
+            forwards += [finding, *finding.also]
         delegations = [
             Delegation(member=f.member, delegate=f.delegate, kind=_KIND.get(f.provider.kind, "attribute"),
                        inner_source=analysis.source(f.provider.path), inner_line=f.provider.span.line)
-            for finding in group for f in (finding, *finding.also)
+            for f in forwards
         ]
         try:
             edit = delegation_edit(path, source, class_name, delegations)

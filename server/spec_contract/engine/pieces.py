@@ -89,9 +89,9 @@ def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: s
                             if value is not None and "()" not in value and "[]" not in value:
                                 assignments.append((target.id, value))
                             elif isinstance(stmt.value, ast.Dict) and stmt.value.values:
-                                values = [chain_of(v) for v in stmt.value.values]
-                                if all(v is not None and v[-1][:1].isupper() and "()" not in v and "[]" not in v
-                                       for v in values):
+                                values = [v for v in map(chain_of, stmt.value.values)
+                                          if v is not None and v[-1][:1].isupper() and "()" not in v and "[]" not in v]
+                                if len(values) == len(stmt.value.values):
                                     class_maps.append((target.id, tuple(values)))
             elif isinstance(stmt, ast.If):
                 module_level(_runtime_body(stmt))

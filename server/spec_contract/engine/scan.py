@@ -26,7 +26,7 @@ from spec_contract.engine.summary import DeferredClass, ModuleSummary
 from spec_contract.engine.syntax import Lines
 from spec_contract.engine.text import LineIndex
 
-T = TypeVar("T")
+T = TypeVar("T", Piece, ModuleSummary)
 
 
 class StatementMemo:
@@ -57,7 +57,8 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     is_package = path.endswith("__init__.py")
     lines = Lines(text)
     reusable = memo is not None and memo.context == (worker, entry_variable)
-    previous = memo.pieces if reusable else {}
+    previous = memo.pieces if memo is not None and reusable else {}
+    known_members = memo.members if memo is not None and reusable else {}  # see ``parse_by_member``
     pieces: list[Piece] = []  # in file order
     made: dict[tuple[str, str], tuple[int, Piece]] = {}  # the memo's next pieces
     deferred: list[DeferredClass] = []
@@ -70,7 +71,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     def parse(statement: str, line: int) -> list[ast.stmt]:
         """An editor buffer's statement: a changed class is parsed one body statement at a time."""
         if statement.startswith(("class", "@")):
-            body = parse_by_member(statement, line, path, memo.members if reusable else {}, members)
+            body = parse_by_member(statement, line, path, known_members, members)
             if body is not None:
                 return body
         return parse_at(statement, line, path)
@@ -98,7 +99,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
         memo.pieces, memo.context = made, (worker, entry_variable)
         # Class statements not parsed this time keep their body statements for the next edit in them, as long
         # as each still stands at its line (a statement that moved is parsed again)
-        kept = memo.members if reusable else {}
+        kept = known_members
         if kept:
             starts = LineIndex(text).starts
             kept = {key: nodes for key, nodes in kept.items()
@@ -117,15 +118,15 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                             local_imports=tuple(b for p in pieces for b in p.local_imports),
                             class_maps=tuple(m for p in pieces for m in p.class_maps))
     if entry:
-        _parse_registered(summary)
+        _parse_registered(summary, entry)
     return summary
 
 
-def _parse_registered(summary: ModuleSummary) -> None:
+def _parse_registered(summary: ModuleSummary, entry: list[str]) -> None:
     """Parse now the deferred classes a check will ask for first: the registered ones and, within the file,
     their bases and inner models (``self.model = DeepseekV2Model(...)``), so that the work happens where the
     file is scanned (on the cold run's other cores) rather than later, one class at a time."""
-    wanted, seen = set(summary.entry_classes), set()
+    wanted, seen = set(entry), set[str]()
     while wanted - seen:
         names = wanted - seen
         seen |= names

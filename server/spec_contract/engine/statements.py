@@ -115,7 +115,8 @@ def import_words(text: str) -> frozenset[str]:
     words: set[str] = set()
     found = text.find("import")
     while found >= 0:
-        start = _AFTER_IMPORT.match(text, found + 6).end()
+        after = _AFTER_IMPORT.match(text, found + 6)  # matches always (it may match nothing)
+        start = after.end() if after else found + 6
         if text.startswith("(", start):
             end = text.find(")", start)
             if end < 0 or "#" in text[start:end]:
