@@ -1,6 +1,6 @@
 """The ``spec-contract`` command: ``check`` and ``contract`` for terminals and CI, ``serve`` for editors.
 
-This module only translates: arguments → :class:`~spec_contract.engine.project.Project`, analysis →
+This module only translates: arguments → :class:`~spec_contract.engine.Project`, analysis →
 a report format, findings → exit code (0: no error-level finding, 1: findings, 2: usage or configuration
 error, always with a one-line message).
 """
@@ -16,18 +16,23 @@ import stat
 import sys
 import time
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn
 
 from spec_contract import __version__
+
+if TYPE_CHECKING:
+    from spec_contract.engine import Analysis, Baseline, BaselineEntry, Found, Project
+    from spec_contract.report import Report
 
 # The engine and the reports are imported where they are used: ``spec-contract serve`` must start as fast
 # as a bare pygls server, and the language server loads the engine on its own thread when it needs it.
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, as the interface promises
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, as the interface promises
         self.exit(2, f"spec-contract: error: {message}\n")
 
 
@@ -36,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"spec-contract {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    from spec_contract.engine.discovery import RULE
+    from spec_contract.engine import DISCOVERY_RULE
 
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("paths", nargs="*", metavar="PATH",
@@ -48,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--python", help="interpreter whose installed engine supplies the contract for out-of-tree models")
 
     check = sub.add_parser("check", help="report wrapper classes that do not forward contract methods",
-                           description=f"Report wrapper classes that do not forward contract methods. {RULE}")
+                           description=f"Report wrapper classes that do not forward contract methods. {DISCOVERY_RULE}")
     common(check)
     check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     check.add_argument("--fix", action="store_true", help="add the missing delegations to the given files")
@@ -59,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
     baseline.add_argument("--write-baseline", type=Path, metavar="FILE",
                           help="record the findings in FILE (sorted, one per line) and exit 0")
     contract = sub.add_parser("contract", help="print the contract derived from the workers",
-                              description=f"Print the contract derived from the workers. {RULE}")
+                              description=f"Print the contract derived from the workers. {DISCOVERY_RULE}")
     common(contract)
     contract.add_argument("--format", choices=("text", "json"), default="text")
     sub.add_parser("serve", help="run the language server: stdio by default (--stdio is accepted), or --tcp/--ws "
@@ -72,8 +77,8 @@ class _Target:
     """One discovered project and the PATHs given inside it: the project is analysed whole, and only the
     classes defined in those paths are reported (and fixed)."""
 
-    project: Any  # spec_contract.engine.project.Project
-    found: Any  # spec_contract.engine.discovery.Found
+    project: Project
+    found: Found
     paths: list[Path]
 
     @property
@@ -86,9 +91,7 @@ class _Target:
 
 def _projects(args: argparse.Namespace) -> list[_Target]:
     """Each PATH's project (``engine.discovery``), several PATHs of one project sharing it."""
-    from spec_contract.engine.config import ConfigError, load_config, with_select
-    from spec_contract.engine.discovery import find_project
-    from spec_contract.engine.project import Project
+    from spec_contract.engine import ConfigError, Project, find_project, load_config, with_select
 
     if args.config is not None and not args.config.is_file():
         raise ConfigError(f"{args.config}: no such config file")
@@ -128,8 +131,7 @@ def _write(path: str, source: str, text: str) -> None:
     import ast
     import tempfile
 
-    from spec_contract.engine.files import decode
-    from spec_contract.engine.text import only_adds_lines
+    from spec_contract.engine import decode, only_adds_lines
 
     if not only_adds_lines(source, text):
         raise _Refused("the fix would change or remove existing lines")
@@ -171,13 +173,12 @@ def _write(path: str, source: str, text: str) -> None:
         raise _Refused(f"cannot write it: {exc.strerror or exc}") from None
 
 
-def _fix(projects: list) -> tuple[int, int]:
+def _fix(projects: list[_Subset]) -> tuple[int, int]:
     """Add the missing forwards: (files written, files or classes left unfixed, each with a line on stderr).
 
     A file that cannot be fixed (see :func:`_write`) or a class the stub generator refuses never stops the
     others."""
-    from spec_contract.engine.fix import Refusal, delegation_edits
-    from spec_contract.engine.text import apply_edits
+    from spec_contract.engine import Refusal, TextEdit, apply_edits, delegation_edits
 
     changed = refused = 0
     for project in projects:
@@ -187,7 +188,7 @@ def _fix(projects: list) -> tuple[int, int]:
         for refusal in refusals:
             _say_refused(analysis.relative(refusal.path), f"{refusal.class_name}: {refusal.why}")
         refused += len(refusals)
-        by_path: dict[str, list] = {}
+        by_path: dict[str, list[TextEdit]] = {}
         for edit in edits:
             by_path.setdefault(edit.path, []).append(edit)
         for path, file_edits in by_path.items():
@@ -241,7 +242,7 @@ def _emit(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _run_notes(report) -> bool:
+def _run_notes(report: Report) -> bool:
     """Print what the analyses say about the run as a whole (standard error: the output stays parsable);
     returns whether a path the check needed could not be read.
 
@@ -279,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from spec_contract.engine.config import ConfigError
+    from spec_contract.engine import ConfigError
     from spec_contract.report import Report
 
     started = time.perf_counter()
@@ -299,9 +300,9 @@ def _run(args: argparse.Namespace) -> int:
         baselined, stale = _baseline(args, targets, analyses)
         report = Report(analyses, time.perf_counter() - started, cwd=Path.cwd(), baselined=baselined, stale=stale)
         if getattr(args, "write_baseline", None) is not None:
-            from spec_contract.engine import baseline
+            from spec_contract.engine import write_baseline
 
-            baseline.write(args.write_baseline, report.findings, report.rel)
+            write_baseline(args.write_baseline, report.findings, report.rel)
     except ConfigError as exc:
         print(f"spec-contract: error: {exc}", file=sys.stderr)
         return 2
@@ -341,7 +342,7 @@ class _Subset:
     def __init__(self, target: _Target) -> None:
         self.target = target
 
-    def analyze(self):
+    def analyze(self) -> Analysis:
         analysis = self.target.project.analyze()
         if self.target.whole:
             return analysis
@@ -351,26 +352,30 @@ class _Subset:
         self.target.project.invalidate(path)
 
 
-def _baseline(args: argparse.Namespace, targets: list[_Target], analyses: tuple) -> tuple[frozenset[str], tuple]:
+def _baseline(args: argparse.Namespace, targets: list[_Target], analyses: tuple[Analysis, ...]
+              ) -> tuple[frozenset[str], tuple[BaselineEntry, ...]]:
     """Fingerprints of the findings the baseline (``--baseline``, else each project's ``baseline`` key)
     covers, and its stale entries among the given paths."""
-    from spec_contract.engine import baseline
+    from spec_contract.engine import load_baseline
 
     if getattr(args, "write_baseline", None) is not None or args.command != "check":
         return frozenset(), ()
     covered: set[str] = set()
-    stale: list = []
-    loaded: dict[Path, object] = {}
+    stale: list[BaselineEntry] = []
+    loaded: dict[Path, Baseline] = {}
     for target, analysis in zip(targets, analyses):
         file = args.baseline or (Path(target.project.config.baseline) if target.project.config.baseline else None)
         if file is None:
             continue
         if file not in loaded:
-            loaded[file] = baseline.load(file)
-        root = target.found.root
-        match = loaded[file].match(analysis.findings,
-                                   lambda rel, target=target, root=root: target.covers(str(root / rel)) if rel
-                                   else target.whole)
+            loaded[file] = load_baseline(file)
+        match = loaded[file].match(analysis.findings, _covers(target))
         covered |= match.baselined
         stale += match.stale
     return frozenset(covered), tuple(stale)
+
+
+def _covers(target: _Target) -> Callable[[str], bool]:
+    """Whether a baseline entry's path (relative to the project; empty: the project) is among the PATHs."""
+    root = target.found.root
+    return lambda rel: target.covers(str(root / rel)) if rel else target.whole

@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from spec_contract.engine.baseline import Baseline, fingerprint
+    from spec_contract.engine.baseline import Entry as BaselineEntry
+    from spec_contract.engine.baseline import load as load_baseline
+    from spec_contract.engine.baseline import write as write_baseline
     from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, validate, with_select
     from spec_contract.engine.discovery import RULE as DISCOVERY_RULE
     from spec_contract.engine.discovery import Found, find_project
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.fix import Refusal, declaration_edits, delegation_edits, suppression_edit
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis, ClassStatus, MemberStatus
-    from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Span, TextEdit
+    from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Role, Span, TextEdit
     from spec_contract.engine.rules import BY_CODE, RULES, Rule
     from spec_contract.engine.stats import Stats
     from spec_contract.engine.stubs import StubError
@@ -36,6 +39,9 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, tuple[str, str]] = {
     "Baseline": ("baseline", "Baseline"),
     "fingerprint": ("baseline", "fingerprint"),
+    "BaselineEntry": ("baseline", "Entry"),
+    "load_baseline": ("baseline", "load"),
+    "write_baseline": ("baseline", "write"),
     "BY_NAME": ("config", "BY_NAME"),
     "Config": ("config", "Config"),
     "ConfigError": ("config", "ConfigError"),
@@ -63,6 +69,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ContractEntry": ("results", "ContractEntry"),
     "Finding": ("results", "Finding"),
     "Provider": ("results", "Provider"),
+    "Role": ("results", "Role"),
     "Span": ("results", "Span"),
     "TextEdit": ("results", "TextEdit"),
     "BY_CODE": ("rules", "BY_CODE"),
@@ -76,11 +83,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
-    "Analysis", "BY_CODE", "BY_NAME", "Baseline", "CallSite", "ClassStatus", "Config", "ConfigError", "Contract",
-    "ContractEntry", "DISCOVERY_RULE", "Finding", "Found", "LineIndex", "MemberStatus", "Project", "Provider",
-    "RULES", "Refusal", "Rule", "SourceFile", "Span", "Stats", "StubError", "TextEdit", "apply_edits",
-    "declaration_edits", "decode", "delegation_edits", "find_project", "fingerprint", "lines_with_ends",
-    "load_config", "only_adds_lines", "read_bytes", "relative_to", "suppression_edit", "validate", "with_select",
+    "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus", "Config",
+    "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Found", "LineIndex", "MemberStatus",
+    "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "SourceFile", "Span", "Stats", "StubError",
+    "TextEdit", "apply_edits", "declaration_edits", "decode", "delegation_edits", "find_project", "fingerprint",
+    "lines_with_ends", "load_baseline", "load_config", "only_adds_lines", "read_bytes", "relative_to",
+    "suppression_edit", "validate", "with_select", "write_baseline",
 ]
 
 

@@ -12,10 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from spec_contract.engine.baseline import fingerprint
-from spec_contract.engine.files import relative_to
-from spec_contract.engine.queries import Analysis
-from spec_contract.engine.results import CallSite, Finding
+from spec_contract.engine import Analysis, BaselineEntry, CallSite, Finding, fingerprint, relative_to
 
 
 @dataclass(frozen=True)
@@ -25,7 +22,7 @@ class Report:
     # Text output names files relative to the working directory, as ruff prints them (None: as ``rel``).
     cwd: Path | None = None
     baselined: frozenset[str] = frozenset()  # fingerprints (engine.baseline) of findings the baseline covers
-    stale: tuple = ()  # baseline entries no finding matched any more (engine.baseline.Entry)
+    stale: tuple[BaselineEntry, ...] = ()  # baseline entries no finding matched any more
 
     @property
     def findings(self) -> list[Finding]:
@@ -45,7 +42,7 @@ class Report:
     def is_baselined(self, finding: Finding) -> bool:
         return bool(self.baselined) and fingerprint(finding) in self.baselined
 
-    def site(self, site: CallSite) -> dict:
+    def site(self, site: CallSite) -> dict[str, object]:
         out = {"path": self.rel(site.path), "line": site.span.line + 1, "guarded": site.guarded}
         if site.algorithm:  # the contract-semantics fields, present only when they say something
             out["algorithm"] = site.algorithm

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 from spec_contract import __version__
-from spec_contract.engine.baseline import fingerprint
-from spec_contract.engine.rules import RULES
+from spec_contract.engine import RULES, fingerprint
 from spec_contract.report import Report, printable
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}

@@ -6,6 +6,7 @@ checked tree chose those, and a terminal must show them, not obey them.
 
 from __future__ import annotations
 
+from spec_contract.engine import Role
 from spec_contract.report import Report, printable
 
 
@@ -44,7 +45,7 @@ def render(report: Report) -> str:
 def render_contract(report: Report) -> str:
     out = []
     for analysis in report.analyses:
-        for role in ("target", "draft"):
+        for role in Role:
             entries = analysis.contract.for_role(role)
             out.append(f"{role} model ({len(entries)} members)")
             for entry in entries:
