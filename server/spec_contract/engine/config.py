@@ -22,7 +22,8 @@ from spec_contract.engine.rules import DEFAULT_SEVERITY, Severity, known_codes
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+    # mypy checks for 3.10 (pyproject.toml) where this interpreter may have no tomli; where it has, nothing to ignore
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 SEVERITIES = tuple(level.value for level in Severity)
 _ROLES = tuple(role.value for role in Role)

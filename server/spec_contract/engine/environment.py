@@ -20,7 +20,7 @@ from spec_contract.engine.config import ConfigError
 
 def locate_engine(python: str | None, package: str) -> Path | None:
     """The directory of ``package`` on the ``sys.path`` of ``python`` (default: this interpreter)."""
-    import jedi  # lazy: only out-of-tree checks need it
+    import jedi  # type: ignore[import-untyped]  # lazy: only out-of-tree checks need it; jedi ships no types
 
     try:
         environment = jedi.create_environment(python, safe=False) if python else jedi.get_default_environment()
