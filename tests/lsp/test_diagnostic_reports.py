@@ -3,10 +3,10 @@
 from pathlib import Path
 
 from lsprotocol import types
-from lsprotocol.converters import get_converter
 from pygls.workspace import PositionCodec
 from spec_contract.engine.results import CallSite, Finding, Provider, Span
 from spec_contract.lsp.convert import SourceLines
+from spec_contract.lsp.data import converter_factory
 from spec_contract.lsp.diagnostics import compute_reports, document_report, to_diagnostic, workspace_items
 from spec_contract.lsp.workspace import Folder, Folders
 
@@ -50,7 +50,7 @@ def test_diagnostic_fields():
                       PositionCodec("utf-16"), related=True)
     assert d.range == types.Range(types.Position(0, 6), types.Position(0, 13))
     assert (d.code, d.source, d.severity, d.message) == ("SC001", "spec-contract", types.DiagnosticSeverity.Information, "msg")
-    assert d.data == {"code": "SC001", "classQualname": "m.Wrapper", "className": "Wrapper",
+    assert converter_factory().unstructure(d.data) == {"code": "SC001", "classQualname": "m.Wrapper", "className": "Wrapper",
                       "member": "get_embed_and_head", "delegate": "language_model"}
     assert [r.location.uri for r in d.related_information] == ["file:///w/eagle.py", "file:///w/llama.py"]
     plain = to_diagnostic(finding(), SourceLines(Analysis(1, [], SOURCES)), PositionCodec("utf-16"), related=False)
@@ -59,7 +59,7 @@ def test_diagnostic_fields():
 
 def test_result_ids_change_only_when_the_file_or_its_diagnostics_change():
     lines = SourceLines(Analysis(1, [], SOURCES))
-    args = (lines, PositionCodec("utf-16"), True, get_converter())
+    args = (lines, PositionCodec("utf-16"), True, converter_factory())
     reports, changed = compute_reports({}, Analysis(1, [finding()], SOURCES), [WRAPPER], *args)
     assert changed == {WRAPPER: True}
     first = reports[WRAPPER].result_id
@@ -82,7 +82,7 @@ def test_result_ids_change_only_when_the_file_or_its_diagnostics_change():
 def test_workspace_items_mark_unchanged_files():
     f = folder()
     f.reports, _ = compute_reports({}, Analysis(1, [finding()], SOURCES), [WRAPPER],
-                                   SourceLines(Analysis(1, [], SOURCES)), PositionCodec("utf-16"), True, get_converter())
+                                   SourceLines(Analysis(1, [], SOURCES)), PositionCodec("utf-16"), True, converter_factory())
     rid = f.reports[WRAPPER].result_id
     (full,) = workspace_items(f, {}, {"file:///w/llava.py": 4})
     assert isinstance(full, types.WorkspaceFullDocumentDiagnosticReport) and full.version == 4
@@ -109,7 +109,7 @@ def test_files_belong_to_the_innermost_folder():
 
 def test_a_file_whose_text_and_findings_did_not_change_keeps_its_report_without_recomputing_it():
     lines = SourceLines(Analysis(1, [], SOURCES))
-    args = (lines, PositionCodec("utf-16"), True, get_converter())
+    args = (lines, PositionCodec("utf-16"), True, converter_factory())
     reports, _ = compute_reports({}, Analysis(1, [finding()], SOURCES), [WRAPPER], *args)
     # A keystroke in another file: this one is not among the changed paths and its findings are equal.
     again, changed = compute_reports(reports, Analysis(2, [finding()], SOURCES, frozenset({"/w/other.py"})),

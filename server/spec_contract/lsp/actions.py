@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from lsprotocol import types
 
-from spec_contract.engine.rules import BY_CODE
+from spec_contract.engine import BY_CODE
 from spec_contract.lsp.convert import to_range, uri_of
+from spec_contract.lsp.data import Action, CodeActionData
 from spec_contract.lsp.diagnostics import SOURCE, finding_key
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
@@ -28,12 +29,12 @@ class Planned:
 
     title: str
     kind: str
-    action: str  # "delegate" | "delegateAll" | "fixAll" | "declare" | "ignore"
+    action: Action
     findings: tuple  # engine Findings
     preferred: bool = False
 
-    def data(self, uri: str) -> dict:
-        return {"uri": uri, "action": self.action, "findings": [finding_key(f) for f in self.findings]}
+    def data(self, uri: str) -> CodeActionData:
+        return CodeActionData(uri, self.action, [finding_key(f) for f in self.findings])
 
 
 def kind_allowed(kind: str, only: Sequence[str] | None) -> bool:
@@ -66,7 +67,7 @@ def plan(
 ) -> list[Planned]:
     """The actions to offer for one file's findings, in the order an editor should list them."""
     keys = set(diagnostic_keys)
-    here = [f for f in findings if _intersects(f.span, requested_lines) or tuple(finding_key(f)) in keys]
+    here = [f for f in findings if _intersects(f.span, requested_lines) or finding_key(f) in keys]
     planned: list[Planned] = []
     for finding in here:
         if finding.code == "SC006":  # not declared: the fix is a base class, not a forward
@@ -130,7 +131,7 @@ def plan(
 def find(findings: Iterable, keys: Iterable[Sequence[str]]) -> list:
     """The findings (of a newer analysis) that a resolve request's data names; gone ones are skipped."""
     wanted = [tuple(k) for k in keys]
-    by_key = {tuple(finding_key(f)): f for f in findings}
+    by_key = {finding_key(f): f for f in findings}
     return [by_key[k] for k in wanted if k in by_key]
 
 
@@ -140,8 +141,7 @@ def engine_edits(analysis, action: str, findings: Sequence) -> list:
     A class the stub generator refuses (its file nests code too deeply, …) gets no edit, and the action
     none: the request still answers, with the other actions.
     """
-    from spec_contract.engine.fix import declaration_edits, delegation_edits, suppression_edit
-    from spec_contract.engine.stubs import StubError
+    from spec_contract.engine import StubError, declaration_edits, delegation_edits, suppression_edit
 
     if action == "declare":
         return declaration_edits(analysis, findings)
@@ -183,7 +183,7 @@ def workspace_edit(
 def to_code_action(
     planned: Planned, uri: str, diagnostics_by_key: dict, edit: types.WorkspaceEdit | None
 ) -> types.CodeAction:
-    related = [diagnostics_by_key[k] for k in (tuple(finding_key(f)) for f in planned.findings) if k in diagnostics_by_key]
+    related = [diagnostics_by_key[k] for k in (finding_key(f) for f in planned.findings) if k in diagnostics_by_key]
     return types.CodeAction(
         title=planned.title,
         kind=planned.kind,

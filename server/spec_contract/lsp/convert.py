@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec, TextDocument, Workspace
 
-from spec_contract.engine.text import lines_with_ends
+from spec_contract.engine import lines_with_ends
 
 
 def lines_of(text: str | None) -> list[str]:
@@ -98,7 +98,7 @@ class SourceLines:
             return cached
         text = self._analysis.source(path) if self._analysis is not None else None
         if text is None:
-            from spec_contract.engine.files import decode, read_bytes
+            from spec_contract.engine import decode, read_bytes
 
             text = decode(read_bytes(path)).text or ""  # as the engine reads it: its cookie, no BOM
         lines = lines_of(text)

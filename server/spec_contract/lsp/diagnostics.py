@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from lsprotocol import types
 
 from spec_contract.lsp.convert import to_range, uri_of
+from spec_contract.lsp.data import DiagnosticData, FindingKey
 from spec_contract.lsp.workspace import FileReport, Folder
 
 SOURCE = "spec-contract"
@@ -30,19 +31,19 @@ SEVERITY = {
 }
 
 
-def finding_key(finding) -> list[str]:
+def finding_key(finding) -> FindingKey:
     """What identifies a finding across analyses (spans move while typing; these do not)."""
-    return [finding.code, finding.class_qualname, finding.member]
+    return (finding.code, finding.class_qualname, finding.member)
 
 
-def diagnostic_data(finding) -> dict[str, str]:
-    return {
-        "code": finding.code,
-        "classQualname": finding.class_qualname,
-        "className": finding.class_name,
-        "member": finding.member,
-        "delegate": finding.delegate,
-    }
+def diagnostic_data(finding) -> DiagnosticData:
+    return DiagnosticData(
+        code=finding.code,
+        class_qualname=finding.class_qualname,
+        class_name=finding.class_name,
+        member=finding.member,
+        delegate=finding.delegate,
+    )
 
 
 def to_diagnostic(finding, lines_for: Callable, codec, related: bool) -> types.Diagnostic:

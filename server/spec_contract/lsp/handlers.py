@@ -1,344 +1,297 @@
-"""LSP method handlers: thin ``async`` adapters from protocol messages to the server's state and the engine.
+"""LSP method handlers: thin ``async`` adapters from protocol messages to the session and the engine.
 
-Every handler is wrapped by :func:`guarded`: an unexpected exception is logged with ``window/logMessage``
-and a request is answered with an internal-error response (a notification has no answer), so one bad
-message never takes the server down.
+Each handler is a module-level function of the :class:`~spec_contract.lsp.session.Session` and the message's
+params; :func:`register` binds them to a pygls server. Every handler but the command is wrapped by
+:func:`_guarded`: an unexpected exception is logged with ``window/logMessage`` and a request is answered with an
+internal-error response (a notification has no answer), so one bad message never takes the server down.
+
+Pull diagnostics are registered while ``initialize`` is handled, and only for clients that can be told to
+re-pull (see :class:`~spec_contract.lsp.features.ClientFeatures`): pygls computes the server's capabilities
+from the features registered once the ``initialize`` handler returns.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
 
-from spec_contract.lsp import actions, commands, diagnostics, hover, settings
-from spec_contract.lsp.convert import ParserLinesWorkspace, SourceLines, from_position, lines_of, path_of
-from spec_contract.lsp.server import SpecContractServer, load_engine
-from spec_contract.lsp.workspace import adopt, initial_folders
+from spec_contract.lsp import actions, commands, diagnostics, hover, indexing, settings
+from spec_contract.lsp.context import RequestContext
+from spec_contract.lsp.convert import ParserLinesWorkspace, path_of
+from spec_contract.lsp.data import CodeActionData, DiagnosticData, FindingKey
+from spec_contract.lsp.features import ClientFeatures
+from spec_contract.lsp.session import Session
+from spec_contract.lsp.workspace import initial_folders
+
+P = TypeVar("P")
+Handler = Callable[[Session, Any], Awaitable[Any]]
 
 
-def guarded(fn):
-    """Log a handler's unexpected exception and turn it into an error response instead of a crash."""
+def _guarded(
+    session: Session, fn: Callable[[Session, P], Awaitable[Any]], name: str | None = None
+) -> Callable[[P], Awaitable[Any]]:
+    """``fn`` bound to the session; its unexpected exception is logged and becomes an error response."""
+    what = name if name is not None else str(getattr(fn, "__name__", "a handler"))
 
-    @functools.wraps(fn)
-    async def wrapper(ls: SpecContractServer, params):
+    async def handler(params: P) -> Any:  # first parameter not ``ls``: pygls passes the params alone
         try:
-            return await fn(ls, params)
+            return await fn(session, params)
         except JsonRpcException:
             raise
         except Exception as exc:
-            ls.log_exception(fn.__name__, exc)
-            raise JsonRpcInternalError(message=f"spec-contract: {fn.__name__} failed: {exc}") from exc
+            session.editor.log_exception(what, exc)
+            raise JsonRpcInternalError(message=f"spec-contract: {what} failed: {exc}") from exc
 
-    return wrapper
-
-
-def _data_key(diagnostic: types.Diagnostic) -> tuple[str, str, str] | None:
-    data = diagnostic.data
-    if diagnostic.source != diagnostics.SOURCE or not isinstance(data, dict):
-        return None
-    try:
-        return (str(data["code"]), str(data["classQualname"]), str(data["member"]))
-    except KeyError:
-        return None
+    return handler
 
 
-def register(server: SpecContractServer) -> None:
-    feature = server.feature
-
-    @feature(types.INITIALIZE)
-    @guarded
-    async def initialize(ls: SpecContractServer, params: types.InitializeParams) -> None:
-        """Decide features from the client's capabilities before pygls computes ours."""
-        ParserLinesWorkspace.recast(ls.workspace)
-        ls.init_options = settings.section_of(params.initialization_options)
-        # Pull only when the client can also be told to re-pull: this server's findings change when
-        # *other* files change, and a pull client without refresh would keep stale diagnostics.
-        ls.pull = bool(ls.cap("text_document.diagnostic")) and bool(
-            ls.cap("workspace.diagnostics.refresh_support", False)
-        )
-        if not ls.pull:
-            ls.protocol.fm.features.pop(types.TEXT_DOCUMENT_DIAGNOSTIC, None)
-            ls.protocol.fm.features.pop(types.WORKSPACE_DIAGNOSTIC, None)
-        ls.protocol.fm.feature_options[types.TEXT_DOCUMENT_CODE_ACTION].resolve_provider = ls.resolves_edits()
-        for uri, name in initial_folders(params):
-            ls.folders.add(uri, name)
-        if ls.folders:
-            # The engine loads on its own thread while the client reads this answer and opens its files.
-            ls.engine.submit(load_engine)
-
-    @feature(types.INITIALIZED)
-    @guarded
-    async def initialized(ls: SpecContractServer, params: types.InitializedParams) -> None:
-        encoding = ls.workspace.position_encoding
-        ls.log(
-            f"spec-contract {ls.version}: {len(ls.folders)} folder(s), "
-            f"{'pull' if ls.pull else 'push'} diagnostics, position encoding {getattr(encoding, 'value', encoding)}"
-        )
-        ls.spawn(ls.start(), "indexing the workspace")
-
-    @feature(types.SHUTDOWN)
-    @guarded
-    async def shutdown(ls: SpecContractServer, params: None) -> None:
-        for task in list(ls.background):
-            task.cancel()
-        ls.engine.shutdown(wait=False, cancel_futures=True)
-
-    # -- documents ----------------------------------------------------------------------------------------
-    @feature(types.TEXT_DOCUMENT_DID_OPEN)
-    @guarded
-    async def did_open(ls: SpecContractServer, params: types.DidOpenTextDocumentParams) -> None:
-        folder = ls.folders.for_uri(params.text_document.uri)
-        if folder is None:  # no workspace folder, or none that can be analysed: the project discovery finds
-            path = path_of(params.text_document.uri)
-            if path is not None and path.endswith(".py"):
-                ls.spawn(adopt(ls, Path(path)), f"finding the project of {params.text_document.uri}")
-            return
-        if folder.project is None:
-            return  # indexing applies the overlays of every open document when the project is built
-        await ls.apply_overlay(params.text_document.uri, folder)
-        await ls.refresh(folder)
-
-    @feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    @guarded
-    async def did_change(ls: SpecContractServer, params: types.DidChangeTextDocumentParams) -> None:
-        folder = ls.folders.for_uri(params.text_document.uri)
-        if folder is not None and folder.project is not None:
-            ls.schedule_change(params.text_document.uri, folder)
-
-    @feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    @guarded
-    async def did_close(ls: SpecContractServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        pending = ls.pending.pop(uri, None)
-        if pending is not None:
-            pending.cancel()
-        folder = ls.folders.for_uri(uri)
-        if folder is not None and folder.project is not None:
-            await ls.apply_overlay(uri, folder)  # the document is gone from the workspace: back to disk
-            await ls.refresh(folder)
-
-    @feature(types.TEXT_DOCUMENT_DID_SAVE)
-    @guarded
-    async def did_save(ls: SpecContractServer, params: types.DidSaveTextDocumentParams) -> None:
-        await _files_changed(ls, [params.text_document.uri])
-
-    @feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    @guarded
-    async def did_change_watched_files(ls: SpecContractServer, params: types.DidChangeWatchedFilesParams) -> None:
-        await _files_changed(ls, [change.uri for change in params.changes])
-
-    # -- workspace ------------------------------------------------------------------------------------------
-    @feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    @guarded
-    async def did_change_configuration(
-        ls: SpecContractServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        if not ls.cap("workspace.configuration", False):
-            ls.pushed_settings = settings.section_of(params.settings)
-        ls.spawn(_reconfigure(ls), "applying new settings")
-
-    @feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    @guarded
-    async def did_change_workspace_folders(
-        ls: SpecContractServer, params: types.DidChangeWorkspaceFoldersParams
-    ) -> None:
-        for removed in params.event.removed:
-            folder = ls.folders.remove(removed.uri)
-            if folder is not None:
-                async with folder.lock:
-                    folder.project = None
-                    await ls.clear(folder)
-        added = [f for f in (ls.folders.add(a.uri, a.name) for a in params.event.added) if f is not None]
-        if added:
-            ls.spawn(ls.index(added), "indexing added folders")
-
-    # -- diagnostics (pull) -----------------------------------------------------------------------------
-    @feature(
-        types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(
-            identifier=diagnostics.SOURCE, inter_file_dependencies=True, workspace_diagnostics=True
-        ),
-    )
-    @guarded
-    async def document_diagnostic(ls: SpecContractServer, params: types.DocumentDiagnosticParams):
-        context = await ls.context(params.text_document.uri)
-        if context is None:
-            return types.RelatedFullDocumentDiagnosticReport(items=[])
-        folder, _analysis, path = context
-        return diagnostics.document_report(folder.reports.get(path), params.previous_result_id)
-
-    @feature(types.WORKSPACE_DIAGNOSTIC)
-    @guarded
-    async def workspace_diagnostic(ls: SpecContractServer, params: types.WorkspaceDiagnosticParams):
-        previous = {item.uri: item.value for item in params.previous_result_ids}
-        versions = {uri: doc.version for uri, doc in ls.workspace.text_documents.items() if doc.version is not None}
-        items: list = []
-        reported: set[str] = set()
-        for folder in ls.folders:
-            await ls.fresh(folder)
-            folder_items = diagnostics.workspace_items(folder, previous, versions)
-            items += folder_items
-            reported |= {item.uri for item in folder_items}
-        # Results the client still holds for files no folder reports on any more: clear them.
-        for uri in sorted(set(previous) - reported):
-            items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, version=versions.get(uri), items=[]))
-        return types.WorkspaceDiagnosticReport(items=items)
-
-    # -- code actions --------------------------------------------------------------------------------------
-    @feature(
+# -- lifecycle ----------------------------------------------------------------------------------------------
+async def initialize(server: LanguageServer, session: Session, params: types.InitializeParams) -> None:
+    """Decide features from the client's capabilities, and register those that depend on them, before pygls
+    computes the server's capabilities."""
+    ParserLinesWorkspace.recast(server.workspace)
+    session.features = ClientFeatures.of(params.capabilities)
+    session.client_pid = params.process_id
+    session.init_options = settings.section_of(params.initialization_options)
+    if session.features.pull_diagnostics:
+        server.feature(
+            types.TEXT_DOCUMENT_DIAGNOSTIC,
+            types.DiagnosticOptions(
+                identifier=diagnostics.SOURCE, inter_file_dependencies=True, workspace_diagnostics=True
+            ),
+        )(_guarded(session, document_diagnostic))
+        server.feature(types.WORKSPACE_DIAGNOSTIC)(_guarded(session, workspace_diagnostic))
+    server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=False),
+        types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=session.features.resolves_edits),
+    )(_guarded(session, code_action))
+    for uri, name in initial_folders(params):
+        session.folders.add(uri, name)
+    if session.folders:
+        # The engine loads on its own thread while the client reads this answer and opens its files.
+        session.engine.submit(indexing.load_engine)
+
+
+async def initialized(server: LanguageServer, session: Session, params: types.InitializedParams) -> None:
+    encoding = server.workspace.position_encoding
+    session.editor.log(
+        f"spec-contract {server.version}: {len(session.folders)} folder(s), "
+        f"{'pull' if session.features.pull_diagnostics else 'push'} diagnostics, "
+        f"position encoding {getattr(encoding, 'value', encoding)}"
     )
-    @guarded
-    async def code_action(ls: SpecContractServer, params: types.CodeActionParams):
-        context = await ls.context(params.text_document.uri)
-        if context is None:
-            return []
-        folder, analysis, path = context
-        if path in analysis.problems:
-            # A half-typed buffer: the findings' positions are those of its last text that parsed, and no
-            # edit can be computed on the text there now.
-            return []
-        uri = params.text_document.uri
-        findings = await ls.on_engine(analysis.findings_for, path)
-        keys = [k for k in (_data_key(d) for d in params.context.diagnostics) if k is not None]
-        planned = actions.plan(
-            findings, (params.range.start.line, params.range.end.line), keys, params.context.only
-        )
-        by_key = {}
-        report = folder.reports.get(path)
-        for diagnostic in list(report.diagnostics if report else []) + list(params.context.diagnostics):
-            key = _data_key(diagnostic)
-            if key is not None:
-                by_key[key] = diagnostic
-        lazy = ls.resolves_edits()
-        result = []
-        for item in planned:
-            edit = None
-            if not lazy:
-                edit = await _edit(ls, analysis, item.action, item.findings)
-                if edit is None:
-                    continue
-            result.append(actions.to_code_action(item, uri, by_key, edit))
-        return result
-
-    @feature(types.CODE_ACTION_RESOLVE)
-    @guarded
-    async def code_action_resolve(ls: SpecContractServer, action: types.CodeAction) -> types.CodeAction:
-        data = action.data
-        if not (
-            isinstance(data, dict)
-            and isinstance(data.get("uri"), str)
-            and data.get("action") in ("delegate", "delegateAll", "fixAll", "declare", "ignore")
-            and isinstance(data.get("findings"), list)
-        ):
-            raise JsonRpcInvalidParams(message="codeAction/resolve: this code action was not made by spec-contract")
-        context = await ls.context(data["uri"])
-        if context is None:
-            return action
-        _folder, analysis, path = context
-        findings = actions.find(await ls.on_engine(analysis.findings_for, path), data["findings"])
-        if findings and path not in analysis.problems:  # the buffer parses again: an edit can be made
-            action.edit = await _edit(ls, analysis, data["action"], findings)
-        return action
-
-    # -- hover and implementation ----------------------------------------------------------------------------
-    @feature(types.TEXT_DOCUMENT_HOVER)
-    @guarded
-    async def on_hover(ls: SpecContractServer, params: types.HoverParams):
-        at = await _cursor(ls, params)
-        if at is None:
-            return None
-        folder, analysis, path, line, col = at
-        formats = ls.cap("text_document.hover.content_format", None) or [types.MarkupKind.Markdown]
-        return await ls.on_engine(
-            hover.hover_for,
-            analysis,
-            path,
-            line,
-            col,
-            folder.relative,
-            SourceLines(analysis),
-            ls.workspace.position_codec,
-            types.MarkupKind.Markdown in formats,
-        )
-
-    @server.command(commands.CONTRACT)
-    async def contract(ls: SpecContractServer, *args) -> dict:
-        """The derived contract of every folder, for the editor's contract view."""
-        analyses = []
-        for folder in list(ls.folders):
-            analysis = await ls.fresh(folder)
-            if analysis is not None:
-                analyses.append((folder.uri, analysis))
-        return await ls.on_engine(commands.contract_payload, analyses, ls.workspace.position_codec)
-
-    @feature(types.TEXT_DOCUMENT_IMPLEMENTATION)
-    @guarded
-    async def implementation(ls: SpecContractServer, params: types.ImplementationParams):
-        at = await _cursor(ls, params)
-        if at is None:
-            return None
-        _folder, analysis, path, line, col = at
-        return await ls.on_engine(
-            hover.implementations_for, analysis, path, line, col, SourceLines(analysis), ls.workspace.position_codec
-        ) or None
+    session.spawn(indexing.start(session), "indexing the workspace")
 
 
-async def _cursor(ls: SpecContractServer, params):
-    """(folder, analysis, path, line, column) of a position request, in engine units; None outside a folder."""
-    context = await ls.context(params.text_document.uri)
+async def shutdown(session: Session, params: None) -> None:
+    session.shutdown()
+
+
+# -- documents ------------------------------------------------------------------------------------------------
+async def did_open(session: Session, params: types.DidOpenTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    folder = session.folders.for_uri(uri)
+    if folder is None:  # no workspace folder, or none that can be analysed: the project discovery finds
+        path = path_of(uri)
+        if path is not None and path.endswith(".py"):
+            session.spawn(indexing.adopt(session, Path(path)), f"finding the project of {uri}")
+        return
+    if folder.project is None:
+        return  # indexing applies the overlays of every open document when the project is built
+    await session.apply_overlay(uri, folder)
+    await session.refresh(folder)
+
+
+async def did_change(session: Session, params: types.DidChangeTextDocumentParams) -> None:
+    folder = session.folders.for_uri(params.text_document.uri)
+    if folder is not None and folder.project is not None:
+        session.schedule_change(params.text_document.uri, folder)
+
+
+async def did_close(session: Session, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    session.cancel_change(uri)
+    folder = session.folders.for_uri(uri)
+    if folder is not None and folder.project is not None:
+        await session.apply_overlay(uri, folder)  # the document is gone from the workspace: back to disk
+        await session.refresh(folder)
+
+
+async def did_save(session: Session, params: types.DidSaveTextDocumentParams) -> None:
+    await indexing.files_changed(session, [params.text_document.uri])
+
+
+async def did_change_watched_files(session: Session, params: types.DidChangeWatchedFilesParams) -> None:
+    await indexing.files_changed(session, [change.uri for change in params.changes])
+
+
+# -- workspace --------------------------------------------------------------------------------------------------
+async def did_change_configuration(session: Session, params: types.DidChangeConfigurationParams) -> None:
+    if not session.features.configuration:
+        session.pushed_settings = settings.section_of(params.settings)
+    session.spawn(indexing.reconfigure(session), "applying new settings")
+
+
+async def did_change_workspace_folders(session: Session, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    for removed in params.event.removed:
+        folder = session.folders.remove(removed.uri)
+        if folder is not None:
+            async with folder.lock:
+                folder.project = None
+                await session.clear(folder)
+    added = [f for f in (session.folders.add(a.uri, a.name) for a in params.event.added) if f is not None]
+    if added:
+        session.spawn(indexing.index(session, added), "indexing added folders")
+
+
+# -- diagnostics (pull) ---------------------------------------------------------------------------------------
+async def document_diagnostic(
+    session: Session, params: types.DocumentDiagnosticParams
+) -> types.RelatedFullDocumentDiagnosticReport | types.RelatedUnchangedDocumentDiagnosticReport:
+    context = await session.context(params.text_document.uri)
     if context is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    return diagnostics.document_report(context.folder.reports.get(context.path), params.previous_result_id)
+
+
+async def workspace_diagnostic(
+    session: Session, params: types.WorkspaceDiagnosticParams
+) -> types.WorkspaceDiagnosticReport:
+    previous = {item.uri: item.value for item in params.previous_result_ids}
+    versions = {uri: doc.version for uri, doc in session.editor.documents.items() if doc.version is not None}
+    items: list[types.WorkspaceDocumentDiagnosticReport] = []
+    reported: set[str] = set()
+    for folder in session.folders:
+        await session.fresh(folder)
+        folder_items = diagnostics.workspace_items(folder, previous, versions)
+        items += folder_items
+        reported |= {item.uri for item in folder_items}
+    # Results the client still holds for files no folder reports on any more: clear them.
+    for uri in sorted(set(previous) - reported):
+        items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, version=versions.get(uri), items=[]))
+    return types.WorkspaceDiagnosticReport(items=items)
+
+
+# -- code actions ------------------------------------------------------------------------------------------------
+def _data_key(diagnostic: types.Diagnostic, session: Session) -> FindingKey | None:
+    if diagnostic.source != diagnostics.SOURCE:
         return None
-    folder, analysis, path = context
-    line, col = from_position(params.position, lines_of(analysis.source(path)), ls.workspace.position_codec)
-    return folder, analysis, path, line, col
+    data = DiagnosticData.from_wire(diagnostic.data, session.editor.converter)
+    return data.key if data is not None else None
 
 
-async def _edit(ls: SpecContractServer, analysis, action: str, findings) -> types.WorkspaceEdit | None:
-    edits = await ls.on_engine(actions.engine_edits, analysis, action, list(findings))
+async def code_action(session: Session, params: types.CodeActionParams) -> list[types.CodeAction]:
+    context = await session.context(params.text_document.uri)
+    if context is None:
+        return []
+    if context.path in context.analysis.problems:
+        # A half-typed buffer: the findings' positions are those of its last text that parsed, and no
+        # edit can be computed on the text there now.
+        return []
+    findings = await session.on_engine(context.analysis.findings_for, context.path)
+    keys = [k for k in (_data_key(d, session) for d in params.context.diagnostics) if k is not None]
+    planned = actions.plan(findings, (params.range.start.line, params.range.end.line), keys, params.context.only)
+    by_key = {}
+    report = context.folder.reports.get(context.path)
+    for diagnostic in list(report.diagnostics if report else []) + list(params.context.diagnostics):
+        key = _data_key(diagnostic, session)
+        if key is not None:
+            by_key[key] = diagnostic
+    result = []
+    for item in planned:
+        edit = None
+        if not context.features.resolves_edits:
+            edit = await _edit(session, context, item.action, item.findings)
+            if edit is None:
+                continue
+        result.append(actions.to_code_action(item, context.uri, by_key, edit))
+    return result
+
+
+async def code_action_resolve(session: Session, action: types.CodeAction) -> types.CodeAction:
+    data = CodeActionData.from_wire(action.data, session.editor.converter)
+    if data is None:
+        raise JsonRpcInvalidParams(message="codeAction/resolve: this code action was not made by spec-contract")
+    context = await session.context(data.uri)
+    if context is None:
+        return action
+    findings = actions.find(await session.on_engine(context.analysis.findings_for, context.path), data.findings)
+    if findings and context.path not in context.analysis.problems:  # the buffer parses again: an edit can be made
+        action.edit = await _edit(session, context, data.action, findings)
+    return action
+
+
+async def _edit(
+    session: Session, context: RequestContext, action: str, findings: Sequence[Any]
+) -> types.WorkspaceEdit | None:
+    edits = await session.on_engine(actions.engine_edits, context.analysis, action, list(findings))
     edits = [e for e in edits if e is not None]
     if not edits:
         return None
     return actions.workspace_edit(
-        edits,
-        SourceLines(analysis),
-        ls.workspace.position_codec,
-        bool(ls.cap("workspace.workspace_edit.document_changes", False)),
-        ls.version_of,
+        edits, context.lines, context.codec, context.features.document_changes, session.version_of
     )
 
 
-async def _files_changed(ls: SpecContractServer, uris: list[str]) -> None:
-    """Saved or watched files changed on disk: reload config for pyproject, else invalidate and re-check."""
-    touched = []
-    for uri in uris:
-        path = path_of(uri)
-        folder = ls.folders.for_path(path)
-        if folder is None or path is None:
-            continue
-        if Path(path).name == "pyproject.toml":
-            if Path(path).parent == folder.root:
-                ls.spawn(ls.reload(folder), f"reloading the configuration of {folder.name}")
-            continue
-        if folder.project is not None and path.endswith(".py"):
-            await ls.on_engine(folder.project.invalidate, path)
-            folder.dirty = True
-            if folder not in touched:
-                touched.append(folder)
-    for folder in touched:
-        await ls.refresh(folder)
+# -- hover, implementation and the contract view ----------------------------------------------------------------
+async def on_hover(session: Session, params: types.HoverParams) -> types.Hover | None:
+    context = await session.context(params.text_document.uri)
+    if context is None:
+        return None
+    line, col = context.engine_position(params.position)
+    return await session.on_engine(
+        hover.hover_for, context.analysis, context.path, line, col, context.folder.relative, context.lines,
+        context.codec, context.features.markdown_hover,
+    )
 
 
-async def _reconfigure(ls: SpecContractServer) -> None:
-    """Re-read every folder's settings; rebuild the project only when what the engine sees changed."""
-    for folder in ls.folders:
-        before = folder.settings
-        await ls.load_settings(folder)
-        after = folder.settings
-        if after.enable != before.enable or after.overrides() != before.overrides() or folder.project is None:
-            await ls.reload(folder, reread_settings=False)
+async def implementation(session: Session, params: types.ImplementationParams) -> list[types.Location] | None:
+    context = await session.context(params.text_document.uri)
+    if context is None:
+        return None
+    line, col = context.engine_position(params.position)
+    return await session.on_engine(
+        hover.implementations_for, context.analysis, context.path, line, col, context.lines, context.codec
+    ) or None
 
+
+async def contract(session: Session) -> dict[str, Any]:
+    """The derived contract of every folder, for the editor's contract view."""
+    analyses = []
+    for folder in list(session.folders):
+        analysis = await session.fresh(folder)
+        if analysis is not None:
+            analyses.append((folder.uri, analysis))
+    return await session.on_engine(commands.contract_payload, analyses, session.editor.codec)
+
+
+HANDLERS: dict[str, Handler] = {
+    types.SHUTDOWN: shutdown,
+    types.TEXT_DOCUMENT_DID_OPEN: did_open,
+    types.TEXT_DOCUMENT_DID_CHANGE: did_change,
+    types.TEXT_DOCUMENT_DID_CLOSE: did_close,
+    types.TEXT_DOCUMENT_DID_SAVE: did_save,
+    types.WORKSPACE_DID_CHANGE_WATCHED_FILES: did_change_watched_files,
+    types.WORKSPACE_DID_CHANGE_CONFIGURATION: did_change_configuration,
+    types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS: did_change_workspace_folders,
+    types.CODE_ACTION_RESOLVE: code_action_resolve,
+    types.TEXT_DOCUMENT_HOVER: on_hover,
+    types.TEXT_DOCUMENT_IMPLEMENTATION: implementation,
+}
+
+
+def register(server: LanguageServer, session: Session) -> None:
+    """Bind every handler to ``server``; the client-dependent ones are registered by :func:`initialize`."""
+    server.feature(types.INITIALIZE)(_guarded(session, functools.partial(initialize, server), "initialize"))
+    server.feature(types.INITIALIZED)(_guarded(session, functools.partial(initialized, server), "initialized"))
+    for method, fn in HANDLERS.items():
+        server.feature(method)(_guarded(session, fn))
+
+    @server.command(commands.CONTRACT)
+    async def contract_command(*args: Any) -> dict[str, Any]:
+        return await contract(session)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec_contract.engine.config import BY_NAME, ConfigError, validate
+from spec_contract.engine import BY_NAME, ConfigError, validate
 
 SECTION = "specContract"
 DEFAULT_DEBOUNCE_MS = 150

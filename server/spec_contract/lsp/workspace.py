@@ -2,27 +2,29 @@
 
 Multi-root workspaces are common with model code (an engine checkout next to an out-of-tree model package):
 each folder gets its own index and its own ``[tool.spec-contract]`` + editor settings, and a file belongs to
-the innermost folder that contains it. Engine calls happen on the server's executor thread (see
-:mod:`spec_contract.lsp.server`), never on the event loop.
+the innermost folder that contains it. The engine calls here (:func:`discover`, :func:`build_project`) run on
+the session's engine thread (see :mod:`spec_contract.lsp.session`), never on the event loop.
 
-A workspace folder that cannot be analysed on its own (an editor opened on ``srt/models``, or on the file's
-folder when no root marker was found) and a document with no workspace folder at all are analysed in the
-project the engine's discovery finds for them (:func:`adopt`): a *discovered* folder, whose diagnostics are
-shown only for the paths that asked for it. When even that project cannot be analysed, the user is told once
-per project, with the reason and the setting that fixes it.
+A *discovered* folder is the project the engine's discovery finds for files no workspace folder can analyse
+(see :func:`spec_contract.lsp.indexing.adopt`); its diagnostics are shown only for the paths that asked for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from spec_contract import engine
 from spec_contract.lsp.convert import path_of
 from spec_contract.lsp.settings import Settings
+
+if TYPE_CHECKING:
+    from spec_contract.engine import Found
 
 
 @dataclass
@@ -69,10 +71,8 @@ class Folder:
         return any(path == str(p) or Path(path).is_relative_to(p) for p in self.scope)
 
     def relative(self, path: str) -> str:
-        try:
-            return Path(path).relative_to(self.root).as_posix()
-        except ValueError:
-            return Path(path).as_posix()
+        """``path`` as hover text names it: as the reports name paths (the engine's one helper)."""
+        return engine.relative_to(path, self.root)
 
 
 class Folders:
@@ -82,7 +82,7 @@ class Folders:
         self._by_uri: dict[str, Folder] = {}
         self.told: set[Path] = set()  # project roots the user was told cannot be analysed
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Folder]:
         return iter(list(self._by_uri.values()))
 
     def __len__(self) -> int:
@@ -141,107 +141,16 @@ def initial_folders(params: types.InitializeParams) -> list[tuple[str, str | Non
 def unanalysable(exc: BaseException) -> bool:
     """Whether an analysis failed because the tree cannot be analysed as configured (no workers and no
     installed engine, an empty contract, …): a one-line ConfigError, not a bug."""
-    from spec_contract.engine.config import ConfigError
-
-    return isinstance(exc, ConfigError)
+    return isinstance(exc, engine.ConfigError)
 
 
-def _discover(path: Path, overrides: dict[str, Any]):
+def discover(path: Path, overrides: dict[str, Any]) -> tuple[Found | None, str | None]:
     """(Found, None) or (None, why): the project discovery finds for ``path`` (on the engine thread)."""
-    from spec_contract.engine.config import ConfigError, load_config
-    from spec_contract.engine.discovery import find_project
-
     try:
-        profile = load_config(None, overrides=overrides or None)
-        return find_project(path, profile.workers, profile.exclude), None
-    except ConfigError as exc:
+        profile = engine.load_config(None, overrides=overrides or None)
+        return engine.find_project(path, profile.workers, profile.exclude), None
+    except engine.ConfigError as exc:
         return None, str(exc)
-
-
-async def cannot_analyse(ls, folder: Folder, reason: str) -> None:
-    """``folder``'s analysis failed with ``reason``: withdraw it, then analyse its files in the project
-    discovery finds (a workspace folder), or tell the user why nothing is analysed (a discovered one)."""
-    async with folder.lock:
-        folder.problem = reason
-        folder.project = None
-        folder.analysis = None
-        await ls.clear(folder)
-    folder.ready.set()
-    if folder.discovered:
-        tell(ls, folder.root, ", ".join(sorted(str(p) for p in folder.scope)), reason)
-        return
-    ls.log(f"spec-contract: {folder.name} cannot be analysed on its own ({reason}); "
-           "analysing its files in the project discovery finds for it")
-    await adopt(ls, folder.root, folder.settings)
-
-
-async def hand_over(ls, folder: Folder) -> bool:
-    """Whether ``folder`` (a workspace folder) lies inside a bigger project, to which its files are then
-    handed: an editor opened on ``srt/models`` analyses the package that holds the workers, with the
-    models' bases and the workers' contract, instead of an out-of-tree guess from the folder alone."""
-    if folder.discovered:
-        return False
-    found, _ = await ls.on_engine(_discover, folder.root, folder.settings.overrides())
-    if found is None or found.root == folder.root or found.reason not in ("pyproject", "workers"):
-        return False
-    async with folder.lock:
-        folder.problem = f"it lies inside the project {found.describe()}"
-        folder.project = None
-        folder.analysis = None
-        await ls.clear(folder)
-    folder.ready.set()
-    ls.log(f"spec-contract: {folder.name}: {folder.problem}; its files are analysed there")
-    await adopt(ls, folder.root, folder.settings)
-    return True
-
-
-async def adopt(ls, path: Path, settings: Settings | None = None) -> None:
-    """Analyse ``path`` (a document or a workspace folder no analysable folder holds) in its project."""
-    from spec_contract.lsp import settings as editor_settings
-
-    if settings is None:
-        settings = editor_settings.parse(editor_settings.merge(ls.init_options, ls.pushed_settings))[0]
-    found, why = await ls.on_engine(_discover, path, settings.overrides())
-    if found is None:
-        tell(ls, path, str(path), why)
-        return
-    failed = next((f for f in ls.folders if f.root == found.root and f.problem and not f.discovered), None)
-    if failed is not None:  # discovery ends where a workspace folder already failed: the same reason holds
-        tell(ls, found.root, str(path), failed.problem)
-        return
-    folder = ls.folders.discovered(found.root)
-    if folder is None:
-        folder = ls.folders.add_discovered(found.root, path)
-        ls.log(f"spec-contract: {path} is analysed in the project {found.describe()}")
-        await ls.reload(folder)
-        return
-    if path in folder.scope:
-        return
-    folder.scope.add(path)
-    if folder.problem is not None or folder.project is None:
-        if folder.problem is not None:
-            tell(ls, folder.root, str(path), folder.problem)
-        return
-    for uri in list(ls.workspace.text_documents):
-        document_path = path_of(uri)
-        if document_path is not None and folder.shows(document_path) and ls.folders.for_path(document_path) is folder:
-            await ls.apply_overlay(uri, folder)
-    analysis = await ls.refresh(folder)
-    if analysis is not None:
-        await ls.publish(folder, analysis)
-
-
-def tell(ls, root: Path, what: str, reason: str) -> None:
-    """Once per project root: a ``window/showMessage`` with why ``what`` is not analysed and how to fix it."""
-    if root in ls.folders.told:
-        return
-    ls.folders.told.add(root)
-    ls.warn_user(
-        f"spec-contract: {what} is not analysed: {reason}. Tried the project root {root}. To fix it, open the "
-        "engine's checkout (the folder holding its speculative workers) as the workspace, or add a "
-        "[tool.spec-contract] table to a pyproject.toml at the project root (with `workers = [...]` if the "
-        "workers are elsewhere), or run the server with a Python where the engine is installed "
-        "(specContract.interpreter in VS Code; --python on the command line).")
 
 
 def build_project(root: Path, config):
@@ -251,24 +160,22 @@ def build_project(root: Path, config):
     severity (the editor greys them instead of underlining them red); a baseline that cannot be read is
     reported and every finding keeps its severity.
     """
-    from spec_contract.engine import baseline
-    from spec_contract.engine.config import ConfigError
-    from spec_contract.engine.project import Project
+    from spec_contract.engine import baseline, rules
 
     if not config.baseline:
-        return Project(root, config), None
+        return engine.Project(root, config), None
     try:
         accepted = baseline.load(Path(config.baseline))
-    except ConfigError as exc:
-        return Project(root, config), f"spec-contract: {exc}; showing every finding at its own severity"
+    except engine.ConfigError as exc:
+        return engine.Project(root, config), f"spec-contract: {exc}; showing every finding at its own severity"
 
-    class BaselinedProject(Project):
+    class BaselinedProject(engine.Project):
         def analyze(self, focus=None):
             analysis = super().analyze(focus)
             covered = accepted.match(analysis.findings).baselined
             if not covered:
                 return analysis
             return replace(analysis, findings=tuple(
-                replace(f, severity="hint") if baseline.fingerprint(f) in covered else f for f in analysis.findings))
+                replace(f, severity=rules.Severity.HINT) if baseline.fingerprint(f) in covered else f for f in analysis.findings))
 
     return BaselinedProject(root, config), None

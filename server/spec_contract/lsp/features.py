@@ -1,0 +1,57 @@
+"""What the client can do, resolved once from its ``initialize`` capabilities.
+
+Every decision that depends on the client reads one field here, instead of walking the capability tree by
+string path where it is needed; the session keeps the instance (all false until ``initialize``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+
+
+@dataclass(frozen=True)
+class ClientFeatures:
+    """The client capabilities the server acts on."""
+
+    # Pull diagnostics only when the client can also be told to re-pull: this server's findings change when
+    # *other* files change, and a pull client without refresh would keep stale diagnostics.
+    pull_diagnostics: bool = False
+    diagnostic_refresh: bool = False  # workspace/diagnostic/refresh
+    related_information: bool = False  # in the diagnostics of the model in use (pull or push)
+    configuration: bool = False  # workspace/configuration
+    watched_files_registration: bool = False  # dynamic registration of didChangeWatchedFiles
+    work_done_progress: bool = False
+    resolves_edits: bool = False  # codeAction/resolve fills in ``edit``
+    document_changes: bool = False  # versioned ``documentChanges`` in a WorkspaceEdit
+    markdown_hover: bool = True
+
+    @classmethod
+    def of(cls, capabilities: types.ClientCapabilities) -> ClientFeatures:
+        def cap(field: str, default: Any = None) -> Any:
+            return get_capability(capabilities, field, default)
+
+        refresh = bool(cap("workspace.diagnostics.refresh_support", False))
+        pull = bool(cap("text_document.diagnostic")) and refresh
+        related = cap(
+            "text_document.diagnostic.related_information"
+            if pull
+            else "text_document.publish_diagnostics.related_information",
+            False,
+        )
+        properties = cap("text_document.code_action.resolve_support.properties", []) or []
+        formats = cap("text_document.hover.content_format", None) or [types.MarkupKind.Markdown]  # none: the default
+        return cls(
+            pull_diagnostics=pull,
+            diagnostic_refresh=refresh,
+            related_information=bool(related),
+            configuration=bool(cap("workspace.configuration", False)),
+            watched_files_registration=bool(cap("workspace.did_change_watched_files.dynamic_registration", False)),
+            work_done_progress=bool(cap("window.work_done_progress", False)),
+            resolves_edits="edit" in properties,
+            document_changes=bool(cap("workspace.workspace_edit.document_changes", False)),
+            markdown_hover=types.MarkupKind.Markdown in formats,
+        )
