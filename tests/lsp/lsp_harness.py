@@ -12,7 +12,10 @@ from typing import Any
 import pytest_lsp
 from lsprotocol import types
 from lsprotocol.converters import get_converter
+from pygls.workspace import PositionCodec
 from pytest_lsp import LanguageClient, client_capabilities
+from spec_contract.engine import Span, TextEdit, lines_with_ends
+from spec_contract.engine import apply_edits as engine_apply_edits
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT_DIR = REPO / "protocol-fixtures" / "clients"
@@ -146,25 +149,17 @@ def members(items: list[types.Diagnostic]) -> list[str]:
 
 
 def apply_edits(text: str, edits: list[types.TextEdit], encoding: str) -> str:
-    """Apply LSP text edits (in the given position encoding) the way an editor does: last first."""
-    lines = text.splitlines(keepends=True)
+    """Apply LSP text edits (in the given position encoding) as an editor does, through the product's own
+    applier: lines broken where the parser breaks them, every position taken from the original text."""
+    lines = lines_with_ends(text)
+    codec = PositionCodec(encoding)
 
-    def offset(position: types.Position) -> int:
-        before = sum(len(line) for line in lines[: position.line])
-        if position.line >= len(lines):
-            return len(text)
-        line = lines[position.line]
-        if encoding == "utf-32":
-            return before + position.character
-        unit = "utf-8" if encoding == "utf-8" else "utf-16-le"
-        width = 1 if encoding == "utf-8" else 2
-        encoded = line.encode(unit)[: position.character * width]
-        return before + len(encoded.decode(unit))
+    def at(position: types.Position) -> tuple[int, int]:
+        point = codec.position_from_client_units(lines, types.Position(position.line, position.character))
+        return point.line, point.character
 
-    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
-        lines = text.splitlines(keepends=True)
-    return text
+    located = [TextEdit("", Span(*at(e.range.start), *at(e.range.end)), e.new_text) for e in edits]
+    return engine_apply_edits(text, located)
 
 
 def edits_for(edit: types.WorkspaceEdit, uri: str) -> list[types.TextEdit]:
