@@ -206,8 +206,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("profile", "string", '`"sglang"`', "The built-in engine profile the other keys extend or override."),
     Setting("select", "codes", "every code", "The codes to report, e.g. `[\"SC001\"]` (a comma-separated string "
             "works too); `--select` narrows it on the command line."),
-    Setting("severity", "severity", "per rule", "Severity per code: `{SC002 = \"warning\"}` (error, warning, "
-            "information or hint)."),
+    Setting("severity", "severity", "per rule", "Severity per code: `{SC002 = \"warning\"}` "
+            f"({', '.join(SEVERITIES[:-1])} or {SEVERITIES[-1]})."),
     Setting("include", "strings", "`[]` (everything)", "Globs of files to analyse, relative to the project root.",
             extend=True),
     Setting("exclude", "strings", "build, dist, .venv, … and the profile's", "Globs of files and folders never "
@@ -300,8 +300,8 @@ def _receiver(raw: Any, where: str) -> ReceiverPattern:
     if not isinstance(raw["pattern"], str):
         raise ConfigError(f"{where}.pattern must be a string, got {_show(raw['pattern'])}")
     if raw["role"] not in _ROLES:
-        raise ConfigError(f"{where}: receiver {raw['pattern']!r}: role must be 'target' or 'draft', "
-                          f"not {_show(raw['role'])}")
+        raise ConfigError(f"{where}: receiver {raw['pattern']!r}: role must be "
+                          f"{' or '.join(repr(role) for role in _ROLES)}, not {_show(raw['role'])}")
     classes = _strings_of(raw.get("classes", []))
     if classes is None:
         raise ConfigError(f"{where}.classes must be a list of class names, got {_show(raw['classes'])}")
