@@ -1,7 +1,7 @@
 // Drives code-server in Debian's Chromium with playwright-core for tests/vscode/test_vscode.py.
 // Usage: node drive.cjs '<json>' with {"mode": "api" | "ui" | "ui-contract", "url", "shots", "report"?, "file"?,
 //   "explorer"? (the Explorer rows the ui mode clicks down to the file; default minisgl, models, llava.py)}.
-//   api: opens the workspace (which starts the extension host and so the extension's test hook) and waits
+//   api: opens the workspace (which starts the extension host and so the test build's hook, hook/) and waits
 //        for the hook's report file;
 //   ui:  does what a person would: opens llava.py from the Explorer, waits for the squiggle, hovers it,
 //        Ctrl+. and Enter on the delegation quick fix, Ctrl+S, and waits for the fix on disk;

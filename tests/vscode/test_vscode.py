@@ -1,5 +1,6 @@
-"""The extension in real VS Code (code-server + Chromium): once through the `vscode` API via the extension's
-test hook, once through the UI as a person would, each on its own copy of examples/demo."""
+"""The extension in real VS Code (code-server + Chromium): once through the `vscode` API via the test hook
+(hook/, in the test build of the extension the harness installs), once through the UI as a person would, each
+on its own copy of examples/demo."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import ast
 import json
 import re
 import shutil
+from collections.abc import Iterator
 
 import pytest
 from hostile_workspace import ran
@@ -17,7 +19,7 @@ FIX = "Add delegation of `get_embed_and_head` to `self.language_model`"
 
 
 @pytest.fixture(scope="module")
-def code_server(tmp_path_factory) -> CodeServer:
+def code_server(tmp_path_factory) -> Iterator[CodeServer]:
     """One code-server for both tests: starting it is the slow part (~30 s)."""
     with running_code_server(tmp_path_factory.mktemp("vscode")) as server:
         yield server

