@@ -35,9 +35,14 @@ def frame_body(body: bytes) -> bytes:
     return header(len(body)) + body
 
 
+def message_body(message: dict[str, Any]) -> bytes:
+    """A JSON-RPC 2.0 message encoded as a frame's body (``jsonrpc`` added when missing), without its header."""
+    return json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+
+
 def frame(message: dict[str, Any]) -> bytes:
     """One JSON-RPC 2.0 message with its Content-Length header (``jsonrpc`` added when missing)."""
-    return frame_body(json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8"))
+    return frame_body(message_body(message))
 
 
 def _content_length(header_line: bytes, length: int | None) -> int | None:
