@@ -103,7 +103,7 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
     found: list[SourceFile] = []
     # Directory globs (``**/.venv/**``) prune the walk; only the others need matching file by file.
     file_excludes = tuple(g for g in exclude if not g.endswith("/**"))
-    import_roots: dict[str, str] = {}  # directory → the import root its modules are named from
+    import_roots: dict[str, str | None] = {}  # directory → the import root its modules are named from (None: none yet)
     seen_dirs: set[tuple[int, int]] = set()
     top = root  # climb while inside a package: a root that is a namespace directory of one counts too
     while ((top / "__init__.py").is_file() or (top.parent / "__init__.py").is_file()) and top.parent != top:

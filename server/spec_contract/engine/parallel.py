@@ -27,7 +27,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    import multiprocessing.context
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
+
+    Context = ForkContext | ForkServerContext | SpawnContext  # each can start a Process (BaseContext cannot)
 
 from spec_contract.engine.scan import scan
 from spec_contract.engine.summary import ModuleSummary
@@ -78,7 +80,7 @@ def _fork_safe() -> bool:
     return sys.platform == "linux" and threading.active_count() == 1
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> Context:
     """fork is the cheapest start; where it is unsafe a fork server, started fresh, forks the workers; and
     where there is no fork server (Windows), workers are spawned."""
     import multiprocessing
@@ -145,8 +147,8 @@ def _received(process: Any, receiver: Any) -> Any:
 
 
 def _shared(count: int, work: Callable[[int], T], processes: int,
-            context: multiprocessing.context.BaseContext | None, report: Callable[[], Any] | None = None,
-            reports: list | None = None) -> Iterator[tuple[int, T]]:
+            context: Context | None, report: Callable[[], Any] | None = None,
+            reports: list[Any] | None = None) -> Iterator[tuple[int, T]]:
     """``(i, work(i))`` for every item, done by ``processes`` processes (this one included).
 
     This process's own results come first, as it makes them, from the last item backwards; the workers' when
