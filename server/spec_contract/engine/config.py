@@ -319,7 +319,7 @@ def _algorithm(raw: Any, where: str) -> Algorithm:
         raise ConfigError(f"{where} must be a table with a 'name' string, got {_show(raw)}")
     fields: dict[str, tuple[str, ...]] = {}
     for key, value in raw.items():
-        snake = _snake(str(key))
+        snake = snake_key(str(key))
         if snake == "name":
             continue
         if snake not in ("files", "conditions", "gated_by"):
@@ -341,7 +341,7 @@ def _capability(raw: Any, where: str) -> Capability:
         raise ConfigError(f"{where} must be a table with 'name', 'protocol', 'check' and 'marker', got {_show(raw)}")
     fields: dict[str, str] = {}
     for key, value in raw.items():
-        snake = _snake(str(key))
+        snake = snake_key(str(key))
         if snake not in _CAPABILITY_KEYS:
             raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(k.replace('_', '-') for k in _CAPABILITY_KEYS)})")
         if not isinstance(value, str) or not value:
@@ -432,8 +432,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
-def _snake(key: str) -> str:
-    """snake_case, kebab-case and camelCase keys alike (pyproject, CLI and LSP settings)."""
+def snake_key(key: str) -> str:
+    """A setting's name as :data:`BY_NAME` keys it, from snake_case, kebab-case and camelCase alike (pyproject,
+    the CLI and the editor's settings)."""
     return "".join("_" + c.lower() if c.isupper() else c for c in key).replace("-", "_")
 
 
@@ -441,7 +442,7 @@ def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str, directory: 
     """``layer`` over ``base``, each value validated; ``directory`` anchors relative paths (``baseline``)."""
     merged = dict(base)
     for raw_key, raw_value in layer.items():
-        key = _snake(str(raw_key))
+        key = snake_key(str(raw_key))
         try:
             value = validate(key, raw_value)
         except ConfigError as exc:
@@ -477,7 +478,7 @@ def _table_in(data: dict[str, Any], path: Path, default: Any) -> Any:
     if table is None:
         return None
     if "spec-contract" in tool:  # a setting beside the table, not in it, would be silently dropped
-        stray = [key for key in data if key != "tool" and _snake(str(key)).removeprefix("extend_") in BY_NAME]
+        stray = [key for key in data if key != "tool" and snake_key(str(key)).removeprefix("extend_") in BY_NAME]
         if stray:
             key = stray[0]
             written = f"[[tool.spec-contract.{key}]]" if isinstance(data[key], list) and data[key] \
@@ -508,7 +509,7 @@ def load_config(root: Path | None, config_file: Path | None = None,
     profile_name = detect_profile(root) or "sglang"
     for table, origin, _ in layers:
         for key, value in table.items():
-            if _snake(str(key)) == "profile":
+            if snake_key(str(key)) == "profile":
                 try:
                     profile_name = validate("profile", value)
                 except ConfigError as exc:
