@@ -28,10 +28,11 @@ if TYPE_CHECKING:
     from spec_contract.engine.files import SourceFile, decode, read_bytes, relative_to
     from spec_contract.engine.fix import Refusal, declaration_edits, delegation_edits, suppression_edit
     from spec_contract.engine.project import Project
-    from spec_contract.engine.queries import Analysis, ClassStatus, MemberStatus
+    from spec_contract.engine.queries import Analysis
     from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Role, Span, TextEdit
     from spec_contract.engine.rules import BY_CODE, RULES, Rule
     from spec_contract.engine.stats import Stats
+    from spec_contract.engine.status import AlgorithmStatus, ClassStatus, MemberStatus
     from spec_contract.engine.stubs import StubError
     from spec_contract.engine.text import LineIndex, apply_edits, lines_with_ends, only_adds_lines
 
@@ -62,8 +63,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Project": ("project", "Project"),
     "Stats": ("stats", "Stats"),
     "Analysis": ("queries", "Analysis"),
-    "ClassStatus": ("queries", "ClassStatus"),
-    "MemberStatus": ("queries", "MemberStatus"),
+    "AlgorithmStatus": ("status", "AlgorithmStatus"),
+    "ClassStatus": ("status", "ClassStatus"),
+    "MemberStatus": ("status", "MemberStatus"),
     "CallSite": ("results", "CallSite"),
     "Contract": ("results", "Contract"),
     "ContractEntry": ("results", "ContractEntry"),
@@ -83,12 +85,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
-    "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus", "Config",
-    "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Found", "LineIndex", "MemberStatus",
-    "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "SourceFile", "Span", "Stats", "StubError",
-    "TextEdit", "apply_edits", "declaration_edits", "decode", "delegation_edits", "find_project", "fingerprint",
-    "lines_with_ends", "load_baseline", "load_config", "only_adds_lines", "read_bytes", "relative_to",
-    "suppression_edit", "validate", "with_select", "write_baseline",
+    "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
+    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Found", "LineIndex",
+    "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "SourceFile", "Span", "Stats",
+    "StubError", "TextEdit", "apply_edits", "declaration_edits", "decode", "delegation_edits", "find_project",
+    "fingerprint", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines", "read_bytes",
+    "relative_to", "suppression_edit", "validate", "with_select", "write_baseline",
 ]
 
 

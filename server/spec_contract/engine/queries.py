@@ -9,35 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from spec_contract.engine.check import AlgorithmStatus, _inner_provider, algorithm_status
 from spec_contract.engine.config import Config
+from spec_contract.engine.deferred import all_classes
 from spec_contract.engine.files import SourceFile, decode, read_bytes
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Span
 from spec_contract.engine.stats import Stats
-
-
-@dataclass(frozen=True)
-class MemberStatus:
-    member: str
-    roles: tuple[str, ...]
-    required: bool
-    status: str  # "provided" (the class has it, no inner does), "forwarded" (has it, an inner has it too), "missing"
-    delegate: str | None
-    inner_class: str | None
-    call_sites: tuple[CallSite, ...]
-
-
-@dataclass(frozen=True)
-class ClassStatus:
-    qualname: str
-    name: str
-    path: str
-    span: Span
-    members: tuple[MemberStatus, ...]
-    algorithms: tuple[AlgorithmStatus, ...] = ()
+from spec_contract.engine.status import ClassStatus, class_status
+from spec_contract.engine.summary import ModuleSummary
 
 
 def _contains(span: Span, line: int, col: int) -> bool:
@@ -79,31 +59,14 @@ class Analysis:
             cls = self.index.class_summary(key)
             if cls is None or self.index.path_of(key.module) != path or not _contains(cls.span, line, col):
                 continue
-            statuses = []
-            roles = self.config.roles_for_class(cls.name)
-            members: dict[str, list[ContractEntry]] = {}
-            for role in roles:
-                for entry in self.contract.for_role(role):
-                    members.setdefault(entry.member, []).append(entry)
-            for member, entries in sorted(members.items()):
-                provided = self.index.provision(key, member) is not None
-                inner = _inner_provider(self.index, key, member, self.config.delegate_names)
-                if not provided and inner is None:
-                    continue
-                status = "missing" if not provided else "forwarded" if inner else "provided"
-                statuses.append(MemberStatus(
-                    member, tuple(e.role for e in entries), any(e.required for e in entries), status,
-                    inner[0] if inner else None, inner[1].qualname if inner else None,
-                    tuple(s for e in entries for s in e.call_sites)))
-            return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses),
-                               tuple(algorithm_status(self.index, key, self.contract, self.config)))
+            return class_status(self.index, key, self.contract, self.config)
         return None
 
     def member_definition_at(self, path: str, line: int, col: int) -> tuple[str, list[ContractEntry]] | None:
         """A contract member's definition in a model class under the cursor, with the contract's uses."""
         wanted = self.contract.members()
         for summary in self._summaries_at(path):
-            for cls in summary.all_classes():
+            for cls in all_classes(summary):
                 for member in cls.members:
                     if member.name in wanted and _contains(member.span, line, col):
                         entries = [e for e in self.contract.entries if e.member == member.name]
@@ -121,7 +84,7 @@ class Analysis:
         """Every model class (checked, or reached as a base or inner class) that defines ``member``."""
         out: dict[tuple[str, Span], Provider] = {}
         for summary in self._loaded_models():
-            for cls in summary.all_classes(mentioning=member):
+            for cls in all_classes(summary, mentioning=member):
                 for candidate in cls.members:
                     if candidate.name == member:
                         provider = Provider(ClassKey(summary.module, cls.qualname).dotted, summary.path,
@@ -132,11 +95,11 @@ class Analysis:
     def lacking(self, member: str) -> list[Finding]:
         return [f for f in self.findings if f.member == member]
 
-    def _summaries_at(self, path: str) -> list[Any]:
+    def _summaries_at(self, path: str) -> list[ModuleSummary]:
         summaries = [self.index.summary(f.module) for f in self.models if f.path == path]
         return [s for s in summaries if s is not None]
 
-    def _loaded_models(self) -> list[Any]:
+    def _loaded_models(self) -> list[ModuleSummary]:
         """Summaries of every model file, loaded on demand: an incremental analysis only reads what changed,
         so the index of this analysis may not have met a model file yet (loading one is cheap: the project
         keeps summaries of unchanged files)."""
