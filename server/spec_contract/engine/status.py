@@ -6,6 +6,7 @@ Computed with the check's own lookups (:class:`~spec_contract.engine.lookup.Memb
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from spec_contract.engine.config import Config
@@ -26,13 +27,24 @@ class MemberStatus:
     call_sites: tuple[CallSite, ...]
 
 
+class AlgorithmState(str, enum.Enum):
+    """How a class fares with a speculative algorithm; a ``str``, as hover words it."""
+
+    SUPPORTED = "supported"
+    REFUSED = "refused"  # at a capability gate the class fails
+    SUPPORTED_EXCEPT = "supported-except"  # some members the algorithm uses would crash
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class AlgorithmStatus:
-    """How a class fares with one speculative algorithm, for hover: ``supported``, ``refused`` (a gate it
-    fails; ``why`` says which and what to forward) or ``supported-except`` (``members`` would crash)."""
+    """How a class fares with one speculative algorithm, for hover: ``why`` says which gate refuses it and
+    what to forward; ``members`` are what to forward (refused) or what would crash (supported-except)."""
 
     algorithm: str
-    state: str
+    state: AlgorithmState
     why: str
     members: tuple[str, ...] = ()
 
@@ -95,17 +107,17 @@ def _algorithm_status(lookup: MemberLookup, name: str, contract: Contract, confi
             gate = " or ".join(f"`{m}`" for m in stop.members)
             if stop.forward is None:
                 why = f"neither the class nor its inner model provides {gate}"
-                out.append(AlgorithmStatus(spec.name, "refused", why))
+                out.append(AlgorithmStatus(spec.name, AlgorithmState.REFUSED, why))
             else:
                 members = (stop.forward, *sorted(m for m in stop.behind if m != stop.forward))
                 why = f"forward {', '.join(f'`{m}`' for m in members)} to enable it"
-                out.append(AlgorithmStatus(spec.name, "refused", why, members))
+                out.append(AlgorithmStatus(spec.name, AlgorithmState.REFUSED, why, members))
             continue
         missing = sorted({site.member for _, site in mine
                           if not site.gate and not site.guarded and not site.condition
                           and not fallback_covered(site, lookup) and lookup.missing(site.member) is not None})
         if missing:
-            out.append(AlgorithmStatus(spec.name, "supported-except", "", tuple(missing)))
+            out.append(AlgorithmStatus(spec.name, AlgorithmState.SUPPORTED_EXCEPT, "", tuple(missing)))
         else:
-            out.append(AlgorithmStatus(spec.name, "supported", ""))
+            out.append(AlgorithmStatus(spec.name, AlgorithmState.SUPPORTED, ""))
     return out
