@@ -40,7 +40,7 @@ class Piece:
 
 
 def parse_deferred(deferred: DeferredClass, path: str) -> ParsedClass:
-    """What a class statement :func:`scan` deferred holds: its classes (the class, then those nested in it)
+    """What a class statement the scanner deferred holds: its classes (the class, then those nested in it)
     and the imports inside its methods, or its syntax error."""
     lines = Lines.of_statement(deferred)
     try:

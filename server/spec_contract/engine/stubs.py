@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.helpers import get_full_name_for_node
+from libcst.helpers import get_full_name_for_node, get_full_name_for_node_or_raise
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .results import Span, TextEdit
@@ -82,7 +82,8 @@ def _delegation_edit(
     unit = _indent_unit(cls, wrapper.module)
     class_indent = _leading_ws(wrapper.lines[wrapper.start_line(cls)])
     one_line = not isinstance(cls.body, cst.IndentedBlock)
-    body_indent = class_indent + ((None if one_line else cls.body.indent) or wrapper.module.default_indent)
+    own_indent = cls.body.indent if isinstance(cls.body, cst.IndentedBlock) else None
+    body_indent = class_indent + (own_indent or wrapper.module.default_indent)
     blank = _blank_lines_between_methods(cls)
     names = _module_names(wrapper.module, wrapper.pos, wrapper.start_line(cls))
     nl = wrapper.newline
@@ -155,10 +156,12 @@ def suppression_edit(path: str, source: str, class_name: str, code: str | None) 
 
 
 def _find_ast_class(body: list[ast.stmt], dotted: str) -> ast.ClassDef:
-    """The class ``A.B`` of a module, also under ``if``/``try``/``with`` (as :meth:`_Wrapper.find_class`)."""
+    """The class ``A.B`` of a module, also under ``if``/``try``/``with``: of a name defined twice, the last
+    definition (the one the runtime uses, as ``deferred.find_class`` takes it), so that the forwards and the
+    suppression comment land in the class the check reads."""
     found: ast.ClassDef | None = None
     for part in dotted.split("."):
-        found = next((c for c in _ast_class_defs(body) if c.name == part), None)
+        found = next((c for c in reversed(list(_ast_class_defs(body))) if c.name == part), None)
         if found is None:
             raise StubError(f"class {dotted} not found")
         body = found.body
@@ -202,21 +205,19 @@ class _Wrapper:
             # or as a KeyError from its position bookkeeping's context managers unwinding
             raise StubError(f"the stub generator (libcst) cannot read the file ({type(err).__name__})") from err
         self.module = wrapper.module
+        self.tree = tree
         self.lines = lines_with_ends(source)
         self.newline = _newline(source)
 
     def find_class(self, dotted: str) -> cst.ClassDef:
-        """The class the analysis checked: of a name defined twice, the last definition (the one the runtime
-        uses, as ``ModuleSummary.find_class`` takes), so the stubs land in the class that lacks them."""
-        body: Sequence[cst.CSTNode] = self.module.body
-        found: cst.ClassDef | None = None
-        for part in dotted.split("."):
-            found = next((c for c in reversed(list(_class_defs(body))) if c.name.value == part), None)
-            if found is None:
-                raise StubError(f"class {dotted} not found")
-            body = found.body.body
-        assert found is not None
-        return found
+        """The class the analysis checked (see :func:`_find_ast_class`), as libcst's node: the one that starts
+        where ``ast`` puts it (the ``class`` keyword, after indentation only, so columns agree)."""
+        cls = _find_ast_class(self.tree.body, dotted)
+        node = next((node for node, where in self.pos.items() if isinstance(node, cst.ClassDef)
+                     and (where.start.line, where.start.column) == (cls.lineno, cls.col_offset)), None)
+        if node is None:  # the two parsers disagree on where it is: better no edit than one in the wrong place
+            raise StubError(f"class {dotted} not found")
+        return node
 
     def start_line(self, node: cst.CSTNode) -> int:
         return self.pos[node].start.line - 1
@@ -231,15 +232,6 @@ def _too_deep(tree: ast.AST) -> bool:
             return True
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     return False
-
-
-def _class_defs(body: Sequence[cst.CSTNode]) -> Iterable[cst.ClassDef]:
-    """Classes defined in ``body``, also under ``if``/``try``/``with`` (e.g. a class defined per platform)."""
-    for stmt in body:
-        if isinstance(stmt, cst.ClassDef):
-            yield stmt
-        elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
-            yield from _class_defs(_blocks_stmts(stmt))
 
 
 def _blocks_stmts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
@@ -356,12 +348,18 @@ def _bound_names(small: cst.CSTNode) -> set[str]:
     if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
         return _target_names(small.target)
     if isinstance(small, cst.Import):
-        return {  # ``import a.b`` binds ``a``
-            a.asname.name.value if a.asname else get_full_name_for_node(a.name).split(".")[0] for a in small.names
-        }
+        return {_imported_as(a, top=True) for a in small.names}  # ``import a.b`` binds ``a``
     if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
-        return {a.asname.name.value if a.asname else get_full_name_for_node(a.name) for a in small.names}
+        return {_imported_as(a, top=False) for a in small.names}
     return set()
+
+
+def _imported_as(alias: cst.ImportAlias, top: bool) -> str:
+    """The name an imported alias binds (an import's ``as`` target is always a plain name)."""
+    if alias.asname is not None:
+        return cst.ensure_type(alias.asname.name, cst.Name).value
+    name = get_full_name_for_node_or_raise(alias.name)
+    return name.split(".")[0] if top else name
 
 
 @dataclass(frozen=True)
@@ -442,7 +440,7 @@ def _stub_lines(delegation: Delegation, names: _Names, unit: str, width: int) ->
 
     is_async = fn.asynchronous is not None if fn is not None else delegation.kind == "async_method"
     signature = None
-    if fn is not None and "overload" not in decorators:
+    if fn is not None and module is not None and "overload" not in decorators:
         signature = _signature(fn, module, names, drop_receiver="staticmethod" not in decorators)
     else:
         returns = ""  # one overload's return type is not the whole method's
@@ -638,9 +636,9 @@ class _FreeNames(cst.CSTVisitor):
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             self.bound.add(param.name.value)
-        for param in (params.star_arg, params.star_kwarg):
-            if isinstance(param, cst.Param):
-                self.bound.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self.bound.add(star.name.value)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self.bound |= _target_names(node.target)

@@ -15,7 +15,6 @@ from bisect import bisect_right
 from itertools import accumulate
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 def split_lines(text: str) -> list[str]:
@@ -26,7 +25,7 @@ def split_lines(text: str) -> list[str]:
 def lines_with_ends(text: str) -> list[str]:
     """The lines with their endings, as ``str.splitlines(keepends=True)`` would give them if it broke only
     where the parser does (so no empty last line after a final line break)."""
-    return _LINE.findall(text)
+    return LineIndex(text).lines_with_ends()
 
 
 class LineIndex:
@@ -38,6 +37,12 @@ class LineIndex:
             self.starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
         else:  # the common case, several times faster than the regular expression
             self.starts = list(accumulate((len(line) + 1 for line in text.split("\n")), initial=0))[:-1]
+
+    def lines_with_ends(self) -> list[str]:
+        """See :func:`lines_with_ends`."""
+        starts, text = self.starts, self.text
+        lines = [text[start:end] for start, end in zip(starts, [*starts[1:], len(text)])]
+        return lines[:-1] if not lines[-1] else lines  # the empty line after a final line break, or of ""
 
     def position(self, offset: int) -> tuple[int, int]:
         """The (0-based line, code-point column) of an offset."""
