@@ -315,7 +315,7 @@ def server_figures(args: argparse.Namespace, tree: Path, warm_cache: str, cold_c
     warm = server_bench.run_session(tree, warm_cache, open_file, edit_file, args.edits, args.timeout)
     table.add(f"first diagnostics, warm cache ({open_rel})", seconds(warm.first_diagnostics),
               f"{warm.first_count} diagnostic(s)", "<= 1.0 s after initialize", warm.first_diagnostics <= 1.0)
-    if warm.edits:
+    if warm.edits and edit_file is not None:  # a session times edits only when given a file to edit
         lines = edit_file.read_bytes().count(b"\n")
         p50 = statistics.median(warm.edits)
         p95 = server_bench.percentile(warm.edits, 0.95)

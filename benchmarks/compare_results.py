@@ -63,6 +63,8 @@ def edit_copy(copy: Path, findings: list[dict]) -> str:
     """
     for finding in findings[:5]:  # the first that works; each try reads the whole tree
         inner, method = finding.get("inner_class"), finding.get("method")
+        if not isinstance(inner, str) or not isinstance(method, str):  # a finding on no inner model's method
+            continue
         for path in sorted(copy.glob("**/*.py")):
             text = path.read_text(encoding="utf-8")
             if re.search(rf"^\s*class {re.escape(inner)}\b", text, re.M) and _rename_def(path, method):
