@@ -746,3 +746,18 @@ def test_the_suppression_comment_the_fix_writes_is_the_one_the_check_reads():
     odd = "class W:  # spec-contract: ignore[SC-1]\n    pass\n"
     assert suppressed(odd) == {"*"}
     assert apply(odd, suppression_edit("w.py", odd, "W", "SC001")) == odd
+
+
+def test_a_class_defined_twice_is_suppressed_and_fixed_in_its_last_definition():
+    """The runtime (and the check) use the last ``class W``: the comment and the forwards go there, both found
+    by the one class walker."""
+    from spec_contract.engine.deferred import find_class
+    from spec_contract.engine.scan import scan
+
+    source = "class W:\n    pass\n\n\nclass W:\n    x = 1\n"
+    suppressed = apply(source, suppression_edit("w.py", source, "W", "SC001"))
+    assert suppressed == "class W:\n    pass\n\n\n# spec-contract: ignore[SC001]\nclass W:\n    x = 1\n"
+    cls = find_class(scan("w.py", "w", "", suppressed, worker=False, entry_variable=None), "W")
+    assert cls is not None and cls.suppressed == {"SC001"}
+    fixed = apply(source, delegation_edit("w.py", source, "W", [method("get_embed_and_head", SIMPLE_INNER)]))
+    assert fixed.startswith("class W:\n    pass\n\n\nclass W:\n    x = 1\n\n    def get_embed_and_head(self):")
