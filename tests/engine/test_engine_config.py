@@ -188,3 +188,27 @@ def test_the_command_exits_2_with_one_line_naming_the_key_for_each_configuration
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stdout == "" and len(result.stderr.splitlines()) == 1, result.stderr
     assert result.stderr.startswith("spec-contract: error: ") and message in result.stderr, result.stderr
+
+
+def test_severities_and_roles_are_enums_that_read_and_write_as_their_words(tmp_path):
+    """Reports, JSON, SARIF and the server's conversions print them, and code outside the engine compares them
+    with the plain words: an enum member must stay that word everywhere."""
+    import json
+
+    from spec_contract.engine.results import Role
+    from spec_contract.engine.rules import BY_CODE, Fix, Severity
+
+    root = base_tree(tmp_path, {"pyproject.toml": """
+        [tool.spec-contract]
+        severity = {SC002 = "HINT"}
+    """})
+    config = load_config(root)
+    level = config.severity["SC002"]
+    assert level is Severity.HINT and level == "hint" and {"hint": 1}[level] == 1
+    assert (str(level), f"{level}", json.dumps({level: level})) == ("hint", "hint", '{"hint": "hint"}')
+    assert config.roles_for_class("LlavaForConditionalGeneration") == ("target", "draft")
+    assert config.roles_for_class("LlamaForCausalLMEagle") == (Role.DRAFT,)
+    assert [str(role) for role in Role] == ["target", "draft"]
+    assert {code: rule.fix for code, rule in BY_CODE.items() if rule.fix is not Fix.FORWARD} == {
+        "SC006": Fix.DECLARE, "SC007": Fix.NONE, "SC008": Fix.NONE}
+    assert [code for code, rule in BY_CODE.items() if rule.forwards] == ["SC001", "SC002", "SC003", "SC004", "SC005"]
