@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from engine_trees import WORKER, analyze, base_tree, findings, make_tree
 from spec_contract.engine.config import ConfigError, load_config
+from spec_contract.engine.results import Role
+from spec_contract.engine.rules import BY_CODE, Fix, Severity
 
 WRAPPER = {"pkg/models/llava.py": """
     from pkg.models.llama import LlamaForCausalLM
@@ -193,11 +197,6 @@ def test_the_command_exits_2_with_one_line_naming_the_key_for_each_configuration
 def test_severities_and_roles_are_enums_that_read_and_write_as_their_words(tmp_path):
     """Reports, JSON, SARIF and the server's conversions print them, and code outside the engine compares them
     with the plain words: an enum member must stay that word everywhere."""
-    import json
-
-    from spec_contract.engine.results import Role
-    from spec_contract.engine.rules import BY_CODE, Fix, Severity
-
     root = base_tree(tmp_path, {"pyproject.toml": """
         [tool.spec-contract]
         severity = {SC002 = "HINT"}
