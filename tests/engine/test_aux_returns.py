@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from spec_contract.engine.aux_returns import builds_pair, hands_on, method_of, returned_chain
+from spec_contract.engine.aux_returns import builds_pair, function_at, hands_on, returned_chain
 
 HOPS = frozenset({("self", "language_model"), ("self", "language_model", "model")})
 
@@ -21,9 +21,14 @@ def forward(body: str, name: str = "forward", above: str = "") -> str:
 
 def read(body: str, name: str = "forward", above: str = ""):
     text = forward(body, name, above)
-    fn = method_of(text, above.count("\n"), name)
+    fn = function_at(text, def_line(text, name))
     assert fn is not None
     return fn
+
+
+def def_line(text: str, name: str) -> int:
+    """0-based line of ``def name`` (where the summary's member span puts it)."""
+    return next(i for i, line in enumerate(text.splitlines()) if line.lstrip().startswith(f"def {name}("))
 
 
 @pytest.mark.parametrize("body, kind", [
@@ -104,9 +109,18 @@ def test_what_a_get_language_model_override_returns(body, chain):
     assert returned_chain(read(body, "get_language_model")) == chain
 
 
-def test_a_class_statement_that_does_not_parse_alone_says_nothing():
-    # a string at column 0 inside the class ends the cut early: the reading gives up rather than guess
+def test_a_method_that_does_not_parse_alone_says_nothing():
+    # a string at column 0 inside the method ends the cut early: the reading gives up rather than guess
     text = forward("return self.language_model(input_ids)[0]").replace(
         "        return", '        doc = """\nleft at column 0\n"""\n        return')
-    assert method_of(text, 0, "forward") is None
-    assert method_of(forward("return 1"), 0, "missing") is None
+    assert function_at(text, def_line(text, "forward")) is None
+    assert function_at("x = 1\n", 0) is None  # not a def
+    assert function_at("x = 1\n", 5) is None  # past the end
+
+
+def test_a_multi_line_signature_is_part_of_the_cut():
+    text = forward("return self.language_model(input_ids)[0]").replace(
+        "    def forward(self, input_ids, positions, intermediate_tensors=None):\n",
+        "    def forward(\n        self,\n        input_ids,\n    ) -> torch.Tensor:\n")
+    fn = function_at(text, def_line(text, "forward"))
+    assert fn is not None and hands_on(fn, HOPS).kind == "drops"

@@ -34,42 +34,44 @@ class Verdict:
 UNKNOWN = Verdict("unknown")
 
 
-def method_of(text: str, class_line: int, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The last ``def name`` directly in the body of the class whose ``class`` line is ``class_line``
-    (0-based), with line numbers of ``text``; None when the class statement does not parse alone."""
-    node = _class_at(text, class_line)
-    found = None
-    for item in node.body if node is not None else ():
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
-            found = item
-    return found
-
-
 @lru_cache(maxsize=256)
-def _class_at(text: str, class_line: int) -> ast.ClassDef | None:
-    """The class statement starting at ``class_line``, cut from the file by indentation and parsed alone
-    (a model file is long and only a few of its classes are asked about)."""
-    lines = text.splitlines()
-    if not 0 <= class_line < len(lines):
+def function_at(text: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The ``def`` on ``line`` (0-based; the summary's member span) and its body, cut from the file by
+    indentation and parsed alone, with line numbers of ``text``: a model class is often hundreds of lines and
+    only one or two of its methods are asked about. None when it does not parse alone."""
+    lines = _lines(text)
+    if not 0 <= line < len(lines):
         return None
-    head = lines[class_line]
-    indent = len(head) - len(head.lstrip())
-    end = class_line + 1
-    while end < len(lines):
-        line = lines[end]
-        stripped = line.lstrip()
-        if stripped and len(line) - len(stripped) <= indent and not stripped.startswith(("#", ")", "]", "}")):
-            break
-        end += 1
     try:
-        tree = ast.parse(textwrap.dedent("\n".join(lines[class_line:end])))
+        tree = ast.parse(textwrap.dedent("\n".join(lines[line:_block_end(lines, line, _indent(lines[line]))])))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # a string or bracket past the cut: say nothing rather than guess
     node = tree.body[0] if tree.body else None
-    if not isinstance(node, ast.ClassDef):
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    ast.increment_lineno(node, class_line)
+    ast.increment_lineno(node, line)
     return node
+
+
+@lru_cache(maxsize=32)
+def _lines(text: str) -> list[str]:
+    return text.splitlines()
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _block_end(lines: list[str], start: int, indent: int) -> int:
+    """The line after the statement that starts at ``start`` with ``indent``: the first line past it that is
+    code at that indentation or less (a closing bracket there still belongs to its header)."""
+    end = start + 1
+    while end < len(lines):
+        stripped = lines[end].lstrip()
+        if stripped and _indent(lines[end]) <= indent and not stripped.startswith(("#", ")", "]", "}")):
+            break
+        end += 1
+    return end
 
 
 def _chain(node: ast.AST) -> Chain:
@@ -136,6 +138,7 @@ def _verdict(kind: str, ret: ast.Return, hop: Chain = ()) -> Verdict:
     return Verdict(kind, ret.lineno - 1, ast.unparse(ret).strip(), hop)
 
 
+@lru_cache(maxsize=256)  # a base class's forward is asked about for each of its subclasses
 def hands_on(fn: ast.FunctionDef | ast.AsyncFunctionDef, hops: frozenset[Chain]) -> Verdict:
     """Whether ``fn`` (a forward between the runner and the holder) returns the result of calling one of
     ``hops`` as it is: *drops* when every return is derived from it (indexed, an attribute of it, passed
@@ -191,6 +194,7 @@ def _carries(value: ast.expr, hops: frozenset[Chain], carriers: set[str]) -> boo
     return _hop_of(value, hops) is not None or isinstance(value, ast.Name) and value.id in carriers
 
 
+@lru_cache(maxsize=256)  # a base class's forward is asked about for each of its subclasses
 def builds_pair(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Verdict:
     """Whether ``fn`` (the holder's own forward) can return ``(hidden, aux)``: *drops* when every return is
     a plain value (an expression that is not a call, or a name last bound to one or unpacked from a tuple)
@@ -257,6 +261,7 @@ def _blocks(fn: ast.AST) -> list[list[ast.stmt]]:
     return out
 
 
+@lru_cache(maxsize=256)  # a base class's forward is asked about for each of its subclasses
 def returned_chain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Chain | None:
     """The one ``self`` attribute chain every return of ``fn`` returns (``return self`` → ("self",),
     ``return self.language_model`` → ("self", "language_model")); None when it returns anything else."""

@@ -27,11 +27,12 @@ replaced by the capability's finding.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from spec_contract.engine.aux_returns import Verdict, builds_pair, hands_on, method_of, returned_chain
+from spec_contract.engine.aux_returns import Verdict, builds_pair, function_at, hands_on, returned_chain
 from spec_contract.engine.classes import ARCHITECTURE
 from spec_contract.engine.config import Capability, Config
 from spec_contract.engine.contract import algorithm_of
@@ -171,14 +172,20 @@ def _reach(index: Index, key: ClassKey, capability: Capability, config: Config,
 def _returned(index: Index, key: ClassKey, method: str, text_of: Callable[[str], str | None]) -> tuple[str, ...] | None:
     """The ``self`` chain the class's ``method`` returns, when the method found along the MRO says it plainly
     (``return self``, ``return self.language_model``); None otherwise."""
-    found = index.provision(key, method)
-    cls = index.class_summary(found.owner) if found is not None and found.member is not None else None
-    path = index.path_of(found.owner.module) if found is not None else None
-    text = text_of(path) if path is not None and cls is not None else None
-    if text is None or cls is None:
-        return None
-    fn = method_of(text, _class_line(text, cls), method)
+    fn = _method(index, key, method, text_of)
     return returned_chain(fn) if fn is not None else None
+
+
+def _method(index: Index, key: ClassKey, method: str, text_of: Callable[[str], str | None]) \
+        -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The body of the ``method`` instances of ``key`` run (the first along the MRO), read from its file's
+    text; finding it read the owner's module, so the class's recorded dependencies already hold it."""
+    found = index.provision(key, method)
+    if found is None or found.member is None or found.member.kind not in ("method", "async_method"):
+        return None
+    path = index.path_of(found.owner.module)
+    text = text_of(path) if path is not None else None
+    return function_at(text, found.member.span.line) if text is not None else None
 
 
 def _from_hf_config(index: Index, key: ClassKey, attr: str) -> bool:
@@ -279,15 +286,10 @@ def _dropped_from(classes: tuple[ClassKey, ...], parts: tuple[str, ...], index: 
 def _dropped_at(key: ClassKey, parts: tuple[str, ...], index: Index, gated: GatedCapability, depth: int) \
         -> tuple[ClassKey, Verdict, tuple[str, ...]] | None:
     provided = index.provision(key, "forward")
-    if depth > 4 or provided is None or provided.member is None:
+    fn = _method(index, key, "forward", gated.text_of) if depth <= 4 else None
+    if fn is None or provided is None:
         return None
     owner = provided.owner
-    cls = index.class_summary(owner)  # records the module whose text is read
-    path = index.path_of(owner.module)
-    text = gated.text_of(path) if path is not None and cls is not None else None
-    fn = method_of(text, _class_line(text, cls), "forward") if text is not None and cls is not None else None
-    if fn is None:
-        return None
     if not parts:
         verdict = builds_pair(fn)
         return (owner, verdict, ()) if verdict.kind == "drops" else None
@@ -317,15 +319,6 @@ def _held(index: Index, key: ClassKey, attr: str) -> tuple[ClassKey, ...]:
             kept = tuple(c for c in candidates if c in built)
             return kept if kept and None not in built else candidates
     return candidates
-
-
-def _class_line(text: str, cls: ClassSummary) -> int:
-    """The line of the ``class`` keyword: the summary's span is the name's, on the same line or below."""
-    lines = text.splitlines()
-    line = cls.span.line
-    while line > 0 and line < len(lines) and not lines[line].lstrip().startswith("class "):
-        line -= 1
-    return line
 
 
 def capability_findings(index: Index, key: ClassKey, config: Config, gated: list[GatedCapability],
