@@ -124,3 +124,10 @@ def test_a_multi_line_signature_is_part_of_the_cut():
         "    def forward(\n        self,\n        input_ids,\n    ) -> torch.Tensor:\n")
     fn = function_at(text, def_line(text, "forward"))
     assert fn is not None and hands_on(fn, HOPS).kind == "drops"
+
+
+def test_lines_are_counted_as_python_counts_them():
+    # a form feed (a page break some files keep between sections) is no line break for Python
+    text = "x = 1\f\n\n" + forward("return self.language_model(input_ids)[0]")
+    fn = function_at(text, 6)
+    assert fn is not None and fn.name == "forward" and fn.lineno == 7

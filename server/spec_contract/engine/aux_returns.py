@@ -6,19 +6,21 @@ output. So every ``forward`` between the runner and the holder must return what 
 calls as it is (or build a pair itself), and the holder's own ``forward`` must build the pair. A forward that
 returns only the hidden states breaks the unpack at the first forward of the run.
 
-The engine's summaries keep no function bodies of model classes, so this reads the class statement's text
-with ``ast``. Every answer is one of three: *passes*, *drops* (with the return that drops), or *unknown*
+The engine's summaries keep no function bodies of model classes, so this reads the method's own text (cut
+from the file at the line its member span gives) with ``ast``. Every answer is one of three: *passes*, *drops* (with the return that drops), or *unknown*
 (a helper call, a name bound from a call the reading cannot see into): only *drops* is ever reported.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from dataclasses import dataclass
 from functools import lru_cache
 
 Chain = tuple[str, ...]
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # the pipeline-parallel path of a non-last rank hands its tensors on: never the run's output
 _PIPELINE = "IntermediateTensors"
 
@@ -55,7 +57,9 @@ def function_at(text: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef 
 
 @lru_cache(maxsize=32)
 def _lines(text: str) -> list[str]:
-    return text.splitlines()
+    """The file's lines as Python counts them (``str.splitlines`` also breaks at form feeds and other
+    separators, which would move every line number below one)."""
+    return _LINE_BREAK.split(text)
 
 
 def _indent(line: str) -> int:
