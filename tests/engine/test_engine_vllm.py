@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from engine_trees import analyze, line_of, make_tree, rel
 from spec_contract.engine.config import ConfigError, load_config
-from spec_contract.engine.fix import delegation_edits
+from spec_contract.engine.fix import declaration_edits, delegation_edits
 from spec_contract.engine.protocols import declare_protocol
 from spec_contract.engine.resolve import ClassKey
+from spec_contract.engine.text import apply_edits
 
 MODELS = "vllm/model_executor/models"
 
@@ -463,9 +464,6 @@ def test_a_registry_without_the_profiles_tables_is_a_configuration_error(tmp_pat
 
 
 def test_the_not_declared_fix_adds_the_protocol_as_one_small_edit_and_the_class_then_checks_clean(tmp_path):
-    from spec_contract.engine.fix import declaration_edits, delegation_edits
-    from spec_contract.engine.text import apply_edits
-
     root = vllm_tree(tmp_path)
     analysis = analyze(root)
     sc006 = [f for f in analysis.findings if f.code == "SC006"]
