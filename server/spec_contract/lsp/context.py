@@ -9,7 +9,7 @@ client's position encoding and its features. Newer keystrokes change the session
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.workspace import PositionCodec
@@ -17,6 +17,9 @@ from pygls.workspace import PositionCodec
 from spec_contract.lsp.convert import SourceLines, from_position, lines_of
 from spec_contract.lsp.features import ClientFeatures
 from spec_contract.lsp.workspace import Folder
+
+if TYPE_CHECKING:
+    from spec_contract.engine import Analysis
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class RequestContext:
     uri: str
     path: str
     folder: Folder
-    analysis: Any  # the engine's Analysis covering ``path``
+    analysis: Analysis  # covering ``path``
     codec: PositionCodec
     features: ClientFeatures
     lines: SourceLines = field(init=False)

@@ -152,8 +152,11 @@ async def first_pass(session: Session, folder: Folder, opened: set[str]) -> None
     analysis reports the same for them), so the user sees them seconds earlier on a large tree.
     """
     async with folder.lock:
+        project = folder.project
+        if project is None:  # disabled while it waited for the lock
+            return
         try:
-            analysis = await session.on_engine(folder.project.analyze, opened)
+            analysis = await session.on_engine(project.analyze, opened)
         except Exception as exc:
             if unanalysable(exc):
                 raise  # the tree cannot be analysed at all: reload() hands its files to discovery

@@ -16,7 +16,7 @@ import asyncio
 import functools
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import cattrs
 from lsprotocol import types
@@ -27,6 +27,9 @@ from spec_contract.lsp.context import RequestContext
 from spec_contract.lsp.convert import SourceLines, path_of, uri_of
 from spec_contract.lsp.features import ClientFeatures
 from spec_contract.lsp.workspace import Folder, Folders
+
+if TYPE_CHECKING:
+    from spec_contract.engine import Analysis
 
 T = TypeVar("T")
 
@@ -153,7 +156,7 @@ class Session:
         await self.refresh(folder)
 
     # -- freshness ----------------------------------------------------------------------------------------
-    async def refresh(self, folder: Folder) -> Any:
+    async def refresh(self, folder: Folder) -> Analysis | None:
         """Bring the folder's analysis up to date with its inputs; publish or refresh what changed."""
         async with folder.lock:
             if folder.project is None:
@@ -172,7 +175,7 @@ class Session:
                 await self.publish(folder, analysis)
             return analysis
 
-    async def fresh(self, folder: Folder) -> Any:
+    async def fresh(self, folder: Folder) -> Analysis | None:
         """The folder's analysis including every edit made so far (pending debounces applied now)."""
         await folder.ready.wait()
         for uri, task in list(self.pending.items()):
@@ -202,11 +205,11 @@ class Session:
             return None
         return self._snapshot(uri, path, folder, analysis)
 
-    def _snapshot(self, uri: str, path: str, folder: Folder, analysis: Any) -> RequestContext:
+    def _snapshot(self, uri: str, path: str, folder: Folder, analysis: Analysis) -> RequestContext:
         return RequestContext(uri, path, folder, analysis, self.editor.codec, self.features)
 
     # -- publishing ---------------------------------------------------------------------------------------
-    async def publish(self, folder: Folder, analysis: Any) -> None:
+    async def publish(self, folder: Folder, analysis: Analysis) -> None:
         """Recompute every affected file's report; push changed ones, or ask pull clients to re-pull."""
         paths = set(folder.reports) | {f.path for f in analysis.findings if folder.shows(f.path)}
         folder.reports, changed = await self.on_engine(

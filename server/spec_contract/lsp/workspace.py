@@ -12,7 +12,7 @@ A *discovered* folder is the project the engine's discovery finds for files no w
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from spec_contract.lsp.convert import path_of
 from spec_contract.lsp.settings import Settings
 
 if TYPE_CHECKING:
-    from spec_contract.engine import Found
+    from spec_contract.engine import Analysis, Config, Found, Project
 
 
 @dataclass
@@ -49,8 +49,8 @@ class Folder:
     problem: str | None = None  # why it cannot be analysed; its documents then go to a discovered folder
     settings: Settings = field(default_factory=Settings)
     shown_problems: tuple[str, ...] = ()
-    project: Any = None  # spec_contract.engine.project.Project, created on the executor thread
-    analysis: Any = None  # the latest engine Analysis
+    project: Project | None = None  # created on the engine thread
+    analysis: Analysis | None = None  # the latest
     dirty: bool = True  # inputs changed since ``analysis`` was computed
     reports: dict[str, FileReport] = field(default_factory=dict)  # path -> last diagnostics
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one analysis (and its publishing) at a time
@@ -153,29 +153,29 @@ def discover(path: Path, overrides: dict[str, Any]) -> tuple[Found | None, str |
         return None, str(exc)
 
 
-def build_project(root: Path, config):
+def build_project(root: Path, config: Config) -> tuple[Project, str | None]:
     """The engine Project for ``root``, and a warning for the user or None (on the engine thread).
 
     With a ``baseline`` key, the project's analyses show the findings the baseline covers at *hint*
     severity (the editor greys them instead of underlining them red); a baseline that cannot be read is
     reported and every finding keeps its severity.
     """
-    from spec_contract.engine import baseline, rules
+    from spec_contract.engine import rules  # Severity: not (yet) named by the front door
 
     if not config.baseline:
         return engine.Project(root, config), None
     try:
-        accepted = baseline.load(Path(config.baseline))
+        accepted = engine.load_baseline(Path(config.baseline))
     except engine.ConfigError as exc:
         return engine.Project(root, config), f"spec-contract: {exc}; showing every finding at its own severity"
 
     class BaselinedProject(engine.Project):
-        def analyze(self, focus=None):
+        def analyze(self, focus: Iterable[str] | None = None) -> Analysis:
             analysis = super().analyze(focus)
             covered = accepted.match(analysis.findings).baselined
             if not covered:
                 return analysis
             return replace(analysis, findings=tuple(
-                replace(f, severity=rules.Severity.HINT) if baseline.fingerprint(f) in covered else f for f in analysis.findings))
+                replace(f, severity=rules.Severity.HINT) if engine.fingerprint(f) in covered else f for f in analysis.findings))
 
     return BaselinedProject(root, config), None
