@@ -27,7 +27,7 @@ from spec_contract.engine.summary import ModuleSummary
 # Bumped when the layout of an entry changes; part of every entry's header.
 _MAGIC = b"spec-contract cache 2\n"
 _CHECKSUM_BYTES = 32
-# What ``Project._save`` always writes: a results entry without one of these is not used.
+# What the pipeline always saves (``Pipeline._save``): a results entry without one of these is not used.
 RESULT_KEYS = frozenset({"contract", "checked", "registered", "digests"})
 
 
@@ -109,7 +109,7 @@ class SummaryCache:
         return value if isinstance(value, ModuleSummary) else None
 
     def get_results(self, key: str) -> dict | None:
-        """The saved results of a whole analysis (see ``Project._save``), or None."""
+        """The saved results of a whole analysis (see ``results_store``), or None."""
         path = self._results_path(key)
         value = self._load(path)
         if value is None:

@@ -122,7 +122,7 @@ def _serve(work: Callable[[int], Any], report: Callable[[], Any] | None, bounds:
            connection: Any) -> None:
     """A worker process: do items from the front until the claims meet, then send the results (and, with
     ``report``, what else the caller wants to know of this process's run)."""
-    gc.disable()  # what the engine makes is acyclic, see Project.analyze
+    gc.disable()  # what the engine makes is acyclic, see Pipeline.analyze
     # Each result is pickled as soon as it is made, while the process that reads them is still busy with its
     # own items, rather than all at the end, when it would wait for them.
     made = [(i, pickle.dumps(work(i), pickle.HIGHEST_PROTOCOL)) for i in _claims_from_front(bounds, lock)]

@@ -21,10 +21,10 @@ from spec_contract.engine.files import SourceFile, relative_to
 from spec_contract.engine.layout import InstalledEngine, Layout, lay_out
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.registered import Registered
+from spec_contract.engine.registry import ModelRegistry
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import Contract
 from spec_contract.engine.results_store import ResultsStore
-from spec_contract.engine.scan import moved_by
 from spec_contract.engine.sources import Sources
 from spec_contract.engine.stats import Stats
 from spec_contract.engine.summaries import Summaries
@@ -130,7 +130,6 @@ class Pipeline:
             self._layout = lay_out(self.root, self.config, self._sources.overlays, self._engine)
         layout = self._layout
         stats.files_seen = layout.seen
-        files, workers, models, out_of_tree = layout.files, layout.workers, layout.models, layout.out_of_tree
 
         def load(source: SourceFile) -> ModuleSummary | None:
             return self._summaries.summary(source, source.path in layout.worker_paths, stats)
@@ -139,65 +138,21 @@ class Pipeline:
         if replaced:
             self._checked = {}
         index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates,
-                      engine=(self.config.engine_package, tuple(w.module for w in workers)),
+                      engine=(self.config.engine_package, tuple(w.module for w in layout.workers)),
                       architectures=registry.architectures if registry is not None else None)
-        dirty = self._sources.dirty
-        touched = [f for f in files if f.path in dirty]
-        changed = {f.module for f in touched}
-        if focus is None:
-            changed -= self._unchanged_summaries(index, [f for f in touched if f.path not in self._read_in_focus])
-        else:  # their summaries may be made now, and the whole analysis then has no earlier one to compare with
-            self._read_in_focus |= dirty
-        changed_paths = frozenset(dirty) if self._restored and self._contract is not None else None
-        if not self._restored:
-            self._restored = True
-            changed |= self._restore(layout)
-        # Files about to be read for the first time, all at once: the model files whose registered classes
-        # were never looked at, and the workers when there is no contract to start from. The workers come
-        # last, so that this process scans them first and derives the contract while the others scan models.
-        ahead = [(m, False) for m in models if (focus is None or m.path in focus)
-                 and m.path not in self._registered.known and m.path not in layout.worker_paths]
+        changed, changed_paths = self._changes(index, layout, focus)
         # The engine's registry names the classes to check in the engine's own tree; an out-of-tree package
         # registers its models elsewhere, so every class it defines is checked (its inner models still
         # resolve through the installed engine's registry)
-        registering = registry if not out_of_tree else None
-        if registering is not None:  # only the registry's modules hold classes to check
-            listed = {module for module, _ in registering.registered}
-            ahead = [(m, worker) for m, worker in ahead if m.module in listed]
-        if self._contract is None:
-            ahead += [(w, True) for w in workers]
-        if not self._summaries.scan_ahead(ahead, out_of_tree,
-                                          then=lambda: self._update_contract(index, workers, changed)):
-            self._update_contract(index, workers, changed)
-        derived = self._contract
-        assert derived is not None  # made by _update_contract
-        contract = derived[0]
-        if not contract.entries:
-            raise ConfigError(_empty_contract(self.config, len(workers)))
-        if registering is not None:
-            checked = self._registered.registry_classes(registering, index, layout, focus)
-            if not registering.registered:
-                raise ConfigError(f"the registry files ({', '.join(registering.modules)}) hold none of the tables "
-                                  f"{', '.join(self.config.registry_tables) or '(none set)'}, so no class would "
-                                  "be checked; set 'registry-tables' in [tool.spec-contract]")
-        else:
-            checked = [ClassKey(source.module, qualname)
-                       for source in (models if focus is None else [m for m in models if m.path in focus])
-                       for qualname in self._registered.registered_in(source, index, out_of_tree)]
-        stale = [key for key in checked if key not in self._checked or self._checked[key][1] & changed]
+        registering = registry if not layout.out_of_tree else None
+        contract = self._derive(index, layout, registering, focus, changed)
+        checked = self._classes(index, layout, registering, focus)
         problems: dict[str, str] = {}
-        worker_summaries = [s for s in (index.summary(w.module) for w in workers) if s is not None] \
-            if stale and self.config.capabilities else []  # what gates the capabilities (see checking)
-        for key, result in zip(stale, check_classes(
-                stale, index, contract, self.config, workers=worker_summaries, registry=self._registered.registry,
-                relative=self.relative, text=lambda path: self._sources.text(path)[0],
-                problems_of=self._summaries.problems, stats=stats, problems=problems)):
-            self._checked[key] = result
-            self._unsaved = True
+        self._check(checked, changed, index, layout, contract, stats, problems)
         findings = [finding for key in checked for finding in self._checked[key][0]]
         self._generation += 1
         if focus is None:
-            dirty.clear()
+            self._sources.dirty.clear()
             self._read_in_focus.clear()
             if self._store.enabled and not self._sources.overlays and self._unsaved_results():
                 self._save(layout)
@@ -209,7 +164,7 @@ class Pipeline:
         analysis = Analysis(
             root=self.root, generation=self._generation, contract=contract,
             findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
-            checked=tuple(checked), models=tuple(models), index=index, config=self.config, stats=stats,
+            checked=tuple(checked), models=tuple(layout.models), index=index, config=self.config, stats=stats,
             problems=problems, overlays=dict(self._sources.overlays), relative=self.relative, focus=focus,
             changed_paths=changed_paths,
             notes=tuple(filter(None, [self._engine_note, _unread_note(unread, self.relative)])), unread=unread,
@@ -217,29 +172,78 @@ class Pipeline:
         self._last = analysis if focus is None else None  # a focused one is not the whole answer
         return analysis
 
-    def _unchanged_summaries(self, index: Index, touched: list[SourceFile]) -> set[str]:
-        """Modules whose text changed but whose summary did not: what depends on them needs no new answer.
+    def _changes(self, index: Index, layout: Layout, focus: frozenset[str] | None
+                 ) -> tuple[set[str], frozenset[str] | None]:
+        """The modules whose text changed since the results kept (restored from the last run on a new
+        layout), and the paths for the analysis to report (None: unknown)."""
+        dirty = self._sources.dirty
+        touched = [f for f in layout.files if f.path in dirty]
+        changed = {f.module for f in touched}
+        if focus is None:
+            compared = [f for f in touched if f.path not in self._read_in_focus]
+            unchanged, moves = self._summaries.unchanged(index, compared)
+            for path, first, lines in moves:
+                self._move_results(path, first, lines)
+            changed -= unchanged
+        else:  # their summaries may be made now, and the whole analysis then has no earlier one to compare with
+            self._read_in_focus |= dirty
+        changed_paths = frozenset(dirty) if self._restored and self._contract is not None else None
+        if not self._restored:
+            self._restored = True
+            changed |= self._restore(layout)
+        return changed, changed_paths
 
-        Most keystrokes in an editor (inside a method body, a comment, a string) change no member, delegate,
-        import or position a summary holds; the contract and every finding stay as they are, and the analysis
-        only re-reads the file. Only files summarised before are compared (a file read for the first time has
-        nothing to compare with, and may not be needed at all).
-        """
-        unchanged = set()
-        for source in touched:
-            before = self._summaries.last_good(source.path)
-            if before is None:
-                continue
-            after = index.summary(source.module)
-            if after is None:
-                continue
-            after = replace(after, digest=before.digest)
-            if after == before:
-                unchanged.add(source.module)
-            elif (moved := moved_by(before, after)) is not None:  # a line added or removed above
-                self._move_results(source.path, *moved)
-                unchanged.add(source.module)
-        return unchanged
+    def _derive(self, index: Index, layout: Layout, registering: ModelRegistry | None,
+                focus: frozenset[str] | None, changed: set[str]) -> Contract:
+        """The contract, derived again if a file it was derived from changed.
+
+        Files about to be read for the first time are summarised all at once first: the model files whose
+        registered classes were never looked at, and the workers when there is no contract to start from.
+        The workers come last, so that this process scans them first and derives the contract while the
+        others scan models."""
+        workers = layout.workers
+        ahead = [(m, False) for m in layout.models if (focus is None or m.path in focus)
+                 and m.path not in self._registered.known and m.path not in layout.worker_paths]
+        if registering is not None:  # only the registry's modules hold classes to check
+            listed = {module for module, _ in registering.registered}
+            ahead = [(m, worker) for m, worker in ahead if m.module in listed]
+        if self._contract is None:
+            ahead += [(w, True) for w in workers]
+        if not self._summaries.scan_ahead(ahead, layout.out_of_tree,
+                                          then=lambda: self._update_contract(index, workers, changed)):
+            self._update_contract(index, workers, changed)
+        derived = self._contract
+        assert derived is not None  # made by _update_contract
+        if not derived[0].entries:
+            raise ConfigError(_empty_contract(self.config, len(workers)))
+        return derived[0]
+
+    def _classes(self, index: Index, layout: Layout, registering: ModelRegistry | None,
+                 focus: frozenset[str] | None) -> list[ClassKey]:
+        """The model classes to check: the registry's, or those each model file registers."""
+        if registering is None:
+            return [ClassKey(source.module, qualname)
+                    for source in (layout.models if focus is None else [m for m in layout.models if m.path in focus])
+                    for qualname in self._registered.registered_in(source, index, layout.out_of_tree)]
+        checked = self._registered.registry_classes(registering, index, layout, focus)
+        if not registering.registered:
+            raise ConfigError(f"the registry files ({', '.join(registering.modules)}) hold none of the tables "
+                              f"{', '.join(self.config.registry_tables) or '(none set)'}, so no class would "
+                              "be checked; set 'registry-tables' in [tool.spec-contract]")
+        return checked
+
+    def _check(self, checked: list[ClassKey], changed: set[str], index: Index, layout: Layout,
+               contract: Contract, stats: Stats, problems: dict[str, str]) -> None:
+        """Check again the classes never checked and those whose check read a changed module."""
+        stale = [key for key in checked if key not in self._checked or self._checked[key][1] & changed]
+        workers = [s for s in (index.summary(w.module) for w in layout.workers) if s is not None] \
+            if stale and self.config.capabilities else []  # what gates the capabilities (see checking)
+        for key, result in zip(stale, check_classes(
+                stale, index, contract, self.config, workers=workers, registry=self._registered.registry,
+                relative=self.relative, text=lambda path: self._sources.text(path)[0],
+                problems_of=self._summaries.problems, stats=stats, problems=problems)):
+            self._checked[key] = result
+            self._unsaved = True
 
     def _move_results(self, path: str, first: int, lines: int) -> None:
         """Move the positions in ``path`` that the kept findings hold (their class, their provider), as

@@ -8,13 +8,14 @@ stops parsing keeps its last good summary, so half-typed code never produces spu
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spec_contract.engine.config import Config
 from spec_contract.engine.files import SourceFile
 from spec_contract.engine.parallel import ScanJob, processes_for, scan_all
+from spec_contract.engine.resolve import Index
 from spec_contract.engine.results_store import ResultsStore
-from spec_contract.engine.scan import scan
+from spec_contract.engine.scan import moved_by, scan
 from spec_contract.engine.sources import Sources
 from spec_contract.engine.stats import Stats
 from spec_contract.engine.summary import ModuleSummary
@@ -74,10 +75,32 @@ class Summaries:
         self._entries[path] = _Entry(digest, summary, worker)
         return summary
 
-    def last_good(self, path: str) -> ModuleSummary | None:
-        """The summary made before of the text ``path`` had then, if that text parsed."""
-        entry = self._entries.get(path)
-        return entry.summary if entry is not None and not entry.problem else None
+    def unchanged(self, index: Index, touched: list[SourceFile]) -> tuple[set[str], list[tuple[str, int, int]]]:
+        """Modules whose text changed but whose summary did not: what depends on them needs no new answer;
+        and the files among them whose summary only moved, as (path, first line moved, lines added).
+
+        Most keystrokes in an editor (inside a method body, a comment, a string) change no member, delegate,
+        import or position a summary holds; the contract and every finding stay as they are, and the analysis
+        only re-reads the file. Only files summarised before are compared (a file read for the first time has
+        nothing to compare with, and may not be needed at all).
+        """
+        unchanged: set[str] = set()
+        moves: list[tuple[str, int, int]] = []
+        for source in touched:
+            entry = self._entries.get(source.path)
+            before = entry.summary if entry is not None and not entry.problem else None
+            if before is None:
+                continue
+            after = index.summary(source.module)
+            if after is None:
+                continue
+            after = replace(after, digest=before.digest)
+            if after == before:
+                unchanged.add(source.module)
+            elif (moved := moved_by(before, after)) is not None:  # a line added or removed above
+                moves.append((source.path, *moved))
+                unchanged.add(source.module)
+        return unchanged, moves
 
     def scan_ahead(self, sources: list[tuple[SourceFile, bool]], out_of_tree: bool,
                    then: Callable[[], None]) -> bool:
