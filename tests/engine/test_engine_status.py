@@ -1,5 +1,6 @@
-"""A class's contract status (hover's) is computed by the check's own lookups: it says what hover said before
-(``Analysis.class_at``) and never disagrees with the findings.
+"""A class's contract status (hover's) is computed by the check's own lookups: hover (``Analysis.class_at``)
+answers with it, the states below are those hover gave when it walked the members on its own, and it never
+disagrees with the findings.
 
 The tree has one class per member state and delegate shape: a wrapper that forwards one member and lacks the
 others, one that reaches its inner model one level deeper, one that has its members itself with no inner
@@ -132,7 +133,7 @@ def _statuses(analysis):
     return out
 
 
-def test_class_status_is_what_hover_said_for_every_checked_class(tmp_path):
+def test_hover_answers_with_the_class_status_of_every_checked_class(tmp_path):
     analysis = analyze(_tree(tmp_path))
     statuses = _statuses(analysis)
     assert set(statuses) == {"LlamaForCausalLM", "LlavaForConditionalGeneration", "MiniCPMV", "OwnForCausalLM",

@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable
 from spec_contract.engine.config import Config
 from spec_contract.engine.gates import Gate, Gates, class_sites, fallback_covered
 from spec_contract.engine.lookup import Inner, MemberLookup
-from spec_contract.engine.lookup import inner_provider as _inner_provider  # noqa: F401  (queries.class_at's)
 from spec_contract.engine.resolve import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Role
 from spec_contract.engine.rules import (
@@ -33,7 +32,7 @@ from spec_contract.engine.rules import (
     MISSING_OPTIONAL_FORWARD,
     Rule,
 )
-from spec_contract.engine.status import AlgorithmStatus, algorithm_status  # noqa: F401  (queries.class_at's)
+from spec_contract.engine.status import algorithm_status  # noqa: F401  (test_engine_semantics imports it here)
 from spec_contract.engine.summary import ClassSummary, Member
 
 Relative = Callable[[str], str]  # shortens a path for messages

@@ -105,11 +105,6 @@ class _Inners:
         return None
 
 
-def inner_provider(index: Index, wrapper: ClassKey, member: str, preferred: tuple[str, ...]) -> Inner | None:
-    """The first delegate path whose inner class really defines ``member``, every attribute a delegate."""
-    return _Inners(index, wrapper, preferred).provider(member)
-
-
 class MemberLookup:
     """What one class provides itself and what its inner models provide, asked once per member."""
 
