@@ -36,7 +36,8 @@ class Verdict:
 UNKNOWN = Verdict("unknown")
 
 
-@lru_cache(maxsize=256)
+# Bounded: each entry keeps a file's text alive, and an editor buffer is a new text at every keystroke
+@lru_cache(maxsize=64)
 def function_at(text: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The ``def`` on ``line`` (0-based; the summary's member span) and its body, cut from the file by
     indentation and parsed alone, with line numbers of ``text``: a model class is often hundreds of lines and
@@ -55,7 +56,7 @@ def function_at(text: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef 
     return node
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=16)
 def _lines(text: str) -> list[str]:
     """The file's lines as Python counts them (``str.splitlines`` also breaks at form feeds and other
     separators, which would move every line number below one)."""
