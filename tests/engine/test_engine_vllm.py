@@ -679,3 +679,15 @@ def test_a_get_language_model_that_returns_the_class_itself_is_what_the_proposer
     files = {f"{MODELS}/tiny.py": TINY_FORWARD, f"{MODELS}/glimmer.py": glimmer, f"{MODELS}/registry.py": registry}
     analysis = analyze(vllm_tree(tmp_path, files))
     assert [c for c in codes(analysis) if c[1] == "GlimmerForCausalLM"] == []
+
+
+def test_without_get_language_model_the_proposers_read_the_class_own_decoder(tmp_path):
+    # The defaults fall back to `self.language_model` (Tiny, backed), but the proposers, with no
+    # get_language_model to call, take the class itself and read its `.model`, which it does not have
+    files = {f"{MODELS}/tiny.py": TINY_FORWARD,
+             f"{MODELS}/picture.py": picture(bases="nn.Module, SupportsEagle3")}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    found = [f for f in analysis.findings if f.class_name == "PictureForConditionalGeneration" and f.code == "SC007"]
+    assert [(f.delegate, f.inner_class) for f in found] == [("language_model.model", "PictureForConditionalGeneration")]
+    assert "the proposers take the class itself as its language model and read its `.model`, which " \
+           "PictureForConditionalGeneration does not have" in found[0].message
