@@ -11,13 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.workspace import PositionCodec
 
 from spec_contract.engine import BY_CODE
 from spec_contract.lsp.convert import to_range, uri_of
-from spec_contract.lsp.data import Action, CodeActionData
+from spec_contract.lsp.data import Action, CodeActionData, FindingKey
 from spec_contract.lsp.diagnostics import SOURCE, finding_key
+
+if TYPE_CHECKING:
+    from spec_contract.engine import Analysis, Finding, Span, TextEdit
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND]
@@ -30,7 +35,7 @@ class Planned:
     title: str
     kind: str
     action: Action
-    findings: tuple  # engine Findings
+    findings: tuple[Finding, ...]
     preferred: bool = False
 
     def data(self, uri: str) -> CodeActionData:
@@ -44,12 +49,12 @@ def kind_allowed(kind: str, only: Sequence[str] | None) -> bool:
     return any(kind == want or kind.startswith(f"{want}.") for want in only)
 
 
-def _intersects(span, rng_lines: tuple[int, int]) -> bool:
+def _intersects(span: Span, rng_lines: tuple[int, int]) -> bool:
     first, last = rng_lines
     return span.line <= last and span.end_line >= first
 
 
-def _title(finding) -> str:
+def _title(finding: Finding) -> str:
     """What the quick fix for one finding does; a capability fix forwards the gate member and those past it."""
     if finding.also:
         count = 1 + len(finding.also)
@@ -60,9 +65,9 @@ def _title(finding) -> str:
 
 
 def plan(
-    findings: Sequence,
+    findings: Sequence[Finding],
     requested_lines: tuple[int, int],
-    diagnostic_keys: Iterable[tuple[str, str, str]],
+    diagnostic_keys: Iterable[FindingKey],
     only: Sequence[str] | None,
 ) -> list[Planned]:
     """The actions to offer for one file's findings, in the order an editor should list them."""
@@ -86,7 +91,7 @@ def plan(
             )
         )
     forwarding = [f for f in findings if BY_CODE[f.code].forwards]
-    by_class: dict[str, list] = {}
+    by_class: dict[str, list[Finding]] = {}
     for finding in here:
         if BY_CODE[finding.code].forwards:
             by_class.setdefault(finding.class_qualname, [])
@@ -128,14 +133,14 @@ def plan(
     return [p for p in planned if kind_allowed(p.kind, only)]
 
 
-def find(findings: Iterable, keys: Iterable[Sequence[str]]) -> list:
+def find(findings: Iterable[Finding], keys: Iterable[Sequence[str]]) -> list[Finding]:
     """The findings (of a newer analysis) that a resolve request's data names; gone ones are skipped."""
     wanted = [tuple(k) for k in keys]
     by_key = {finding_key(f): f for f in findings}
     return [by_key[k] for k in wanted if k in by_key]
 
 
-def engine_edits(analysis, action: str, findings: Sequence) -> list:
+def engine_edits(analysis: Analysis, action: Action, findings: Sequence[Finding]) -> list[TextEdit]:
     """The engine's TextEdits for an action (runs on the executor thread: libcst is involved).
 
     A class the stub generator refuses (its file nests code too deeply, …) gets no edit, and the action
@@ -147,16 +152,17 @@ def engine_edits(analysis, action: str, findings: Sequence) -> list:
         return declaration_edits(analysis, findings)
     if action == "ignore":
         try:
-            return [suppression_edit(analysis, findings[0])]
+            edit = suppression_edit(analysis, findings[0])
         except StubError:
             return []
+        return [edit] if edit is not None else []
     return delegation_edits(analysis, findings)
 
 
 def workspace_edit(
-    edits: Sequence,
-    lines_for: Callable,
-    codec,
+    edits: Sequence[TextEdit],
+    lines_for: Callable[[str], Sequence[str]],
+    codec: PositionCodec,
     document_changes: bool,
     version_of: Callable[[str], int | None],
 ) -> types.WorkspaceEdit:
@@ -181,7 +187,7 @@ def workspace_edit(
 
 
 def to_code_action(
-    planned: Planned, uri: str, diagnostics_by_key: dict, edit: types.WorkspaceEdit | None
+    planned: Planned, uri: str, diagnostics_by_key: dict[FindingKey, types.Diagnostic], edit: types.WorkspaceEdit | None
 ) -> types.CodeAction:
     related = [diagnostics_by_key[k] for k in (finding_key(f) for f in planned.findings) if k in diagnostics_by_key]
     return types.CodeAction(

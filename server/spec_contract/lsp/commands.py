@@ -7,16 +7,19 @@ negotiated encoding, so a client can open a call site without converting anythin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygls.workspace import PositionCodec
 
 from spec_contract.lsp.convert import SourceLines, to_range, uri_of
 
+if TYPE_CHECKING:
+    from spec_contract.engine import Analysis
+
 CONTRACT = "spec-contract.contract"
 
 
-def contract_payload(folders: list[tuple[str, Any]], codec: PositionCodec) -> dict[str, Any]:
+def contract_payload(folders: list[tuple[str, Analysis]], codec: PositionCodec) -> dict[str, Any]:
     """``{"folders": [{"root", "contract": [{"role", "member", "required", "call_sites": [...]}]}]}``."""
     out = []
     for root_uri, analysis in folders:

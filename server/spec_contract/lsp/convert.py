@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import PositionCodec, TextDocument, Workspace
 
 from spec_contract.engine import lines_with_ends
+
+if TYPE_CHECKING:
+    from spec_contract.engine import Analysis, Span
 
 
 def lines_of(text: str | None) -> list[str]:
@@ -58,7 +62,7 @@ class ParserLinesWorkspace(Workspace):
         )
 
 
-def to_range(span, lines: Sequence[str], codec: PositionCodec) -> types.Range:
+def to_range(span: Span, lines: Sequence[str], codec: PositionCodec) -> types.Range:
     """An engine Span → an LSP Range in the client's units."""
     start = codec.position_to_client_units(lines, types.Position(line=span.line, character=span.col))
     end = codec.position_to_client_units(lines, types.Position(line=span.end_line, character=span.end_col))
@@ -88,7 +92,7 @@ class SourceLines:
     """Lines of files by path, read once per analysis: the text the analysis used (its spans refer to it,
     even while a newer keystroke waits in the debounce), else the disk."""
 
-    def __init__(self, analysis=None):
+    def __init__(self, analysis: Analysis | None = None) -> None:
         self._analysis = analysis
         self._cache: dict[str, list[str]] = {}
 

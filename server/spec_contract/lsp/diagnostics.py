@@ -14,12 +14,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
+import cattrs
 from lsprotocol import types
+from pygls.workspace import PositionCodec
 
 from spec_contract.lsp.convert import to_range, uri_of
 from spec_contract.lsp.data import DiagnosticData, FindingKey
 from spec_contract.lsp.workspace import FileReport, Folder
+
+if TYPE_CHECKING:
+    from spec_contract.engine import Analysis, Finding
 
 SOURCE = "spec-contract"
 SEVERITY = {
@@ -31,12 +37,12 @@ SEVERITY = {
 }
 
 
-def finding_key(finding) -> FindingKey:
+def finding_key(finding: Finding) -> FindingKey:
     """What identifies a finding across analyses (spans move while typing; these do not)."""
     return (finding.code, finding.class_qualname, finding.member)
 
 
-def diagnostic_data(finding) -> DiagnosticData:
+def diagnostic_data(finding: Finding) -> DiagnosticData:
     return DiagnosticData(
         code=finding.code,
         class_qualname=finding.class_qualname,
@@ -46,7 +52,9 @@ def diagnostic_data(finding) -> DiagnosticData:
     )
 
 
-def to_diagnostic(finding, lines_for: Callable, codec, related: bool) -> types.Diagnostic:
+def to_diagnostic(
+    finding: Finding, lines_for: Callable[[str], Sequence[str]], codec: PositionCodec, related: bool
+) -> types.Diagnostic:
     related_information = None
     if related:
         related_information = [
@@ -85,7 +93,7 @@ def to_diagnostic(finding, lines_for: Callable, codec, related: bool) -> types.D
     )
 
 
-def fingerprint(diagnostics: Sequence[types.Diagnostic], converter) -> str:
+def fingerprint(diagnostics: Sequence[types.Diagnostic], converter: cattrs.Converter) -> str:
     payload = json.dumps(converter.unstructure(list(diagnostics)), sort_keys=True)
     return hashlib.sha1(payload.encode("utf-8")).hexdigest()
 
@@ -96,12 +104,12 @@ def content_hash(text: str | None) -> str:
 
 def compute_reports(
     previous: dict[str, FileReport],
-    analysis,
+    analysis: Analysis,
     paths: Iterable[str],
-    lines_for: Callable,
-    codec,
+    lines_for: Callable[[str], Sequence[str]],
+    codec: PositionCodec,
     related: bool,
-    converter,
+    converter: cattrs.Converter,
 ) -> tuple[dict[str, FileReport], dict[str, bool]]:
     """New reports for ``paths`` (others carried over) and, per path, whether its diagnostics changed.
 
@@ -110,7 +118,7 @@ def compute_reports(
     """
     reports = dict(previous)
     changed: dict[str, bool] = {}
-    by_path: dict[str, list] = {}
+    by_path: dict[str, list[Finding]] = {}
     for finding in analysis.findings:
         by_path.setdefault(finding.path, []).append(finding)
     touched = analysis.changed_paths  # None: unknown, every file may have changed

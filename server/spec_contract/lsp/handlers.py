@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
@@ -24,10 +24,13 @@ from pygls.lsp.server import LanguageServer
 from spec_contract.lsp import actions, commands, diagnostics, hover, indexing, settings
 from spec_contract.lsp.context import RequestContext
 from spec_contract.lsp.convert import ParserLinesWorkspace, path_of
-from spec_contract.lsp.data import CodeActionData, DiagnosticData, FindingKey
+from spec_contract.lsp.data import Action, CodeActionData, DiagnosticData, FindingKey
 from spec_contract.lsp.features import ClientFeatures
 from spec_contract.lsp.session import Session
 from spec_contract.lsp.workspace import initial_folders
+
+if TYPE_CHECKING:
+    from spec_contract.engine import Finding
 
 P = TypeVar("P")
 Handler = Callable[[Session, Any], Awaitable[Any]]
@@ -227,10 +230,9 @@ async def code_action_resolve(session: Session, action: types.CodeAction) -> typ
 
 
 async def _edit(
-    session: Session, context: RequestContext, action: str, findings: Sequence[Any]
+    session: Session, context: RequestContext, action: Action, findings: Sequence[Finding]
 ) -> types.WorkspaceEdit | None:
     edits = await session.on_engine(actions.engine_edits, context.analysis, action, list(findings))
-    edits = [e for e in edits if e is not None]
     if not edits:
         return None
     return actions.workspace_edit(

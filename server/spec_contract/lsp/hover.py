@@ -8,11 +8,16 @@ queries; this module only words the answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.workspace import PositionCodec
 
 from spec_contract.lsp.convert import to_range, uri_of
+
+if TYPE_CHECKING:
+    from spec_contract.engine import Analysis, CallSite, ClassStatus, ContractEntry, Finding, Provider
 
 STATUS_WORDS = {"provided": "provided", "forwarded": "forwarded", "missing": "**missing**"}
 
@@ -26,7 +31,7 @@ def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def class_markdown(status, relative: Callable[[str], str]) -> str:
+def class_markdown(status: ClassStatus, relative: Callable[[str], str]) -> str:
     lines = [f"**`{status.name}`** — speculative-decoding contract ({len(status.members)} members)", ""]
     for member in status.members:
         roles = "/".join(member.roles)
@@ -55,7 +60,7 @@ def class_markdown(status, relative: Callable[[str], str]) -> str:
     return "\n".join(lines)
 
 
-def definition_markdown(member: str, entries, relative: Callable[[str], str]) -> str:
+def definition_markdown(member: str, entries: Sequence[ContractEntry], relative: Callable[[str], str]) -> str:
     lines = [f"**`{member}`** is part of the speculative-decoding contract", ""]
     for entry in entries:
         need = "required" if entry.required else "optional"
@@ -68,7 +73,13 @@ def definition_markdown(member: str, entries, relative: Callable[[str], str]) ->
     return "\n".join(lines)
 
 
-def call_site_markdown(site, entry, implementers, lacking, relative: Callable[[str], str]) -> str:
+def call_site_markdown(
+    site: CallSite,
+    entry: ContractEntry | None,
+    implementers: Sequence[Provider],
+    lacking: Sequence[Finding],
+    relative: Callable[[str], str],
+) -> str:
     need = "required" if entry is None or entry.required else "optional (every use is guarded)"
     lines = [f"**`{site.member}`** on the {site.role} model — {need}", ""]
     if implementers:
@@ -88,7 +99,16 @@ def call_site_markdown(site, entry, implementers, lacking, relative: Callable[[s
     return "\n".join(lines)
 
 
-def hover_for(analysis, path: str, line: int, col: int, relative, lines_for, codec, markdown: bool):
+def hover_for(
+    analysis: Analysis,
+    path: str,
+    line: int,
+    col: int,
+    relative: Callable[[str], str],
+    lines_for: Callable[[str], Sequence[str]],
+    codec: PositionCodec,
+    markdown: bool,
+) -> types.Hover | None:
     """The hover at a code-point position, or None (runs on the executor thread: engine queries)."""
     value: str | None = None
     span = None
@@ -117,7 +137,9 @@ def hover_for(analysis, path: str, line: int, col: int, relative, lines_for, cod
     )
 
 
-def implementations_for(analysis, path: str, line: int, col: int, lines_for, codec) -> list[types.Location]:
+def implementations_for(
+    analysis: Analysis, path: str, line: int, col: int, lines_for: Callable[[str], Sequence[str]], codec: PositionCodec
+) -> list[types.Location]:
     """Every model class providing the member under the cursor at a worker call site."""
     site = analysis.call_site_at(path, line, col)
     if site is None:
