@@ -19,6 +19,7 @@ from spec_contract.lsp.data import DiagnosticData, converter_factory
 from spec_contract.lsp.features import ClientFeatures
 from spec_contract.lsp.session import Session
 from spec_contract.lsp.settings import Settings
+from spec_contract.lsp.workspace import Folder
 
 ROOT = Path("/w")
 WRAPPER = "/w/llava.py"
@@ -121,8 +122,9 @@ class Project:
         return Analysis(self.analyses, tuple(finding(m) for m in members), {WRAPPER: text})
 
 
-def session_with(features: ClientFeatures, editor: Editor | None = None) -> tuple[Session, Editor, Project]:
-    editor = editor or Editor()
+def session_with(features: ClientFeatures) -> tuple[Session, Editor, Project, Folder]:
+    """A session with one ready folder, /w, analysed by a stand-in project."""
+    editor = Editor()
     session = Session(editor)
     session.features = features
     folder = session.folders.add(ROOT.as_uri(), "w")
@@ -130,7 +132,7 @@ def session_with(features: ClientFeatures, editor: Editor | None = None) -> tupl
     project = Project()
     folder.project = project
     folder.ready.set()
-    return session, editor, project
+    return session, editor, project, folder
 
 
 PUSH = ClientFeatures()
@@ -139,9 +141,7 @@ URI = Path(WRAPPER).as_uri()
 
 
 async def test_a_burst_of_edits_reaches_the_engine_once_with_the_last_text():
-    session, editor, project = session_with(PUSH)
-    folder = session.folders.for_path(WRAPPER)
-    assert folder is not None
+    session, editor, project, folder = session_with(PUSH)
     folder.settings = Settings(debounce_ms=10)
     for version, text in enumerate(["# a\n", "# a\n# b\n", "# a\n# b\n# c\n"], start=1):
         editor.documents[URI] = Document(text, version)
@@ -156,9 +156,7 @@ async def test_a_burst_of_edits_reaches_the_engine_once_with_the_last_text():
 
 
 async def test_a_request_applies_the_pending_edit_at_once_and_sees_it():
-    session, editor, project = session_with(PUSH)
-    folder = session.folders.for_path(WRAPPER)
-    assert folder is not None
+    session, editor, project, folder = session_with(PUSH)
     folder.settings = Settings(debounce_ms=60_000)  # the debounce alone would never fire
     editor.documents[URI] = Document("# a\n")
     session.schedule_change(URI, folder)
@@ -174,9 +172,7 @@ async def test_a_request_applies_the_pending_edit_at_once_and_sees_it():
 
 
 async def test_push_clients_get_changed_files_only_and_a_version_only_for_the_analysed_buffer():
-    session, editor, project = session_with(PUSH)
-    folder = session.folders.for_path(WRAPPER)
-    assert folder is not None
+    session, editor, project, folder = session_with(PUSH)
     project.overlays[WRAPPER] = "# a\n"
     await session.refresh(folder)
     assert [(uri, version) for uri, _, version in editor.published] == [(URI, None)]  # not open: no version
@@ -193,9 +189,7 @@ async def test_push_clients_get_changed_files_only_and_a_version_only_for_the_an
 
 
 async def test_pull_clients_are_asked_to_pull_again_instead_of_being_pushed_to():
-    session, editor, project = session_with(PULL)
-    folder = session.folders.for_path(WRAPPER)
-    assert folder is not None
+    session, editor, project, folder = session_with(PULL)
     project.overlays[WRAPPER] = "# a\n"
     await session.refresh(folder)
     assert editor.published == [] and editor.refreshes == 1
@@ -209,7 +203,7 @@ async def test_pull_clients_are_asked_to_pull_again_instead_of_being_pushed_to()
 
 
 async def test_a_failing_background_task_is_logged():
-    session, editor, _ = session_with(PUSH)
+    session, editor, _, _ = session_with(PUSH)
 
     async def fail() -> None:
         raise RuntimeError("boom")
