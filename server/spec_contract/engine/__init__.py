@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis
     from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Role, Span, TextEdit
-    from spec_contract.engine.rules import BY_CODE, RULES, Rule
+    from spec_contract.engine.rules import BY_CODE, RULES, Fix, Rule, Severity
     from spec_contract.engine.stats import Stats
     from spec_contract.engine.status import AlgorithmStatus, ClassStatus, MemberStatus
     from spec_contract.engine.stubs import StubError
@@ -77,6 +77,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "BY_CODE": ("rules", "BY_CODE"),
     "RULES": ("rules", "RULES"),
     "Rule": ("rules", "Rule"),
+    "Fix": ("rules", "Fix"),
+    "Severity": ("rules", "Severity"),
     "StubError": ("stubs", "StubError"),
     "LineIndex": ("text", "LineIndex"),
     "apply_edits": ("text", "apply_edits"),
@@ -86,11 +88,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
-    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Found", "LineIndex",
-    "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "SourceFile", "Span", "Stats",
-    "StubError", "TextEdit", "apply_edits", "declaration_edits", "decode", "delegation_edits", "find_project",
-    "fingerprint", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines", "read_bytes",
-    "relative_to", "suppression_edit", "validate", "with_select", "write_baseline",
+    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Found", "LineIndex",
+    "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
+    "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "decode", "delegation_edits",
+    "find_project", "fingerprint", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
+    "read_bytes", "relative_to", "suppression_edit", "validate", "with_select", "write_baseline",
 ]
 
 
