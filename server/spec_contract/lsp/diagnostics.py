@@ -28,11 +28,10 @@ if TYPE_CHECKING:
     from spec_contract.engine import Analysis, Finding
 
 SOURCE = "spec-contract"
-SEVERITY = {
+SEVERITY = {  # the engine's severities (a str enum) by their words
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
     "information": types.DiagnosticSeverity.Information,
-    "info": types.DiagnosticSeverity.Information,
     "hint": types.DiagnosticSeverity.Hint,
 }
 
