@@ -294,7 +294,4 @@ class Pipeline:
         self._sources.restore(saved.get("signatures", {}))
         self._engine_note = saved.get("engine_note")
         return {m for m, digest in saved["digests"].items()
-                if m not in layout.by_module or self._digest_of(layout, m) != digest}
-
-    def _digest_of(self, layout: Layout, module: str) -> str:
-        return self._sources.digest(layout.by_module[module].path)
+                if m not in layout.by_module or self._sources.digest(layout.by_module[m].path) != digest}
