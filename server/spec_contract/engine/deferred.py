@@ -80,17 +80,3 @@ def _complete(summary: ModuleSummary, index: int) -> tuple[ClassSummary, ...]:
     if index not in summary.parsed:
         summary.parsed[index] = parse_deferred(summary.deferred[index], summary.path)
     return summary.parsed[index].classes
-
-
-class LoadedSummary(ModuleSummary):
-    """A summary as the scanner hands it out: :func:`all_classes` and :func:`top_level_classes` as methods too.
-
-    Only for the callers that still ask the summary (``engine.project`` and ``engine.queries``); once they
-    call the functions above, the scanner returns plain :class:`ModuleSummary` again and this goes.
-    """
-
-    def all_classes(self, mentioning: str | None = None) -> list[ClassSummary]:
-        return all_classes(self, mentioning)
-
-    def top_level_classes(self, names: Iterable[str]) -> list[ClassSummary]:
-        return top_level_classes(self, names)

@@ -12,7 +12,7 @@ import ast
 from dataclasses import replace
 from typing import TypeVar
 
-from spec_contract.engine.deferred import LoadedSummary, top_level_classes
+from spec_contract.engine.deferred import top_level_classes
 from spec_contract.engine.pieces import Piece, piece_of
 from spec_contract.engine.statements import (
     CLASS_STATEMENT,
@@ -94,7 +94,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
             if memo is not None:
                 made[key[1:]] = (key[0], piece)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        return LoadedSummary(path, module, digest, (), (), (), None, (), is_package, error=error_message(exc))
+        return ModuleSummary(path, module, digest, (), (), (), None, (), is_package, error=error_message(exc))
     if memo is not None:
         memo.pieces, memo.context = made, (worker, entry_variable)
         # Class statements not parsed this time keep their body statements for the next edit in them, as long
@@ -109,7 +109,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     for piece in pieces:
         for augmented, names in piece.entries:
             entry = (entry or []) + list(names) if augmented else list(names)
-    summary = LoadedSummary(path, module, digest, tuple(b for p in pieces for b in p.imports),
+    summary = ModuleSummary(path, module, digest, tuple(b for p in pieces for b in p.imports),
                             tuple(c for p in pieces for c in p.classes),
                             tuple(a for p in pieces for a in p.assignments),
                             tuple(entry) if entry is not None else None,
