@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from itertools import accumulate
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the language server imports this module at start-up: no dataclasses for it
+    from spec_contract.engine.results import TextEdit
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -79,9 +84,8 @@ def replacement(old: str, new: str) -> tuple[int, int, int, int, str] | None:
     return (*index.position(start), *index.position(len(old) - end), new[start:len(new) - end])
 
 
-def apply_edits(text: str, edits) -> str:
-    """``text`` with non-overlapping edits (anything with a ``span``: 0-based lines, code-point columns, and
-    ``new_text``) applied; positions are all taken from the original text, and insertions at one place
+def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
+    """``text`` with non-overlapping edits (0-based lines, code-point columns) applied; positions are all taken from the original text, and insertions at one place
     keep their order."""
     index = LineIndex(text)
     located = sorted(
