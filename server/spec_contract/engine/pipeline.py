@@ -1,9 +1,10 @@
 """One analysis of a tree, reusing everything of the last one that did not change.
 
 The pipeline lays the tree out (``layout``), summarises what it needs (``summaries``), derives the contract
-from the workers, and checks the registered model classes (``registered``) against it. It keeps the contract
-and each class's findings with the modules they read, so an edit re-derives or re-checks only what read the
-changed modules; with a cache, these results are saved for the next run (``results_store``).
+from the workers, and checks the registered model classes (``registered``) against it (``checking``). It keeps
+the contract and each class's findings with the modules they read (``kept``), so an edit re-derives or
+re-checks only what read the changed modules; with a cache, these results are saved for the next run
+(``results_store``).
 """
 
 from __future__ import annotations
@@ -11,13 +12,12 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
-from spec_contract.engine.checking import Checked, check_classes
+from spec_contract.engine.checking import check_classes
 from spec_contract.engine.config import Config, ConfigError
-from spec_contract.engine.contract import derive_contract
 from spec_contract.engine.files import SourceFile, relative_to
+from spec_contract.engine.kept import KeptResults
 from spec_contract.engine.layout import InstalledEngine, Layout, lay_out
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.registered import Registered
@@ -29,16 +29,6 @@ from spec_contract.engine.sources import Sources
 from spec_contract.engine.stats import Stats
 from spec_contract.engine.summaries import Summaries
 from spec_contract.engine.summary import ModuleSummary
-
-
-def _engine_note(resolved: int, total: int, package: str) -> str | None:
-    """Say so when most of the workers' imports of the engine package name nothing in the tree: the tree is
-    then not the engine's package, or not all of it, and wrappers whose inner model is unknown pass."""
-    if total < 4 or resolved * 2 >= total:
-        return None
-    return (f"{total - resolved} of {total} imports of the engine package `{package}` in the worker files name no "
-            f"module of the checked tree: the contract and the findings may be incomplete (check the whole "
-            f"package, or set `engine_package` to the name its code imports it by)")
 
 
 def _unread_note(unread: dict[str, str], relative: Callable[[str], str]) -> str | None:
@@ -76,12 +66,8 @@ class Pipeline:
         self._read_in_focus: set[str] = set()  # changed files a focused analysis may have summarised since
         self._generation = 0
         self._last: Analysis | None = None
-        # Incremental state: the contract and each checked class's findings, with the modules they read.
-        self._contract: tuple[Contract, frozenset[str]] | None = None
-        self._engine_note: str | None = None  # made with the contract: the workers' engine imports unresolved
-        self._checked: dict[ClassKey, Checked] = {}
-        self._unsaved = False  # results computed since the last save
-        self._restored = False
+        self._kept = KeptResults(config)
+        self._restored = False  # whether the kept results were restored (or looked for) since the last walk
 
     def changed(self, path: str, exists: bool | None = None) -> None:
         """``path``'s text changed; ``exists`` (when it may have changed): whether there is a file now. A file
@@ -125,7 +111,7 @@ class Pipeline:
         started = time.perf_counter()
         stats = Stats()
         if self._layout is None:
-            self._contract, self._checked = None, {}  # the file set changed: names may resolve differently
+            self._kept.forget()
             self._restored = False
             self._layout = lay_out(self.root, self.config, self._sources.overlays, self._engine)
         layout = self._layout
@@ -135,8 +121,8 @@ class Pipeline:
             return self._summaries.summary(source, source.path in layout.worker_paths, stats)
 
         registry, replaced = self._registered.model_registry(layout)
-        if replaced:
-            self._checked = {}
+        if replaced:  # every class is checked again
+            self._kept.checked = {}
         index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates,
                       engine=(self.config.engine_package, tuple(w.module for w in layout.workers)),
                       architectures=registry.architectures if registry is not None else None)
@@ -149,7 +135,7 @@ class Pipeline:
         checked = self._classes(index, layout, registering, focus)
         problems: dict[str, str] = {}
         self._check(checked, changed, index, layout, contract, stats, problems)
-        findings = [finding for key in checked for finding in self._checked[key][0]]
+        findings = self._kept.findings(checked)
         self._generation += 1
         if focus is None:
             self._sources.dirty.clear()
@@ -167,7 +153,7 @@ class Pipeline:
             checked=tuple(checked), models=tuple(layout.models), index=index, config=self.config, stats=stats,
             problems=problems, overlays=dict(self._sources.overlays), relative=self.relative, focus=focus,
             changed_paths=changed_paths,
-            notes=tuple(filter(None, [self._engine_note, _unread_note(unread, self.relative)])), unread=unread,
+            notes=tuple(filter(None, [self._kept.engine_note, _unread_note(unread, self.relative)])), unread=unread,
         )
         self._last = analysis if focus is None else None  # a focused one is not the whole answer
         return analysis
@@ -183,11 +169,11 @@ class Pipeline:
             compared = [f for f in touched if f.path not in self._read_in_focus]
             unchanged, moves = self._summaries.unchanged(index, compared)
             for path, first, lines in moves:
-                self._move_results(path, first, lines)
+                self._kept.move(path, first, lines)
             changed -= unchanged
         else:  # their summaries may be made now, and the whole analysis then has no earlier one to compare with
             self._read_in_focus |= dirty
-        changed_paths = frozenset(dirty) if self._restored and self._contract is not None else None
+        changed_paths = frozenset(dirty) if self._restored and self._kept.contract is not None else None
         if not self._restored:
             self._restored = True
             changed |= self._restore(layout)
@@ -207,13 +193,13 @@ class Pipeline:
         if registering is not None:  # only the registry's modules hold classes to check
             listed = {module for module, _ in registering.registered}
             ahead = [(m, worker) for m, worker in ahead if m.module in listed]
-        if self._contract is None:
+        if self._kept.contract is None:
             ahead += [(w, True) for w in workers]
         if not self._summaries.scan_ahead(ahead, layout.out_of_tree,
-                                          then=lambda: self._update_contract(index, workers, changed)):
-            self._update_contract(index, workers, changed)
-        derived = self._contract
-        assert derived is not None  # made by _update_contract
+                                          then=lambda: self._kept.update_contract(index, workers, changed)):
+            self._kept.update_contract(index, workers, changed)
+        derived = self._kept.contract
+        assert derived is not None  # made by update_contract
         if not derived[0].entries:
             raise ConfigError(_empty_contract(self.config, len(workers)))
         return derived[0]
@@ -235,63 +221,36 @@ class Pipeline:
     def _check(self, checked: list[ClassKey], changed: set[str], index: Index, layout: Layout,
                contract: Contract, stats: Stats, problems: dict[str, str]) -> None:
         """Check again the classes never checked and those whose check read a changed module."""
-        stale = [key for key in checked if key not in self._checked or self._checked[key][1] & changed]
+        stale = self._kept.stale(checked, changed)
         workers = [s for s in (index.summary(w.module) for w in layout.workers) if s is not None] \
             if stale and self.config.capabilities else []  # what gates the capabilities (see checking)
         for key, result in zip(stale, check_classes(
                 stale, index, contract, self.config, workers=workers, registry=self._registered.registry,
                 relative=self.relative, text=lambda path: self._sources.text(path)[0],
                 problems_of=self._summaries.problems, stats=stats, problems=problems)):
-            self._checked[key] = result
-            self._unsaved = True
-
-    def _move_results(self, path: str, first: int, lines: int) -> None:
-        """Move the positions in ``path`` that the kept findings hold (their class, their provider), as
-        ``moved_by`` found the file's summary moved. A model file's lines appear in no message: only the
-        workers' call sites are quoted there, and a worker's summary (with flow records) is never moved."""
-        for key, (found, read) in self._checked.items():
-            if any(f.path == path or f.provider.path == path for f in found):
-                self._checked[key] = ([replace(f, span=f.span.moved(first, lines) if f.path == path else f.span,
-                                               provider=replace(f.provider, span=f.provider.span.moved(first, lines))
-                                               if f.provider.path == path else f.provider) for f in found], read)
-                self._unsaved = True
-
-    def _update_contract(self, index: Index, workers: list[SourceFile], changed: set[str]) -> None:
-        """Derive the contract again if there is none yet or a file it was derived from changed."""
-        if self._contract is None or changed & self._contract[1]:
-            recorded = index.record()
-            worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
-            contract = derive_contract(worker_summaries, index, self.config)
-            modules = index.stop(recorded)
-            self._engine_note = _engine_note(*index.engine_imports(worker_summaries), self.config.engine_package)
-            self._unsaved = True
-            if self._contract is None or contract != self._contract[0]:
-                self._checked = {}  # every class is checked against the contract: check them all again
-            self._contract = (contract, modules)
+            self._kept.keep(key, result)
 
     # the saved results -----------------------------------------------------------------------------
     def _unsaved_results(self) -> bool:
-        return self._unsaved or self._registered.unsaved or self._sources.unsaved
+        return self._kept.unsaved or self._registered.unsaved or self._sources.unsaved
 
     def _save(self, layout: Layout) -> None:
         """Keep the contract and each class's findings, with the digests of what they read, for the next run."""
-        modules = set(self._contract[1]) if self._contract else set()
-        for _, read in self._checked.values():
-            modules |= read
-        digests = {m: self._sources.digest(layout.by_module[m].path) for m in modules if m in layout.by_module}
+        digests = {m: self._sources.digest(layout.by_module[m].path)
+                   for m in self._kept.modules_read() if m in layout.by_module}
         self._store.save(layout.fingerprint, {
-            "contract": self._contract, "checked": self._checked, "registered": self._registered.known,
-            "digests": digests, "signatures": self._sources.to_save(), "engine_note": self._engine_note,
+            "contract": self._kept.contract, "checked": self._kept.checked, "registered": self._registered.known,
+            "digests": digests, "signatures": self._sources.to_save(), "engine_note": self._kept.engine_note,
         })
-        self._unsaved = self._registered.unsaved = False
+        self._kept.unsaved = self._registered.unsaved = False
 
     def _restore(self, layout: Layout) -> set[str]:
         """Start from the last run's results; returns the modules whose text changed since."""
         saved = self._store.restore(layout.fingerprint)
         if not saved:
             return set()
-        self._contract, self._checked, self._registered.known = saved["contract"], saved["checked"], saved["registered"]
+        self._kept.restore(saved)
+        self._registered.known = saved["registered"]
         self._sources.restore(saved.get("signatures", {}))
-        self._engine_note = saved.get("engine_note")
         return {m for m, digest in saved["digests"].items()
                 if m not in layout.by_module or self._sources.digest(layout.by_module[m].path) != digest}

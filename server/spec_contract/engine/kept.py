@@ -1,0 +1,84 @@
+"""What the analyses concluded, kept between them: the contract and each checked class's findings, each with
+the modules it read, so that an edit re-derives or re-checks only what read a changed module. A run saves
+them with its results and the next run starts from them (``results_store``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from spec_contract.engine.checking import Checked
+from spec_contract.engine.config import Config
+from spec_contract.engine.contract import derive_contract
+from spec_contract.engine.files import SourceFile
+from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.results import Contract, Finding
+
+
+def _engine_note(resolved: int, total: int, package: str) -> str | None:
+    """Say so when most of the workers' imports of the engine package name nothing in the tree: the tree is
+    then not the engine's package, or not all of it, and wrappers whose inner model is unknown pass."""
+    if total < 4 or resolved * 2 >= total:
+        return None
+    return (f"{total - resolved} of {total} imports of the engine package `{package}` in the worker files name no "
+            f"module of the checked tree: the contract and the findings may be incomplete (check the whole "
+            f"package, or set `engine_package` to the name its code imports it by)")
+
+
+class KeptResults:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.contract: tuple[Contract, frozenset[str]] | None = None
+        self.engine_note: str | None = None  # made with the contract: the workers' engine imports unresolved
+        self.checked: dict[ClassKey, Checked] = {}
+        self.unsaved = False  # concluded since the last save
+
+    def forget(self) -> None:
+        """The file set changed: names may resolve differently."""
+        self.contract, self.checked = None, {}
+
+    def update_contract(self, index: Index, workers: list[SourceFile], changed: set[str]) -> None:
+        """Derive the contract again if there is none yet or a file it was derived from changed."""
+        if self.contract is None or changed & self.contract[1]:
+            recorded = index.record()
+            worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
+            contract = derive_contract(worker_summaries, index, self.config)
+            modules = index.stop(recorded)
+            self.engine_note = _engine_note(*index.engine_imports(worker_summaries), self.config.engine_package)
+            self.unsaved = True
+            if self.contract is None or contract != self.contract[0]:
+                self.checked = {}  # every class is checked against the contract: check them all again
+            self.contract = (contract, modules)
+
+    def stale(self, keys: list[ClassKey], changed: set[str]) -> list[ClassKey]:
+        """The classes never checked, and those whose check read a changed module."""
+        return [key for key in keys if key not in self.checked or self.checked[key][1] & changed]
+
+    def keep(self, key: ClassKey, result: Checked) -> None:
+        self.checked[key] = result
+        self.unsaved = True
+
+    def findings(self, keys: list[ClassKey]) -> list[Finding]:
+        return [finding for key in keys for finding in self.checked[key][0]]
+
+    def move(self, path: str, first: int, lines: int) -> None:
+        """Move the positions in ``path`` that the kept findings hold (their class, their provider), as
+        ``moved_by`` found the file's summary moved. A model file's lines appear in no message: only the
+        workers' call sites are quoted there, and a worker's summary (with flow records) is never moved."""
+        for key, (found, read) in self.checked.items():
+            if any(f.path == path or f.provider.path == path for f in found):
+                self.checked[key] = ([replace(f, span=f.span.moved(first, lines) if f.path == path else f.span,
+                                              provider=replace(f.provider, span=f.provider.span.moved(first, lines))
+                                              if f.provider.path == path else f.provider) for f in found], read)
+                self.unsaved = True
+
+    def modules_read(self) -> set[str]:
+        """The modules the contract and the kept findings were made from: their digests are saved with them."""
+        modules = set(self.contract[1]) if self.contract else set()
+        for _, read in self.checked.values():
+            modules |= read
+        return modules
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        self.contract, self.checked = saved["contract"], saved["checked"]
+        self.engine_note = saved.get("engine_note")
