@@ -4,7 +4,7 @@ The client declares pull diagnostics (``textDocument.diagnostic`` + ``workspace.
 the pair the server needs before it pulls) and asks ``textDocument/diagnostic`` after each step. Push would
 not do: the server publishes only when a file's diagnostics *change*, so a comment edit in a file without
 findings produces no notification at all to wait for. A pull request applies pending edits at once
-(``SpecContractServer.fresh``), so the debounce does not enter the edit latency; it is set to 0 through
+(``Session.fresh`` in ``spec_contract/lsp/session.py``), so the debounce does not enter the edit latency; it is set to 0 through
 ``initializationOptions`` anyway and reported on its own line.
 """
 

@@ -331,7 +331,9 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if unfixed:  # whatever the findings' severities: the fix the user asked for was not made
         return 1
-    return 1 if any(f.severity == "error" and not report.is_baselined(f) for f in report.findings) else 0
+    from spec_contract.engine import Severity
+
+    return 1 if any(f.severity == Severity.ERROR and not report.is_baselined(f) for f in report.findings) else 0
 
 
 class _Subset:

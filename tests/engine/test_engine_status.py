@@ -95,8 +95,8 @@ def test_hover_answers_with_the_class_status_of_every_checked_class(tmp_path):
     for qualname, (hover, mine) in statuses.items():
         assert hover is not None and mine is not None, qualname
         assert dataclasses.asdict(mine) == dataclasses.asdict(hover), qualname
-    # the tree shows every state, so the comparison above compares something
-    states = {(q, m.member): (m.status, m.delegate, m.inner_class) for q, (_, s) in statuses.items() for m in s.members}
+    # what hover shows at the class name: every state the tree has
+    states = {(q, m.member): (m.status, m.delegate, m.inner_class) for q, (h, _) in statuses.items() for m in h.members}
     assert states[("LlavaForConditionalGeneration", "get_embed_and_head")] == (
         "forwarded", "language_model", "LlamaForCausalLM")
     assert states[("LlavaForConditionalGeneration", "set_embed_and_head")] == (
@@ -106,7 +106,7 @@ def test_hover_answers_with_the_class_status_of_every_checked_class(tmp_path):
     assert states[("OwnForCausalLM", "get_embed_and_head")] == ("provided", None, None)
     assert ("LlamaForCausalLMEagle", "get_embed_and_head") not in states  # a draft head: the draft role only
     assert states[("LlamaForCausalLMEagle", "set_embed_and_head")] == ("missing", "model", "LlamaForCausalLM")
-    algorithms = {(q, a.algorithm): a.state for q, (_, s) in statuses.items() for a in s.algorithms}
+    algorithms = {(q, a.algorithm): a.state for q, (h, _) in statuses.items() for a in h.algorithms}
     assert algorithms[("LlavaForConditionalGeneration", "EAGLE3")] == "refused"
     assert algorithms[("LlavaForConditionalGeneration", "DFLASH")] == "supported-except"
     assert algorithms[("LlamaForCausalLM", "DFLASH")] == "supported"

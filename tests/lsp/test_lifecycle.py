@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from framing import SERVER, frame, initialize_params, read_message
+from framing import SERVER, frame, frame_body, header, initialize_params, read_message
 from lsp_harness import ENCODINGS, initialize, until
 from lsprotocol import types
 
@@ -110,7 +110,7 @@ def test_tcp_transport_serves_a_session(demo):
                 message = read_message(incoming)
             assert message["result"]["serverInfo"]["name"] == "spec-contract"
             # The same guarded reader as on stdio: a length that kills pygls's own loop costs only that frame.
-            connection.sendall(b"Content-Length: %d\r\n\r\n{}" % 10**15 + frame({"id": 2, "method": "shutdown"}))
+            connection.sendall(header(10**15) + b"{}" + frame({"id": 2, "method": "shutdown"}))
             message = read_message(incoming)
             while message.get("id") != 2:
                 message = read_message(incoming)
@@ -140,6 +140,6 @@ def test_the_protocol_streams_leave_standard_output_to_the_log():
     # (standard error) and not in the JSON-RPC stream.
     run = subprocess.run([sys.executable, "-c", STRAY_WRITES], input=b"request bytes", capture_output=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    assert run.stdout == b"Content-Length: 2\r\n\r\n{}"
+    assert run.stdout == frame_body(b"{}")
     log = run.stderr.decode()
     assert "a careless print" in log and "a child process writing" in log and "read: b'request bytes'" in log

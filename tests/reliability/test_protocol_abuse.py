@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from framing import RawServer, frame
+from framing import RawServer, frame, header, message_body
 from spec_contract.lsp.framing import LINE_LIMIT, FrameReader
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
@@ -49,8 +49,7 @@ def assert_hover_answered(server: RawServer, root: Path, request_id: int | None 
     assert WORKER in json.dumps(answer["result"]), answer
 
 
-def body_of(message: dict) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", **message}).encode()
+body_of = message_body
 
 
 @dataclass
@@ -72,6 +71,9 @@ def _hover(request_id: Any, params: Any) -> dict:
 
 
 def _with_length(length: bytes | int, body: bytes, name: bytes = b"Content-Length") -> bytes:
+    """A frame that may lie: the shared header for a numeric length, spelled by hand for anything else."""
+    if isinstance(length, int) and name == b"Content-Length":
+        return header(length) + body
     return name + b": " + (str(length).encode() if isinstance(length, int) else length) + b"\r\n\r\n" + body
 
 
@@ -190,7 +192,7 @@ def test_a_header_glued_to_long_garbage_is_found_wherever_the_pieces_end(garbage
     assert reader.next_frame() is None
 
 
-@pytest.mark.parametrize("tail", [b"", b"x" * 10, b"x" * (LINE_LIMIT + 5), b"Content-Length: 9\r\n\r\n{}"],
+@pytest.mark.parametrize("tail", [b"", b"x" * 10, b"x" * (LINE_LIMIT + 5), header(9) + b"{}"],
                          ids=["nothing", "a few bytes", "a long line", "half a body"])
 def test_the_reader_ends_with_the_stream(tail):
     reader = FrameReader(io.BytesIO(tail))
@@ -243,6 +245,6 @@ def test_exit_without_shutdown_ends_with_1(demo, initialized):
 def test_end_of_input_inside_a_frame_ends_the_server(demo):
     with RawServer() as server:
         server.initialize(demo)
-        server.send(b"Content-Length: 500\r\n\r\n{\"jsonrpc\"")
+        server.send(header(500) + b'{"jsonrpc"')
         server.close_input()
         assert server.exit_code() in (0, 1)

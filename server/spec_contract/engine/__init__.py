@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.baseline import Entry as BaselineEntry
     from spec_contract.engine.baseline import load as load_baseline
     from spec_contract.engine.baseline import write as write_baseline
-    from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, validate, with_select
+    from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, snake_key, validate, with_select
     from spec_contract.engine.discovery import RULE as DISCOVERY_RULE
     from spec_contract.engine.discovery import Found, find_project
     from spec_contract.engine.files import SourceFile, decode, read_bytes, relative_to
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis
     from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Role, Span, TextEdit
-    from spec_contract.engine.rules import BY_CODE, RULES, Fix, Rule, Severity
+    from spec_contract.engine.rules import BY_CODE, MISSING_CAPABILITY, RULES, Fix, Rule, Severity
     from spec_contract.engine.stats import Stats
     from spec_contract.engine.status import AlgorithmStatus, ClassStatus, MemberStatus
     from spec_contract.engine.stubs import StubError
@@ -47,6 +47,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Config": ("config", "Config"),
     "ConfigError": ("config", "ConfigError"),
     "load_config": ("config", "load_config"),
+    "snake_key": ("config", "snake_key"),
     "validate": ("config", "validate"),
     "with_select": ("config", "with_select"),
     "DISCOVERY_RULE": ("discovery", "RULE"),
@@ -75,6 +76,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Span": ("results", "Span"),
     "TextEdit": ("results", "TextEdit"),
     "BY_CODE": ("rules", "BY_CODE"),
+    "MISSING_CAPABILITY": ("rules", "MISSING_CAPABILITY"),
     "RULES": ("rules", "RULES"),
     "Rule": ("rules", "Rule"),
     "Fix": ("rules", "Fix"),
@@ -89,10 +91,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = [
     "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
     "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Found", "LineIndex",
-    "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
+    "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "decode", "delegation_edits",
     "find_project", "fingerprint", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
-    "read_bytes", "relative_to", "suppression_edit", "validate", "with_select", "write_baseline",
+    "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
 ]
 
 

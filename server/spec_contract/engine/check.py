@@ -32,7 +32,6 @@ from spec_contract.engine.rules import (
     MISSING_OPTIONAL_FORWARD,
     Rule,
 )
-from spec_contract.engine.status import algorithm_status  # noqa: F401  (test_engine_semantics imports it here)
 from spec_contract.engine.summary import ClassSummary, Member
 
 Relative = Callable[[str], str]  # shortens a path for messages

@@ -435,7 +435,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def snake_key(key: str) -> str:
     """A setting's name as :data:`BY_NAME` keys it, from snake_case, kebab-case and camelCase alike (pyproject,
     the CLI and the editor's settings)."""
-    return "".join("_" + c.lower() if c.isupper() else c for c in key).replace("-", "_")
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(key)).replace("-", "_")
 
 
 def _merge(base: dict[str, Any], layer: dict[str, Any], origin: str, directory: Path | None) -> dict[str, Any]:

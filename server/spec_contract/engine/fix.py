@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.results import Finding, Forward, Span, TextEdit
-from spec_contract.engine.rules import BY_CODE
+from spec_contract.engine.rules import BY_CODE, Fix
 
 _KIND = {"method": "method", "async_method": "async_method", "property": "property"}
 
@@ -73,7 +73,7 @@ def declaration_edits(analysis: Analysis, findings: Iterable[Finding]) -> list[T
 
     by_path: dict[str, list[Finding]] = {}
     for finding in findings:
-        if finding.code == "SC006":
+        if BY_CODE[finding.code].fix is Fix.DECLARE:
             by_path.setdefault(finding.path, []).append(finding)
     edits = []
     for path, group in sorted(by_path.items()):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from spec_contract.engine import BY_CODE
+from spec_contract.engine import BY_CODE, MISSING_CAPABILITY, Fix
 from spec_contract.lsp.convert import to_range, uri_of
 from spec_contract.lsp.data import Action, CodeActionData, FindingKey
 from spec_contract.lsp.diagnostics import SOURCE, finding_key
@@ -59,7 +59,7 @@ def _title(finding: Finding) -> str:
     if finding.also:
         count = 1 + len(finding.also)
         return f"Enable {finding.algorithm or 'the capability'} for `{finding.class_name}`: forward {count} members"
-    if finding.code == "SC003":
+    if finding.code == MISSING_CAPABILITY.code:
         return f"Enable {finding.algorithm or 'the capability'} for `{finding.class_name}`: forward `{finding.member}`"
     return f"Add delegation of `{finding.member}` to `self.{finding.delegate}`"
 
@@ -75,7 +75,7 @@ def plan(
     here = [f for f in findings if _intersects(f.span, requested_lines) or finding_key(f) in keys]
     planned: list[Planned] = []
     for finding in here:
-        if finding.code == "SC006":  # not declared: the fix is a base class, not a forward
+        if BY_CODE[finding.code].fix is Fix.DECLARE:  # not declared: the fix is a base class, not a forward
             planned.append(Planned(
                 title=f"Declare `{finding.member}` on `{finding.class_name}`",
                 kind=types.CodeActionKind.QuickFix.value, action="declare", findings=(finding,), preferred=True))

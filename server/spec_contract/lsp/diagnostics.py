@@ -20,6 +20,7 @@ import cattrs
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
+from spec_contract.engine import Severity
 from spec_contract.lsp.convert import to_range, uri_of
 from spec_contract.lsp.data import DiagnosticData, FindingKey
 from spec_contract.lsp.workspace import FileReport, Folder
@@ -28,11 +29,11 @@ if TYPE_CHECKING:
     from spec_contract.engine import Analysis, Finding
 
 SOURCE = "spec-contract"
-SEVERITY = {  # the engine's severities (a str enum) by their words
-    "error": types.DiagnosticSeverity.Error,
-    "warning": types.DiagnosticSeverity.Warning,
-    "information": types.DiagnosticSeverity.Information,
-    "hint": types.DiagnosticSeverity.Hint,
+SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFORMATION: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
 }
 
 

@@ -14,12 +14,11 @@ to. The result is split in two: what the language server itself uses (``enable``
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec_contract.engine import BY_NAME, ConfigError, validate
+from spec_contract.engine import BY_NAME, ConfigError, snake_key, validate
 
 SECTION = "specContract"
 DEFAULT_DEBOUNCE_MS = 150
@@ -53,10 +52,6 @@ class Settings:
         return result
 
 
-def _snake(key: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
-
-
 def section_of(options: Any) -> dict[str, Any]:
     """The ``specContract`` part of an options object; clients send either the section or the whole tree."""
     if not isinstance(options, Mapping):
@@ -74,7 +69,7 @@ def merge(*layers: Mapping[str, Any] | None) -> dict[str, Any]:
         if not layer:
             continue
         for key, value in layer.items():
-            key = _snake(key)
+            key = snake_key(key)
             if key == "severity" and isinstance(value, Mapping) and isinstance(result.get(key), Mapping):
                 result[key] = {**result[key], **value}
             elif value is not None:

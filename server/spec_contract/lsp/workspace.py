@@ -160,7 +160,6 @@ def build_project(root: Path, config: Config) -> tuple[Project, str | None]:
     severity (the editor greys them instead of underlining them red); a baseline that cannot be read is
     reported and every finding keeps its severity.
     """
-    from spec_contract.engine import rules  # Severity: not (yet) named by the front door
 
     if not config.baseline:
         return engine.Project(root, config), None
@@ -176,6 +175,6 @@ def build_project(root: Path, config: Config) -> tuple[Project, str | None]:
             if not covered:
                 return analysis
             return replace(analysis, findings=tuple(
-                replace(f, severity=rules.Severity.HINT) if engine.fingerprint(f) in covered else f for f in analysis.findings))
+                replace(f, severity=engine.Severity.HINT) if engine.fingerprint(f) in covered else f for f in analysis.findings))
 
     return BaselinedProject(root, config), None

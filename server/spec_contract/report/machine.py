@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from spec_contract import __version__
-from spec_contract.engine import RULES, fingerprint
+from spec_contract.engine import RULES, Severity, fingerprint
 from spec_contract.report import Report, printable
 
-_SARIF_LEVEL = {"error": "error", "warning": "warning", "information": "note", "hint": "note"}
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
 
 
 def _contract(report: Report) -> list[dict]:
@@ -114,7 +114,7 @@ def render_github(report: Report) -> str:
     File names come from the checked tree: ``evil\\n::warning file=x::injected.py`` must stay one property of
     one command, hence the escaping (properties and message differ, as GitHub's runner reads them).
     """
-    level = {"error": "error", "warning": "warning", "information": "notice", "hint": "notice"}
+    level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice"}
     out = []
     for f in report.findings:
         if report.is_baselined(f):

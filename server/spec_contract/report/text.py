@@ -6,7 +6,7 @@ checked tree chose those, and a terminal must show them, not obey them.
 
 from __future__ import annotations
 
-from spec_contract.engine import Role
+from spec_contract.engine import Role, Severity
 from spec_contract.report import Report, printable
 
 
@@ -18,7 +18,7 @@ def render(report: Report) -> str:
         for note in f.notes:
             out.append(printable(f"    note: {note}"))
     files = sum(a.stats.files_seen for a in report.analyses)
-    errors = sum(1 for f in findings if f.severity == "error")
+    errors = sum(1 for f in findings if f.severity == Severity.ERROR)
     others = len(findings) - errors
     skipped = sum(sum(a.stats.files_skipped.values()) for a in report.analyses)
     if report.baselined or report.stale:
