@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 from engine_trees import analyze, line_of, make_tree, rel
+from spec_contract.engine.check.protocols import declare_protocol
 from spec_contract.engine.config import ConfigError, load_config
-from spec_contract.engine.fix import declaration_edits, delegation_edits
-from spec_contract.engine.protocols import declare_protocol
-from spec_contract.engine.resolve import ClassKey
+from spec_contract.engine.edits.fix import declaration_edits, delegation_edits
+from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.text import apply_edits
 
 MODELS = "vllm/model_executor/models"
@@ -250,11 +250,15 @@ def test_a_package_that_picks_its_class_per_platform_offers_each_choice(tmp_path
                                             '("vllm.models.fancy", "FancyForCausalLM")}\n',
         f"{MODELS}/picture.py": picture(build='architectures=["FancyForCausalLM"]'),
     }
-    analysis = analyze(vllm_tree(tmp_path, files))
+    root = vllm_tree(tmp_path, files)
     choices = (ClassKey("vllm.models.fancy.amd", "FancyForCausalLM"), ClassKey("vllm.models.fancy.cuda", "FancyForCausalLM"))
-    assert set(choices) <= set(analysis.checked)
-    picture_key = ClassKey("vllm.model_executor.models.picture", "PictureForConditionalGeneration")
-    assert analysis.index.delegates(picture_key)["language_model"] == choices
+    # a checkout holding vllm/, or the installed package folder itself (vllm/models/ is then models/ at the top)
+    for checked in (root, root / "vllm"):
+        analysis = analyze(checked)
+        assert set(choices) <= set(analysis.checked)
+        assert {key.module for key in analysis.checked} <= {source.module for source in analysis.models}
+        picture_key = ClassKey("vllm.model_executor.models.picture", "PictureForConditionalGeneration")
+        assert analysis.index.delegates(picture_key)["language_model"] == choices
 
 
 def test_registry_built_inner_models_resolve_through_the_architecture_name(tmp_path):
