@@ -98,7 +98,7 @@ def parse_floor(tree: Path, analysis: Analysis) -> tuple[float, float, int, int]
     know its members). Returns (seconds, megabytes, worker files, classes); the files the check follows
     further (bases, inner models) and all the rest of its work come on top.
     """
-    from spec_contract.engine.files import discover, glob_match
+    from spec_contract.engine.read.files import discover, glob_match
 
     config = analysis.config
     by_module = {source.module: source.path for source in analysis.models}

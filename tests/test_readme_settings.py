@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from spec_contract.engine.config import SETTINGS, settings_table
-from spec_contract.engine.discovery import RULE
+from spec_contract.engine.read.discovery import RULE
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -1,4 +1,4 @@
-"""The delegation stub and suppression comment generators (``spec_contract.engine.stubs``).
+"""The delegation stub and suppression comment generators (``spec_contract.engine.edits.stubs``).
 
 Each test applies the returned edit to the text, checks the exact result in the cases that pin the format,
 parses every result, and, where the signature matters, runs the generated wrapper against a real inner class
@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 import pytest
+from spec_contract.engine.edits.stubs import Delegation, StubError, delegation_edit, suppression_edit
 from spec_contract.engine.results import TextEdit
-from spec_contract.engine.stubs import Delegation, StubError, delegation_edit, suppression_edit
 from spec_contract.engine.text import apply_edits
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo" / "minisgl" / "models"
@@ -731,8 +731,8 @@ def test_unrelated_comment_above_the_class_is_left_alone():
 def test_the_suppression_comment_the_fix_writes_is_the_one_the_check_reads():
     """One grammar (``engine.suppression``): the codes the fix lists are the codes the scanner suppresses, and a
     bracket the scanner does not read as a code list (a bare ``ignore`` then) is not extended as one."""
-    from spec_contract.engine.deferred import find_class
-    from spec_contract.engine.scan import scan
+    from spec_contract.engine.summarise.deferred import find_class
+    from spec_contract.engine.summarise.scan import scan
 
     def suppressed(text: str) -> frozenset[str]:
         cls = find_class(scan("w.py", "w", "", text, worker=False, entry_variable=None), "W")
@@ -751,8 +751,8 @@ def test_the_suppression_comment_the_fix_writes_is_the_one_the_check_reads():
 def test_a_class_defined_twice_is_suppressed_and_fixed_in_its_last_definition():
     """The runtime (and the check) use the last ``class W``: the comment and the forwards go there, both found
     by the one class walker."""
-    from spec_contract.engine.deferred import find_class
-    from spec_contract.engine.scan import scan
+    from spec_contract.engine.summarise.deferred import find_class
+    from spec_contract.engine.summarise.scan import scan
 
     source = "class W:\n    pass\n\n\nclass W:\n    x = 1\n"
     suppressed = apply(source, suppression_edit("w.py", source, "W", "SC001"))

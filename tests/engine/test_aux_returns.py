@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from spec_contract.engine.aux_returns import builds_pair, function_at, hands_on, returned_chain
+from spec_contract.engine.check.aux_returns import builds_pair, function_at, hands_on, returned_chain
 
 HOPS = frozenset({("self", "language_model"), ("self", "language_model", "model")})
 

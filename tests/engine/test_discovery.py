@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from engine_trees import EAGLE_WORKER, LLAMA, make_tree
 from spec_contract.engine.config import ConfigError, load_config
-from spec_contract.engine.discovery import find_project
+from spec_contract.engine.read.discovery import find_project
 
 PROFILE = load_config(None)
 

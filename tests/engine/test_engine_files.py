@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from engine_trees import WORKER, analyze, base_tree, findings
-from spec_contract.engine.files import MAX_FILE_BYTES
+from spec_contract.engine.read.files import MAX_FILE_BYTES
 
 WRAPPER = """
     from pkg.models.llama import LlamaForCausalLM

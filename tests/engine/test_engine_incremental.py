@@ -6,10 +6,10 @@ import os
 import time
 
 from engine_trees import LLAMA, WORKER, base_tree, contract, findings
-from spec_contract.engine import checking as checking_module
-from spec_contract.engine import sources as sources_module
+from spec_contract.engine.check import batch as checking_module
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
+from spec_contract.engine.read import sources as sources_module
 
 WRAPPER_PATH = "pkg/models/llava.py"
 WRAPPER = """\

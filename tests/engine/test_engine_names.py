@@ -295,7 +295,7 @@ def test_checking_a_namespace_subdirectory_of_a_package_keeps_full_module_names(
 
 def test_a_class_and_a_function_of_the_same_name_are_different_keys():
     # The index memoises by key; a function's answers must never be taken for a class's.
-    from spec_contract.engine.resolve import ClassKey, FunctionKey
+    from spec_contract.engine.resolve.index import ClassKey, FunctionKey
 
     assert ClassKey("pkg.m", "X") != FunctionKey("pkg.m", "X")
     assert len({ClassKey("pkg.m", "X"), FunctionKey("pkg.m", "X")}) == 2

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from engine_trees import base_tree, contract, findings
-from spec_contract.engine import checking as checking_module
 from spec_contract.engine import parallel
-from spec_contract.engine import summaries as summaries_module
+from spec_contract.engine.check import batch as checking_module
 from spec_contract.engine.config import load_config
-from spec_contract.engine.files import text_digest
 from spec_contract.engine.parallel import ScanJob, scan_all
 from spec_contract.engine.project import Project
+from spec_contract.engine.read.files import text_digest
+from spec_contract.engine.summarise import summaries as summaries_module
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 from engine_trees import EAGLE_WORKER, analyze, make_tree
+from spec_contract.engine.check.status import algorithm_status
 from spec_contract.engine.config import ConfigError
-from spec_contract.engine.fix import delegation_edits
-from spec_contract.engine.status import algorithm_status
+from spec_contract.engine.edits.fix import delegation_edits
 from spec_contract.engine.text import apply_edits
 
 RUNNER = "pkg/model_executor/model_runner.py"

@@ -12,11 +12,11 @@ import ast
 from pathlib import Path
 
 import pytest
-from spec_contract.engine import scan as scan_module
-from spec_contract.engine import statements as statements_module
-from spec_contract.engine.deferred import all_classes, find_class, local_import, top_level_classes
-from spec_contract.engine.scan import StatementMemo, scan
-from spec_contract.engine.statements import parse_by_member, top_level
+from spec_contract.engine.summarise import scan as scan_module
+from spec_contract.engine.summarise import statements as statements_module
+from spec_contract.engine.summarise.deferred import all_classes, find_class, local_import, top_level_classes
+from spec_contract.engine.summarise.scan import StatementMemo, scan
+from spec_contract.engine.summarise.statements import parse_by_member, top_level
 
 REPO = Path(__file__).resolve().parents[2]
 

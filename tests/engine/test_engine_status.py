@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 
 from engine_trees import EAGLE_WORKER, analyze, make_tree
-from spec_contract.engine.lookup import MemberState
-from spec_contract.engine.status import class_status
+from spec_contract.engine.check.lookup import MemberState
+from spec_contract.engine.check.status import class_status
 from test_engine_semantics import DFLASH_WORKER, GATED_RUNNER, LLAMA
 
 MODELS = {

@@ -18,31 +18,31 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from spec_contract.engine.baseline import Baseline, fingerprint
-    from spec_contract.engine.baseline import Entry as BaselineEntry
-    from spec_contract.engine.baseline import load as load_baseline
-    from spec_contract.engine.baseline import write as write_baseline
+    from spec_contract.engine.check.baseline import Baseline, fingerprint
+    from spec_contract.engine.check.baseline import Entry as BaselineEntry
+    from spec_contract.engine.check.baseline import load as load_baseline
+    from spec_contract.engine.check.baseline import write as write_baseline
+    from spec_contract.engine.check.status import AlgorithmStatus, ClassStatus, MemberStatus
     from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, snake_key, validate, with_select
-    from spec_contract.engine.discovery import RULE as DISCOVERY_RULE
-    from spec_contract.engine.discovery import Found, find_project
-    from spec_contract.engine.files import SourceFile, decode, read_bytes, relative_to
-    from spec_contract.engine.fix import Refusal, declaration_edits, delegation_edits, suppression_edit
+    from spec_contract.engine.edits.fix import Refusal, declaration_edits, delegation_edits, suppression_edit
+    from spec_contract.engine.edits.stubs import StubError
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis
+    from spec_contract.engine.read.discovery import RULE as DISCOVERY_RULE
+    from spec_contract.engine.read.discovery import Found, find_project
+    from spec_contract.engine.read.files import SourceFile, decode, read_bytes, relative_to
     from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Role, Span, TextEdit
     from spec_contract.engine.rules import BY_CODE, MISSING_CAPABILITY, RULES, Fix, Rule, Severity
     from spec_contract.engine.stats import Stats
-    from spec_contract.engine.status import AlgorithmStatus, ClassStatus, MemberStatus
-    from spec_contract.engine.stubs import StubError
     from spec_contract.engine.text import LineIndex, apply_edits, lines_with_ends, only_adds_lines
 
 # exported name → (module under this package, the name there)
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "Baseline": ("baseline", "Baseline"),
-    "fingerprint": ("baseline", "fingerprint"),
-    "BaselineEntry": ("baseline", "Entry"),
-    "load_baseline": ("baseline", "load"),
-    "write_baseline": ("baseline", "write"),
+    "Baseline": ("check.baseline", "Baseline"),
+    "fingerprint": ("check.baseline", "fingerprint"),
+    "BaselineEntry": ("check.baseline", "Entry"),
+    "load_baseline": ("check.baseline", "load"),
+    "write_baseline": ("check.baseline", "write"),
     "BY_NAME": ("config", "BY_NAME"),
     "Config": ("config", "Config"),
     "ConfigError": ("config", "ConfigError"),
@@ -50,23 +50,23 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "snake_key": ("config", "snake_key"),
     "validate": ("config", "validate"),
     "with_select": ("config", "with_select"),
-    "DISCOVERY_RULE": ("discovery", "RULE"),
-    "Found": ("discovery", "Found"),
-    "find_project": ("discovery", "find_project"),
-    "SourceFile": ("files", "SourceFile"),
-    "decode": ("files", "decode"),
-    "read_bytes": ("files", "read_bytes"),
-    "relative_to": ("files", "relative_to"),
-    "Refusal": ("fix", "Refusal"),
-    "declaration_edits": ("fix", "declaration_edits"),
-    "delegation_edits": ("fix", "delegation_edits"),
-    "suppression_edit": ("fix", "suppression_edit"),
+    "DISCOVERY_RULE": ("read.discovery", "RULE"),
+    "Found": ("read.discovery", "Found"),
+    "find_project": ("read.discovery", "find_project"),
+    "SourceFile": ("read.files", "SourceFile"),
+    "decode": ("read.files", "decode"),
+    "read_bytes": ("read.files", "read_bytes"),
+    "relative_to": ("read.files", "relative_to"),
+    "Refusal": ("edits.fix", "Refusal"),
+    "declaration_edits": ("edits.fix", "declaration_edits"),
+    "delegation_edits": ("edits.fix", "delegation_edits"),
+    "suppression_edit": ("edits.fix", "suppression_edit"),
     "Project": ("project", "Project"),
     "Stats": ("stats", "Stats"),
     "Analysis": ("queries", "Analysis"),
-    "AlgorithmStatus": ("status", "AlgorithmStatus"),
-    "ClassStatus": ("status", "ClassStatus"),
-    "MemberStatus": ("status", "MemberStatus"),
+    "AlgorithmStatus": ("check.status", "AlgorithmStatus"),
+    "ClassStatus": ("check.status", "ClassStatus"),
+    "MemberStatus": ("check.status", "MemberStatus"),
     "CallSite": ("results", "CallSite"),
     "Contract": ("results", "Contract"),
     "ContractEntry": ("results", "ContractEntry"),
@@ -81,7 +81,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Rule": ("rules", "Rule"),
     "Fix": ("rules", "Fix"),
     "Severity": ("rules", "Severity"),
-    "StubError": ("stubs", "StubError"),
+    "StubError": ("edits.stubs", "StubError"),
     "LineIndex": ("text", "LineIndex"),
     "apply_edits": ("text", "apply_edits"),
     "lines_with_ends": ("text", "lines_with_ends"),

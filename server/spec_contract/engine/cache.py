@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from spec_contract import __version__
-from spec_contract.engine.summary import ModuleSummary
+from spec_contract.engine.summarise.summary import ModuleSummary
 
 # Bumped when the layout of an entry changes; part of every entry's header.
 _MAGIC = b"spec-contract cache 2\n"

@@ -17,10 +17,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Set
 
 from spec_contract.engine.config import Config, ReceiverPattern
-from spec_contract.engine.files import glob_match
-from spec_contract.engine.resolve import ClassKey, FunctionKey, Index
+from spec_contract.engine.read.files import glob_match
+from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Role
-from spec_contract.engine.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
+from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
 _MAX_ROUNDS = 8

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from spec_contract.engine.checking import Checked
+from spec_contract.engine.check.batch import Checked
 from spec_contract.engine.config import Config
 from spec_contract.engine.contract import derive_contract
-from spec_contract.engine.files import SourceFile
-from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.read.files import SourceFile
+from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
 
 

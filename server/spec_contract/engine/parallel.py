@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     Context = ForkContext | ForkServerContext | SpawnContext  # each can start a Process (BaseContext cannot)
 
-from spec_contract.engine.scan import scan
-from spec_contract.engine.summary import ModuleSummary
+from spec_contract.engine.summarise.scan import scan
+from spec_contract.engine.summarise.summary import ModuleSummary
 
 # Below this many items per process, starting a process costs about what it saves. A class's check reads the
 # files its inner models come from: more work than scanning one file.

@@ -14,21 +14,21 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from spec_contract.engine.checking import check_classes
+from spec_contract.engine.check.batch import check_classes
 from spec_contract.engine.config import Config, ConfigError
-from spec_contract.engine.files import SourceFile, relative_to
 from spec_contract.engine.kept import KeptResults
-from spec_contract.engine.layout import InstalledEngine, Layout, lay_out
 from spec_contract.engine.queries import Analysis
-from spec_contract.engine.registered import Registered
-from spec_contract.engine.registry import ModelRegistry
-from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.read.files import SourceFile, relative_to
+from spec_contract.engine.read.layout import InstalledEngine, Layout, lay_out
+from spec_contract.engine.read.sources import Sources
+from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.registered import Registered
+from spec_contract.engine.resolve.registry import ModelRegistry
 from spec_contract.engine.results import Contract
 from spec_contract.engine.results_store import ResultsStore
-from spec_contract.engine.sources import Sources
 from spec_contract.engine.stats import Stats
-from spec_contract.engine.summaries import Summaries
-from spec_contract.engine.summary import ModuleSummary
+from spec_contract.engine.summarise.summaries import Summaries
+from spec_contract.engine.summarise.summary import ModuleSummary
 
 
 def _unread_note(unread: dict[str, str], relative: Callable[[str], str]) -> str | None:

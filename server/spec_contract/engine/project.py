@@ -20,8 +20,8 @@ from spec_contract.engine.cache import SummaryCache
 from spec_contract.engine.config import Config
 from spec_contract.engine.pipeline import Pipeline
 from spec_contract.engine.queries import Analysis
+from spec_contract.engine.read.sources import Sources
 from spec_contract.engine.results_store import ResultsStore
-from spec_contract.engine.sources import Sources
 
 
 class Project:

@@ -10,14 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spec_contract.engine.check.status import ClassStatus, class_status
 from spec_contract.engine.config import Config
-from spec_contract.engine.deferred import all_classes
-from spec_contract.engine.files import SourceFile, decode, read_bytes
-from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.read.files import SourceFile, decode, read_bytes
+from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Span
 from spec_contract.engine.stats import Stats
-from spec_contract.engine.status import ClassStatus, class_status
-from spec_contract.engine.summary import ModuleSummary
+from spec_contract.engine.summarise.deferred import all_classes
+from spec_contract.engine.summarise.summary import ModuleSummary
 
 
 def _contains(span: Span, line: int, col: int) -> bool:

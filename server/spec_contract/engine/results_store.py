@@ -15,8 +15,8 @@ from typing import Any
 
 from spec_contract.engine.cache import SummaryCache
 from spec_contract.engine.config import Config
-from spec_contract.engine.files import text_digest
-from spec_contract.engine.summary import ModuleSummary
+from spec_contract.engine.read.files import text_digest
+from spec_contract.engine.summarise.summary import ModuleSummary
 
 
 class ResultsStore:

@@ -1,8 +1,8 @@
-"""Reading one file into a :class:`~spec_contract.engine.summary.ModuleSummary`.
+"""Reading one file into a :class:`~spec_contract.engine.summarise.summary.ModuleSummary`.
 
-The text is cut into top-level statements (:mod:`~spec_contract.engine.statements`); what each parsed one
-contributes comes from :mod:`~spec_contract.engine.pieces`. A model file's class statements wait as text
-until a check asks for them (:mod:`~spec_contract.engine.deferred` parses them then). The scanner never
+The text is cut into top-level statements (:mod:`~spec_contract.engine.summarise.statements`); what each parsed one
+contributes comes from :mod:`~spec_contract.engine.summarise.pieces`. A model file's class statements wait as text
+until a check asks for them (:mod:`~spec_contract.engine.summarise.deferred` parses them then). The scanner never
 imports or executes the file.
 """
 
@@ -12,9 +12,9 @@ import ast
 from dataclasses import replace
 from typing import TypeVar
 
-from spec_contract.engine.deferred import top_level_classes
-from spec_contract.engine.pieces import Piece, piece_of
-from spec_contract.engine.statements import (
+from spec_contract.engine.summarise.deferred import top_level_classes
+from spec_contract.engine.summarise.pieces import Piece, piece_of
+from spec_contract.engine.summarise.statements import (
     CLASS_STATEMENT,
     error_message,
     import_words,
@@ -22,8 +22,8 @@ from spec_contract.engine.statements import (
     parse_by_member,
     top_level,
 )
-from spec_contract.engine.summary import DeferredClass, ModuleSummary
-from spec_contract.engine.syntax import Lines
+from spec_contract.engine.summarise.summary import DeferredClass, ModuleSummary
+from spec_contract.engine.summarise.syntax import Lines
 from spec_contract.engine.text import LineIndex
 
 T = TypeVar("T", Piece, ModuleSummary)

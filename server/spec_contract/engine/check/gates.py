@@ -9,9 +9,9 @@ stopped algorithm) and hover (each algorithm's status) read :class:`Gates`.
 
 from __future__ import annotations
 
+from spec_contract.engine.check.lookup import MemberLookup
 from spec_contract.engine.config import Algorithm, Config
-from spec_contract.engine.files import glob_match
-from spec_contract.engine.lookup import MemberLookup
+from spec_contract.engine.read.files import glob_match
 from spec_contract.engine.results import CallSite, Contract, Role, Span
 
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spec_contract.engine.check import check_class
+from spec_contract.engine.check.protocols import GatedCapability, capability_findings, gated_capabilities
+from spec_contract.engine.check.wrappers import check_class
 from spec_contract.engine.config import Config
 from spec_contract.engine.parallel import map_forked, processes_for
-from spec_contract.engine.protocols import GatedCapability, capability_findings, gated_capabilities
-from spec_contract.engine.registry import ModelRegistry
-from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.registry import ModelRegistry
 from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.stats import Stats
-from spec_contract.engine.summary import ModuleSummary
+from spec_contract.engine.summarise.summary import ModuleSummary
 
 Checked = tuple[list[Finding], frozenset[str]]  # a class's findings, and the modules its check read
 

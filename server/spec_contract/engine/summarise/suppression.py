@@ -1,6 +1,6 @@
 """The suppression comment, ``# spec-contract: ignore[CODE, …]`` (a bare ``ignore`` for every code): read by
-the scanner for a class (:mod:`~spec_contract.engine.classes`) and written by the quick fix
-(:mod:`~spec_contract.engine.stubs`) with one grammar, so that what the fix writes is what the check reads.
+the scanner for a class (:mod:`~spec_contract.engine.summarise.classes`) and written by the quick fix
+(:mod:`~spec_contract.engine.edits.stubs`) with one grammar, so that what the fix writes is what the check reads.
 """
 
 from __future__ import annotations

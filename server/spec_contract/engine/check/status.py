@@ -1,7 +1,7 @@
 """A class's contract status, for hover: each member's state and each speculative algorithm's.
 
-Computed with the check's own lookups (:class:`~spec_contract.engine.lookup.MemberLookup`,
-:class:`~spec_contract.engine.gates.Gates`), so what hover says a class lacks is what the check reports.
+Computed with the check's own lookups (:class:`~spec_contract.engine.check.lookup.MemberLookup`,
+:class:`~spec_contract.engine.check.gates.Gates`), so what hover says a class lacks is what the check reports.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered
+from spec_contract.engine.check.lookup import MemberLookup, MemberState
 from spec_contract.engine.config import Config
-from spec_contract.engine.gates import Gates, class_sites, fallback_covered
-from spec_contract.engine.lookup import MemberLookup, MemberState
-from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Role, Span
 
 

@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from spec_contract.engine.files import glob_match
+from spec_contract.engine.read.files import glob_match
 
 RULE = ("The project is found by walking up from each PATH: the nearest pyproject.toml with a "
         "[tool.spec-contract] table, else the top of the __init__.py package chain (or the folder above it) "

@@ -3,7 +3,7 @@
 
 Two things come from it: which classes are the registered models (only they are checked as wrappers, so the
 layers, encoders and towers of a model file never are), and what ``init_vllm_registered_model(...,
-architectures=["Qwen2ForCausalLM"])`` builds (see :data:`spec_contract.engine.classes.ARCHITECTURE`). The
+architectures=["Qwen2ForCausalLM"])`` builds (see :data:`spec_contract.engine.summarise.classes.ARCHITECTURE`). The
 file is parsed, never imported.
 """
 

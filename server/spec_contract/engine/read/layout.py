@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spec_contract.engine.config import Config, ConfigError
-from spec_contract.engine.environment import locate_engine
-from spec_contract.engine.files import SourceFile, discover, glob_match, source_for, text_digest
+from spec_contract.engine.read.environment import locate_engine
+from spec_contract.engine.read.files import SourceFile, discover, glob_match, source_for, text_digest
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The index knows every discovered file by module name but parses lazily: asking about a class loads its
 module's summary, and following a base or an import loads the next one. So a question about one wrapper
 touches the wrapper's file, its bases' and its inner model's files, not the whole tree. MROs and provisions
-(:mod:`~spec_contract.engine.members`) and a wrapper's inner objects (:mod:`~spec_contract.engine.delegates`)
+(:mod:`~spec_contract.engine.resolve.members`) and a wrapper's inner objects (:mod:`~spec_contract.engine.resolve.delegates`)
 are its collaborators; it answers for them too.
 
 Unknown names (bases from outside the tree such as ``torch.nn.Module`` or transformers'
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from spec_contract.engine.deferred import find_class, local_import
-from spec_contract.engine.delegates import Delegates
-from spec_contract.engine.files import SourceFile
-from spec_contract.engine.keys import MAX_DEPTH, ClassKey, FunctionKey, ModuleKey, Provision, Resolved
-from spec_contract.engine.members import Hierarchy
-from spec_contract.engine.recording import Recorder
-from spec_contract.engine.summary import Chain, ClassSummary, ImportBinding, Member, ModuleSummary
+from spec_contract.engine.read.files import SourceFile
+from spec_contract.engine.resolve.delegates import Delegates
+from spec_contract.engine.resolve.keys import MAX_DEPTH, ClassKey, FunctionKey, ModuleKey, Provision, Resolved
+from spec_contract.engine.resolve.members import Hierarchy
+from spec_contract.engine.resolve.recording import Recorder
+from spec_contract.engine.summarise.deferred import find_class, local_import
+from spec_contract.engine.summarise.summary import Chain, ClassSummary, ImportBinding, Member, ModuleSummary
 
 __all__ = ["ClassKey", "FunctionKey", "Index", "ModuleKey", "Provision", "Resolved"]
 

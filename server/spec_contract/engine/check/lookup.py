@@ -12,9 +12,9 @@ import enum
 from typing import NamedTuple
 
 from spec_contract.engine.config import Config
-from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Provider
-from spec_contract.engine.summary import Member
+from spec_contract.engine.summarise.summary import Member
 
 
 class MemberState(str, enum.Enum):

@@ -11,14 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from spec_contract.engine.config import Config
-from spec_contract.engine.files import SourceFile
 from spec_contract.engine.parallel import ScanJob, processes_for, scan_all
-from spec_contract.engine.resolve import Index
+from spec_contract.engine.read.files import SourceFile
+from spec_contract.engine.read.sources import Sources
+from spec_contract.engine.resolve.index import Index
 from spec_contract.engine.results_store import ResultsStore
-from spec_contract.engine.scan import moved_by, scan
-from spec_contract.engine.sources import Sources
 from spec_contract.engine.stats import Stats
-from spec_contract.engine.summary import ModuleSummary
+from spec_contract.engine.summarise.scan import moved_by, scan
+from spec_contract.engine.summarise.summary import ModuleSummary
 
 
 @dataclass

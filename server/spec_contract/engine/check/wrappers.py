@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from spec_contract.engine.check.gates import Gate, Gates, class_sites, fallback_covered
+from spec_contract.engine.check.lookup import Inner, MemberLookup
 from spec_contract.engine.config import Config
-from spec_contract.engine.gates import Gate, Gates, class_sites, fallback_covered
-from spec_contract.engine.lookup import Inner, MemberLookup
-from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Role
 from spec_contract.engine.rules import (
     MISSING_CAPABILITY,
@@ -32,7 +32,7 @@ from spec_contract.engine.rules import (
     MISSING_OPTIONAL_FORWARD,
     Rule,
 )
-from spec_contract.engine.summary import ClassSummary, Member
+from spec_contract.engine.summarise.summary import ClassSummary, Member
 
 Relative = Callable[[str], str]  # shortens a path for messages
 

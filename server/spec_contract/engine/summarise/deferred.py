@@ -1,6 +1,6 @@
 """A summary's classes and local imports, parsing the class statements the scanner deferred as they are asked for.
 
-A model file's class statements wait as text (:class:`~spec_contract.engine.summary.DeferredClass`) until
+A model file's class statements wait as text (:class:`~spec_contract.engine.summarise.summary.DeferredClass`) until
 the analysis asks for one of their classes; the summary stays plain data, and the parsing happens here, in
 the reader the index (and the project) read classes through. What a statement held once parsed is kept in
 the summary's ``parsed`` memo, so a summary shared between analyses (or restored from the cache with the
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from spec_contract.engine.pieces import parse_deferred
-from spec_contract.engine.summary import ClassSummary, DeferredClass, ImportBinding, ModuleSummary
+from spec_contract.engine.summarise.pieces import parse_deferred
+from spec_contract.engine.summarise.summary import ClassSummary, DeferredClass, ImportBinding, ModuleSummary
 
 
 def find_class(summary: ModuleSummary, qualname: str) -> ClassSummary | None:

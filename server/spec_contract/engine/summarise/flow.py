@@ -1,6 +1,6 @@
 """Worker functions' flow records: aliases, calls with their argument chains, and every ``<chain>.<member>``
 use with whether a guard on the same receiver and member dominates it (see
-:class:`~spec_contract.engine.summary.FunctionFlow`).
+:class:`~spec_contract.engine.summarise.summary.FunctionFlow`).
 
 Deciding which uses belong to the contract needs the whole tree and happens later, in
 :mod:`spec_contract.engine.contract`.
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
 from spec_contract.engine.results import Span
-from spec_contract.engine.summary import CallFlow, Chain, FunctionFlow, Use
-from spec_contract.engine.syntax import Lines, chain_of, dotted
+from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, Use
+from spec_contract.engine.summarise.syntax import Lines, chain_of, dotted
 
 _CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
 Fact = tuple[str, str]  # (receiver chain as dotted text, member); ("*", "*") for "any AttributeError is caught"

@@ -4,14 +4,14 @@ file is not parsed again (and saved with the run's results)."""
 
 from __future__ import annotations
 
-from spec_contract.engine.check import registered_classes
+from spec_contract.engine.check.wrappers import registered_classes
 from spec_contract.engine.config import Config
-from spec_contract.engine.deferred import all_classes, top_level_classes
-from spec_contract.engine.files import SourceFile, glob_match, text_digest
-from spec_contract.engine.layout import Layout
-from spec_contract.engine.registry import ModelRegistry, build_registry
-from spec_contract.engine.resolve import ClassKey, Index
-from spec_contract.engine.sources import Sources
+from spec_contract.engine.read.files import SourceFile, glob_match, text_digest
+from spec_contract.engine.read.layout import Layout
+from spec_contract.engine.read.sources import Sources
+from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.registry import ModelRegistry, build_registry
+from spec_contract.engine.summarise.deferred import all_classes, top_level_classes
 
 Known = dict[str, tuple[str, tuple[str, ...]]]  # model path → (digest, the classes checked there)
 

@@ -1,5 +1,5 @@
 """What a class statement provides, read from its ``ast``: bases, members, delegate attributes, factories,
-``__getattr__`` forwarding and suppression comments (a :class:`~spec_contract.engine.summary.ClassSummary`).
+``__getattr__`` forwarding and suppression comments (a :class:`~spec_contract.engine.summarise.summary.ClassSummary`).
 
 Members are every name an instance has through the class body: methods, properties, class attributes,
 nested classes, and ``self.<name> = …`` anywhere in a method. A delegate is ``self.<attr> = <Class>(...)``:
@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 import re
 
-from spec_contract.engine.flow import env_predicates, function_flow
-from spec_contract.engine.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member
-from spec_contract.engine.suppression import COMMENT, suppressed_codes
-from spec_contract.engine.syntax import Lines, chain_of
+from spec_contract.engine.summarise.flow import env_predicates, function_flow
+from spec_contract.engine.summarise.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member
+from spec_contract.engine.summarise.suppression import COMMENT, suppressed_codes
+from spec_contract.engine.summarise.syntax import Lines, chain_of
 
 _PROPERTY_DECORATORS = {"property", "cached_property"}
 

@@ -3,7 +3,7 @@
 A summary depends only on the file's text (and on whether the file is a worker, which adds the flow
 records), so it is cached by content hash and rebuilt only when that file changes. Names stay unresolved
 here: a base class is kept as the dotted chain written in the source (``nn.Module``, ``DeepseekV3ForCausalLM``)
-and resolution across modules happens in :mod:`spec_contract.engine.resolve`.
+and resolution across modules happens in :mod:`spec_contract.engine.resolve.index`.
 
 Chains are tuples of segments: names, ``"[]"`` for a subscript and ``"()"`` for a call, so
 ``self.draft_runner_list[i].model`` is ``("self", "draft_runner_list", "[]", "model")``.
@@ -161,7 +161,7 @@ class ModuleSummary:
     # module-level dicts whose values are classes (``_SUPPORT_VERSION = {(2, 6): MiniCPMV2_6, …}``): name →
     # the values as written, for an inner chosen by a lookup in one (``instance_class = _SUPPORT_VERSION[v]``)
     class_maps: tuple[tuple[str, tuple[Chain, ...]], ...] = ()
-    # deferred index → what its statement held, filled by :mod:`~spec_contract.engine.deferred` as the
+    # deferred index → what its statement held, filled by :mod:`~spec_contract.engine.summarise.deferred` as the
     # analysis asks for its classes (the scanner fills it for the registered ones; a cache hit keeps it)
     parsed: dict[int, ParsedClass] = field(default_factory=dict, init=False, compare=False, repr=False)
 

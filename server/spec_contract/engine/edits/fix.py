@@ -1,6 +1,6 @@
 """Findings → text edits: forwarding stubs and suppression comments for wrapper classes.
 
-The libcst stub generator (:mod:`spec_contract.engine.stubs`) is imported only when an edit is asked for,
+The libcst stub generator (:mod:`spec_contract.engine.edits.stubs`) is imported only when an edit is asked for,
 so neither the CLI's plain check nor the language server's start-up pays for libcst.
 """
 
@@ -33,7 +33,7 @@ def delegation_edits(
     A class the stub generator refuses gets no edit and, when ``refused`` is given, a :class:`Refusal`
     there; it never stops the edits of the other classes.
     """
-    from spec_contract.engine.stubs import Delegation, StubError, delegation_edit
+    from spec_contract.engine.edits.stubs import Delegation, StubError, delegation_edit
 
     # A Protocol capability is declared in the class's bases: forwarding members never fixes it
     findings = _in_most_basic_class(analysis, [f for f in findings if BY_CODE[f.code].forwards])
@@ -68,7 +68,7 @@ def delegation_edits(
 def declaration_edits(analysis: Analysis, findings: Iterable[Finding]) -> list[TextEdit]:
     """For each capability the class does not declare (SC006): the Protocol added to its bases, and imported
     (the finding's provider is the Protocol class). One edit per file, however many classes it declares."""
-    from spec_contract.engine.protocols import declare_protocol
+    from spec_contract.engine.check.protocols import declare_protocol
     from spec_contract.engine.text import replacement
 
     by_path: dict[str, list[Finding]] = {}
@@ -107,7 +107,7 @@ def _in_most_basic_class(analysis: Analysis, findings: list[Finding]) -> list[Fi
 
 def suppression_edit(analysis: Analysis, finding: Finding) -> TextEdit | None:
     """``# spec-contract: ignore[CODE]`` above the finding's class."""
-    from spec_contract.engine.stubs import suppression_edit as edit
+    from spec_contract.engine.edits.stubs import suppression_edit as edit
 
     source = analysis.source(finding.path)
     return None if source is None else edit(finding.path, source, finding.class_name, finding.code)

@@ -23,9 +23,9 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node, get_full_name_for_node_or_raise
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from .results import Span, TextEdit
-from .suppression import COMMENT, comment, extended
-from .text import LINE_BREAK, lines_with_ends
+from spec_contract.engine.results import Span, TextEdit
+from spec_contract.engine.summarise.suppression import COMMENT, comment, extended
+from spec_contract.engine.text import LINE_BREAK, lines_with_ends
 
 _MAX_LINE = 88  # a def or call longer than this is split one argument per line, as black would
 # libcst's visitors recurse several frames per level of nesting and give up between 100 and 300 levels,

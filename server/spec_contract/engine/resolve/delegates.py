@@ -7,10 +7,10 @@ candidates, or an architecture name the registry maps to a class).
 
 from __future__ import annotations
 
-from spec_contract.engine.classes import ARCHITECTURE, REGISTRY
-from spec_contract.engine.keys import ClassKey, ClassReader
-from spec_contract.engine.recording import Recorder
-from spec_contract.engine.summary import Chain, Delegate
+from spec_contract.engine.resolve.keys import ClassKey, ClassReader
+from spec_contract.engine.resolve.recording import Recorder
+from spec_contract.engine.summarise.classes import ARCHITECTURE, REGISTRY
+from spec_contract.engine.summarise.summary import Chain, Delegate
 
 
 class Delegates:

@@ -10,7 +10,7 @@ import ast
 import functools
 
 from spec_contract.engine.results import Span
-from spec_contract.engine.summary import Chain, DeferredClass
+from spec_contract.engine.summarise.summary import Chain, DeferredClass
 from spec_contract.engine.text import split_lines
 
 

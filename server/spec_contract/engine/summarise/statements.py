@@ -85,7 +85,7 @@ def _deferrable(statement: str) -> bool:
     """A model file's statement whose parsing can wait (a class) or be skipped (a function without imports).
 
     An import inside a function binds a name the module's other code may be resolved through (see
-    :func:`~spec_contract.engine.deferred.local_import`): such a function is parsed now, and a
+    :func:`~spec_contract.engine.summarise.deferred.local_import`): such a function is parsed now, and a
     class when a name it may import is looked up.
 
     Neither is parsed here, so neither confirms that the split before the next statement was right; a wrong

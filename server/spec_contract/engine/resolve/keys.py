@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from spec_contract.engine.summary import Chain, ClassSummary, Member, ModuleSummary
+from spec_contract.engine.summarise.summary import Chain, ClassSummary, Member, ModuleSummary
 
 MAX_DEPTH = 12  # imports, re-exports and aliases followed before a name counts as unknown
 
@@ -52,8 +52,8 @@ class Provision:
 
 
 class ClassReader(Protocol):
-    """What the index's collaborators (:mod:`~spec_contract.engine.members`,
-    :mod:`~spec_contract.engine.delegates`) ask it: the index implements this, and they never import it."""
+    """What the index's collaborators (:mod:`~spec_contract.engine.resolve.members`,
+    :mod:`~spec_contract.engine.resolve.delegates`) ask it: the index implements this, and they never import it."""
 
     def summary(self, module: str) -> ModuleSummary | None: ...
     def class_summary(self, key: ClassKey) -> ClassSummary | None: ...

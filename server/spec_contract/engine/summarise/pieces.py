@@ -1,10 +1,10 @@
 """What one top-level statement contributes to its module's summary (a :class:`Piece`).
 
 Each parsed statement adds its imports, module-level aliases and registry entries here, its classes through
-:mod:`~spec_contract.engine.classes` and, in a worker file, its functions' flow records through
-:mod:`~spec_contract.engine.flow`. The scanner (:mod:`~spec_contract.engine.scan`) assembles a file's pieces;
+:mod:`~spec_contract.engine.summarise.classes` and, in a worker file, its functions' flow records through
+:mod:`~spec_contract.engine.summarise.flow`. The scanner (:mod:`~spec_contract.engine.summarise.scan`) assembles a file's pieces;
 a class statement it deferred is read here too, when the analysis first asks for it
-(:func:`parse_deferred`, called by :mod:`~spec_contract.engine.deferred`).
+(:func:`parse_deferred`, called by :mod:`~spec_contract.engine.summarise.deferred`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from spec_contract.engine.classes import nested_statements, summarise_class
-from spec_contract.engine.flow import function_flow
-from spec_contract.engine.statements import error_message, parse_at
-from spec_contract.engine.summary import (
+from spec_contract.engine.summarise.classes import nested_statements, summarise_class
+from spec_contract.engine.summarise.flow import function_flow
+from spec_contract.engine.summarise.statements import error_message, parse_at
+from spec_contract.engine.summarise.summary import (
     Chain,
     ClassSummary,
     DeferredClass,
@@ -23,7 +23,7 @@ from spec_contract.engine.summary import (
     ImportBinding,
     ParsedClass,
 )
-from spec_contract.engine.syntax import Lines, chain_of
+from spec_contract.engine.summarise.syntax import Lines, chain_of
 
 
 @dataclass(frozen=True)

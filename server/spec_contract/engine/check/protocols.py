@@ -32,13 +32,13 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from spec_contract.engine.aux_returns import Verdict, builds_pair, function_at, hands_on, returned_chain
-from spec_contract.engine.classes import ARCHITECTURE
+from spec_contract.engine.check.aux_returns import Verdict, builds_pair, function_at, hands_on, returned_chain
 from spec_contract.engine.config import Capability, Config
 from spec_contract.engine.contract import algorithm_of
-from spec_contract.engine.resolve import ClassKey, Index
+from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Finding, Provider, Role, Span
-from spec_contract.engine.summary import ClassSummary, ModuleSummary
+from spec_contract.engine.summarise.classes import ARCHITECTURE
+from spec_contract.engine.summarise.summary import ClassSummary, ModuleSummary
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,15 @@
 """Class MROs and what each class provides: its own members, its bases', and what a ``__getattr__`` forwards.
 
 Bases from outside the tree resolve to nothing and provide nothing; inheritance cycles are cut. Every
-answer is memoised with the modules it read (see :mod:`~spec_contract.engine.recording`).
+answer is memoised with the modules it read (see :mod:`~spec_contract.engine.resolve.recording`).
 """
 
 from __future__ import annotations
 
-from spec_contract.engine.classes import REGISTRY
-from spec_contract.engine.keys import MAX_DEPTH, ClassKey, ClassReader, Provision
-from spec_contract.engine.recording import Recorder
-from spec_contract.engine.summary import Member
+from spec_contract.engine.resolve.keys import MAX_DEPTH, ClassKey, ClassReader, Provision
+from spec_contract.engine.resolve.recording import Recorder
+from spec_contract.engine.summarise.classes import REGISTRY
+from spec_contract.engine.summarise.summary import Member
 
 # name → (first owner along the MRO, its member); the MRO's ``__getattr__`` owners and what each forwards to
 Table = tuple[dict[str, tuple[ClassKey, Member]], tuple[tuple[ClassKey, str], ...]]

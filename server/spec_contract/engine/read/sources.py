@@ -13,8 +13,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from spec_contract.engine.files import decode, read_bytes, text_digest
-from spec_contract.engine.scan import StatementMemo
+from spec_contract.engine.read.files import decode, read_bytes, text_digest
+from spec_contract.engine.summarise.scan import StatementMemo
 
 _RACY_NS = 2_000_000_000  # a file written this shortly before it was read may change again unseen
 
