@@ -260,9 +260,28 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
                         if _REGISTERED_INIT.search(callee[-1]):
                             delegates.extend(Delegate(sub.attr, chain, span) for chain in _architectures(call))
                             continue
+                        named = _model_class_argument(call, local_classes)
+                        if named is not None:
+                            delegates.extend(Delegate(sub.attr, chain, span) for chain in named)
+                            continue
                         via = (method[0], callee[0]) if len(callee) == 1 and callee[0] in method[1] else None
                         for chain in local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]:
                             delegates.append(Delegate(sub.attr, chain, span, via if chain == method[1].get(callee[0]) else None))
+
+
+def _model_class_argument(call: ast.Call, local_classes: dict[str, list[Chain]]) -> list[Chain] | None:
+    """What a model-building helper builds when the call names the class itself
+    (``initialize_model(vllm_config=…, model_class=Llama4ForCausalLM)``): that class, or what a local name
+    passed there stands for. ``initialize_model`` without it picks the class from the HF config at run time:
+    ``(ARCHITECTURE,)``, unknown. Any other call: None (its callee is the class)."""
+    for keyword in call.keywords:
+        if keyword.arg in ("model_class", "model_cls"):
+            chain = chain_of(keyword.value)
+            if chain is None or "()" in chain or "[]" in chain:
+                return [(ARCHITECTURE,)]
+            return local_classes.get(chain[0], [chain]) if len(chain) == 1 else [chain]
+    callee = chain_of(call.func)
+    return [(ARCHITECTURE,)] if callee is not None and callee[-1] == "initialize_model" else None
 
 
 def _architectures(call: ast.Call) -> list[Chain]:
