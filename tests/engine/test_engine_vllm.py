@@ -695,3 +695,27 @@ def test_without_get_language_model_the_proposers_read_the_class_own_decoder(tmp
     assert [(f.delegate, f.inner_class) for f in found] == [("language_model.model", "PictureForConditionalGeneration")]
     assert "the proposers take the class itself as its language model and read its `.model`, which " \
            "PictureForConditionalGeneration does not have" in found[0].message
+
+
+def test_the_contract_lists_the_gated_protocol_capability_and_what_it_requires(tmp_path):
+    root = vllm_tree(tmp_path)
+    run = subprocess.run([sys.executable, "-m", "spec_contract", "contract", str(root), "--format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    [capability] = json.loads(run.stdout)["capabilities"]
+    assert {k: capability[k] for k in ("name", "protocol", "check", "marker", "defaults")} == {
+        "name": "EAGLE3", "protocol": "vllm.model_executor.models.interfaces.SupportsEagle3",
+        "check": "supports_eagle3", "marker": "supports_eagle3",
+        "defaults": ["set_aux_hidden_state_layers", "get_eagle3_default_aux_hidden_state_layers"]}
+    runner = "vllm/v1/worker/gpu_model_runner.py"
+    assert capability["gate_sites"] == [
+        {"path": runner, "line": line_of(root, runner, "if not supports_eagle3"), "guarded": False}]
+    proposer = "vllm/v1/spec_decode/eagle.py"
+    assert [(s["path"], s["line"]) for s in capability["reads"]] == [
+        (proposer, line_of(root, proposer, "self.embed = language_model.model.embed_tokens"))]
+    assert any("is an `EagleModelMixin` (`set_aux_hidden_state_layers` asserts it)" in need
+               for need in capability["requires"])
+    text = subprocess.run([sys.executable, "-m", "spec_contract", "contract", str(root)],
+                          capture_output=True, text=True, timeout=120).stdout
+    assert "capability EAGLE3: Protocol vllm.model_executor.models.interfaces.SupportsEagle3" in text
+    assert f"    {runner}:{capability['gate_sites'][0]['line']}  if not supports_eagle3(self.get_model()):" in text

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.check.baseline import Entry as BaselineEntry
     from spec_contract.engine.check.baseline import load as load_baseline
     from spec_contract.engine.check.baseline import write as write_baseline
+    from spec_contract.engine.check.protocols import GatedCapability
     from spec_contract.engine.check.status import AlgorithmStatus, ClassStatus, MemberStatus
     from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, snake_key, validate, with_select
     from spec_contract.engine.edits.fix import Refusal, declaration_edits, delegation_edits, suppression_edit
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Contract": ("results", "Contract"),
     "ContractEntry": ("results", "ContractEntry"),
     "Finding": ("results", "Finding"),
+    "GatedCapability": ("check.protocols", "GatedCapability"),
     "Provider": ("results", "Provider"),
     "Role": ("results", "Role"),
     "Span": ("results", "Span"),
@@ -90,7 +92,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
-    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Found", "LineIndex",
+    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "GatedCapability", "Found", "LineIndex",
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "decode", "delegation_edits",
     "find_project", "fingerprint", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",

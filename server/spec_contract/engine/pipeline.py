@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spec_contract.engine.check.batch import check_classes
+from spec_contract.engine.check.protocols import GatedCapability, gated_capabilities
 from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.kept import KeptResults
 from spec_contract.engine.queries import Analysis
@@ -134,7 +135,8 @@ class Pipeline:
         contract = self._derive(index, layout, registering, focus, changed)
         checked = self._classes(index, layout, registering, focus)
         problems: dict[str, str] = {}
-        self._check(checked, changed, index, layout, contract, stats, problems)
+        gated = self._gated(index, layout)
+        self._check(checked, changed, index, contract, gated, stats, problems)
         findings = self._kept.findings(checked)
         self._generation += 1
         if focus is None:
@@ -152,7 +154,7 @@ class Pipeline:
             findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
             checked=tuple(checked), models=tuple(layout.models), index=index, config=self.config, stats=stats,
             problems=problems, overlays=dict(self._sources.overlays), relative=self.relative, focus=focus,
-            changed_paths=changed_paths,
+            changed_paths=changed_paths, capabilities=gated,
             notes=tuple(filter(None, [self._kept.engine_note, _unread_note(unread, self.relative)])), unread=unread,
         )
         self._last = analysis if focus is None else None  # a focused one is not the whole answer
@@ -218,16 +220,21 @@ class Pipeline:
                               "be checked; set 'registry-tables' in [tool.spec-contract]")
         return checked
 
-    def _check(self, checked: list[ClassKey], changed: set[str], index: Index, layout: Layout,
-               contract: Contract, stats: Stats, problems: dict[str, str]) -> None:
+    def _gated(self, index: Index, layout: Layout) -> tuple[GatedCapability, ...]:
+        """The profile's Protocol capabilities that the workers gate: part of the contract (the ``contract``
+        command and hover show them) and what the capability check of each class is measured against."""
+        if not self.config.capabilities:
+            return ()
+        workers = [s for s in (index.summary(w.module) for w in layout.workers) if s is not None]
+        return tuple(gated_capabilities(self.config, index, workers, lambda path: self._sources.text(path)[0]))
+
+    def _check(self, checked: list[ClassKey], changed: set[str], index: Index, contract: Contract,
+               gated: tuple[GatedCapability, ...], stats: Stats, problems: dict[str, str]) -> None:
         """Check again the classes never checked and those whose check read a changed module."""
         stale = self._kept.stale(checked, changed)
-        workers = [s for s in (index.summary(w.module) for w in layout.workers) if s is not None] \
-            if stale and self.config.capabilities else []  # what gates the capabilities (see checking)
         for key, result in zip(stale, check_classes(
-                stale, index, contract, self.config, workers=workers, registry=self._registered.registry,
-                relative=self.relative, text=lambda path: self._sources.text(path)[0],
-                problems_of=self._summaries.problems, stats=stats, problems=problems)):
+                stale, index, contract, self.config, gated=gated, registry=self._registered.registry,
+                relative=self.relative, problems_of=self._summaries.problems, stats=stats, problems=problems)):
             self._kept.keep(key, result)
 
     # the saved results -----------------------------------------------------------------------------

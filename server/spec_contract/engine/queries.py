@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spec_contract.engine.check.protocols import GatedCapability
 from spec_contract.engine.check.status import ClassStatus, class_status
 from spec_contract.engine.config import Config
 from spec_contract.engine.read.files import SourceFile, decode, read_bytes
@@ -44,6 +45,8 @@ class Analysis:
     # read), one sentence each: printed by the CLI, shown by the server
     notes: tuple[str, ...] = ()
     unread: dict[str, str] = field(default_factory=dict)  # needed paths that could not be read → why
+    # the profile's Protocol capabilities the workers gate (vLLM's SupportsEagle3): the contract's other half
+    capabilities: tuple[GatedCapability, ...] = ()
 
     def findings_for(self, path: str) -> list[Finding]:
         return [f for f in self.findings if f.path == path]

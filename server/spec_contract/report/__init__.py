@@ -12,7 +12,15 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from spec_contract.engine import Analysis, BaselineEntry, CallSite, Finding, fingerprint, relative_to
+from spec_contract.engine import (
+    Analysis,
+    BaselineEntry,
+    CallSite,
+    Finding,
+    GatedCapability,
+    fingerprint,
+    relative_to,
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,11 @@ class Report:
     def is_baselined(self, finding: Finding) -> bool:
         return bool(self.baselined) and fingerprint(finding) in self.baselined
 
+    def capabilities(self) -> list[CapabilityView]:
+        """The contract's Protocol capabilities (vLLM's ``SupportsEagle3``): what a class must be for the workers'
+        ``supports_*()`` gate to let it through, and what the Protocol's default methods then require of it."""
+        return [_view(gated) for analysis in self.analyses for gated in analysis.capabilities]
+
     def site(self, site: CallSite) -> dict[str, object]:
         out = {"path": self.rel(site.path), "line": site.span.line + 1, "guarded": site.guarded}
         if site.algorithm:  # the contract-semantics fields, present only when they say something
@@ -53,6 +66,37 @@ class Report:
         if site.condition:
             out["condition"] = site.condition
         return out
+
+
+@dataclass(frozen=True)
+class CapabilityView:
+    """One Protocol capability of the contract, as the reports show it."""
+
+    name: str  # the algorithm it enables
+    protocol: str  # dotted
+    check: str  # the function the workers gate with
+    marker: str
+    defaults: tuple[str, ...]  # the Protocol's default methods
+    requires: tuple[str, ...]  # what a target needs to pass the gate and survive the defaults, one sentence each
+    gate_sites: tuple[CallSite, ...]
+    reads: tuple[CallSite, ...]  # unguarded reads of the language model's holder by the proposers
+
+
+def _view(gated: GatedCapability) -> CapabilityView:
+    cap = gated.capability
+    delegate = (f"the object the defaults delegate to (`{cap.language_method}()` when the class has it, else "
+                f"`self.{cap.language_attr}`, else the class itself), or its `.{cap.holder_attr}` when it has one")
+    requires = [f"it declares `{cap.protocol.rpartition('.')[2]}` through its bases, or sets `{cap.marker}` and "
+                "has every member the Protocol names"]
+    if cap.holder_mixin:
+        asserted = f" (`{cap.holder_method}` asserts it)" if cap.holder_method else ""
+        requires.append(f"{delegate}, is an `{cap.holder_mixin.rpartition('.')[2]}`{asserted}")
+    requires.append("each `forward` from the class to that holder returns the aux hidden states with the hidden "
+                    "states (the model runner unpacks the pair)")
+    if gated.reads:
+        requires.append(f"the language model the proposers take has a `.{cap.holder_attr}`")
+    return CapabilityView(cap.name, cap.protocol, cap.check, cap.marker, gated.defaults, tuple(requires),
+                          gated.sites, gated.reads)
 
 
 # Characters a terminal or log viewer acts on instead of showing: C0/C1 controls (ESC starts a sequence that

@@ -51,7 +51,7 @@ def render_json(report: Report) -> str:
         "notes": [note for a in report.analyses for note in a.notes],  # the run's own warnings (see Analysis)
     }
     out = {"version": 1, "root": str(report.analyses[0].root) if report.analyses else None, "findings": findings,
-           "contract": _contract(report), "stats": stats}
+           "contract": _contract(report), **_capabilities(report), "stats": stats}
     if report.baselined or report.stale:
         out["baseline"] = {"baselined": len(report.baselined), "stale": [
             {"code": e.code, "class": e.class_qualname, "member": e.member, "role": e.role, "path": e.path}
@@ -59,8 +59,18 @@ def render_json(report: Report) -> str:
     return json.dumps(out, indent=1)
 
 
+def _capabilities(report: Report) -> dict:
+    """The contract's Protocol capabilities, present when the profile has any (vLLM's; SGLang's has none)."""
+    capabilities = [{
+        "name": c.name, "protocol": c.protocol, "check": c.check, "marker": c.marker, "defaults": list(c.defaults),
+        "requires": list(c.requires), "gate_sites": [report.site(s) for s in c.gate_sites],
+        "reads": [report.site(s) for s in c.reads],
+    } for c in report.capabilities()]
+    return {"capabilities": capabilities} if capabilities else {}
+
+
 def render_json_contract(report: Report) -> str:
-    return json.dumps({"version": 1, "contract": _contract(report)}, indent=1)
+    return json.dumps({"version": 1, "contract": _contract(report), **_capabilities(report)}, indent=1)
 
 
 def render_sarif(report: Report) -> str:

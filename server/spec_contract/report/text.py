@@ -54,4 +54,14 @@ def render_contract(report: Report) -> str:
                 for site in entry.call_sites:
                     guard = "  (guarded)" if site.guarded else ""
                     out.append(printable(f"    {report.rel(site.path)}:{site.span.line + 1}  {site.text}{guard}"))
+    for capability in report.capabilities():
+        out.append(f"capability {capability.name}: Protocol {capability.protocol} (marker `{capability.marker}`; "
+                   f"default methods {', '.join(capability.defaults) or 'none'})")
+        out.append(f"  gated by {capability.check}() at:")
+        out += [printable(f"    {report.rel(s.path)}:{s.span.line + 1}  {s.text}") for s in capability.gate_sites]
+        out.append("  a target passes when")
+        out += [f"    - {need}" for need in capability.requires]
+        if capability.reads:
+            out.append("  read without a guard by the proposers at:")
+            out += [printable(f"    {report.rel(s.path)}:{s.span.line + 1}  {s.text}") for s in capability.reads]
     return "\n".join(out)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spec_contract.engine.check.protocols import GatedCapability, capability_findings, gated_capabilities
+from spec_contract.engine.check.protocols import GatedCapability, capability_findings
 from spec_contract.engine.check.wrappers import check_class
 from spec_contract.engine.config import Config
 from spec_contract.engine.parallel import map_forked, processes_for
@@ -17,20 +17,19 @@ from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.registry import ModelRegistry
 from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.stats import Stats
-from spec_contract.engine.summarise.summary import ModuleSummary
 
 Checked = tuple[list[Finding], frozenset[str]]  # a class's findings, and the modules its check read
 
 
 def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config: Config, *,
-                  workers: list[ModuleSummary], registry: ModelRegistry | None, relative: Callable[[str], str],
-                  text: Callable[[str], str | None], problems_of: Callable[[Stats], dict[str, str]],
+                  gated: tuple[GatedCapability, ...], registry: ModelRegistry | None,
+                  relative: Callable[[str], str], problems_of: Callable[[Stats], dict[str, str]],
                   stats: Stats, problems: dict[str, str]) -> list[Checked]:
-    """Each class's findings, with the modules its check read. Forked processes add their problems (as
-    ``problems_of`` finds them in each) and stats to ``problems`` and ``stats``."""
-    # the profile's Protocol capabilities that the workers gate (see ``engine.protocols``)
-    gated: list[GatedCapability] = gated_capabilities(config, index, workers, text) \
-        if keys and config.capabilities else []
+    """Each class's findings, with the modules its check read; ``gated``: the profile's Protocol capabilities
+    that the workers gate (see ``check.protocols``). Forked processes add their problems (as ``problems_of``
+    finds them in each) and stats to ``problems`` and ``stats``."""
+
+    capabilities = list(gated)
 
     def check(i: int) -> Checked:
         recorded = index.record()
@@ -39,7 +38,7 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
             recorded.update(registry.modules)
         found = check_class(index, keys[i], contract, config, relative)
         if gated:
-            found = capability_findings(index, keys[i], config, gated, found, relative)
+            found = capability_findings(index, keys[i], config, capabilities, found, relative)
         return found, index.stop(recorded)
 
     shared = map_forked(len(keys), check, processes_for(len(keys), "classes"),
