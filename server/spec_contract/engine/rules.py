@@ -111,13 +111,17 @@ CAPABILITY_NOT_DECLARED = Rule(
     fix=Fix.DECLARE)
 CAPABILITY_NOT_BACKED = Rule(
     "SC007", "capability-not-backed", Severity.ERROR,
-    "the class declares a Protocol capability whose default methods fail for it: a run of the algorithm "
-    "crashes at start-up",
-    "The class declares the Protocol (through its MRO or by setting its marker) and does not override its "
-    "default methods, which delegate by themselves (vLLM's `SupportsEagle3`: `get_language_model()`, else "
-    "`.language_model`, else `self`; then its `.model`) and assert that what they reach is the engine's "
-    "mixin (`EagleModelMixin`). What they reach here is a known class that is not: the run passes the "
-    "check and fails the assertion. Make the holder inherit the mixin, or override the default methods.",
+    "the class declares a Protocol capability that fails for it: a run of the algorithm passes the "
+    "engine's check and then crashes at start-up",
+    "The class declares the Protocol (through its MRO or by setting its marker), and a run of the algorithm "
+    "then fails at start-up in one of three ways. The default methods, which delegate by themselves (vLLM's "
+    "`SupportsEagle3`: `get_language_model()`, else `.language_model`, else `self`; then its `.model`), reach "
+    "a known class that is not the engine's mixin (`EagleModelMixin`), so their assertion fails. Or a "
+    "`forward` on the way to that holder, the holder's own included, returns only the hidden states where "
+    "the model runner unpacks `(hidden_states, aux_hidden_states)`. Or the language model the proposers take "
+    "(`get_language_model()`, else the class) has no `.model` for them to read when they load the draft. "
+    "Make the holder inherit the mixin or override the defaults, hand the aux outputs on, or give the "
+    "proposers the decoder they read.",
     fix=Fix.NONE)
 CAPABILITY_UNVERIFIABLE = Rule(
     "SC008", "capability-unverifiable", Severity.INFORMATION,
