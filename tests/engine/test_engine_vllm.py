@@ -22,6 +22,7 @@ from spec_contract.engine.check.protocols import declare_protocol
 from spec_contract.engine.config import ConfigError, load_config
 from spec_contract.engine.edits.fix import declaration_edits, delegation_edits
 from spec_contract.engine.resolve.index import ClassKey
+from spec_contract.engine.results import Role
 from spec_contract.engine.text import apply_edits
 
 MODELS = "vllm/model_executor/models"
@@ -719,3 +720,38 @@ def test_the_contract_lists_the_gated_protocol_capability_and_what_it_requires(t
                           capture_output=True, text=True, timeout=120).stdout
     assert "capability EAGLE3: Protocol vllm.model_executor.models.interfaces.SupportsEagle3" in text
     assert f"    {runner}:{capability['gate_sites'][0]['line']}  if not supports_eagle3(self.get_model()):" in text
+
+
+DRAFT_MODEL_PROPOSER = """
+    class SpecDecodeBaseProposer:
+        def propose(self, hidden):
+            return self.model.compute_logits(hidden)
+
+        def _maybe_share_lm_head(self, target_language_model):
+            if self.model.lm_head is None:
+                self.model.lm_head = target_language_model.lm_head
+
+
+    class DraftModelProposer(SpecDecodeBaseProposer):
+        def _maybe_share_lm_head(self, target_language_model):
+            return None  # a standalone draft keeps its own head
+"""
+
+
+def test_draft_uses_on_a_generic_class_count_only_where_the_any_model_proposer_reaches_them(tmp_path):
+    # Picture is no draft head: only DraftModelProposer would load it as a draft. It inherits `propose`
+    # (compute_logits: a missing forward there crashes) and overrides `_maybe_share_lm_head` (the base's
+    # lm_head read never runs for it); the EAGLE proposer only ever loads EAGLE heads.
+    tiny = TINY.replace("            self.logits_processor = LogitsProcessor()\n",
+                        "            self.logits_processor = LogitsProcessor()\n            self.lm_head = None\n\n"
+                        "        def compute_logits(self, hidden):\n            return hidden\n")
+    files = {f"{MODELS}/tiny.py": tiny, "vllm/v1/spec_decode/draft_model.py": DRAFT_MODEL_PROPOSER}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    picture = [(f.code, f.member) for f in analysis.findings if f.class_name == "PictureForConditionalGeneration"]
+    assert ("SC005", "compute_logits") in picture and ("SC005", "lm_head") not in picture
+    assert {c.member for c in analysis.contract.for_role(Role.DRAFT)} >= {"compute_logits", "lm_head"}
+    # without the profile's any-draft workers every draft use may meet any class, as before
+    (tmp_path / "pyproject.toml").write_text('[tool.spec-contract]\nany-draft-workers = []\n')
+    everywhere = [(f.code, f.member) for f in analyze(tmp_path).findings
+                  if f.class_name == "PictureForConditionalGeneration"]
+    assert ("SC005", "compute_logits") in everywhere and ("SC005", "lm_head") in everywhere

@@ -123,6 +123,8 @@ class Config:
     algorithms: tuple[Algorithm, ...] = ()
     non_target_classes: tuple[str, ...] = ()  # classification, reward, embedding models: never served as targets
     draft_classes: tuple[str, ...] = ()  # besides draft-only ones, classes a config rewrite loads as drafts
+    # worker classes that take any registered model as their draft (vLLM's DraftModelProposer); see CallSite.any_draft
+    any_draft_workers: tuple[str, ...] = ()
     # The engine's model registry as data (vLLM's ``registry.py``): files holding module-level dicts
     # ``"Arch": ("module", "Class")``, and the dicts whose classes are the registered (checked) models
     registry_files: tuple[str, ...] = ()
@@ -242,6 +244,11 @@ SETTINGS: tuple[Setting, ...] = (
             "model (classification, reward, embedding models).", where="tree", extend=True),
     Setting("draft-classes", "strings", "the profile's", "Globs of class names a config rewrite loads as draft "
             "models (besides the draft-only ones).", where="tree", extend=True),
+    Setting("any-draft-workers", "strings", "the profile's", "Names of the worker classes that take any "
+            "registered model as their draft (vLLM's `DraftModelProposer`). When set, a draft member missing on a "
+            "class that is not a draft by shape counts only where such a worker reaches it: its own methods and "
+            "those it inherits without overriding. Other proposers load only their own draft heads.",
+            where="tree", extend=True),
     Setting("registry-files", "strings", "the profile's", "Globs of the files whose module-level dicts "
             "`\"Arch\": (\"module\", \"Class\")` register the engine's models (vLLM's `registry.py`); "
             "`init_vllm_registered_model(architectures=[\"Arch\"])` resolves through them.", where="tree",
@@ -549,6 +556,7 @@ def _build(profile_name: str, merged: dict[str, Any]) -> Config:
         algorithms=merged.get("algorithms", ()),
         non_target_classes=merged.get("non_target_classes", ()),
         draft_classes=merged.get("draft_classes", ()),
+        any_draft_workers=merged.get("any_draft_workers", ()),
         registry_files=merged.get("registry_files", ()),
         restrict_delegates=merged.get("restrict_delegates", False),
         registry_tables=merged.get("registry_tables", ()),

@@ -314,6 +314,24 @@ def algorithm_of(config: Config, path: str, taken: frozenset[str]) -> str | None
     return None
 
 
+def _reached_by_any_draft_worker(flow: _Flow, index: Index, names: frozenset[str]) -> set[FunctionKey] | None:
+    """The methods a worker that takes any registered model as its draft runs: its own, and those it inherits
+    without overriding (vLLM's ``DraftModelProposer`` overrides the base proposer's embedding and head sharing
+    with no-ops). None when the profile names no such worker: then every draft use may meet any class."""
+    if not names:
+        return None
+    reached: set[FunctionKey] = set()
+    for worker in {c for c in flow.classes.values() if c is not None and c.qualname.rsplit(".", 1)[-1] in names}:
+        resolved: set[str] = set()
+        for owner in index.mro(worker):
+            cls = index.class_summary(owner)
+            for member in cls.members if cls is not None else ():
+                if member.kind in ("method", "async_method") and member.name not in resolved:
+                    resolved.add(member.name)
+                    reached.add(FunctionKey(owner.module, f"{owner.qualname}.{member.name}"))
+    return reached
+
+
 def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config) -> Contract:
     """The contract of the given worker files (see the module docstring)."""
     flow = _Flow(list(workers), index)
@@ -321,6 +339,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     receivers = _Receivers(config.receivers)
     sites: dict[tuple[Role, str], list[CallSite]] = defaultdict(list)
     ends: dict = {}  # may_end_in's memo for the receivers' last segments
+    any_draft = _reached_by_any_draft_worker(flow, index, frozenset(config.any_draft_workers))
     for key, fn in flow.functions.items():
         matched: dict[Chain, frozenset[tuple[Role, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
         for use in fn.uses:
@@ -348,7 +367,8 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     guarded=use.guarded, is_call=use.is_call, arity=use.arity,
                     gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=use.condition,
                     condition_classes=use.condition_classes,
-                    algorithm=algorithm_of(config, path, use.taken), unless=roles[role]))
+                    algorithm=algorithm_of(config, path, use.taken), unless=roles[role],
+                    any_draft=any_draft is None or flow.classes[key] is None or key in any_draft))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))

@@ -62,6 +62,9 @@ class CallSite:
     condition_classes: tuple[str, ...] = ()
     algorithm: str | None = None  # the speculative algorithm whose path it is on (EAGLE3, DFLASH, …)
     unless: str | None = None  # the receiver is this object only on classes that lack this member
+    # reached by a worker that takes any registered model as its draft (the profile's ``any-draft-workers``;
+    # always, when it names none): a draft use elsewhere only ever meets the draft heads of its algorithm
+    any_draft: bool = True
 
 
 @dataclass(frozen=True)

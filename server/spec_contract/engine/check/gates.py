@@ -97,8 +97,11 @@ def fallback_covered(site: CallSite, lookup: MemberLookup) -> bool:
     return bool(site.alternative_of) and any(lookup.provides(m) or lookup.inner(m) for m in site.alternative_of)
 
 
-def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLookup) -> list[tuple[Role, CallSite]]:
+def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLookup,
+                draft_shaped: bool) -> list[tuple[Role, CallSite]]:
     """The call sites of the class's roles, less those whose receiver is never this class: a worker that
-    switches to the language model when the target provides ``get_language_model`` (``unless``)."""
+    switches to the language model when the target provides ``get_language_model`` (``unless``), and, on a
+    class that is no draft by shape, draft uses no worker that takes any model as its draft reaches."""
     return [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites
-            if (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)]
+            if (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)
+            and (site.any_draft or draft_shaped or role is not Role.DRAFT)]

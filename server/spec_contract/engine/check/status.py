@@ -71,16 +71,18 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
     for role in config.roles_for_class(cls.name):
         for entry in contract.for_role(role):
             members.setdefault(entry.member, []).append(entry)
+    draft_shaped = config.draft_shaped(cls.name)
     statuses = []
     for member, entries in sorted(members.items()):
-        state = lookup.state(member)
+        # as the check: draft uses that no worker taking any model as its draft reaches never meet this class
+        sites = tuple(s for e in entries for s in e.call_sites if s.any_draft or draft_shaped or e.role is not Role.DRAFT)
+        state = lookup.state(member) if sites else None
         if state is None:
             continue
         inner = lookup.inner(member)
         statuses.append(MemberStatus(
             member, tuple(e.role for e in entries), any(e.required for e in entries), state,
-            inner.delegate if inner else None, inner.key.qualname if inner else None,
-            tuple(s for e in entries for s in e.call_sites)))
+            inner.delegate if inner else None, inner.key.qualname if inner else None, sites))
     return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses),
                        tuple(_algorithm_status(lookup, cls.name, contract, config)))
 
@@ -95,7 +97,7 @@ def algorithm_status(index: Index, key: ClassKey, contract: Contract, config: Co
 
 def _algorithm_status(lookup: MemberLookup, name: str, contract: Contract, config: Config) -> list[AlgorithmStatus]:
     roles = config.roles_for_class(name)
-    sites = class_sites(contract, roles, lookup)
+    sites = class_sites(contract, roles, lookup, config.draft_shaped(name))
     gates = Gates(sites, lookup, config)
     out = []
     for spec in config.algorithms:

@@ -83,7 +83,7 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
     lookup = MemberLookup(index, key, config)
     draft_shaped = config.draft_shaped(cls.name)
     roles = config.roles_for_class(cls.name)
-    sites = class_sites(contract, roles, lookup)
+    sites = class_sites(contract, roles, lookup, draft_shaped)
 
     # Capability gates first: the uses past a gate the class fails never run.
     gates = Gates(sites, lookup, config)
