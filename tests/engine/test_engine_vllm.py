@@ -755,3 +755,47 @@ def test_draft_uses_on_a_generic_class_count_only_where_the_any_model_proposer_r
     everywhere = [(f.code, f.member) for f in analyze(tmp_path).findings
                   if f.class_name == "PictureForConditionalGeneration"]
     assert ("SC005", "compute_logits") in everywhere and ("SC005", "lm_head") in everywhere
+
+
+SPECULATOR = """
+    class DraftModelSpeculator:
+        def __init__(self, speculative_config):
+            self.use_local_argmax_reduction = speculative_config.use_local_argmax_reduction
+            self._share_mtp_indices = False
+
+        def sample_draft(self, hidden):
+            if self.use_local_argmax_reduction:
+                return self.get_draft_top_tokens(hidden)
+            return self.model.compute_logits(hidden)
+
+        def get_draft_top_tokens(self, hidden):
+            return self.model.get_top_tokens(hidden)
+
+        def propose(self, hidden):
+            if self._share_mtp_indices and hasattr(self.model.model, "set_skip_topk"):
+                self.model.model.set_skip_topk(False)
+            return self.sample_draft(hidden)
+
+
+    class StandaloneARSpeculator(DraftModelSpeculator):
+        pass
+"""
+
+
+def test_uses_under_a_flag_that_is_off_by_default_are_conditional(tmp_path):
+    # compute_logits runs on every draft step: a missing forward is the draft warning. get_top_tokens runs
+    # only in a method every caller reaches under `use_local_argmax_reduction`, the `.model` reads only past
+    # `self._share_mtp_indices and …`: both flags are the profile's off-by-default ones (SC004).
+    tiny = TINY.replace("            self.logits_processor = LogitsProcessor()\n",
+                        "            self.logits_processor = LogitsProcessor()\n\n"
+                        "        def compute_logits(self, hidden):\n            return hidden\n\n"
+                        "        def get_top_tokens(self, hidden):\n            return hidden\n")
+    files = {f"{MODELS}/tiny.py": tiny, "vllm/v1/worker/gpu/__init__.py": "",
+             "vllm/v1/worker/gpu/spec_decode/__init__.py": "",
+             "vllm/v1/worker/gpu/spec_decode/speculator.py": SPECULATOR}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    found = {f.member: (f.code, f.condition) for f in analysis.findings
+             if f.class_name == "PictureForConditionalGeneration" and f.member in ("compute_logits", "get_top_tokens", "model")}
+    assert found == {"compute_logits": ("SC005", None),
+                     "get_top_tokens": ("SC004", "use_local_argmax_reduction"),
+                     "model": ("SC004", "_share_mtp_indices")}

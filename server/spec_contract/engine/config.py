@@ -125,6 +125,9 @@ class Config:
     draft_classes: tuple[str, ...] = ()  # besides draft-only ones, classes a config rewrite loads as drafts
     # worker classes that take any registered model as their draft (vLLM's DraftModelProposer); see CallSite.any_draft
     any_draft_workers: tuple[str, ...] = ()
+    # worker flags (attributes, config fields) that are off unless a user turns them on: a use in the true branch
+    # of a test of one is under a rare condition
+    off_by_default: tuple[str, ...] = ()
     # The engine's model registry as data (vLLM's ``registry.py``): files holding module-level dicts
     # ``"Arch": ("module", "Class")``, and the dicts whose classes are the registered (checked) models
     registry_files: tuple[str, ...] = ()
@@ -249,6 +252,10 @@ SETTINGS: tuple[Setting, ...] = (
             "class that is not a draft by shape counts only where such a worker reaches it: its own methods and "
             "those it inherits without overriding. Other proposers load only their own draft heads.",
             where="tree", extend=True),
+    Setting("off-by-default", "strings", "the profile's", "Names of worker flags, attributes or config fields, "
+            "that are off unless a user turns them on (vLLM's `use_local_argmax_reduction`, `False` in "
+            "`SpeculativeConfig`). A use in the true branch of a test of one runs only under that rare "
+            "condition: SC004 rather than SC001/SC005.", where="tree", extend=True),
     Setting("registry-files", "strings", "the profile's", "Globs of the files whose module-level dicts "
             "`\"Arch\": (\"module\", \"Class\")` register the engine's models (vLLM's `registry.py`); "
             "`init_vllm_registered_model(architectures=[\"Arch\"])` resolves through them.", where="tree",
@@ -557,6 +564,7 @@ def _build(profile_name: str, merged: dict[str, Any]) -> Config:
         non_target_classes=merged.get("non_target_classes", ()),
         draft_classes=merged.get("draft_classes", ()),
         any_draft_workers=merged.get("any_draft_workers", ()),
+        off_by_default=merged.get("off_by_default", ()),
         registry_files=merged.get("registry_files", ()),
         restrict_delegates=merged.get("restrict_delegates", False),
         registry_tables=merged.get("registry_tables", ()),

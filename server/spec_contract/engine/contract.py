@@ -149,7 +149,7 @@ class _Flow:
             memo[(key, chain, budget)] = found
         return found
 
-    def _callee(self, caller: FunctionKey, call: CallFlow) -> tuple[FunctionKey, int] | None:
+    def callee(self, caller: FunctionKey, call: CallFlow) -> tuple[FunctionKey, int] | None:
         """The workspace function a call reaches, and how many leading parameters the call fills implicitly."""
         callee = call.callee
         cls = self.classes[caller]
@@ -199,7 +199,7 @@ class _Flow:
         return None
 
     def _named_callee(self, module: str, callee: Chain) -> tuple[FunctionKey, int] | None:
-        """What a call of a name (``helper(...)``, ``mod.Worker(...)``) in ``module`` reaches, as in :meth:`_callee`.
+        """What a call of a name (``helper(...)``, ``mod.Worker(...)``) in ``module`` reaches, as in :meth:`callee`.
 
         Remembered per module and name by the caller: the index answers read nothing new the second time.
         """
@@ -236,7 +236,7 @@ class _Flow:
         sites = []  # (caller, callee, [(parameter's bindings, (parameter,), argument)], "self@Owner" or None)
         for caller, fn in self.functions.items():
             for call in fn.calls:
-                target = self._callee(caller, call)
+                target = self.callee(caller, call)
                 if target is None:
                     continue
                 callee, implicit = target
@@ -314,14 +314,16 @@ def algorithm_of(config: Config, path: str, taken: frozenset[str]) -> str | None
     return None
 
 
-def _reached_by_any_draft_worker(flow: _Flow, index: Index, names: frozenset[str]) -> set[FunctionKey] | None:
+def _reached_by_any_draft_worker(workers: list[ModuleSummary], index: Index,
+                                 names: frozenset[str]) -> set[FunctionKey] | None:
     """The methods a worker that takes any registered model as its draft runs: its own, and those it inherits
     without overriding (vLLM's ``DraftModelProposer`` overrides the base proposer's embedding and head sharing
     with no-ops). None when the profile names no such worker: then every draft use may meet any class."""
     if not names:
         return None
     reached: set[FunctionKey] = set()
-    for worker in {c for c in flow.classes.values() if c is not None and c.qualname.rsplit(".", 1)[-1] in names}:
+    found = (ClassKey(summary.module, name) for summary in workers for name in sorted(names))
+    for worker in (key for key in found if index.class_summary(key) is not None):
         resolved: set[str] = set()
         for owner in index.mro(worker):
             cls = index.class_summary(owner)
@@ -332,14 +334,31 @@ def _reached_by_any_draft_worker(flow: _Flow, index: Index, names: frozenset[str
     return reached
 
 
+def _entered_under(flow: _Flow, flags: frozenset[str]) -> dict[FunctionKey, str]:
+    """Worker functions that every call in the workers makes under a test of an off-by-default flag (vLLM's
+    ``get_draft_top_tokens``, called only ``if … self.use_local_argmax_reduction``): the flag."""
+    if not flags:
+        return {}
+    under: dict[FunctionKey, set[str | None]] = defaultdict(set)
+    for caller, fn in flow.functions.items():
+        for call in fn.calls:
+            reached = flow.callee(caller, call)
+            if reached is not None:
+                under[reached[0]].add(min(call.taken & flags, default=None))
+    return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
+
+
 def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config) -> Contract:
     """The contract of the given worker files (see the module docstring)."""
-    flow = _Flow(list(workers), index)
+    workers = list(workers)
+    flow = _Flow(workers, index)
     flow.propagate()
     receivers = _Receivers(config.receivers)
     sites: dict[tuple[Role, str], list[CallSite]] = defaultdict(list)
     ends: dict = {}  # may_end_in's memo for the receivers' last segments
-    any_draft = _reached_by_any_draft_worker(flow, index, frozenset(config.any_draft_workers))
+    any_draft = _reached_by_any_draft_worker(workers, index, frozenset(config.any_draft_workers))
+    off_by_default = frozenset(config.off_by_default)
+    entered_under = _entered_under(flow, off_by_default)
     for key, fn in flow.functions.items():
         matched: dict[Chain, frozenset[tuple[Role, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
         for use in fn.uses:
@@ -361,11 +380,13 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                 if speculative or not only_speculative:  # two patterns that skip different classes skip none
                     roles[role] = unless if roles.get(role, unless) == unless else None
             path = flow.paths[key]
+            # a use past a test of a flag that is off unless turned on runs only under that rare condition
+            condition = use.condition or min(use.taken & off_by_default, default=None) or entered_under.get(key)
             for role in sorted(roles):
                 sites[(role, use.member)].append(CallSite(
                     path=path, span=use.span, role=role, member=use.member, text=use.text,
                     guarded=use.guarded, is_call=use.is_call, arity=use.arity,
-                    gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=use.condition,
+                    gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=condition,
                     condition_classes=use.condition_classes,
                     algorithm=algorithm_of(config, path, use.taken), unless=roles[role],
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft))

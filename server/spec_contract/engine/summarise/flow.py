@@ -271,7 +271,9 @@ class _FlowBuilder:
             for operand in node.values:
                 self.expr(operand, current)
                 positive, negative = _facts(operand)
-                current = current.add(positive if isinstance(node.op, ast.And) else negative)
+                # the next operand runs only when this one was true (``and``) or false (``or``)
+                and_ = isinstance(node.op, ast.And)
+                current = current.add(positive if and_ else negative).taking(operand, and_, _names(operand))
             return
         if isinstance(node, ast.IfExp):
             self.expr(node.test, ctx)
@@ -315,13 +317,14 @@ class _FlowBuilder:
             self.expr(func.value, ctx)
         else:
             self.expr(func, ctx)
-        if args or node.keywords:  # a call without arguments binds no parameter
-            callee = chain_of(func)
-            if callee is not None:
-                chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args])
-                kwargs = tuple([(k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None])
-                if kwargs or chains.count(None) != len(chains):
-                    self.calls.append(CallFlow(callee, chains, kwargs))
+        callee = chain_of(func)
+        if callee is not None:
+            chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args])
+            kwargs = tuple([(k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None])
+            # a call that binds a parameter, and every call of one of the class's own methods (whether a
+            # method only runs under a flag depends on all of them)
+            if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
+                self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken))
         for arg in args:
             self.expr(arg.value if type(arg) is ast.Starred else arg, ctx)
         for keyword in node.keywords:

@@ -101,6 +101,7 @@ class CallFlow:
     callee: Chain
     args: tuple[Chain | None, ...]
     kwargs: tuple[tuple[str, Chain], ...]
+    taken: frozenset[str] = frozenset()  # names of the enclosing tests whose true branch the call is in
 
 
 @dataclass(frozen=True)
