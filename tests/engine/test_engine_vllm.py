@@ -799,3 +799,25 @@ def test_uses_under_a_flag_that_is_off_by_default_are_conditional(tmp_path):
     assert found == {"compute_logits": ("SC005", None),
                      "get_top_tokens": ("SC004", "use_local_argmax_reduction"),
                      "model": ("SC004", "_share_mtp_indices")}
+
+
+def test_an_edit_that_moves_only_the_capability_gate_gives_what_a_cold_run_gives(tmp_path):
+    # The capability findings cite the supports_eagle3() gate: lines moved in the runner alone must move
+    # them in the editor's incremental analysis too, as a fresh analysis of the edited text has them.
+    from spec_contract.engine import Project
+
+    root = vllm_tree(tmp_path)
+    runner = str(root / "vllm/v1/worker/gpu_model_runner.py")
+    project = Project(root, load_config(root), use_cache=False)
+    before = project.analyze()
+    moved = "# a comment above\n\n" + (root / "vllm/v1/worker/gpu_model_runner.py").read_text()
+    project.set_overlay(runner, moved)
+    warm = project.analyze()
+    (root / "vllm/v1/worker/gpu_model_runner.py").write_text(moved)
+    cold = analyze(root)
+
+    def sites(analysis):
+        return sorted((f.code, f.class_name, tuple((s.path, s.span.line) for s in f.call_sites))
+                      for f in analysis.findings if f.code in ("SC006", "SC007"))
+
+    assert sites(warm) == sites(cold) != sites(before)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from spec_contract.engine.check.batch import Checked
+from spec_contract.engine.check.protocols import GatedCapability
 from spec_contract.engine.config import Config
 from spec_contract.engine.contract import derive_contract
 from spec_contract.engine.read.files import SourceFile
@@ -31,6 +32,8 @@ class KeptResults:
         self.contract: tuple[Contract, frozenset[str]] | None = None
         self.engine_note: str | None = None  # made with the contract: the workers' engine imports unresolved
         self.checked: dict[ClassKey, Checked] = {}
+        # the Protocol capabilities the last analysis checked against (None: none yet, or restored results)
+        self.capabilities: tuple[GatedCapability, ...] | None = None
         self.unsaved = False  # concluded since the last save
 
     def forget(self) -> None:
@@ -49,6 +52,13 @@ class KeptResults:
             if self.contract is None or contract != self.contract[0]:
                 self.checked = {}  # every class is checked against the contract: check them all again
             self.contract = (contract, modules)
+
+    def update_capabilities(self, gated: tuple[GatedCapability, ...]) -> None:
+        """Every class's capability findings cite the gates and the proposers' reads: when those change (a gate
+        line moved, a Protocol's defaults changed), every class is checked again, as for a new contract."""
+        if self.capabilities is not None and gated != self.capabilities:
+            self.checked = {}
+        self.capabilities = gated
 
     def stale(self, keys: list[ClassKey], changed: set[str]) -> list[ClassKey]:
         """The classes never checked, and those whose check read a changed module."""

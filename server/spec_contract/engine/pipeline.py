@@ -136,6 +136,7 @@ class Pipeline:
         checked = self._classes(index, layout, registering, focus)
         problems: dict[str, str] = {}
         gated = self._gated(index, layout)
+        self._kept.update_capabilities(gated)
         self._check(checked, changed, index, contract, gated, stats, problems)
         findings = self._kept.findings(checked)
         self._generation += 1
