@@ -821,3 +821,22 @@ def test_an_edit_that_moves_only_the_capability_gate_gives_what_a_cold_run_gives
                       for f in analysis.findings if f.code in ("SC006", "SC007"))
 
     assert sites(warm) == sites(cold) != sites(before)
+
+
+def test_hover_shows_each_class_verdict_on_the_protocol_capability(tmp_path):
+    root = vllm_tree(tmp_path)
+    analysis = analyze(root)
+
+    def eagle3(module: str, name: str):
+        cls = analysis.index.class_summary(ClassKey(f"vllm.model_executor.models.{module}", name))
+        status = analysis.class_at(str(root / f"{MODELS}/{module}.py"), cls.span.line, cls.span.col)
+        return next((a.state, a.why) for a in status.algorithms if a.algorithm == "EAGLE3")
+
+    assert eagle3("tiny", "TinyForCausalLM") == ("supported", "")
+    state, why = eagle3("picture", "PictureForConditionalGeneration")  # SC006: not declared, its LM backs it
+    assert state == "refused" and why.startswith("add `SupportsEagle3` to the class's bases")
+    state, why = eagle3("plain", "PlainForCausalLM")  # SC007: declared, the holder is not the mixin
+    assert state == "refused" and "EagleModelMixin" in why
+    assert [c for c in codes(analysis) if c[0] in ("SC006", "SC007")] == [
+        ("SC006", "PictureForConditionalGeneration", "SupportsEagle3", "warning"),
+        ("SC007", "PlainForCausalLM", "SupportsEagle3", "error")]

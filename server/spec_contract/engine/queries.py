@@ -62,7 +62,7 @@ class Analysis:
             cls = self.index.class_summary(key)
             if cls is None or self.index.path_of(key.module) != path or not _contains(cls.span, line, col):
                 continue
-            return class_status(self.index, key, self.contract, self.config)
+            return class_status(self.index, key, self.contract, self.config, self.capabilities, self.relative)
         return None
 
     def member_definition_at(self, path: str, line: int, col: int) -> tuple[str, list[ContractEntry]] | None:

@@ -54,6 +54,8 @@ def class_markdown(status: ClassStatus, relative: Callable[[str], str]) -> str:
                 lines.append(f"- {algorithm.algorithm}: supported")
             elif algorithm.state == "refused":
                 lines.append(f"- {algorithm.algorithm}: not supported — {algorithm.why}")
+            elif algorithm.state == "unverifiable":
+                lines.append(f"- {algorithm.algorithm}: cannot be told here — {algorithm.why}")
             else:
                 members = ", ".join(f"`{m}`" for m in algorithm.members)
                 lines.append(f"- {algorithm.algorithm}: supported, except that it does not forward {members}")

@@ -341,6 +341,17 @@ def capability_findings(index: Index, key: ClassKey, config: Config, gated: list
     return kept
 
 
+def capability_verdicts(index: Index, key: ClassKey, config: Config, gated: Sequence[GatedCapability],
+                        rel: Callable[[str], str]) -> list[tuple[GatedCapability, bool, Finding | None]]:
+    """For hover: per capability a target-capable class may meet, whether it declares the Protocol and the
+    finding the check gives it (None: none, whatever the selection and suppressions)."""
+    cls = index.class_summary(key)
+    path = index.path_of(key.module)
+    if cls is None or path is None or Role.TARGET not in config.roles_for_class(cls.name):
+        return []
+    return [(g, _declares(index, key, g), _capability_finding(index, key, cls, path, config, g, rel)) for g in gated]
+
+
 def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: str, config: Config,
                         gated: GatedCapability, rel: Callable[[str], str]) -> Finding | None:
     capability = gated.capability

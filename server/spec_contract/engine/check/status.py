@@ -7,13 +7,16 @@ Computed with the check's own lookups (:class:`~spec_contract.engine.check.looku
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered
 from spec_contract.engine.check.lookup import MemberLookup, MemberState
+from spec_contract.engine.check.protocols import GatedCapability, capability_verdicts
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Role, Span
+from spec_contract.engine.rules import CAPABILITY_NOT_DECLARED, CAPABILITY_UNVERIFIABLE
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class AlgorithmState(str, enum.Enum):
     SUPPORTED = "supported"
     REFUSED = "refused"  # at a capability gate the class fails
     SUPPORTED_EXCEPT = "supported-except"  # some members the algorithm uses would crash
+    UNVERIFIABLE = "unverifiable"  # a declared Protocol capability whose language model the HF config picks
 
     def __str__(self) -> str:
         return self.value
@@ -59,9 +63,12 @@ class ClassStatus:
     algorithms: tuple[AlgorithmStatus, ...] = ()
 
 
-def class_status(index: Index, key: ClassKey, contract: Contract, config: Config) -> ClassStatus | None:
+def class_status(index: Index, key: ClassKey, contract: Contract, config: Config,
+                 capabilities: Sequence[GatedCapability] = (), rel: Callable[[str], str] = str) -> ClassStatus | None:
     """The status of every member of the class's roles' contract that the class or an inner model has (by
-    name), and of every algorithm those roles' contract uses; None for a class the index does not know."""
+    name), of every algorithm those roles' contract uses, and of every Protocol capability the workers gate
+    (``capabilities``; ``rel`` shortens paths in what hover says of them); None for a class the index does not
+    know."""
     cls = index.class_summary(key)
     path = index.path_of(key.module)
     if cls is None or path is None:
@@ -84,7 +91,29 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
             member, tuple(e.role for e in entries), any(e.required for e in entries), state,
             inner.delegate if inner else None, inner.key.qualname if inner else None, sites))
     return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses),
-                       tuple(_algorithm_status(lookup, cls.name, contract, config)))
+                       tuple(_algorithm_status(lookup, cls.name, contract, config)
+                             + _capability_status(index, key, config, capabilities, rel)))
+
+
+def _capability_status(index: Index, key: ClassKey, config: Config, capabilities: Sequence[GatedCapability],
+                       rel: Callable[[str], str]) -> list[AlgorithmStatus]:
+    """A Protocol capability as hover words it, from the verdict the check gives the class."""
+    out = []
+    for gated, declares, finding in capability_verdicts(index, key, config, capabilities, rel):
+        name, protocol = gated.capability.name, gated.protocol.qualname
+        if finding is None and declares:
+            out.append(AlgorithmStatus(name, AlgorithmState.SUPPORTED, ""))
+        elif finding is None:
+            out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, f"the class does not declare `{protocol}`"))
+        elif finding.code == CAPABILITY_UNVERIFIABLE.code:
+            out.append(AlgorithmStatus(name, AlgorithmState.UNVERIFIABLE,
+                                       "its language model is named by the HF config at run time"))
+        elif finding.code == CAPABILITY_NOT_DECLARED.code:
+            out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, f"add `{protocol}` to the class's bases: its "
+                                       f"language model `{finding.inner_class}` declares and backs it"))
+        else:  # declared but not backed: the message says what fails
+            out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, finding.message.split(", but ", 1)[-1]))
+    return out
 
 
 def algorithm_status(index: Index, key: ClassKey, contract: Contract, config: Config) -> list[AlgorithmStatus]:
