@@ -106,6 +106,11 @@ def _is_pipeline(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and _chain(node.func)[-1:] == (_PIPELINE,)
 
 
+def _deciding_returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Return, ast.expr]]:
+    """The returns a verdict reads, with their values: a pipeline stage's hand-on decides nothing."""
+    return [(ret, ret.value) for ret in _returns(fn) if ret.value is not None and not _is_pipeline(ret.value)]
+
+
 def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
     """The function's own returns of a value (not those of functions nested in it), ``return None`` aside."""
     found: list[ast.Return] = []
@@ -170,11 +175,7 @@ def hands_on(fn: ast.FunctionDef | ast.AsyncFunctionDef, hops: frozenset[Chain])
         return mentions(value) and (unpacked or not _carries(value, hops, carriers))
 
     dropping = []
-    for ret in _returns(fn):
-        value = ret.value
-        assert value is not None
-        if _is_pipeline(value):
-            continue
+    for ret, value in _deciding_returns(fn):
         if isinstance(value, ast.Name):
             last = _last_binding(fn, ret, value.id)
             values = [last] if last is not None else bindings.get(value.id, [])
@@ -210,11 +211,7 @@ def builds_pair(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Verdict:
         return not isinstance(node, (ast.Call, ast.Tuple, ast.List, ast.Name, ast.Await, ast.IfExp))
 
     dropping = []
-    for ret in _returns(fn):
-        value = ret.value
-        assert value is not None
-        if _is_pipeline(value):
-            continue
+    for ret, value in _deciding_returns(fn):
         if isinstance(value, (ast.Tuple, ast.List)):
             return _verdict("passes", ret)
         if isinstance(value, ast.Name):
