@@ -69,6 +69,8 @@ class Pipeline:
         self._last: Analysis | None = None
         self._kept = KeptResults(config)
         self._restored = False  # whether the kept results were restored (or looked for) since the last walk
+        # the last gated capabilities, with the layout and the modules they were read from
+        self._gated_from: tuple[Layout, frozenset[str], tuple[GatedCapability, ...]] | None = None
 
     def changed(self, path: str, exists: bool | None = None) -> None:
         """``path``'s text changed; ``exists`` (when it may have changed): whether there is a file now. A file
@@ -135,7 +137,7 @@ class Pipeline:
         contract = self._derive(index, layout, registering, focus, changed)
         checked = self._classes(index, layout, registering, focus)
         problems: dict[str, str] = {}
-        gated = self._gated(index, layout)
+        gated = self._gated(index, layout, changed)
         self._kept.update_capabilities(gated)
         self._check(checked, changed, index, contract, gated, stats, problems)
         findings = self._kept.findings(checked)
@@ -221,13 +223,20 @@ class Pipeline:
                               "be checked; set 'registry-tables' in [tool.spec-contract]")
         return checked
 
-    def _gated(self, index: Index, layout: Layout) -> tuple[GatedCapability, ...]:
+    def _gated(self, index: Index, layout: Layout, changed: set[str]) -> tuple[GatedCapability, ...]:
         """The profile's Protocol capabilities that the workers gate: part of the contract (the ``contract``
-        command and hover show them) and what the capability check of each class is measured against."""
+        command and hover show them) and what the capability check of each class is measured against. Read
+        again only when a module they were read from changed (a keystroke in a model file costs nothing)."""
         if not self.config.capabilities:
             return ()
+        if self._gated_from is not None and self._gated_from[0] is layout and not changed & self._gated_from[1]:
+            return self._gated_from[2]
+        recorded = index.record()
+        recorded.update(w.module for w in layout.workers)  # their text is read for the gates, not only names
         workers = [s for s in (index.summary(w.module) for w in layout.workers) if s is not None]
-        return tuple(gated_capabilities(self.config, index, workers, lambda path: self._sources.text(path)[0]))
+        gated = tuple(gated_capabilities(self.config, index, workers, lambda path: self._sources.text(path)[0]))
+        self._gated_from = (layout, index.stop(recorded), gated)
+        return gated
 
     def _check(self, checked: list[ClassKey], changed: set[str], index: Index, contract: Contract,
                gated: tuple[GatedCapability, ...], stats: Stats, problems: dict[str, str]) -> None:
