@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 from engine_trees import analyze, line_of, make_tree, rel
-from spec_contract.engine.check.protocols import declare_protocol
 from spec_contract.engine.config import ConfigError, load_config
+from spec_contract.engine.edits.declare import declare_protocol
 from spec_contract.engine.edits.fix import declaration_edits, delegation_edits
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import Role

@@ -82,14 +82,17 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
     statuses = []
     for member, entries in sorted(members.items()):
         # as the check: draft uses that no worker taking any model as its draft reaches never meet this class
-        sites = tuple(s for e in entries for s in e.call_sites if s.any_draft or draft_shaped or e.role is not Role.DRAFT)
-        state = lookup.state(member) if sites else None
+        meeting = [(e, tuple(s for s in e.call_sites if s.any_draft or draft_shaped or e.role is not Role.DRAFT))
+                   for e in entries]
+        meeting = [(e, sites) for e, sites in meeting if sites]
+        state = lookup.state(member) if meeting else None
         if state is None:
             continue
         inner = lookup.inner(member)
         statuses.append(MemberStatus(
-            member, tuple(e.role for e in entries), any(e.required for e in entries), state,
-            inner.delegate if inner else None, inner.key.qualname if inner else None, sites))
+            member, tuple(e.role for e, _ in meeting), any(e.required for e, _ in meeting), state,
+            inner.delegate if inner else None, inner.key.qualname if inner else None,
+            tuple(s for _, sites in meeting for s in sites)))
     return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses),
                        tuple(_algorithm_status(lookup, cls.name, contract, config)
                              + _capability_status(index, key, config, capabilities, rel)))

@@ -68,7 +68,7 @@ def delegation_edits(
 def declaration_edits(analysis: Analysis, findings: Iterable[Finding]) -> list[TextEdit]:
     """For each capability the class does not declare (SC006): the Protocol added to its bases, and imported
     (the finding's provider is the Protocol class). One edit per file, however many classes it declares."""
-    from spec_contract.engine.check.protocols import declare_protocol
+    from spec_contract.engine.edits.declare import declare_protocol
     from spec_contract.engine.text import replacement
 
     by_path: dict[str, list[Finding]] = {}
