@@ -100,11 +100,13 @@ class RawServer:
     """A server process fed raw bytes; everything it writes is collected by a reader thread.
 
     Requests the server makes (configuration, registrations) are answered with null at once, so that it never
-    waits on the test.
+    waits on the test, unless ``answer_requests`` is False (the test answers them, or not, itself).
     """
 
     def __init__(self, command: list[str] | None = None, cwd: Path | None = None,
-                 env: dict[str, str] | None = None, stderr: Any = subprocess.DEVNULL) -> None:
+                 env: dict[str, str] | None = None, stderr: Any = subprocess.DEVNULL,
+                 answer_requests: bool = True) -> None:
+        self.answer_requests = answer_requests
         self.process = subprocess.Popen(command or SERVER, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=stderr)
         assert self.process.stdin is not None and self.process.stdout is not None  # both are pipes
@@ -121,7 +123,7 @@ class RawServer:
     def _read_all(self) -> None:
         try:
             while (message := read_message(self._output)) is not None:
-                if "method" in message and "id" in message:
+                if "method" in message and "id" in message and self.answer_requests:
                     self.send(frame({"id": message["id"], "result": None}))
                 with self._changed:
                     self.received.append(message)

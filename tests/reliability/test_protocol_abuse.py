@@ -248,3 +248,27 @@ def test_end_of_input_inside_a_frame_ends_the_server(demo):
         server.send(header(500) + b'{"jsonrpc"')
         server.close_input()
         assert server.exit_code() in (0, 1)
+
+
+def test_an_answer_that_comes_after_the_server_stopped_waiting_is_dropped_quietly(demo, tmp_path):
+    # A slow client answers workspace/configuration after the server's 10 s wait: the server has gone on
+    # with defaults; the late answer must not raise in its reader (pygls's future for it must not have been
+    # cancelled) nor stop it answering.
+    log = tmp_path / "server.log"
+    with open(log, "wb") as stderr, RawServer(stderr=stderr, answer_requests=False) as server:
+        server.initialize(demo, capabilities={"workspace": {"configuration": True}})
+        asked = server.wait_for(lambda m: m.get("method") == "workspace/configuration", "configuration request")
+        server.wait_for(lambda m: m.get("method") == "window/logMessage"
+                        and "workspace/configuration failed" in m["params"]["message"], "the wait given up")
+        start = len(server.received)
+        server.send(frame({"id": asked["id"], "result": [None]}))
+        hover = server.request("textDocument/hover", hover_params(demo))
+        while (request := next((m for m in server.received[start:] if "method" in m and "id" in m), None)):
+            start = server.received.index(request) + 1  # anything else it asks of us now: answered
+            server.send(frame({"id": request["id"], "result": None}))
+        assert_hover_answered(server, demo, hover)
+        assert server.call("shutdown")["result"] is None
+        server.notify("exit")
+        assert server.exit_code() == 0
+        said = json.dumps(server.received)
+    assert "InvalidStateError" not in said and "InvalidStateError" not in log.read_text(errors="replace")

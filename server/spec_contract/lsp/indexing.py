@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types
 
@@ -26,7 +27,18 @@ from spec_contract.lsp.session import Session
 from spec_contract.lsp.workspace import Folder, build_project, discover, unanalysable
 
 PARENT_CHECK_SECONDS = 2.0
+T = TypeVar("T")
+
 CLIENT_REQUEST_TIMEOUT = 10.0  # a client that never answers our requests must not stall indexing
+
+
+async def client_answer(request: Awaitable[T]) -> T:
+    """The client's answer to a request of ours, waited for at most :data:`CLIENT_REQUEST_TIMEOUT`.
+
+    The wait is given up, not the request: pygls sets a late answer's result on the future it made for the
+    request, and a cancelled future would raise ``InvalidStateError`` in its reader (a traceback in the log for
+    a client that was merely slow)."""
+    return await asyncio.wait_for(asyncio.shield(request), CLIENT_REQUEST_TIMEOUT)
 WATCHED_GLOBS = ("**/*.py", "**/pyproject.toml")
 
 
@@ -87,9 +99,7 @@ async def load_settings(session: Session, folder: Folder) -> None:
     raw_folder: Any = None
     if session.features.configuration:
         try:
-            result = await asyncio.wait_for(
-                session.editor.configuration(folder.uri, settings.SECTION), CLIENT_REQUEST_TIMEOUT
-            )
+            result = await client_answer(session.editor.configuration(folder.uri, settings.SECTION))
             raw_folder = result[0] if result else None
         except Exception as exc:
             session.editor.log(f"spec-contract: workspace/configuration failed: {exc}", types.MessageType.Warning)

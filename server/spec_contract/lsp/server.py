@@ -32,7 +32,7 @@ from pygls.workspace import PositionCodec, TextDocument
 from spec_contract import __version__
 from spec_contract.lsp import framing, handlers
 from spec_contract.lsp.data import converter_factory
-from spec_contract.lsp.indexing import CLIENT_REQUEST_TIMEOUT
+from spec_contract.lsp.indexing import client_answer
 from spec_contract.lsp.protocol import SpecContractProtocol
 from spec_contract.lsp.session import Session
 
@@ -145,10 +145,8 @@ class SpecContractServer(LanguageServer):
             register_options=options,
         )
         try:
-            await asyncio.wait_for(
-                self.client_register_capability_async(types.RegistrationParams(registrations=[registration])),
-                CLIENT_REQUEST_TIMEOUT,
-            )
+            await client_answer(
+                self.client_register_capability_async(types.RegistrationParams(registrations=[registration])))
         except Exception as exc:
             self.log(f"spec-contract: the client refused the file watcher: {exc}", types.MessageType.Warning)
 
@@ -156,7 +154,7 @@ class SpecContractServer(LanguageServer):
         """Create a work-done progress token and begin it; None when the client does not take it."""
         token = f"spec-contract-index-{uuid.uuid4()}"
         try:
-            await asyncio.wait_for(self.work_done_progress.create_async(token), CLIENT_REQUEST_TIMEOUT)
+            await client_answer(self.work_done_progress.create_async(token))
         except Exception as exc:
             self.log(f"spec-contract: no progress reporting: {exc}")
             return None
