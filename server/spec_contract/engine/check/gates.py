@@ -97,6 +97,12 @@ def fallback_covered(site: CallSite, lookup: MemberLookup) -> bool:
     return bool(site.alternative_of) and any(lookup.provides(m) or lookup.inner(m) for m in site.alternative_of)
 
 
+def may_meet_class(role: Role, site: CallSite, draft_shaped: bool) -> bool:
+    """Whether a use can meet a class at all: a draft use that no worker taking any model as its draft
+    reaches only ever meets draft heads (see ``CallSite.any_draft``)."""
+    return site.any_draft or draft_shaped or role is not Role.DRAFT
+
+
 def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLookup,
                 draft_shaped: bool) -> list[tuple[Role, CallSite]]:
     """The call sites of the class's roles, less those whose receiver is never this class: a worker that
@@ -104,4 +110,4 @@ def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLooku
     class that is no draft by shape, draft uses no worker that takes any model as its draft reaches."""
     return [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites
             if (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)
-            and (site.any_draft or draft_shaped or role is not Role.DRAFT)]
+            and may_meet_class(role, site, draft_shaped)]

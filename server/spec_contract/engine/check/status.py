@@ -10,7 +10,7 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered
+from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered, may_meet_class
 from spec_contract.engine.check.lookup import MemberLookup, MemberState
 from spec_contract.engine.check.protocols import GatedCapability, capability_verdicts
 from spec_contract.engine.config import Config
@@ -82,7 +82,7 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
     statuses = []
     for member, entries in sorted(members.items()):
         # as the check: draft uses that no worker taking any model as its draft reaches never meet this class
-        meeting = [(e, tuple(s for s in e.call_sites if s.any_draft or draft_shaped or e.role is not Role.DRAFT))
+        meeting = [(e, tuple(s for s in e.call_sites if may_meet_class(e.role, s, draft_shaped)))
                    for e in entries]
         meeting = [(e, sites) for e, sites in meeting if sites]
         state = lookup.state(member) if meeting else None
