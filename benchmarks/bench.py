@@ -23,12 +23,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import ab
 import engine_edits
 import server_bench
-from check_runs import REPO, children_cpu, run_check
+from check_runs import REPO, Build, children_cpu, run_check
+from table import Table, seconds
 
 sys.path.insert(0, str(REPO / "server"))  # this checkout's engine, as the subprocesses get through PYTHONPATH
 
@@ -118,6 +121,33 @@ def parse_floor(tree: Path, analysis: Analysis) -> tuple[float, float, int, int]
     return time.perf_counter() - started, sum(map(len, texts)) / 1e6, workers, len(texts) - workers
 
 
+@dataclass
+class Floor:
+    """What no exact cold check can skip (``parse_floor``), and this checkout's one-process cold analysis."""
+
+    start: float  # a bare interpreter's start and exit, best of N
+    parse: float  # ast.parse of the worker files and registered class statements, one core
+    megabytes: float
+    workers: int
+    classes: int
+    cores: int
+    engine_cpu: float  # CPU of a cold one-process analysis (SPEC_CONTRACT_JOBS=1)
+    parse_cpu: float  # the part of it inside ast.parse
+
+    @property
+    def total(self) -> float:
+        """Start, then that parse split over the cores."""
+        return self.start + self.parse / self.cores
+
+
+def measure_floor(tree: Path, repeat: int, timeout: float) -> Floor:
+    analysis, engine_cpu, parse_cpu = one_process_cold(tree)
+    parse, megabytes, workers, classes = parse_floor(tree, analysis)
+    start = min(server_bench.time_python("pass", timeout) for _ in range(repeat))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return Floor(start, parse, megabytes, workers, classes, cores, engine_cpu, parse_cpu)
+
+
 def time_pyright(pyright: str, tree: Path, timeout: float) -> tuple[float | None, float, str]:
     """Wall and CPU seconds of ``pyright --outputjson TREE``, or None and why it could not run."""
     try:
@@ -146,39 +176,15 @@ def largest_model_file(tree: Path) -> Path | None:
     return max(candidates, key=lambda p: (p.read_bytes().count(b"\n"), str(p)))
 
 
-class Table:
-    def __init__(self) -> None:
-        self.rows: list[tuple[str, str, str, str, str]] = []
-
-    def add(self, figure: str, value: str, ratio: str = "", goal: str = "", ok: bool | None = None) -> None:
-        verdict = "" if ok is None else ("pass" if ok else "FAIL")
-        self.rows.append((figure, value, ratio, goal, verdict))
-        print(f"  … {figure}: {value} {ratio}", file=sys.stderr, flush=True)  # progress while it runs
-
-    def render(self) -> str:
-        header = ("figure", "value", "ratio", "goal", "pass/fail")
-        widths = [max(len(row[i]) for row in [header, *self.rows]) for i in range(5)]
-
-        def line(row) -> str:
-            return "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-
-        return "\n".join([line(header), line(tuple("-" * w for w in widths)), *map(line, self.rows)])
-
-
-def seconds(value: float) -> str:
-    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
-
-
-def compile_package() -> None:
-    """Byte-compile this checkout's package, as ``pip install`` does for an installed one.
+def compile_package(checkout: Path = REPO, python: str = sys.executable) -> None:
+    """Byte-compile a checkout's package with its interpreter, as ``pip install`` does for an installed one.
 
     An editable checkout is compiled on first import, unless ``PYTHONDONTWRITEBYTECODE`` is set (some
     sandboxes set it), in which case every timed process would compile the whole package from source.
     """
-    import compileall
-
-    compileall.compile_dir(str(REPO / "server" / "spec_contract"), quiet=1)
-    print("… spec_contract byte-compiled, as an installed package is", file=sys.stderr)
+    package = checkout / "server" / "spec_contract"
+    subprocess.run([python, "-m", "compileall", "-q", str(package)], check=True, stdout=subprocess.DEVNULL)
+    print(f"… {package} byte-compiled, as an installed package is", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,12 +199,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pyright-timeout", type=float, default=3600.0, help="seconds (default 3600)")
     parser.add_argument("--skip-server", action="store_true", help="only the file, parse and CLI figures")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds before a step counts as hung")
+    parser.add_argument("--vs", type=Path, metavar="CHECKOUT",
+                        help="A/B mode: time this checkout (A) against CHECKOUT (B), alternated, with the ratios")
+    parser.add_argument("--vs-python", metavar="PYTHON",
+                        help="B's interpreter (its venv; default: CHECKOUT/.venv/bin/python if there, else this one)")
+    parser.add_argument("--rounds", type=int, default=3, help="A/B mode: rounds of A and B (default 3)")
     args = parser.parse_args(argv)
 
     tree = args.tree.resolve()
     paths = python_files(tree)
     if not paths:
         parser.error(f"no .py files under {tree}")
+    if args.vs is not None:
+        return ab_main(parser, args, tree, paths)
     compile_package()
     table = Table()
 
@@ -225,17 +238,14 @@ def main(argv: list[str] | None = None) -> int:
         table.add("check cold: start-up (wall - engine)", seconds(cold.startup))
         table.add("check cold: CPU (user+sys)", seconds(cold.cpu), f"{cold.cpu / read:.1f}x read-all")
         # How close the cold figure is to what no exact check can skip, with the same parser and cores
-        analysis, engine_cpu, parse_cpu = one_process_cold(tree)
-        floor_parse, floor_mb, floor_workers, floor_classes = parse_floor(tree, analysis)
-        start = min(server_bench.time_python("pass", args.timeout) for _ in range(args.repeat))
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        floor = start + floor_parse / cores
-        table.add("floor: bare interpreter start", seconds(start), f"{start / read:.1f}x read-all")
-        table.add("floor: ast.parse of workers + registered classes", seconds(floor_parse),
-                  f"{floor_mb:.1f} MB", f"{floor_workers} worker files, {floor_classes} class statements")
-        table.add(f"floor: start + that parse on {cores} core(s)", seconds(floor),
-                  f"{floor / read:.1f}x read-all, {floor / parse:.3f}x parse-all",
-                  f"check cold = {cold.wall / floor:.1f}x this")
+        floor = measure_floor(tree, args.repeat, args.timeout)
+        engine_cpu, parse_cpu, cores = floor.engine_cpu, floor.parse_cpu, floor.cores
+        table.add("floor: bare interpreter start", seconds(floor.start), f"{floor.start / read:.1f}x read-all")
+        table.add("floor: ast.parse of workers + registered classes", seconds(floor.parse),
+                  f"{floor.megabytes:.1f} MB", f"{floor.workers} worker files, {floor.classes} class statements")
+        table.add(f"floor: start + that parse on {cores} core(s)", seconds(floor.total),
+                  f"{floor.total / read:.1f}x read-all, {floor.total / parse:.3f}x parse-all",
+                  f"check cold = {cold.wall / floor.total:.1f}x this (<= 3x)", cold.wall <= 3 * floor.total)
         # Where a cold check's CPU goes, against what the cold goal leaves for it on this machine's cores
         budget = (min(10 * read, parse / 15) - cold.startup) * cores
         table.add("cold, one process: engine CPU", seconds(engine_cpu),
@@ -278,6 +288,31 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"spec-contract benchmark: {tree} ({sys.executable}, Python {sys.version.split()[0]}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})")
+    print(table.render())
+    return 0
+
+
+def ab_main(parser: argparse.ArgumentParser, args: argparse.Namespace, tree: Path, paths: list[Path]) -> int:
+    """``--vs CHECKOUT``: this checkout (A) and CHECKOUT (B), each in its own interpreter, alternated."""
+    other = args.vs.resolve()
+    if not (other / "server" / "spec_contract").is_dir():
+        parser.error(f"--vs {other}: not a spec-contract checkout (no server/spec_contract)")
+    venv = other / ".venv" / "bin" / "python"
+    python = args.vs_python or (str(venv) if venv.exists() else sys.executable)
+    builds = (Build("A", REPO, sys.executable), Build("B", other, python))
+    for build in builds:
+        compile_package(build.checkout, build.python)
+    read = min(read_all(paths)[0] for _ in range(args.repeat))
+    floor = measure_floor(tree, args.repeat, args.timeout)  # the tree's, measured with A's analysis
+    bare = min(server_bench.time_python("import pygls.lsp.server", args.timeout) for _ in range(args.repeat))
+    edit_file = tree / args.edit_file if args.edit_file else largest_model_file(tree)
+    open_rel = args.open or DEFAULT_OPEN.get(tree.name) or "srt/models/kimi_k25.py"
+    table = ab.run(args, tree, builds, ab.Baselines(read, floor.total, bare), tree / open_rel, edit_file)
+    print(f"spec-contract A/B benchmark: {tree} ({args.rounds} rounds; A {REPO} with {sys.executable}, "
+          f"B {other} with {python}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})")
+    print(f"read-all {seconds(read)}, exact floor {seconds(floor.total)} (start {seconds(floor.start)} + ast.parse "
+          f"of {floor.workers} workers and {floor.classes} classes {seconds(floor.parse)} / {floor.cores} cores), "
+          f"bare pygls import {seconds(bare)}")
     print(table.render())
     return 0
 

@@ -15,6 +15,21 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 
 
+@dataclass(frozen=True)
+class Build:
+    """A checkout to time and the interpreter that runs it (its venv: the checkout's dependencies)."""
+
+    name: str  # how the tables call it: "A" (this checkout) or "B" (the one compared with)
+    checkout: Path
+    python: str
+
+    def command(self, *args: str) -> list[str]:
+        return [self.python, "-m", "spec_contract", *args]
+
+
+THIS = Build("A", REPO, sys.executable)
+
+
 @dataclass
 class CheckRun:
     wall: float  # seconds from spawning the process to its exit
@@ -33,24 +48,24 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def env_with_cache(cache_dir: str | None) -> dict[str, str]:
-    """This checkout's package first on the path, and the summary cache in ``cache_dir`` (if given)."""
+def env_with_cache(cache_dir: str | None, build: Build = THIS) -> dict[str, str]:
+    """The build's package first on the path, and the summary cache in ``cache_dir`` (if given)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "server"), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(build.checkout / "server"), env.get("PYTHONPATH")]))
     if cache_dir is not None:
         env["SPEC_CONTRACT_CACHE_DIR"] = cache_dir
     return env
 
 
-def run_check(tree: Path, cache_dir: str | None, no_cache: bool) -> CheckRun:
+def run_check(tree: Path, cache_dir: str | None, no_cache: bool, build: Build = THIS) -> CheckRun:
     """One ``python -m spec_contract check TREE --format json`` run; exit status 2 (usage error) raises."""
-    command = [sys.executable, "-m", "spec_contract", "check", str(tree), "--format", "json"]
+    command = build.command("check", str(tree), "--format", "json")
     if no_cache:
         command.append("--no-cache")
     before = children_cpu()
     started = time.perf_counter()
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with_cache(cache_dir)
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env_with_cache(cache_dir, build)
     )
     stdout, stderr = process.communicate()
     wall = time.perf_counter() - started

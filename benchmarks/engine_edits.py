@@ -6,6 +6,8 @@ the server adds on top (protocol, event loop, turning findings into diagnostics)
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from pathlib import Path
 
@@ -29,3 +31,15 @@ def engine_edit_times(tree: Path, cache_dir: str, edit_file: Path, edits: int) -
         project.analyze()
         times.append(time.perf_counter() - started)
     return first, times
+
+
+def main(argv: list[str]) -> None:
+    """``python engine_edits.py TREE CACHE_DIR EDIT_FILE EDITS``: the figures as JSON on stdout, so the
+    bench's A/B mode can time another checkout's engine in that checkout's own interpreter."""
+    tree, cache_dir, edit_file, edits = argv
+    first, times = engine_edit_times(Path(tree), cache_dir, Path(edit_file), int(edits))
+    print(json.dumps({"first": first, "times": times}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

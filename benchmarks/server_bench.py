@@ -17,10 +17,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from check_runs import env_with_cache
+from check_runs import THIS, Build, env_with_cache
 from lsp_client import LspClient
 
-SERVER = [sys.executable, "-m", "spec_contract", "serve"]
 CAPABILITIES = {
     "textDocument": {
         "synchronization": {"dynamicRegistration": False, "didSave": True},
@@ -42,9 +41,9 @@ def initialize_params(tree: Path, debounce_ms: int | None) -> dict:
     }
 
 
-def time_start(tree: Path, cache_dir: str, timeout: float) -> float:
+def time_start(tree: Path, cache_dir: str, timeout: float, build: Build = THIS) -> float:
     """Seconds from spawning the server to the ``initialize`` result (no folder gets indexed)."""
-    client = LspClient(SERVER, env=env_with_cache(cache_dir))
+    client = LspClient(build.command("serve"), env=env_with_cache(cache_dir, build))
     try:
         _, answered, _ = client.request("initialize", initialize_params(tree, None), timeout)
         return answered - client.started
@@ -52,11 +51,11 @@ def time_start(tree: Path, cache_dir: str, timeout: float) -> float:
         client.close()
 
 
-def time_python(code: str, timeout: float) -> float:
-    """Wall seconds of this interpreter running ``code`` and exiting: ``import pygls.lsp.server`` is the floor
+def time_python(code: str, timeout: float, python: str = sys.executable) -> float:
+    """Wall seconds of an interpreter running ``code`` and exiting: ``import pygls.lsp.server`` is the floor
     for the server's start-up, ``pass`` the floor for any tool's."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=timeout)
+    subprocess.run([python, "-c", code], check=True, timeout=timeout)
     return time.perf_counter() - started
 
 
@@ -109,11 +108,12 @@ def newline_texts(text: str, count: int) -> list[str]:
 
 
 def run_session(
-    tree: Path, cache_dir: str, open_file: Path, edit_file: Path | None, edits: int, timeout: float
+    tree: Path, cache_dir: str, open_file: Path, edit_file: Path | None, edits: int, timeout: float,
+    build: Build = THIS,
 ) -> Session:
     """One server: initialize, open ``open_file`` and pull its diagnostics, then time ``edits`` edits."""
     session = Session()
-    client = LspClient(SERVER, env=env_with_cache(cache_dir))
+    client = LspClient(build.command("serve"), env=env_with_cache(cache_dir, build))
     try:
         _, answered, _ = client.request("initialize", initialize_params(tree, 0), timeout)
         session.initialize = answered - client.started
