@@ -11,6 +11,7 @@ commands in the same kind of workspace in tests/editors and tests/vscode.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -104,7 +105,9 @@ def with_this_python(argv: list[str]) -> list[str]:
 
 
 def assert_serves_without_running_workspace_code(argv: list[str], workspace: Path, markers: Path) -> None:
-    with RawServer(argv, cwd=workspace) as server:
+    # an empty cache of its own: a warm run (same padding files, same engine) would start no helper processes
+    env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(markers.parent / "cache")}
+    with RawServer(argv, cwd=workspace, env=env) as server:
         server.initialize(workspace)
         uri = (workspace / WRAPPER).as_uri()
         published = server.wait_for(

@@ -80,13 +80,35 @@ def _fork_safe() -> bool:
     return sys.platform == "linux" and threading.active_count() == 1
 
 
-def _context() -> Context:
+def _children_run_isolated() -> bool:
+    """Whether the interpreters multiprocessing starts (the fork server, spawned workers, the resource
+    tracker) can be kept from importing anything from the working directory, usually the user's project.
+
+    Each starts as ``python -c …``, which puts that directory first on ``sys.path`` before its first import
+    (``multiprocessing`` itself, ``selectors``, …), unless it runs isolated. multiprocessing passes this
+    process's ``-I`` or ``-P`` on to them; otherwise ``PYTHONSAFEPATH`` (Python 3.11+) does the same, and is set
+    here for good, so every interpreter this process starts later inherits it too (which only makes them
+    safer: jedi's environment subprocess, say). Where neither can work (Python 3.10, or ``-E``, which
+    multiprocessing passes on and which ignores the variable) no interpreter is started at all.
+    """
+    if sys.flags.isolated or getattr(sys.flags, "safe_path", False):
+        return True
+    if sys.version_info < (3, 11) or sys.flags.ignore_environment:
+        return False
+    os.environ["PYTHONSAFEPATH"] = "1"
+    return True
+
+
+def _context() -> Context | None:
     """fork is the cheapest start; where it is unsafe a fork server, started fresh, forks the workers; and
-    where there is no fork server (Windows), workers are spawned."""
+    where there is no fork server (Windows), workers are spawned. None: no worker can start safely (see
+    ``_children_run_isolated``), this process works alone."""
     import multiprocessing
 
     if _fork_safe():
         return multiprocessing.get_context("fork")
+    if not _children_run_isolated():
+        return None
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([__name__])
@@ -165,12 +187,13 @@ def _shared(count: int, work: Callable[[int], T], processes: int,
         for _ in range(processes - 1 if lock is not None else 0):
             receiver, sender = context.Pipe(duplex=False)
             process = context.Process(target=_serve, args=(work, report, bounds, lock, sender), daemon=True)
-            # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), or a
-            # start from a process that is itself still starting, as a spawned worker that re-runs a host
-            # program's unguarded main module is (RuntimeError). Whoever did start goes on claiming.
+            # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), a
+            # fork server that died before answering (EOFError), or a start from a process that is itself
+            # still starting, as a spawned worker that re-runs a host program's unguarded main module is
+            # (RuntimeError). Whoever did start goes on claiming.
             try:
                 process.start()
-            except (OSError, RuntimeError, ValueError):
+            except (EOFError, OSError, RuntimeError, ValueError):
                 receiver.close()
                 break
             finally:
