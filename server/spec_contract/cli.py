@@ -178,18 +178,17 @@ def _fix(projects: list[_Subset]) -> tuple[int, int]:
 
     A file that cannot be fixed (see :func:`_write`) or a class the stub generator refuses never stops the
     others."""
-    from spec_contract.engine import Refusal, TextEdit, apply_edits, delegation_edits
+    from spec_contract.engine import TextEdit, apply_edits, delegation_edits
 
     changed = refused = 0
     for project in projects:
         analysis = project.analyze()
-        refusals: list[Refusal] = []
-        edits = delegation_edits(analysis, analysis.findings, refusals)
-        for refusal in refusals:
-            _say_refused(analysis.relative(refusal.path), f"{refusal.class_name}: {refusal.why}")
-        refused += len(refusals)
+        fixes = delegation_edits(analysis, analysis.findings)
+        for refusal in fixes.refused:
+            _say_refused(analysis.relative(refusal.path), str(refusal))
+        refused += len(fixes.refused)
         by_path: dict[str, list[TextEdit]] = {}
-        for edit in edits:
+        for edit in fixes.edits:
             by_path.setdefault(edit.path, []).append(edit)
         for path, file_edits in by_path.items():
             source = analysis.source(path)

@@ -359,7 +359,7 @@ def test_the_capability_fix_forwards_the_gate_member_and_the_members_past_it_and
         self.language_model.set_eagle3_layers_to_capture(layer_ids)
 """)})
     analysis = analyze(root)
-    (edit,) = delegation_edits(analysis, analysis.findings)
+    (edit,) = delegation_edits(analysis, analysis.findings).edits
     path = root / "pkg/models/llava.py"
     before = path.read_text()
     path.write_text(apply_edits(before, [edit]))
@@ -499,7 +499,7 @@ def test_fixing_a_base_and_its_registered_subclass_together_forwards_once_in_the
     root = tree(tmp_path, {EAGLE: worker, "pkg/models/shell.py": SHELL})
     analysis = analyze(root)
     assert sorted(f.class_name for f in analysis.findings) == ["Shell", "ShellV2"]
-    (edit,) = delegation_edits(analysis, analysis.findings)
+    (edit,) = delegation_edits(analysis, analysis.findings).edits
     path = root / "pkg/models/shell.py"
     path.write_text(apply_edits(path.read_text(), [edit]))
     assert path.read_text().count("def get_embed_and_head(self):") == 2  # V2's own, and the shell's
@@ -578,7 +578,7 @@ def test_a_character_str_splitlines_breaks_at_above_and_inside_the_class_leaves_
     assert [f.member for f in analysis.findings] == ["get_embed_and_head"]
     path = root / "pkg/models/llava.py"
     source = path.read_text()  # as written: dedented
-    fixed = apply_edits(source, delegation_edits(analysis, analysis.findings))
+    fixed = apply_edits(source, delegation_edits(analysis, analysis.findings).edits)
     end_of_helper = source.index(f"return '{char}'\n") + len(f"return '{char}'\n")
     assert fixed[:end_of_helper] == source[:end_of_helper]
     assert fixed[end_of_helper:] == (

@@ -21,6 +21,7 @@ from engine_trees import analyze, line_of, make_tree, rel
 from spec_contract.engine.config import ConfigError, load_config
 from spec_contract.engine.edits.declare import declare_protocol
 from spec_contract.engine.edits.fix import declaration_edits, delegation_edits
+from spec_contract.engine.edits.refusals import Fixes
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import Role
 from spec_contract.engine.text import apply_edits
@@ -413,7 +414,7 @@ def test_the_gated_protocols_members_are_not_forwards(tmp_path):
     # names a member of the Protocol, and --fix forwards nothing for a capability finding.
     analysis = analyze(vllm_tree(tmp_path))
     assert {f.member for f in analysis.findings} == {"SupportsEagle3"}
-    assert delegation_edits(analysis, analysis.findings) == []
+    assert delegation_edits(analysis, analysis.findings) == Fixes()
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -472,8 +473,8 @@ def test_the_not_declared_fix_adds_the_protocol_as_one_small_edit_and_the_class_
     root = vllm_tree(tmp_path)
     analysis = analyze(root)
     sc006 = [f for f in analysis.findings if f.code == "SC006"]
-    assert delegation_edits(analysis, sc006) == []  # forwarding methods would not pass the check
-    (edit,) = declaration_edits(analysis, sc006)
+    assert delegation_edits(analysis, sc006) == Fixes()  # forwarding methods would not pass the check
+    (edit,) = declaration_edits(analysis, sc006).edits
     path = Path(sc006[0].path)
     before = path.read_text()
     assert len(edit.new_text) < len(before) // 2  # the changed lines, not a rewrite of the file

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from spec_contract.engine.check.protocols import GatedCapability
     from spec_contract.engine.check.status import AlgorithmStatus, ClassStatus, MemberStatus
     from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, snake_key, validate, with_select
-    from spec_contract.engine.edits.fix import Refusal, declaration_edits, delegation_edits, suppression_edit
+    from spec_contract.engine.edits.fix import declaration_edits, declined, delegation_edits, suppression_edit
+    from spec_contract.engine.edits.refusals import Fixes, Refusal
     from spec_contract.engine.edits.stubs import StubError
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis
@@ -58,7 +59,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "decode": ("read.files", "decode"),
     "read_bytes": ("read.files", "read_bytes"),
     "relative_to": ("read.files", "relative_to"),
-    "Refusal": ("edits.fix", "Refusal"),
+    "Refusal": ("edits.refusals", "Refusal"),
+    "Fixes": ("edits.refusals", "Fixes"),
+    "declined": ("edits.fix", "declined"),
     "declaration_edits": ("edits.fix", "declaration_edits"),
     "delegation_edits": ("edits.fix", "delegation_edits"),
     "suppression_edit": ("edits.fix", "suppression_edit"),
@@ -92,9 +95,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
-    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "GatedCapability", "Found", "LineIndex",
+    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "LineIndex",
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
-    "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "decode", "delegation_edits",
+    "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
     "find_project", "fingerprint", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
     "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
 ]

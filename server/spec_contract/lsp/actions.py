@@ -22,7 +22,7 @@ from spec_contract.lsp.data import Action, CodeActionData, FindingKey
 from spec_contract.lsp.diagnostics import SOURCE, finding_key
 
 if TYPE_CHECKING:
-    from spec_contract.engine import Analysis, Finding, Span, TextEdit
+    from spec_contract.engine import Analysis, Finding, Fixes, Span, TextEdit
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND]
@@ -140,23 +140,40 @@ def find(findings: Iterable[Finding], keys: Iterable[Sequence[str]]) -> list[Fin
     return [by_key[k] for k in wanted if k in by_key]
 
 
-def engine_edits(analysis: Analysis, action: Action, findings: Sequence[Finding]) -> list[TextEdit]:
-    """The engine's TextEdits for an action (runs on the executor thread: libcst is involved).
-
-    A class the stub generator refuses (its file nests code too deeply, …) gets no edit, and the action
-    none: the request still answers, with the other actions.
-    """
-    from spec_contract.engine import StubError, declaration_edits, delegation_edits, suppression_edit
+def engine_edits(analysis: Analysis, action: Action, findings: Sequence[Finding]) -> Fixes:
+    """The engine's edits for an action, and the classes it declines with why (runs on the executor thread:
+    libcst is involved)."""
+    from spec_contract.engine import declaration_edits, delegation_edits, suppression_edit
 
     if action == "declare":
         return declaration_edits(analysis, findings)
     if action == "ignore":
-        try:
-            edit = suppression_edit(analysis, findings[0])
-        except StubError:
-            return []
-        return [edit] if edit is not None else []
+        return suppression_edit(analysis, findings[0])
     return delegation_edits(analysis, findings)
+
+
+def declined_before(analysis: Analysis, planned: Sequence[Planned]) -> list[str | None]:
+    """For each listed action, why the engine declines it before editing when it declines every class the
+    action edits (the file nests too deeply, …), else None: a client that resolves edits lazily must not be
+    offered an action that resolves to nothing. Suppressions never are: a comment goes into any file that
+    parses."""
+    from spec_contract.engine import declined
+
+    refused = {(r.path, r.class_name): r for r in declined(analysis, [f for p in planned for f in p.findings])}
+    out: list[str | None] = []
+    for item in planned:
+        mine = {(f.path, f.class_name) for f in item.findings}
+        declines = item.action != "ignore" and bool(mine) and mine <= refused.keys()
+        out.append("; ".join(str(refused[key]) for key in sorted(mine)) if declines else None)
+    return out
+
+
+def not_fixed(why: str) -> str:
+    """The message that tells the user why a fix was not made, worded as ``check --fix`` words it."""
+    return f"spec-contract: not fixed: {why}"
+
+
+STALE = "the findings it fixes are gone since the actions were listed; ask for the actions again"
 
 
 def workspace_edit(
@@ -187,14 +204,21 @@ def workspace_edit(
 
 
 def to_code_action(
-    planned: Planned, uri: str, diagnostics_by_key: dict[FindingKey, types.Diagnostic], edit: types.WorkspaceEdit | None
+    planned: Planned,
+    uri: str,
+    diagnostics_by_key: dict[FindingKey, types.Diagnostic],
+    edit: types.WorkspaceEdit | None,
+    disabled: str | None = None,
 ) -> types.CodeAction:
+    """The protocol's action; ``disabled`` (for clients with ``disabledSupport``) says why it cannot be made,
+    and such an action carries neither an edit nor data to resolve."""
     related = [diagnostics_by_key[k] for k in (finding_key(f) for f in planned.findings) if k in diagnostics_by_key]
     return types.CodeAction(
         title=planned.title,
         kind=planned.kind,
         diagnostics=related or None,
-        is_preferred=planned.preferred or None,
+        is_preferred=(planned.preferred and disabled is None) or None,
         edit=edit,
-        data=planned.data(uri),
+        disabled=types.CodeActionDisabled(reason=disabled) if disabled is not None else None,
+        data=planned.data(uri) if disabled is None else None,
     )

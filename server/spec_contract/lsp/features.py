@@ -26,6 +26,7 @@ class ClientFeatures:
     watched_files_registration: bool = False  # dynamic registration of didChangeWatchedFiles
     work_done_progress: bool = False
     resolves_edits: bool = False  # codeAction/resolve fills in ``edit``
+    disabled_actions: bool = False  # a code action may be listed as disabled, with the reason shown
     document_changes: bool = False  # versioned ``documentChanges`` in a WorkspaceEdit
     markdown_hover: bool = True
 
@@ -52,6 +53,7 @@ class ClientFeatures:
             watched_files_registration=bool(cap("workspace.did_change_watched_files.dynamic_registration", False)),
             work_done_progress=bool(cap("window.work_done_progress", False)),
             resolves_edits="edit" in properties,
+            disabled_actions=bool(cap("text_document.code_action.disabled_support", False)),
             document_changes=bool(cap("workspace.workspace_edit.document_changes", False)),
             markdown_hover=types.MarkupKind.Markdown in formats,
         )

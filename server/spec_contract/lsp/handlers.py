@@ -13,7 +13,7 @@ from the features registered once the ``initialize`` handler returns.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -24,13 +24,13 @@ from pygls.lsp.server import LanguageServer
 from spec_contract.lsp import actions, commands, diagnostics, hover, indexing, settings
 from spec_contract.lsp.context import RequestContext
 from spec_contract.lsp.convert import ParserLinesWorkspace, path_of
-from spec_contract.lsp.data import Action, CodeActionData, DiagnosticData, FindingKey
+from spec_contract.lsp.data import CodeActionData, DiagnosticData, FindingKey
 from spec_contract.lsp.features import ClientFeatures
 from spec_contract.lsp.session import Session
 from spec_contract.lsp.workspace import initial_folders
 
 if TYPE_CHECKING:
-    from spec_contract.engine import Finding
+    from spec_contract.engine import Fixes
 
 P = TypeVar("P")
 Handler = Callable[[Session, Any], Awaitable[Any]]
@@ -205,14 +205,29 @@ async def code_action(session: Session, params: types.CodeActionParams) -> list[
         key = _data_key(diagnostic, session)
         if key is not None:
             by_key[key] = diagnostic
+    declined: list[str | None] = [None] * len(planned)
+    if context.features.resolves_edits:  # what the engine declines before editing is not offered to resolve
+        declined = await session.on_engine(actions.declined_before, context.analysis, planned)
     result = []
-    for item in planned:
+    untold = []
+    for item, why in zip(planned, declined):
         edit = None
-        if not context.features.resolves_edits:
-            edit = await _edit(session, context, item.action, item.findings)
+        if why is None and not context.features.resolves_edits:
+            fixes = await session.on_engine(actions.engine_edits, context.analysis, item.action, list(item.findings))
+            edit = _workspace_edit(session, context, fixes)
             if edit is None:
-                continue
+                why = fixes.why or None
+                if why is None:  # nothing left to add
+                    continue
+        if why is not None:
+            if context.features.disabled_actions:
+                result.append(actions.to_code_action(item, context.uri, by_key, None, disabled=why))
+            elif why not in untold:
+                untold.append(why)
+            continue
         result.append(actions.to_code_action(item, context.uri, by_key, edit))
+    if untold:  # a client that cannot show a disabled action is told once per text of the document
+        session.tell_once(context.uri, actions.not_fixed("; ".join(untold)))
     return result
 
 
@@ -224,19 +239,24 @@ async def code_action_resolve(session: Session, action: types.CodeAction) -> typ
     if context is None:
         return action
     findings = actions.find(await session.on_engine(context.analysis.findings_for, context.path), data.findings)
-    if findings and context.path not in context.analysis.problems:  # the buffer parses again: an edit can be made
-        action.edit = await _edit(session, context, data.action, findings)
+    problem = context.analysis.problems.get(context.path)
+    if problem is not None:  # a half-typed buffer: no edit can be computed on its text now
+        session.editor.warn_user(actions.not_fixed(problem))
+    elif not findings:
+        session.editor.warn_user(actions.not_fixed(actions.STALE))
+    else:
+        fixes = await session.on_engine(actions.engine_edits, context.analysis, data.action, list(findings))
+        action.edit = _workspace_edit(session, context, fixes)
+        if fixes.refused:  # known only now (the text changed since the list, libcst's own limits): say why
+            session.editor.warn_user(actions.not_fixed(fixes.why))
     return action
 
 
-async def _edit(
-    session: Session, context: RequestContext, action: Action, findings: Sequence[Finding]
-) -> types.WorkspaceEdit | None:
-    edits = await session.on_engine(actions.engine_edits, context.analysis, action, list(findings))
-    if not edits:
+def _workspace_edit(session: Session, context: RequestContext, fixes: Fixes) -> types.WorkspaceEdit | None:
+    if not fixes.edits:
         return None
     return actions.workspace_edit(
-        edits, context.lines, context.codec, context.features.document_changes, session.version_of
+        fixes.edits, context.lines, context.codec, context.features.document_changes, session.version_of
     )
 
 

@@ -90,6 +90,15 @@ class Session:
         self.engine = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spec-contract-engine")
         self.pending: dict[str, asyncio.Task[None]] = {}  # uri -> debounced overlay update
         self.background: set[asyncio.Task[Any]] = set()
+        self.told: dict[str, str] = {}  # uri -> the last message tell_once showed for it
+
+    def tell_once(self, uri: str, message: str) -> None:
+        """Show ``message`` about a document unless it is what the user was last told about it: code actions
+        are asked for on every cursor move, and a reason the client cannot show on the action must not
+        repeat at each."""
+        if self.told.get(uri) != message:
+            self.told[uri] = message
+            self.editor.warn_user(message)
 
     # -- tasks --------------------------------------------------------------------------------------------
     async def on_engine(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -7,8 +7,8 @@ so neither the CLI's plain check nor the language server's start-up pays for lib
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from spec_contract.engine.edits.refusals import LIBCST, UNREAD, Fixes, Refusal, file_refusal
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.results import Finding, Forward, Span, TextEdit
 from spec_contract.engine.rules import BY_CODE, Fix
@@ -16,22 +16,11 @@ from spec_contract.engine.rules import BY_CODE, Fix
 _KIND = {"method": "method", "async_method": "async_method", "property": "property"}
 
 
-@dataclass(frozen=True)
-class Refusal:
-    """A class whose forwards cannot be added (its file does not parse, is nested too deeply, …), and why."""
-
-    path: str
-    class_name: str
-    why: str
-
-
-def delegation_edits(
-    analysis: Analysis, findings: Iterable[Finding], refused: list[Refusal] | None = None
-) -> list[TextEdit]:
+def delegation_edits(analysis: Analysis, findings: Iterable[Finding]) -> Fixes:
     """One insertion per wrapper class, forwarding every member its findings name.
 
-    A class the stub generator refuses gets no edit and, when ``refused`` is given, a :class:`Refusal`
-    there; it never stops the edits of the other classes.
+    A class the stub generator refuses gets no edit but a :class:`Refusal`; it never stops the edits of the
+    other classes.
     """
     from spec_contract.engine.edits.stubs import Delegation, StubError, delegation_edit
 
@@ -40,10 +29,12 @@ def delegation_edits(
     by_class: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
         by_class.setdefault((finding.path, finding.class_name), []).append(finding)
-    edits = []
+    edits: list[TextEdit] = []
+    refused: list[Refusal] = []
     for (path, class_name), group in sorted(by_class.items()):
         source = analysis.source(path)
         if source is None:
+            refused.append(Refusal(path, class_name, UNREAD))
             continue
         # A capability finding (SC003) forwards the gate member and every member the algorithm needs past it.
         forwards: list[Finding | Forward] = []
@@ -57,15 +48,14 @@ def delegation_edits(
         try:
             edit = delegation_edit(path, source, class_name, delegations)
         except StubError as err:
-            if refused is not None:
-                refused.append(Refusal(path, class_name, str(err)))
+            refused.append(Refusal(path, class_name, str(err)))
             continue
         if edit is not None:
             edits.append(edit)
-    return edits
+    return Fixes(tuple(edits), tuple(refused))
 
 
-def declaration_edits(analysis: Analysis, findings: Iterable[Finding]) -> list[TextEdit]:
+def declaration_edits(analysis: Analysis, findings: Iterable[Finding]) -> Fixes:
     """For each capability the class does not declare (SC006): the Protocol added to its bases, and imported
     (the finding's provider is the Protocol class). One edit per file, however many classes it declares."""
     from spec_contract.engine.edits.declare import declare_protocol
@@ -75,20 +65,39 @@ def declaration_edits(analysis: Analysis, findings: Iterable[Finding]) -> list[T
     for finding in findings:
         if BY_CODE[finding.code].fix is Fix.DECLARE:
             by_path.setdefault(finding.path, []).append(finding)
-    edits = []
+    edits: list[TextEdit] = []
+    refused: list[Refusal] = []
     for path, group in sorted(by_path.items()):
         source = analysis.source(path)
-        if source is None:
+        why = UNREAD if source is None else file_refusal(source)
+        if source is None or why is not None:
+            refused += [Refusal(path, f.class_name, why or UNREAD) for f in group]
             continue
         text = source
-        for finding in group:
-            module, _, protocol = finding.provider.class_name.rpartition(".")
-            text = declare_protocol(text, finding.class_name, module, protocol)
+        try:
+            for finding in group:
+                module, _, protocol = finding.provider.class_name.rpartition(".")
+                text = declare_protocol(text, finding.class_name, module, protocol)
+        except Exception as err:  # noqa: BLE001  libcst's own limits (see stubs._Wrapper)
+            refused += [Refusal(path, f.class_name, f"{LIBCST} ({type(err).__name__})") for f in group]
+            continue
         change = replacement(source, text)
         if change is not None:
             line, col, end_line, end_col, new_text = change
             edits.append(TextEdit(path, Span(line, col, end_line, end_col), new_text))
-    return edits
+    return Fixes(tuple(edits), tuple(refused))
+
+
+def declined(analysis: Analysis, findings: Iterable[Finding]) -> tuple[Refusal, ...]:
+    """The refusals known before any edit is made (the class's file is unread, does not parse, or nests too
+    deeply), one per class: cheap enough to decide which actions to list, and worded as the edit's would be."""
+    refused: dict[tuple[str, str], Refusal] = {}
+    for finding in findings:
+        source = analysis.source(finding.path)
+        why = UNREAD if source is None else file_refusal(source)
+        if why is not None:
+            refused.setdefault((finding.path, finding.class_name), Refusal(finding.path, finding.class_name, why))
+    return tuple(refused.values())
 
 
 def _in_most_basic_class(analysis: Analysis, findings: list[Finding]) -> list[Finding]:
@@ -105,9 +114,15 @@ def _in_most_basic_class(analysis: Analysis, findings: list[Finding]) -> list[Fi
     return kept
 
 
-def suppression_edit(analysis: Analysis, finding: Finding) -> TextEdit | None:
+def suppression_edit(analysis: Analysis, finding: Finding) -> Fixes:
     """``# spec-contract: ignore[CODE]`` above the finding's class."""
+    from spec_contract.engine.edits.stubs import StubError
     from spec_contract.engine.edits.stubs import suppression_edit as edit
 
     source = analysis.source(finding.path)
-    return None if source is None else edit(finding.path, source, finding.class_name, finding.code)
+    if source is None:
+        return Fixes(refused=(Refusal(finding.path, finding.class_name, UNREAD),))
+    try:
+        return Fixes((edit(finding.path, source, finding.class_name, finding.code),))
+    except StubError as err:
+        return Fixes(refused=(Refusal(finding.path, finding.class_name, str(err)),))

@@ -23,14 +23,12 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node, get_full_name_for_node_or_raise
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from spec_contract.engine.edits.refusals import LIBCST, file_refusal, too_deep
 from spec_contract.engine.results import Span, TextEdit
 from spec_contract.engine.summarise.suppression import COMMENT, comment, extended
 from spec_contract.engine.text import LINE_BREAK, lines_with_ends
 
 _MAX_LINE = 88  # a def or call longer than this is split one argument per line, as black would
-# libcst's visitors recurse several frames per level of nesting and give up between 100 and 300 levels,
-# depending on the shape (nested calls and lists first). SGLang's deepest file nests 47 levels.
-_MAX_DEPTH = 100
 _BUILTINS = frozenset(dir(builtins))
 _LITERAL = frozenset({"Literal", "typing.Literal", "typing_extensions.Literal"})
 
@@ -63,7 +61,7 @@ def delegation_edit(
     try:
         return _delegation_edit(path, source, class_name, delegations)
     except RecursionError as err:  # libcst's visitors recurse once per nesting level
-        raise StubError(f"{class_name}: the code is nested too deeply to edit") from err
+        raise StubError("the code is nested too deeply to edit") from err
 
 
 def _delegation_edit(
@@ -190,20 +188,18 @@ class _Wrapper:
     def __init__(self, source: str) -> None:
         # CPython's parser first: what it refuses (and what it accepts but nests deeper than libcst's
         # recursive visitors go) would cost libcst seconds, or its native parser's stack, before failing.
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
-            raise StubError(f"the file does not parse: {getattr(err, 'msg', err)}") from err
-        if _too_deep(tree):
-            raise StubError(f"the file nests expressions deeper than {_MAX_DEPTH} levels; it is left alone")
+        why = file_refusal(source)
+        if why is not None:
+            raise StubError(why)
+        tree = ast.parse(source)
         try:
             wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
             self.pos = wrapper.resolve(PositionProvider)
         except cst.ParserSyntaxError as err:  # Python parses it (above); libcst has limits of its own
-            raise StubError(f"the stub generator (libcst) cannot read the file: {err.message}") from err
+            raise StubError(f"{LIBCST}: {err.message}") from err
         except Exception as err:  # noqa: BLE001  running out of stack in libcst surfaces as RecursionError,
             # or as a KeyError from its position bookkeeping's context managers unwinding
-            raise StubError(f"the stub generator (libcst) cannot read the file ({type(err).__name__})") from err
+            raise StubError(f"{LIBCST} ({type(err).__name__})") from err
         self.module = wrapper.module
         self.tree = tree
         self.lines = lines_with_ends(source)
@@ -221,17 +217,6 @@ class _Wrapper:
 
     def start_line(self, node: cst.CSTNode) -> int:
         return self.pos[node].start.line - 1
-
-
-def _too_deep(tree: ast.AST) -> bool:
-    """Whether any node of ``tree`` is nested more than ``_MAX_DEPTH`` levels deep (walked without recursion)."""
-    stack = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > _MAX_DEPTH:
-            return True
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return False
 
 
 def _blocks_stmts(stmt: cst.CSTNode) -> list[cst.CSTNode]:
@@ -486,7 +471,7 @@ def _find_inner_def(delegation: Delegation) -> tuple[cst.FunctionDef | None, cst
         return None, None
     defs.sort(key=lambda node: node.lineno)
     node = next((d for d in defs if d.lineno - 1 == delegation.inner_line), defs[0])
-    if _too_deep(node):
+    if too_deep(node):
         return None, None  # libcst would not get through it: forward everything through *args, **kwargs
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
     lines = lines_with_ends(source)[first : node.end_lineno]
