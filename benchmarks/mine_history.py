@@ -1,0 +1,324 @@
+"""Upstream's own fixes as the acceptance test of issue 20: how many of them would the tool have named?
+
+For each consecutive pair of releases (unpacked wheels in ``REL/sglang-V/sglang``), a *fix* is a member
+(method or property) upstream added to a model class under ``srt/models/`` that already existed in the older
+release, that the older class did not provide (own body, bases, ``__getattr__``), and that the older
+release's derived contract already held: the older release had the bug. Each fix is one of
+
+- ``forward``: the new body hands the member to an attribute (``return self.model.get_embed_and_head()``,
+  possibly under a ``hasattr`` guard);
+- ``implement``: a body of its own (``return self.model.embed_tokens.weight, self.lm_head.weight``);
+- ``chain``: a forward whose inner class got the same member in the same release.
+
+The tool *names* a fix when ``check --format json`` on the older release has a finding of any code or
+severity on that class, or on a registered subclass of it, that names the member. For implement fixes the
+miner also compares the body the tool generates (the edits ``check --fix`` would write, applied in memory)
+with upstream's: the same attribute paths read and written (``self.model.embed_tokens``, ``self.lm_head``).
+
+Everything is read, never imported or executed; upstream code is never copied anywhere but the cache.
+Per release, the upstream facts and the tool's facts are cached in ``--cache`` (the tool's keyed by a hash of
+this checkout's package, so an edited engine is measured again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from check_runs import REPO, run_check
+
+MODELS = "srt/models/"
+Facts = dict[str, Any]
+
+
+# --- upstream: what each model class's own body defines --------------------------------------------------
+def attr_paths(node: ast.AST) -> dict[str, list[str]]:
+    """The maximal ``self.a.b`` chains a body reads and writes (``{"read": [...], "write": [...]}``)."""
+    reads: set[str] = set()
+    writes: set[str] = set()
+    inner: set[int] = set()  # attributes that are part of a longer chain
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Attribute):
+            inner.add(id(sub.value))
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Attribute) or id(sub) in inner:
+            continue
+        parts = [sub.attr]
+        value = sub.value
+        while isinstance(value, ast.Attribute):
+            parts.append(value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id == "self":
+            path = ".".join(["self", *reversed(parts)])
+            (writes if isinstance(sub.ctx, (ast.Store, ast.Del)) else reads).add(path)
+    return {"read": sorted(reads), "write": sorted(writes)}
+
+
+def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    return body
+
+
+def hands_over(member: str, paths: dict[str, list[str]]) -> bool:
+    """Whether a body hands the member to an attribute: it reads ``self.<attr...>.<member>`` (a forward,
+    possibly guarded, as ``if hasattr(self.language_model, m): return self.language_model.m()``)."""
+    return any(path.endswith(f".{member}") and path.count(".") >= 2 for path in paths["read"])
+
+
+def class_members(tree: ast.Module) -> dict[str, dict[str, Facts]]:
+    """Top-level classes → their own methods and properties → the attribute paths their bodies use."""
+    out: dict[str, dict[str, Facts]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        members: dict[str, Facts] = {}
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                members[item.name] = {"paths": attr_paths(item)}
+        out[node.name] = members
+    return out
+
+
+def upstream_facts(root: Path) -> Facts:
+    """Per model file (path relative to ``root``): its classes' own members and the names the module uses."""
+    files: Facts = {}
+    for path in sorted((root / MODELS).rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+                       | {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names})
+        files[rel] = {"classes": class_members(tree), "names": names}
+    return files
+
+
+# --- the tool on one release -----------------------------------------------------------------------------
+def miner_hash() -> str:
+    """This script's own hash: what it extracts is part of every cached fact."""
+    return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:12]
+
+
+def tool_hash() -> str:
+    """This checkout's package and this script: a change to either measures the tool again."""
+    digest = hashlib.sha1(miner_hash().encode())
+    for path in sorted((REPO / "server" / "spec_contract").rglob("*")):
+        if path.suffix in (".py", ".toml") and path.is_file():
+            digest.update(path.relative_to(REPO).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _generated(analysis: Any, root: Path, wanted: set[tuple[str, str]]) -> dict[str, dict[str, dict[str, Facts]]]:
+    """What ``check --fix`` would add to the ``wanted`` (path, class) pairs, applied in memory: path → class →
+    new member → attribute paths. (Generating the edits of every finding costs ~20 s a release.)"""
+    from spec_contract.engine import apply_edits, delegation_edits
+
+    def rel(path: str) -> str:
+        return Path(path).relative_to(root).as_posix()
+
+    findings = [f for f in analysis.findings if (rel(f.path), f.class_name) in wanted]
+    by_path: dict[str, list[Any]] = {}
+    for edit in delegation_edits(analysis, findings, []):
+        by_path.setdefault(edit.path, []).append(edit)
+    out: dict[str, dict[str, dict[str, Facts]]] = {}
+    for path, edits in by_path.items():
+        source = analysis.source(path)
+        if source is None:
+            continue
+        before = class_members(ast.parse(source))
+        after = class_members(ast.parse(apply_edits(source, edits)))
+        added = {cls: {m: facts["paths"] for m, facts in members.items() if m not in before.get(cls, {})}
+                 for cls, members in after.items()}
+        out[rel(path)] = {cls: members for cls, members in added.items() if members}
+    return out
+
+
+def candidates(old: Facts, new: Facts) -> Iterator[tuple[str, str, str, Facts]]:
+    """(path, class, member, facts) for every member a class that existed gained between the releases."""
+    elsewhere: dict[str, list[Facts]] = {}  # a class that moved to another file is the same class
+    for file in old.values():
+        for cls, members in file["classes"].items():
+            elsewhere.setdefault(cls, []).append(members)
+    for rel, file in new.items():
+        for cls, members in file["classes"].items():
+            before = old.get(rel, {}).get("classes", {}).get(cls)
+            if before is None and len(elsewhere.get(cls, [])) == 1:
+                before = elsewhere[cls][0]
+            if before is not None:
+                for member, facts in members.items():
+                    if member not in before:
+                        yield rel, cls, member, facts
+
+
+def pair_facts(root: Path, cache: Path, old: Facts, new: Facts, pair: str) -> Facts:
+    """For the older release of a pair: the check's JSON (findings, contract) and, in this process, the
+    registered classes with their MROs, which gained members the older classes already provided (own body,
+    bases, ``__getattr__``), and the bodies the tool generates for the implement fixes. Cached by tool hash."""
+    cached = cache / f"{pair}-tool-{tool_hash()}.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    from spec_contract.engine import Project, load_config
+    from spec_contract.engine.resolve.index import ClassKey  # the key type the index answers with
+
+    report = run_check(root, None, no_cache=True).result
+    contract = sorted({entry["method"] for entry in report["contract"]})
+    analysis = Project(root, load_config(root), use_cache=False).analyze()
+    index = analysis.index
+    module_of = {source.rel: source.module for source in analysis.models}
+
+    def where(key: Any) -> str:
+        path = index.path_of(key.module)
+        return f"{Path(path).relative_to(root).as_posix() if path else key.module}::{key.qualname}"
+
+    provided = [f"{rel}::{cls}.{member}" for rel, cls, member, _ in candidates(old, new)
+                if member in contract and rel in module_of
+                and index.provision(ClassKey(module_of[rel], cls), member) is not None]
+    tool = {"findings": report["findings"], "contract": contract, "provided": provided,
+            "registered": {where(key): [where(base) for base in index.mro(key)] for key in analysis.checked}}
+    wanted = {(f["path"], f["class"]) for f in fixes("", "", old, new, tool) if f["kind"] == "implement"}
+    tool["generated"] = _generated(analysis, root, wanted)
+    cached.write_text(json.dumps(tool))
+    return tool
+
+
+def cached_upstream(root: Path, cache: Path) -> Facts:
+    cached = cache / f"{root.parent.name}-upstream-{miner_hash()}.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    facts = upstream_facts(root)
+    cached.write_text(json.dumps(facts))
+    return facts
+
+
+# --- the fixes and whether the tool named them -----------------------------------------------------------
+def fixes(older: str, newer: str, old: Facts, new: Facts, tool: Facts) -> list[Facts]:
+    """Members upstream added between the releases to classes that existed, the older contract held and the
+    older class did not provide."""
+    contract = set(tool["contract"])
+    provided = set(tool["provided"])
+    added: list[Facts] = []
+    for rel, cls, member, facts in candidates(old, new):
+        if member in contract and f"{rel}::{cls}.{member}" not in provided:
+            added.append({"older": older, "newer": newer, "path": rel, "class": cls, "member": member,
+                          "kind": "forward" if hands_over(member, facts["paths"]) else "implement",
+                          "upstream_attr_paths": facts["paths"]})
+    implemented = {(f["class"], f["member"]) for f in added if f["kind"] == "implement"}
+    for fix in added:  # a forward whose inner got the member in the same release: a chain
+        names = set(new[fix["path"]]["names"])
+        if fix["kind"] == "forward" and any(c in names and m == fix["member"] for c, m in implemented
+                                            if c != fix["class"]):
+            fix["kind"] = "chain"
+    return added
+
+
+def _named_members(finding: Facts) -> Iterator[tuple[str, str]]:
+    """(class, member) pairs a finding names: its own, the members past a gate (``also``), and any classes it
+    lists (a gate warning lists each class with its members)."""
+    yield finding.get("class", ""), finding.get("method", "")
+    for extra in finding.get("also", []):
+        yield finding.get("class", ""), extra.get("method", "")
+    for member in finding.get("members", []):
+        yield finding.get("class", ""), member if isinstance(member, str) else member.get("method", "")
+    for listed in finding.get("classes", []):
+        for member in listed.get("members", []):
+            yield listed.get("class", ""), member if isinstance(member, str) else member.get("method", "")
+
+
+def named(fix: Facts, tool: Facts) -> bool:
+    target = f"{fix['path']}::{fix['class']}"
+    classes = {fix["class"]} | {where.split("::")[1] for where, mro in tool["registered"].items() if target in mro}
+    paths = {fix["path"]} | {where.split("::")[0] for where, mro in tool["registered"].items() if target in mro}
+    for finding in tool["findings"]:
+        for cls, member in _named_members(finding):
+            if member == fix["member"] and cls in classes and (finding.get("path") in paths or "path" not in finding):
+                return True
+    return False
+
+
+def body_match(fix: Facts, tool: Facts) -> bool | None:
+    """Whether the generated body reads and writes upstream's attribute paths; None: the tool generates none."""
+    generated = tool["generated"].get(fix["path"], {}).get(fix["class"], {}).get(fix["member"])
+    if generated is None:
+        return None
+    return bool(generated == fix["upstream_attr_paths"])
+
+
+COLUMNS = ("fixes", "named", "forward", "implement", "chain", "body same", "differs", "none")
+
+
+def counts(found: list[Facts], tool_rows: list[Facts]) -> list[int]:
+    """One row of the table: fixes, named, the three kinds, and the implement fixes by generated body."""
+    kinds = [sum(f["kind"] == k for f in found) for k in ("forward", "implement", "chain")]
+    bodies = [sum(r["body"] is b for f, r in zip(found, tool_rows) if f["kind"] == "implement")
+              for b in (True, False, None)]
+    return [len(found), sum(r["named"] for r in tool_rows), *kinds, *bodies]
+
+
+def table(rows: list[tuple[str, list[int]]]) -> str:
+    """Per pair and in total: the fixes, how many the tool named, the kinds, and for implement fixes whether
+    the body the tool generates uses upstream's attribute paths (same / differs / none generated)."""
+    width = max(len(c) for c in COLUMNS) + 2
+    head = f"{'pair':<16}" + "".join(f"{c:>{width}}" for c in COLUMNS)
+    total = [sum(column) for column in zip(*(r for _, r in rows))] if rows else [0] * len(COLUMNS)
+    lines = [head, "-" * len(head)]
+    lines += [f"{pair:<16}" + "".join(f"{v:>{width}}" for v in row) for pair, row in rows]
+    lines += ["-" * len(head), f"{'total':<16}" + "".join(f"{v:>{width}}" for v in total)]
+    if total[0]:
+        lines.append(f"named {total[1]} of {total[0]} ({100 * total[1] / total[0]:.0f} %); implement fixes whose "
+                     f"generated body uses upstream's attribute paths: {total[5]} of {total[3]}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rel", type=Path, help="folder holding sglang-V/sglang for each release")
+    parser.add_argument("--releases", default="0.5.8,0.5.9,0.5.10,0.5.11,0.5.12,0.5.13,0.5.14,0.5.15,0.5.16")
+    parser.add_argument("--cache", type=Path, required=True, help="folder for the per-release facts")
+    parser.add_argument("--fixes", type=Path, help="write the ground truth (the fixes) here as JSON")
+    parser.add_argument("--table", type=Path, help="write the table here too")
+    parser.add_argument("--list", action="store_true", help="list every fix: kind, named or not, generated body")
+    args = parser.parse_args(argv)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    releases = [v.strip() for v in args.releases.split(",") if v.strip()]
+    roots = {v: args.rel / f"sglang-{v}" / "sglang" for v in releases}
+    for version, root in roots.items():
+        if not (root / MODELS).is_dir():
+            parser.error(f"{root}: no {MODELS} (unpack the sglang {version} wheel there)")
+    upstream = {v: cached_upstream(root, args.cache) for v, root in roots.items()}
+    rows: list[tuple[str, list[int]]] = []
+    truth: list[Facts] = []
+    for older, newer in zip(releases, releases[1:]):
+        print(f"{older} -> {newer}", file=sys.stderr)
+        tool = pair_facts(roots[older], args.cache, upstream[older], upstream[newer], f"{older}-{newer}")
+        found = fixes(older, newer, upstream[older], upstream[newer], tool)
+        tool_rows = [{"named": named(f, tool), "body": body_match(f, tool)} for f in found]
+        rows.append((f"{older}->{newer}", counts(found, tool_rows)))
+        truth += found
+        if args.list:
+            for fix, row in zip(found, tool_rows):
+                body = {True: "body same", False: "body differs", None: "no body"}[row["body"]]
+                print(f"  {'named' if row['named'] else 'MISSED'} {fix['kind']:<9} {fix['path']}::{fix['class']}."
+                      f"{fix['member']}{'  ' + body if fix['kind'] == 'implement' else ''}")
+    text = table(rows)
+    print(text)
+    if args.fixes:
+        args.fixes.parent.mkdir(parents=True, exist_ok=True)
+        args.fixes.write_text(json.dumps(truth, indent=1) + "\n")
+    if args.table:
+        args.table.parent.mkdir(parents=True, exist_ok=True)
+        args.table.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
