@@ -113,7 +113,7 @@ def test_hasattr_negated_with_early_return_makes_the_call_optional(tmp_path):
 def test_hasattr_negated_then_raise_leaves_the_call_required(tmp_path):
     root = worker_tree(tmp_path, """
         class Worker:
-            def run(self):
+            def init_heads(self):  # a start-up method: its gate refuses before the first request
                 model = self.target_worker.model_runner.model
                 if not hasattr(model, "get_embed_and_head"):
                     raise RuntimeError("the target model must share its embedding")
@@ -169,7 +169,7 @@ def test_getattr_is_not_none_guard_makes_the_call_optional(tmp_path):
 def test_hasattr_negated_then_raise_with_the_call_in_the_else_branch_stays_required(tmp_path):
     root = worker_tree(tmp_path, """
         class Worker:
-            def run(self):
+            def init_heads(self):  # a start-up method: its gate refuses before the first request
                 model = self.target_worker.model_runner.model
                 if not hasattr(model, "get_embed_and_head"):
                     raise RuntimeError("the target model must share its embedding")
@@ -481,3 +481,26 @@ def test_cuda_graph_runner_model_runner_model_under_a_speculative_if_is_target_c
         ("target", "set_eagle3_layers_to_capture", True, True, ((graph_runner, 5, False),)),
         ("draft", "set_embed_and_head", True, True, ((WORKER, 6, False),)),
     ]
+
+
+def test_a_gate_in_a_per_request_method_is_a_first_request_crash_not_a_refusal(tmp_path):
+    """A getattr-then-raise in a decode step lets the server start, then fails the first request: the use is a
+    crash point (SC001, an error), and a start-up gate on the same member is conditional, so refuses nothing."""
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def __init__(self, domino):
+                if domino:
+                    head = getattr(self.target_worker.model_runner.model, "get_embed_and_head", None)
+                    if head is None:
+                        raise ValueError("Domino needs the target's get_embed_and_head")
+
+            def forward_batch_generation(self):
+                head = getattr(self.target_worker.model_runner.model, "get_embed_and_head", None)
+                if head is None:
+                    raise RuntimeError("the target model must share its embedding")
+                return head()
+    """)
+    analysis = analyze(root)
+    phases = {site.span.line: str(site.phase) for entry in analysis.contract.entries for site in entry.call_sites}
+    assert sorted(phases.values()) == ["first request", "start-up"]
+    assert sole_finding(analysis) == ("SC001", "error")

@@ -152,7 +152,7 @@ def test_getattr_then_raise_is_a_required_gate_and_getattr_then_degrade_stays_op
             def __init__(self, target_worker):
                 self.target_worker = target_worker
 
-            def gate(self):
+            def init_gate(self):
                 head = getattr(self.target_worker.model_runner.model, "get_embed_and_head", None)
                 if head is None or self.other is None:
                     raise ValueError("DFLASH needs the target's get_embed_and_head")
@@ -369,7 +369,7 @@ def test_the_capability_fix_forwards_the_gate_member_and_the_members_past_it_and
     assert kinds(analyze(root)) == []
 
 
-def test_algorithm_status_says_supported_refused_or_supported_except(tmp_path):
+def test_algorithm_status_says_supported_refused_or_crashes(tmp_path):
     root = tree(tmp_path, {RUNNER: GATED_RUNNER, DFLASH: DFLASH_WORKER, "pkg/models/llava.py": wrapper("""
     def set_dflash_layers_to_capture(self, layer_ids):
         self.language_model.set_dflash_layers_to_capture(layer_ids)
@@ -380,7 +380,7 @@ def test_algorithm_status_says_supported_refused_or_supported_except(tmp_path):
                                                                          analysis.config)}
     assert status == {
         "EAGLE3": ("refused", ("set_eagle3_layers_to_capture",)),
-        "DFLASH": ("supported-except", ("get_input_embeddings",)),
+        "DFLASH": ("crashes", ("get_input_embeddings",)),
     }
 
 

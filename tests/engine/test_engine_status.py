@@ -108,7 +108,7 @@ def test_hover_answers_with_the_class_status_of_every_checked_class(tmp_path):
     assert states[("LlamaForCausalLMEagle", "set_embed_and_head")] == ("missing", "model", "LlamaForCausalLM")
     algorithms = {(q, a.algorithm): a.state for q, (h, _) in statuses.items() for a in h.algorithms}
     assert algorithms[("LlavaForConditionalGeneration", "EAGLE3")] == "refused"
-    assert algorithms[("LlavaForConditionalGeneration", "DFLASH")] == "supported-except"
+    assert algorithms[("LlavaForConditionalGeneration", "DFLASH")] == "crashes"
     assert algorithms[("LlamaForCausalLM", "DFLASH")] == "supported"
 
 
@@ -145,5 +145,27 @@ def test_with_restricted_delegates_the_status_follows_the_check_not_any_attribut
     analysis = analyze(root)
     (key,) = [k for k in analysis.checked if k.qualname == "WithHelper"]
     status = class_status(analysis.index, key, analysis.contract, analysis.config)
-    assert status is not None and status.members == ()
+    # the helper is no inner model: nothing to forward, only the members a run lacks (no inner has them)
+    assert status is not None and all(m.delegate is None and m.provision.how == "cannot tell" for m in status.members)
     assert [f for f in analysis.findings if f.class_name == "WithHelper"] == []
+
+
+def test_the_status_model_says_where_and_when_a_run_crashes_and_how_to_provide_each_member(tmp_path):
+    """Per algorithm: refused (with its gate), crashes (each member with its worker line, phase and provision:
+    forward when an inner model has it, cannot tell when none does) or supported; OwnForCausalLM has its own
+    embedding members (intent) and lacks what DFLASH's embed step uses, which no inner model has."""
+    analysis = analyze(_tree(tmp_path))
+    statuses = {s.name: s for s in analysis.statuses()}
+    own = statuses["OwnForCausalLM"]
+    assert str(own.algorithm("EAGLE").state) == "supported"
+    dflash = own.algorithm("DFLASH")
+    assert dflash is not None and str(dflash.state) == "refused" and dflash.gate is not None
+    assert dflash.gate.path.endswith("model_runner.py") and str(dflash.gate.phase) == "start-up"
+    llava = statuses["LlavaForConditionalGeneration"].algorithm("DFLASH")
+    assert llava is not None and str(llava.state) == "crashes" and llava.intent
+    (crash,) = llava.crashes
+    assert (crash.member, str(crash.phase), str(crash.provision.how), crash.provision.delegate) == (
+        "get_input_embeddings", "first request", "forward", "language_model")
+    minicpm = statuses["MiniCPMV"].algorithm("EAGLE")
+    assert minicpm is not None and str(minicpm.state) == "crashes"
+    assert {(c.member, str(c.phase)) for c in minicpm.crashes} >= {("get_embed_and_head", "start-up")}

@@ -39,7 +39,8 @@ async def test_hover_on_wrapper_definition_and_call_site(client, demo):
     assert text.startswith("**`LlavaForConditionalGeneration`**")
     assert "- `get_embed_and_head` (target, required): **missing** — `LlamaForCausalLM` provides it via `self.language_model`" in text
     assert "- `set_embed_and_head` (draft, required): forwarded to `self.language_model`" in text
-    assert "- EAGLE3: supported, except that it does not forward `set_eagle3_layers_to_capture`" in text
+    assert "- EAGLE3: crashes: `set_eagle3_layers_to_capture` at [`minisgl/model_executor/model_runner.py:14`]" in text
+    assert "(start-up; forward it to `self.language_model` (`LlamaForCausalLM` has it))" in text
     worker_uri = (demo / "minisgl/speculative/eagle_worker.py").as_uri()
     assert f"[`minisgl/speculative/eagle_worker.py:11`]({worker_uri}#L11)" in text
 
@@ -266,7 +267,7 @@ async def test_capability_finding_hover_and_enable_fix(client, demo):
 
     text = await hover_text(client, uri, 5, 10)
     assert "**Speculative algorithms**" in text
-    assert "- EAGLE3: not supported — forward `set_eagle3_layers_to_capture` to enable it" in text
+    assert "model_runner.py#L16) — forward `set_eagle3_layers_to_capture` to enable it" in text
 
     actions = await code_actions(client, uri, [gate])
     enable = next(a for a in actions if a.title.startswith("Enable"))

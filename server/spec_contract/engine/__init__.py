@@ -23,7 +23,17 @@ if TYPE_CHECKING:
     from spec_contract.engine.check.baseline import load as load_baseline
     from spec_contract.engine.check.baseline import write as write_baseline
     from spec_contract.engine.check.protocols import GatedCapability
-    from spec_contract.engine.check.status import AlgorithmStatus, ClassStatus, MemberStatus
+    from spec_contract.engine.check.status import (
+        BASE_ALGORITHM,
+        AlgorithmState,
+        AlgorithmStatus,
+        ClassStatus,
+        Crash,
+        How,
+        MemberStatus,
+        Provision,
+        class_status,
+    )
     from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, snake_key, validate, with_select
     from spec_contract.engine.edits.fix import declaration_edits, declined, delegation_edits, suppression_edit
     from spec_contract.engine.edits.refusals import Fixes, Refusal
@@ -33,7 +43,17 @@ if TYPE_CHECKING:
     from spec_contract.engine.read.discovery import RULE as DISCOVERY_RULE
     from spec_contract.engine.read.discovery import Found, find_project
     from spec_contract.engine.read.files import SourceFile, decode, read_bytes, relative_to
-    from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Role, Span, TextEdit
+    from spec_contract.engine.results import (
+        CallSite,
+        Contract,
+        ContractEntry,
+        Finding,
+        Phase,
+        Provider,
+        Role,
+        Span,
+        TextEdit,
+    )
     from spec_contract.engine.rules import BY_CODE, MISSING_CAPABILITY, RULES, Fix, Rule, Severity
     from spec_contract.engine.stats import Stats
     from spec_contract.engine.text import LineIndex, apply_edits, lines_with_ends, only_adds_lines
@@ -71,6 +91,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "AlgorithmStatus": ("check.status", "AlgorithmStatus"),
     "ClassStatus": ("check.status", "ClassStatus"),
     "MemberStatus": ("check.status", "MemberStatus"),
+    "AlgorithmState": ("check.status", "AlgorithmState"),
+    "BASE_ALGORITHM": ("check.status", "BASE_ALGORITHM"),
+    "Crash": ("check.status", "Crash"),
+    "How": ("check.status", "How"),
+    "Provision": ("check.status", "Provision"),
+    "class_status": ("check.status", "class_status"),
+    "Phase": ("results", "Phase"),
     "CallSite": ("results", "CallSite"),
     "Contract": ("results", "Contract"),
     "ContractEntry": ("results", "ContractEntry"),
@@ -94,6 +121,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
+    "AlgorithmState", "BASE_ALGORITHM", "Crash", "How", "Phase", "Provision", "class_status",
     "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
     "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "LineIndex",
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",

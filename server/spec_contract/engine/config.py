@@ -128,6 +128,9 @@ class Config:
     # worker flags (attributes, config fields) that are off unless a user turns them on: a use in the true branch
     # of a test of one is under a rare condition
     off_by_default: tuple[str, ...] = ()
+    # globs of worker method names that run while the server starts (after the weights load); a use reached from
+    # one fails at start-up, any other use at the first request (see ``CallSite.phase``)
+    start_up_methods: tuple[str, ...] = ("__init__",)
     # The engine's model registry as data (vLLM's ``registry.py``): files holding module-level dicts
     # ``"Arch": ("module", "Class")``, and the dicts whose classes are the registered (checked) models
     registry_files: tuple[str, ...] = ()
@@ -256,6 +259,9 @@ SETTINGS: tuple[Setting, ...] = (
             "that are off unless a user turns them on (vLLM's `use_local_argmax_reduction`, `False` in "
             "`SpeculativeConfig`). A use in the true branch of a test of one runs only under that rare "
             "condition: SC004 rather than SC001/SC005.", where="tree", extend=True),
+    Setting("start-up-methods", "strings", "the profile's", "Globs of worker method names that run while the "
+            "server starts, after the weights load (`__init__`, `init_*`): a use they reach fails at start-up, "
+            "any other use at the first request.", where="tree", extend=True),
     Setting("registry-files", "strings", "the profile's", "Globs of the files whose module-level dicts "
             "`\"Arch\": (\"module\", \"Class\")` register the engine's models (vLLM's `registry.py`); "
             "`init_vllm_registered_model(architectures=[\"Arch\"])` resolves through them.", where="tree",
@@ -565,6 +571,7 @@ def _build(profile_name: str, merged: dict[str, Any]) -> Config:
         draft_classes=merged.get("draft_classes", ()),
         any_draft_workers=merged.get("any_draft_workers", ()),
         off_by_default=merged.get("off_by_default", ()),
+        start_up_methods=merged.get("start_up_methods", ("__init__",)),
         registry_files=merged.get("registry_files", ()),
         restrict_delegates=merged.get("restrict_delegates", False),
         registry_tables=merged.get("registry_tables", ()),

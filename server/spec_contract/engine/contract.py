@@ -13,13 +13,14 @@ worker files, iterated to a fixed point:
 
 from __future__ import annotations
 
+import fnmatch
 from collections import defaultdict
 from collections.abc import Iterable, Set
 
 from spec_contract.engine.config import Config, ReceiverPattern
 from spec_contract.engine.read.files import glob_match
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
-from spec_contract.engine.results import CallSite, Contract, ContractEntry, Role
+from spec_contract.engine.results import CallSite, Contract, ContractEntry, Phase, Role
 from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
@@ -348,6 +349,23 @@ def _entered_under(flow: _Flow, flags: frozenset[str]) -> dict[FunctionKey, str]
     return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
 
 
+def _start_up(flow: _Flow, globs: tuple[str, ...]) -> set[FunctionKey]:
+    """The worker functions that run while the server starts: those named like the profile's start-up methods
+    (any segment of the qualified name, so a helper nested in ``init_lm_head`` counts), and every function
+    their calls reach. The rest run when requests arrive."""
+    reached = {key for key in flow.functions
+               if any(fnmatch.fnmatchcase(part, glob) for part in key.qualname.split(".") for glob in globs)}
+    frontier = list(reached)
+    while frontier:
+        caller = frontier.pop()
+        for call in flow.functions[caller].calls:
+            found = flow.callee(caller, call)
+            if found is not None and found[0] not in reached:
+                reached.add(found[0])
+                frontier.append(found[0])
+    return reached
+
+
 def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config) -> Contract:
     """The contract of the given worker files (see the module docstring)."""
     workers = list(workers)
@@ -359,6 +377,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     any_draft = _reached_by_any_draft_worker(workers, index, frozenset(config.any_draft_workers))
     off_by_default = frozenset(config.off_by_default)
     entered_under = _entered_under(flow, off_by_default)
+    start_up = _start_up(flow, config.start_up_methods)
     for key, fn in flow.functions.items():
         matched: dict[Chain, frozenset[tuple[Role, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
         for use in fn.uses:
@@ -389,7 +408,8 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=condition,
                     condition_classes=use.condition_classes,
                     algorithm=algorithm_of(config, path, use.taken), unless=roles[role],
-                    any_draft=any_draft is None or flow.classes[key] is None or key in any_draft))
+                    any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
+                    phase=Phase.START_UP if key in start_up else Phase.FIRST_REQUEST))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))

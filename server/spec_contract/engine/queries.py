@@ -62,8 +62,16 @@ class Analysis:
             cls = self.index.class_summary(key)
             if cls is None or self.index.path_of(key.module) != path or not _contains(cls.span, line, col):
                 continue
-            return class_status(self.index, key, self.contract, self.config, self.capabilities, self.relative)
+            return self.status_of(key)
         return None
+
+    def status_of(self, key: ClassKey) -> ClassStatus | None:
+        """The status model of one class (see ``check.status``): what findings, hover and the reports read."""
+        return class_status(self.index, key, self.contract, self.config, self.capabilities, self.relative)
+
+    def statuses(self) -> list[ClassStatus]:
+        """The status of every checked class, in the order they were checked."""
+        return [s for s in (self.status_of(key) for key in self.checked) if s is not None]
 
     def member_definition_at(self, path: str, line: int, col: int) -> tuple[str, list[ContractEntry]] | None:
         """A contract member's definition in a model class under the cursor, with the contract's uses."""

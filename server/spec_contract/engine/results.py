@@ -28,6 +28,19 @@ class Role(str, enum.Enum):
         return self.value
 
 
+class Phase(str, enum.Enum):
+    """When a use runs, read from the worker entry point that reaches it (the profile's ``start-up-methods``):
+    while the server starts, after the weights have loaded (the costly case), or at the first request; a guarded
+    use's degraded path costs every step. A ``str``, as messages word it."""
+
+    START_UP = "start-up"
+    FIRST_REQUEST = "first request"
+    EVERY_STEP = "every step"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True, order=True)
 class Span:
     """A range in a file: ``(line, col)`` to ``(end_line, end_col)``, 0-based, code-point columns."""
@@ -65,6 +78,7 @@ class CallSite:
     # reached by a worker that takes any registered model as its draft (the profile's ``any-draft-workers``;
     # always, when it names none): a draft use elsewhere only ever meets the draft heads of its algorithm
     any_draft: bool = True
+    phase: Phase = Phase.FIRST_REQUEST  # when the use runs: reached from a start-up method, else per request
 
 
 @dataclass(frozen=True)

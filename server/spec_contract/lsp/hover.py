@@ -17,7 +17,16 @@ from pygls.workspace import PositionCodec
 from spec_contract.lsp.convert import to_range, uri_of
 
 if TYPE_CHECKING:
-    from spec_contract.engine import Analysis, CallSite, ClassStatus, ContractEntry, Finding, Provider
+    from spec_contract.engine import (
+        AlgorithmStatus,
+        Analysis,
+        CallSite,
+        ClassStatus,
+        ContractEntry,
+        Finding,
+        Provider,
+        Provision,
+    )
 
 STATUS_WORDS = {"provided": "provided", "forwarded": "forwarded", "missing": "**missing**"}
 
@@ -42,6 +51,8 @@ def class_markdown(status: ClassStatus, relative: Callable[[str], str]) -> str:
         if member.status == "missing" and member.inner_class:
             via = f" via `self.{member.delegate}`" if member.delegate else ""
             text += f" — `{_short(member.inner_class)}` provides it{via}"
+        elif member.status == "missing" and member.provision is not None:
+            text += f" — {provision_words(member.provision)}"
         if member.call_sites:
             site = member.call_sites[0]
             more = f" (+{len(member.call_sites) - 1})" if len(member.call_sites) > 1 else ""
@@ -50,16 +61,38 @@ def class_markdown(status: ClassStatus, relative: Callable[[str], str]) -> str:
     if status.algorithms:
         lines += ["", "**Speculative algorithms**", ""]
         for algorithm in status.algorithms:
-            if algorithm.state == "supported":
-                lines.append(f"- {algorithm.algorithm}: supported")
-            elif algorithm.state == "refused":
-                lines.append(f"- {algorithm.algorithm}: not supported — {algorithm.why}")
-            elif algorithm.state == "unverifiable":
-                lines.append(f"- {algorithm.algorithm}: cannot be told here — {algorithm.why}")
-            else:
-                members = ", ".join(f"`{m}`" for m in algorithm.members)
-                lines.append(f"- {algorithm.algorithm}: supported, except that it does not forward {members}")
+            lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, relative)}")
     return "\n".join(lines)
+
+
+def provision_words(provision: Provision) -> str:
+    """How a missing member can be provided, as hover and messages say it."""
+    if provision.how == "forward":
+        return f"forward it to `self.{provision.delegate}` (`{_short(provision.inner_class or '')}` has it)"
+    if provision.how == "implement":
+        return f"implement like `{_short(provision.like or '')}`"
+    if provision.how == "both":
+        return (f"implement it in `{_short(provision.inner_class or '')}` like `{_short(provision.like or '')}`, "
+                f"and forward it to `self.{provision.delegate}`")
+    return f"cannot tell how to provide it: {provision.why}"
+
+
+def _algorithm_words(algorithm: AlgorithmStatus, relative: Callable[[str], str]) -> str:
+    if algorithm.state == "supported":
+        return "supported"
+    if algorithm.state == "refused":
+        where = f" at {_link(algorithm.gate.path, algorithm.gate.span.line, relative)}" if algorithm.gate else ""
+        return f"not supported, refused{where} — {algorithm.why}"
+    if algorithm.state == "unverifiable":
+        return f"cannot be told here — {algorithm.why}"
+    if algorithm.state == "degraded":
+        return "supported, degraded: it lacks " + ", ".join(f"`{m}`" for m in algorithm.degraded)
+    parts = []
+    for crash in algorithm.crashes:
+        if crash.member in algorithm.members:
+            parts.append(f"`{crash.member}` at {_link(crash.site.path, crash.site.span.line, relative)} "
+                         f"({crash.phase}; {provision_words(crash.provision)})")
+    return "crashes: " + "; ".join(parts)
 
 
 def definition_markdown(member: str, entries: Sequence[ContractEntry], relative: Callable[[str], str]) -> str:

@@ -5,6 +5,12 @@ algorithm at start-up. For each algorithm a run meets the gates of the algorithm
 own, those the engine runs while loading the model (outside the algorithm's own worker files) before the
 rest, in file order; the first one the class fails stops it. Both the check (one capability finding per
 stopped algorithm) and hover (each algorithm's status) read :class:`Gates`.
+
+Only a gate that runs while the server starts refuses cleanly. A getattr-then-raise in a per-request method
+(DFLASH's check of the target's ``lm_head`` in its decode step) lets the server start and then fails the
+first request: such a gate is a crash point, its use is checked like any other. A start-up gate on the same
+members as such a late one is conditional (the late check would be redundant otherwise: SGLang's start-up
+``lm_head`` check runs only for Domino drafts), so it refuses nothing either.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 from spec_contract.engine.check.lookup import MemberLookup
 from spec_contract.engine.config import Algorithm, Config
 from spec_contract.engine.read.files import glob_match
-from spec_contract.engine.results import CallSite, Contract, Role, Span
+from spec_contract.engine.results import CallSite, Contract, Phase, Role, Span
 
 
 class Gate:
@@ -33,10 +39,17 @@ class Gates:
     def __init__(self, sites: list[tuple[Role, CallSite]], lookup: MemberLookup, config: Config) -> None:
         self._config = config
         found: dict[tuple[Role, str | None, tuple[str, ...]], Gate] = {}
+        late: set[tuple[Role, str | None, str]] = set()  # (role, algorithm, member) a per-request gate tests
         for role, site in sites:
-            if site.gate:
+            if site.gate and site.phase is not Phase.START_UP:
+                late.update((role, site.algorithm, m) for m in site.gate)
+        self.refusing: set[int] = set()  # ids of the gate sites that refuse cleanly (see the module docstring)
+        for role, site in sites:
+            if site.gate and site.phase is Phase.START_UP \
+                    and not any((role, site.algorithm, m) in late for m in site.gate):
                 gate = found.setdefault((role, site.algorithm, site.gate), Gate(role, site.algorithm, site.gate))
                 gate.sites.append(site)
+                self.refusing.add(id(site))
         self.failed: dict[tuple[Role, str | None], list[Gate]] = {}
         for gate in sorted(found.values(), key=self._rank):
             gate.passed = any(lookup.provides(m) for m in gate.members)
@@ -52,7 +65,7 @@ class Gates:
         # The uses past a stopping gate never run; those the class lacks and its inner has go with the fix.
         self.past: set[int] = set()  # ids of the sites a stopping gate keeps from running
         for role, site in sites:
-            if site.gate or fallback_covered(site, lookup):
+            if id(site) in self.refusing or fallback_covered(site, lookup):
                 continue
             stop = self.stopping(role, site.algorithm) if site.algorithm is not None else None
             if stop is None:
@@ -60,6 +73,10 @@ class Gates:
             self.past.add(id(site))
             if stop.forward is not None and not lookup.provides(site.member) and lookup.inner(site.member):
                 stop.behind.setdefault(site.member, []).append(site)
+
+    def refuses(self, site: CallSite) -> bool:
+        """Whether the site is a gate that refuses cleanly (then it is no use of its own)."""
+        return id(site) in self.refusing
 
     def _rank(self, gate: Gate) -> tuple[bool, str, Span]:
         spec = self._spec(gate.algorithm)

@@ -1,7 +1,25 @@
-"""A class's contract status, for hover: each member's state and each speculative algorithm's.
+"""The status model: for one class that can play a role, how it fares with each algorithm its roles' contract
+uses, and for each member it lacks, how that member can be provided. Findings, hover, code actions, the
+``contract`` command and the reports (preflight, the support matrix) read it, so they never disagree.
 
-Computed with the check's own lookups (:class:`~spec_contract.engine.check.lookup.MemberLookup`,
-:class:`~spec_contract.engine.check.gates.Gates`), so what hover says a class lacks is what the check reports.
+The front door exports the API (``spec_contract.engine``); its dataclasses only grow, fields are never
+renamed:
+
+* :func:`class_status` (``index, key, contract, config, capabilities=(), rel=str``) → :class:`ClassStatus` or
+  None; ``Analysis.status_of(key)`` and ``Analysis.class_at(path, line, col)`` answer the same;
+* :class:`ClassStatus`: the class (``qualname``, ``name``, ``path``, ``span``), each contract member it or an
+  inner model has or a run lacks (:class:`MemberStatus`), and each algorithm (:class:`AlgorithmStatus`);
+* :class:`AlgorithmStatus`: ``state`` (:class:`AlgorithmState`) is ``supported``, ``refused`` (``gate``: the
+  first gate it fails that refuses at start-up), ``crashes`` (``crashes``: each member a run reaches and the
+  class lacks, with the worker line, its :class:`~spec_contract.engine.results.Phase` and how to provide it),
+  ``degraded`` (``degraded``: guarded reads of members it lacks) or ``unverifiable`` (a Protocol capability
+  whose language model the HF config picks); ``members`` are what to provide to enable or fix it;
+* :class:`Provision`: ``how`` (:class:`How`) is ``forward`` (to ``delegate``, whose class ``inner_class`` has
+  it), ``implement`` (like ``like``, a class holding the same parts), ``both`` (implement in ``inner_class``,
+  forward in this class) or ``cannot tell`` (``why``).
+
+The uses no algorithm of the profile claims (the EAGLE/MTP workers', and those every run shares) are the
+algorithm :data:`BASE_ALGORITHM`.
 """
 
 from __future__ import annotations
@@ -15,8 +33,31 @@ from spec_contract.engine.check.lookup import MemberLookup, MemberState
 from spec_contract.engine.check.protocols import GatedCapability, capability_verdicts
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
-from spec_contract.engine.results import CallSite, Contract, ContractEntry, Role, Span
+from spec_contract.engine.results import CallSite, Contract, ContractEntry, Phase, Role, Span
 from spec_contract.engine.rules import CAPABILITY_NOT_DECLARED, CAPABILITY_UNVERIFIABLE
+
+BASE_ALGORITHM = "EAGLE"  # the uses no algorithm of the profile claims: every speculative run's
+
+
+class How(str, enum.Enum):
+    """How a member a class lacks can be provided; a ``str``, as hover words it."""
+
+    FORWARD = "forward"  # an inner model has it: delegate to it
+    IMPLEMENT = "implement"  # no inner has it; a class holding the same parts implements it: do as it does
+    BOTH = "both"  # the inner model can implement it (so): implement it there, forward it here
+    UNKNOWN = "cannot tell"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Provision:
+    how: How
+    delegate: str | None = None  # forward / both: the attribute path of the inner model
+    inner_class: str | None = None  # forward: the inner class that has it; both: the inner that would implement it
+    like: str | None = None  # implement / both: the dotted name of the class whose body is the model
+    why: str = ""  # cannot tell: why (which attribute the closest candidate reads that this class lacks)
 
 
 @dataclass(frozen=True)
@@ -28,14 +69,16 @@ class MemberStatus:
     delegate: str | None  # the attribute path of the inner model that has it too (None: no inner has it)
     inner_class: str | None  # that inner model's qualified name in its module
     call_sites: tuple[CallSite, ...]
+    provision: Provision | None = None  # for a missing member: how it can be provided
 
 
 class AlgorithmState(str, enum.Enum):
     """How a class fares with a speculative algorithm; a ``str``, as hover words it."""
 
     SUPPORTED = "supported"
-    REFUSED = "refused"  # at a capability gate the class fails
-    SUPPORTED_EXCEPT = "supported-except"  # some members the algorithm uses would crash
+    REFUSED = "refused"  # at a capability gate the class fails, while the server starts
+    CRASHES = "crashes"  # a run reaches a use of a member the class lacks
+    DEGRADED = "degraded"  # only guarded uses of members the class lacks: a slower or reduced path
     UNVERIFIABLE = "unverifiable"  # a declared Protocol capability whose language model the HF config picks
 
     def __str__(self) -> str:
@@ -43,14 +86,31 @@ class AlgorithmState(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class Crash:
+    """A member a run of the algorithm uses unguarded and the class lacks: where it fails, when, and the fix."""
+
+    member: str
+    role: Role
+    site: CallSite  # the first use a run reaches (start-up ones first)
+    phase: Phase
+    provision: Provision
+
+
+@dataclass(frozen=True)
 class AlgorithmStatus:
-    """How a class fares with one speculative algorithm, for hover: ``why`` says which gate refuses it and
-    what to forward; ``members`` are what to forward (refused) or what would crash (supported-except)."""
+    """How a class fares with one speculative algorithm: ``why`` says which gate refuses it and what to provide;
+    ``members`` are what to provide (refused) or what would crash (crashes)."""
 
     algorithm: str
     state: AlgorithmState
     why: str
     members: tuple[str, ...] = ()
+    gate: CallSite | None = None  # refused: the gate's first use
+    crashes: tuple[Crash, ...] = ()
+    degraded: tuple[str, ...] = ()  # members only guarded uses read, which the class lacks
+    # the class shows it means to support the algorithm: it has some of the members the algorithm uses, or its
+    # inner model has what it lacks (what makes a crash an error rather than a missing gate)
+    intent: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,18 +122,36 @@ class ClassStatus:
     members: tuple[MemberStatus, ...]
     algorithms: tuple[AlgorithmStatus, ...] = ()
 
+    def algorithm(self, name: str) -> AlgorithmStatus | None:
+        return next((a for a in self.algorithms if a.algorithm == name), None)
+
+
+Implementer = Callable[[MemberLookup, str], Provision | None]  # implement by analogy (see check.analogy)
+
+
+def provision_of(lookup: MemberLookup, member: str, implement: Implementer | None = None) -> Provision:
+    """How a member the class lacks can be provided: forward to an inner model that has it, else as
+    ``implement`` finds (by analogy), else cannot tell."""
+    inner = lookup.inner(member)
+    if inner is not None:
+        return Provision(How.FORWARD, inner.delegate, inner.key.qualname)
+    found = implement(lookup, member) if implement is not None else None
+    return found or Provision(How.UNKNOWN, why="no inner model has it")
+
 
 def class_status(index: Index, key: ClassKey, contract: Contract, config: Config,
-                 capabilities: Sequence[GatedCapability] = (), rel: Callable[[str], str] = str) -> ClassStatus | None:
-    """The status of every member of the class's roles' contract that the class or an inner model has (by
-    name), of every algorithm those roles' contract uses, and of every Protocol capability the workers gate
-    (``capabilities``; ``rel`` shortens paths in what hover says of them); None for a class the index does not
-    know."""
+                 capabilities: Sequence[GatedCapability] = (), rel: Callable[[str], str] = str,
+                 implement: Implementer | None = None) -> ClassStatus | None:
+    """The status of the class (see the module docstring); None for a class the index does not know.
+    ``capabilities``: the Protocol capabilities the workers gate; ``rel`` shortens paths in what is said of
+    them; ``implement``: how a member no inner model has can be implemented (None: cannot tell)."""
     cls = index.class_summary(key)
     path = index.path_of(key.module)
     if cls is None or path is None:
         return None
     lookup = MemberLookup(index, key, config)
+    algorithms = algorithm_statuses(lookup, cls.name, contract, config, implement)
+    crashing = {c.member: c.provision for a in algorithms for c in a.crashes}
     members: dict[str, list[ContractEntry]] = {}
     for role in config.roles_for_class(cls.name):
         for entry in contract.for_role(role):
@@ -86,16 +164,20 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
                    for e in entries]
         meeting = [(e, sites) for e, sites in meeting if sites]
         state = lookup.state(member) if meeting else None
+        if state is None and member in crashing and meeting:
+            state = MemberState.MISSING  # no inner model has it either, and a run crashes without it
         if state is None:
             continue
         inner = lookup.inner(member)
+        provision = None
+        if state is MemberState.MISSING:
+            provision = crashing.get(member) or provision_of(lookup, member, implement)
         statuses.append(MemberStatus(
             member, tuple(e.role for e, _ in meeting), any(e.required for e, _ in meeting), state,
             inner.delegate if inner else None, inner.key.qualname if inner else None,
-            tuple(s for _, sites in meeting for s in sites)))
+            tuple(s for _, sites in meeting for s in sites), provision))
     return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses),
-                       tuple(_algorithm_status(lookup, cls.name, contract, config)
-                             + _capability_status(index, key, config, capabilities, rel)))
+                       tuple(algorithms + _capability_status(index, key, config, capabilities, rel)))
 
 
 def _capability_status(index: Index, key: ClassKey, config: Config, capabilities: Sequence[GatedCapability],
@@ -119,39 +201,72 @@ def _capability_status(index: Index, key: ClassKey, config: Config, capabilities
     return out
 
 
-def algorithm_status(index: Index, key: ClassKey, contract: Contract, config: Config) -> list[AlgorithmStatus]:
-    """The class's status for each algorithm of the profile its roles' contract uses."""
+def algorithm_status(index: Index, key: ClassKey, contract: Contract, config: Config,
+                     implement: Implementer | None = None) -> list[AlgorithmStatus]:
+    """The class's status for each algorithm its roles' contract uses."""
     cls = index.class_summary(key)
     if cls is None:
         return []
-    return _algorithm_status(MemberLookup(index, key, config), cls.name, contract, config)
+    return algorithm_statuses(MemberLookup(index, key, config), cls.name, contract, config, implement)
 
 
-def _algorithm_status(lookup: MemberLookup, name: str, contract: Contract, config: Config) -> list[AlgorithmStatus]:
+def _first(sites: list[CallSite]) -> CallSite:
+    """The use a run reaches first: start-up ones before the others, then in file order."""
+    return min(sites, key=lambda s: (s.phase is not Phase.START_UP, s.path, s.span))
+
+
+def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, config: Config,
+                       implement: Implementer | None = None) -> list[AlgorithmStatus]:
+    """Each algorithm's status for the class ``lookup`` asks about (see the module docstring)."""
     roles = config.roles_for_class(name)
-    sites = class_sites(contract, roles, lookup, config.draft_shaped(name))
+    draft_shaped = config.draft_shaped(name)
+    sites = class_sites(contract, roles, lookup, draft_shaped)
     gates = Gates(sites, lookup, config)
     out = []
-    for spec in config.algorithms:
-        mine = [(role, site) for role, site in sites if site.algorithm == spec.name]
+    for algorithm in [BASE_ALGORITHM] + [spec.name for spec in config.algorithms]:
+        claimed = None if algorithm == BASE_ALGORITHM else algorithm
+        mine = [(role, site) for role, site in sites if site.algorithm == claimed]
         if not mine:
             continue
-        stop = next((g for g in (gates.stopping(role, spec.name) for role in roles) if g is not None), None)
+        has_some = any(lookup.provides(site.member) for _, site in mine)
+        stop = next((g for g in (gates.stopping(role, claimed) for role in roles) if g is not None), None)
         if stop is not None:
+            first = _first(stop.sites)
             gate = " or ".join(f"`{m}`" for m in stop.members)
             if stop.forward is None:
                 why = f"neither the class nor its inner model provides {gate}"
-                out.append(AlgorithmStatus(spec.name, AlgorithmState.REFUSED, why))
+                out.append(AlgorithmStatus(algorithm, AlgorithmState.REFUSED, why, stop.members[:1], first,
+                                           intent=has_some))
             else:
                 members = (stop.forward, *sorted(m for m in stop.behind if m != stop.forward))
                 why = f"forward {', '.join(f'`{m}`' for m in members)} to enable it"
-                out.append(AlgorithmStatus(spec.name, AlgorithmState.REFUSED, why, members))
+                out.append(AlgorithmStatus(algorithm, AlgorithmState.REFUSED, why, members, first, intent=True))
             continue
-        missing = sorted({site.member for _, site in mine
-                          if not site.gate and not site.guarded and not site.condition
-                          and not fallback_covered(site, lookup) and lookup.missing(site.member) is not None})
-        if missing:
-            out.append(AlgorithmStatus(spec.name, AlgorithmState.SUPPORTED_EXCEPT, "", tuple(missing)))
+        lacking: dict[tuple[str, Role], list[CallSite]] = {}
+        degraded: set[str] = set()
+        for role, site in mine:
+            if gates.refuses(site) or site.condition or fallback_covered(site, lookup) \
+                    or lookup.provides(site.member):
+                continue
+            if site.guarded:
+                degraded.add(site.member)
+            else:
+                lacking.setdefault((site.member, role), []).append(site)
+        crashes = []
+        for (member, role), found in sorted(lacking.items()):
+            first = _first(found)
+            crashes.append(Crash(member, role, first, first.phase, provision_of(lookup, member, implement)))
+        degraded -= {c.member for c in crashes}
+        # a draft use on a class that is no draft by shape crashes only if a draft checkpoint names the class
+        decisive = [c for c in crashes if c.role is not Role.DRAFT or draft_shaped or roles == (Role.DRAFT,)]
+        intent = has_some or any(c.provision.how is How.FORWARD for c in crashes)
+        if decisive:
+            out.append(AlgorithmStatus(algorithm, AlgorithmState.CRASHES, "", tuple(c.member for c in decisive),
+                                       crashes=tuple(crashes), degraded=tuple(sorted(degraded)), intent=intent))
+        elif degraded:
+            out.append(AlgorithmStatus(algorithm, AlgorithmState.DEGRADED, "", crashes=tuple(crashes),
+                                       degraded=tuple(sorted(degraded)), intent=intent))
         else:
-            out.append(AlgorithmStatus(spec.name, AlgorithmState.SUPPORTED, ""))
+            out.append(AlgorithmStatus(algorithm, AlgorithmState.SUPPORTED, "", crashes=tuple(crashes),
+                                       intent=intent))
     return out

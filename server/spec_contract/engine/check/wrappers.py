@@ -89,7 +89,7 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
     gates = Gates(sites, lookup, config)
     wanted: dict[str, list[tuple[Role, CallSite]]] = {}
     for role, site in sites:
-        if not site.gate and not fallback_covered(site, lookup) and id(site) not in gates.past:
+        if not gates.refuses(site) and not fallback_covered(site, lookup) and id(site) not in gates.past:
             wanted.setdefault(site.member, []).append((role, site))
 
     findings = []
