@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from spec_tree import LLAMA, wrapper
 
 WORKER = """
 class EAGLEWorker:
@@ -22,28 +23,6 @@ class EAGLEWorker:
         draft_model_runner.model.set_embed_and_head(embed, head)
         target_worker.model_runner.model.set_eagle3_layers_to_capture([1])
 """
-LLAMA = """
-class LlamaForCausalLM:
-    def get_embed_and_head(self):
-        return None, None
-
-    def set_embed_and_head(self, embed, head):
-        pass
-
-    def set_eagle3_layers_to_capture(self, layers):
-        pass
-
-
-EntryClass = LlamaForCausalLM
-"""
-
-
-def wrapper(name: str, *forwards: str) -> str:
-    body = "".join(f"\n    def {m}(self, *args):\n        return self.language_model.{m}(*args)\n" for m in forwards)
-    return (f"from sglang.srt.models.llama import LlamaForCausalLM\n\n\nclass {name}:\n    def __init__(self, config):\n"
-            f"        self.language_model = LlamaForCausalLM()\n{body}\n\nEntryClass = {name}\n")
-
-
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "sglang"

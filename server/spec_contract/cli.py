@@ -283,6 +283,7 @@ def _run(args: argparse.Namespace) -> int:
     from spec_contract.report import Report
 
     started = time.perf_counter()
+    kept = 0
     notes = []  # for standard error, after the output: which project each PATH was checked in, and why
     try:
         targets = _projects(args)
@@ -301,7 +302,7 @@ def _run(args: argparse.Namespace) -> int:
         if getattr(args, "write_baseline", None) is not None:
             from spec_contract.engine import write_baseline
 
-            write_baseline(args.write_baseline, report.findings, report.rel)
+            kept = write_baseline(args.write_baseline, report.findings, report.rel, _checked(targets))
     except ConfigError as exc:
         print(f"spec-contract: error: {exc}", file=sys.stderr)
         return 2
@@ -315,7 +316,8 @@ def _run(args: argparse.Namespace) -> int:
         _emit(render_json_contract(report) if args.format == "json" else render_contract(report))
         return 2 if incomplete else 0
     if args.write_baseline is not None:
-        print(f"Wrote {len(report.findings)} finding(s) to the baseline {args.write_baseline}.")
+        also = f" (and kept {kept} entries this run did not check)" if kept else ""
+        print(f"Wrote {len(report.findings)} finding(s) to the baseline {args.write_baseline}{also}.")
         return 0
     from spec_contract.report import machine, text
 
@@ -380,3 +382,10 @@ def _covers(target: _Target) -> Callable[[str], bool]:
     """Whether a baseline entry's path (relative to the project; empty: the project) is among the PATHs."""
     root = target.found.root
     return lambda rel: target.covers(str(root / rel)) if rel else target.whole
+
+
+def _checked(targets: list[_Target]) -> Callable[[BaselineEntry], bool]:
+    """Whether this run checked what a baseline entry records: its path is among the PATHs of a project the
+    run analysed, and that project's selection (``select``, narrowed by ``--select``) reports its code. The
+    entries it did not check stay in a re-written baseline."""
+    return lambda entry: any(_covers(t)(entry.path) and entry.code in t.project.config.select for t in targets)

@@ -10,12 +10,14 @@ once in :data:`SETTINGS` (kind, default, docs) and every value, whatever its sou
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from spec_contract.engine.read.files import read_bytes
 from spec_contract.engine.results import Role
 from spec_contract.engine.rules import DEFAULT_SEVERITY, Severity, known_codes
 
@@ -437,13 +439,33 @@ def validate(name: str, value: Any) -> Any:
 
 # -- reading the sources ------------------------------------------------------------------------------------
 
+MAX_SETTINGS_FILE_BYTES = 16 * 1024 * 1024  # a config or baseline file; far above any real one
+
+
+def read_settings_file(path: Path, what: str) -> bytes:
+    """The bytes of a file the tool reads besides sources (a config file, a baseline), or a one-line
+    :class:`ConfigError` naming it as ``what``.
+
+    Such a path can come from a cloned repository's pyproject, so it may name anything: a FIFO would block
+    ``read`` for ever (and in the editor the engine thread with it), ``/dev/zero`` or a huge file would read
+    until ``MemoryError``. Only a regular file is read, opened without blocking, and at most the limit.
+    """
+    data = read_bytes(str(path), MAX_SETTINGS_FILE_BYTES)
+    if data == "not-a-file":
+        raise ConfigError(f"{what} {path}: not a regular file")
+    if isinstance(data, str):
+        why = "no such file" if not os.path.lexists(path) else "cannot read it"
+        raise ConfigError(f"{what} {path}: {why}")
+    if len(data) > MAX_SETTINGS_FILE_BYTES:
+        raise ConfigError(f"{what} {path}: larger than {MAX_SETTINGS_FILE_BYTES // (1024 * 1024)} MiB")
+    return data
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     """A TOML file's table, or a one-line :class:`ConfigError` for whatever is wrong with the file."""
+    data = read_settings_file(path, "config file")
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:

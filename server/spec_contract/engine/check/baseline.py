@@ -10,15 +10,19 @@ baseline that silently matched nothing would pass every old finding as new, or h
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import stat
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from spec_contract.engine.config import ConfigError
+from spec_contract.engine.config import ConfigError, read_settings_file
 from spec_contract.engine.results import Finding
 
 VERSION = 1
@@ -77,14 +81,12 @@ class Baseline:
         return Match(frozenset(baselined), tuple(stale))
 
 
-def load(path: Path) -> Baseline:
-    """Read a baseline file; every way it can be unusable is a one-line ConfigError naming the file."""
+def _parsed(path: Path, data_bytes: bytes) -> dict[str, Any]:
+    """The JSON object of a baseline file's bytes (a UTF-8 BOM, as some editors save, is skipped)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"baseline {path}: no such file (write one with check --write-baseline {path})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"baseline {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+        text = data_bytes.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"baseline {path}: cannot read it (not UTF-8, byte {exc.start})") from None
     if not text.strip():
         raise ConfigError(f"baseline {path}: the file is empty")
     try:
@@ -93,8 +95,13 @@ def load(path: Path) -> Baseline:
         raise ConfigError(f"baseline {path}: not JSON ({str(exc).splitlines()[0]})") from None
     if not isinstance(data, dict) or "version" not in data:
         raise ConfigError(f"baseline {path}: not a spec-contract baseline (no 'version')")
-    if data["version"] != VERSION:
-        raise ConfigError(f"baseline {path}: version {data['version']!r} is not supported (this spec-contract "
+    return data
+
+
+def _entries(path: Path, data: dict[str, Any]) -> tuple[Entry, ...]:
+    version = data["version"]
+    if type(version) is not int or version != VERSION:  # ``true == 1`` in Python: a bool is no version
+        raise ConfigError(f"baseline {path}: version {version!r} is not supported (this spec-contract "
                           f"reads version {VERSION}); write it again with check --write-baseline")
     raw = data.get("findings")
     if not isinstance(raw, list):
@@ -104,12 +111,25 @@ def load(path: Path) -> Baseline:
         if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in _KEYS):
             raise ConfigError(f"baseline {path}: findings[{i}] needs string values for {', '.join(_KEYS)}")
         entries.append(Entry(item["code"], item["class"], item["member"], item["role"], str(item.get("path", ""))))
-    return Baseline(path, tuple(entries))
+    return tuple(entries)
 
 
-def render(findings: Iterable[Finding], relative: Callable[[str], str]) -> str:
+def load(path: Path) -> Baseline:
+    """Read a baseline file; every way it can be unusable is a one-line ConfigError naming the file."""
+    try:
+        data = read_settings_file(path, "baseline")
+    except ConfigError as exc:
+        if not os.path.lexists(path):
+            raise ConfigError(f"baseline {path}: no such file (write one with check --write-baseline {path})") \
+                from None
+        raise exc from None
+    return Baseline(path, _entries(path, _parsed(path, data)))
+
+
+def render(findings: Iterable[Finding], relative: Callable[[str], str], kept: Iterable[Entry] = ()) -> str:
     """The file's text: sorted entries, one per line, so that re-writing it diffs well."""
-    rows = sorted((relative(f.path), f.class_qualname, f.member, f.role, f.code) for f in findings)
+    rows = sorted([(relative(f.path), f.class_qualname, f.member, f.role, f.code) for f in findings]
+                  + [(e.path, e.class_qualname, e.member, e.role, e.code) for e in kept])
     lines = [json.dumps({"code": code, "class": cls, "member": member, "role": role, "path": rel})
              for rel, cls, member, role, code in rows]
     body = ",\n  ".join(lines)
@@ -117,12 +137,77 @@ def render(findings: Iterable[Finding], relative: Callable[[str], str]) -> str:
             f' "findings": [{chr(10) + "  " + body + chr(10) + " " if lines else ""}]\n}}\n')
 
 
-def write(path: Path, findings: Iterable[Finding], relative: Callable[[str], str]) -> None:
-    """Write atomically (a temporary file, then a rename): a failed write leaves the old baseline."""
-    text = render(findings, relative)
-    tmp = path.with_name(f".{path.name}.spec-contract.tmp")
+def _target(path: Path) -> tuple[Path, int | None]:
+    """Where writing ``path`` goes (through a symlink, to the file it names) and that file's permissions
+    (None: there is no file yet), or a one-line ConfigError when the path names anything but a regular
+    file: ``os.replace`` would swap a FIFO, a device node or a directory's name for the baseline."""
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if not os.path.islink(path):
+            return path, None
+        named = Path(os.path.realpath(path))  # a symlink to a file not made yet: made there
+        if os.path.islink(named):  # still a link: realpath gave up in a loop
+            raise ConfigError(f"baseline {path}: a symlink loop") from None
+        return named, None
+    except OSError as exc:  # a symlink loop, a component that is a file, no permission
         raise ConfigError(f"baseline {path}: cannot write it ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"baseline {path}: not a regular file; refusing to replace it")
+    return Path(os.path.realpath(path)), stat.S_IMODE(info.st_mode)
+
+
+def _previous(path: Path, exists: bool) -> tuple[Entry, ...]:
+    """The entries of the baseline at ``path`` (an empty file or another version: none), or a one-line
+    ConfigError when the file there is something else (a model file, a pyproject): it is not replaced."""
+    if not exists:
+        return ()
+    data_bytes = read_settings_file(path, "baseline")
+    if not data_bytes.strip():
+        return ()
+    try:
+        data = _parsed(path, data_bytes)
+        if data.get("tool", "spec-contract") != "spec-contract" or not isinstance(data.get("findings"), list):
+            raise ConfigError(f"baseline {path}: not a spec-contract baseline")
+    except ConfigError as exc:
+        why = str(exc).removeprefix(f"baseline {path}: ").removeprefix("not a spec-contract baseline").strip()
+        raise ConfigError(f"baseline {path}: not a spec-contract baseline{f' ({why})' if why else ''}; "
+                          "refusing to replace it (name a new file, or remove this one)") from None
+    try:
+        return _entries(path, data)
+    except ConfigError:
+        return ()  # another version: written again, as its message says
+
+
+def write(path: Path, findings: Iterable[Finding], relative: Callable[[str], str],
+          checked: Callable[[Entry], bool] = lambda entry: True) -> int:
+    """Write the baseline of ``findings``, keeping the entries of the file already there that this run did
+    not check (``checked`` is False: outside the given paths, a code not selected); returns how many were
+    kept. Only a regular file, or none, is replaced, and only a baseline.
+
+    Atomic: a temporary file of its own (two runs writing at once each have theirs), then a rename, so
+    readers see the old baseline or the new one, never half of one, and a failed write leaves the old one.
+    """
+    target, mode = _target(path)
+    kept = tuple(entry for entry in _previous(target, mode is not None) if not checked(entry))
+    text = render(findings, relative, kept)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            os.fchmod(handle.fileno(), mode if mode is not None else 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except OSError as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise ConfigError(f"baseline {path}: cannot write it ({exc.strerror or exc})") from None
+    return len(kept)
+
+
+def _umask() -> int:
+    """The process's umask, for a new file's permissions (mkstemp makes it private)."""
+    current = os.umask(0o022)
+    os.umask(current)
+    return current

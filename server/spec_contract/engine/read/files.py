@@ -165,8 +165,8 @@ def source_for(path: str, root: Path, known: list[SourceFile]) -> SourceFile:
     return SourceFile(path, rel, module_name(Path(path)))
 
 
-def read_bytes(path: str) -> bytes | str:
-    """The file's bytes (up to one more than the size limit), or why there are none: "unreadable" (no
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes | str:
+    """The file's bytes (up to one more than ``limit``), or why there are none: "unreadable" (no
     permission, an I/O error, gone) or "not-a-file".
 
     Only regular files are read. A FIFO, socket or device named ``*.py`` would block ``open`` or ``read``
@@ -181,7 +181,7 @@ def read_bytes(path: str) -> bytes | str:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return "not-a-file"
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_FILE_BYTES + 1)
+            return handle.read(limit + 1)
     except OSError:
         return "unreadable"
     finally:
