@@ -296,7 +296,7 @@ def _run(args: argparse.Namespace) -> int:
             if not target.whole:
                 notes.append(f"project {target.found.describe()}")
         fixed, unfixed = _fix([_Subset(t) for t in targets]) if getattr(args, "fix", False) else (0, 0)
-        analyses = tuple(_Subset(t).analyze() for t in targets)
+        analyses = tuple(_Subset(t).report(notes) for t in targets)
         baselined, stale = _baseline(args, targets, analyses)
         report = Report(analyses, time.perf_counter() - started, cwd=Path.cwd(), baselined=baselined, stale=stale)
         if getattr(args, "write_baseline", None) is not None:
@@ -350,6 +350,23 @@ class _Subset:
         if self.target.whole:
             return analysis
         return dataclasses.replace(analysis, findings=tuple(f for f in analysis.findings if self.target.covers(f.path)))
+
+    def report(self, notes: list[str]) -> Analysis:
+        """What the run reports: the given paths' classes, and every class of the project that fails a use
+        made in a given file. A worker (or any file the contract comes from) changes what every wrapper must
+        provide, so a pre-commit run over a staged worker change must fail on the wrapper it breaks, though
+        the wrapper is not staged; ``notes`` then says why classes outside the paths are reported."""
+        analysis = self.target.project.analyze()
+        if self.target.whole:
+            return analysis
+        findings = tuple(f for f in analysis.findings
+                         if self.target.covers(f.path) or any(self.target.covers(s.path) for s in f.call_sites))
+        through_uses = sorted({analysis.relative(s.path) for f in findings if not self.target.covers(f.path)
+                               for s in f.call_sites if self.target.covers(s.path)})
+        if through_uses:
+            notes.append(f"also reporting the classes elsewhere in the project that fail the uses in "
+                         f"{', '.join(through_uses)}")
+        return dataclasses.replace(analysis, findings=findings)
 
     def invalidate(self, path: str) -> None:
         self.target.project.invalidate(path)

@@ -131,3 +131,12 @@ def test_a_baseline_saved_with_a_byte_order_mark_is_read(tree):
 def test_version_true_is_not_version_1(tree):
     (tree / "b.json").write_text('{"version": true, "findings": []}')
     assert_refused(check(tree, "--baseline", "b.json"), "version True is not supported")
+
+
+def test_a_run_over_a_worker_writes_each_entry_once(tree):
+    """A worker's PATH reports every class that fails its uses (see test_precommit_contract): those entries
+    are checked by the run, so they are written once, not also kept."""
+    assert check(tree, "--write-baseline", "b.json").returncode == 0
+    everything = entries(tree / "b.json")
+    assert check(tree, "srt/speculative/eagle_worker.py", "--write-baseline", "b.json").returncode == 0
+    assert entries(tree / "b.json") == everything

@@ -188,8 +188,11 @@ def write(path: Path, findings: Iterable[Finding], relative: Callable[[str], str
     Atomic: a temporary file of its own (two runs writing at once each have theirs), then a rename, so
     readers see the old baseline or the new one, never half of one, and a failed write leaves the old one.
     """
+    findings = list(findings)
     target, mode = _target(path)
-    kept = tuple(entry for entry in _previous(target, mode is not None) if not checked(entry))
+    found = {identity(finding) for finding in findings}  # reported, so checked, wherever the class is
+    kept = tuple(entry for entry in _previous(target, mode is not None)
+                 if not checked(entry) and entry.identity not in found)
     text = render(findings, relative, kept)
     tmp = None
     try:
