@@ -69,7 +69,7 @@ def test_pyproject_without_the_table_gives_the_default_profile(tmp_path):
 @pytest.mark.parametrize(("table", "message"), [
     ("colour = 'blue'", "unknown setting 'colour'"),
     ("severity = {SC001 = 'fatal'}", "severity of SC001 must be one of error, warning, information, hint, not 'fatal'"),
-    ("severity = {SC009 = 'error'}", "unknown diagnostic code 'SC009' in 'severity'"),
+    ("severity = {SC099 = 'error'}", "unknown diagnostic code 'SC099' in 'severity'"),
     ("profile = 'vllm-nightly'", "unknown profile 'vllm-nightly' (available: sglang, vllm)"),
     ("extend-workers = '**/x.py'", "'extend-workers' must be a list of strings, got '**/x.py'"),
     ("workers = [1, 2]", "'workers' must be a list of strings"),
@@ -209,5 +209,5 @@ def test_severities_and_roles_are_enums_that_read_and_write_as_their_words(tmp_p
     assert config.roles_for_class("LlamaForCausalLMEagle") == (Role.DRAFT,)
     assert [str(role) for role in Role] == ["target", "draft"]
     assert {code: rule.fix for code, rule in BY_CODE.items() if rule.fix is not Fix.FORWARD} == {
-        "SC006": Fix.DECLARE, "SC007": Fix.NONE, "SC008": Fix.NONE}
+        "SC006": Fix.DECLARE, "SC007": Fix.NONE, "SC008": Fix.NONE, "SC009": Fix.NONE}
     assert [code for code, rule in BY_CODE.items() if rule.forwards] == ["SC001", "SC002", "SC003", "SC004", "SC005"]

@@ -340,7 +340,8 @@ def test_the_attribute_marked_as_the_language_model_is_the_one_the_defaults_reac
 
 def test_no_base_is_suggested_when_the_defaults_would_not_reach_a_mixin(tmp_path):
     # Own backs its declaration with its own override; a wrapper's defaults would still reach Own.model
-    # (PlainModel, no mixin), so declaring the Protocol alone would crash: no SC006 then.
+    # (PlainModel, no mixin), so declaring the Protocol alone would crash: SC009 says so, and no declaration
+    # is offered (vLLM's Kimi-VL over DeepseekV2ForCausalLM).
     own = PLAIN + """
 
     class OwnForCausalLM(nn.Module, SupportsEagle3):
@@ -355,7 +356,12 @@ def test_no_base_is_suggested_when_the_defaults_would_not_reach_a_mixin(tmp_path
              f"{MODELS}/registry.py": REGISTRY + '    _OTHER_MODELS = {"OwnForCausalLM": ("plain", "OwnForCausalLM")}\n',
              f"{MODELS}/picture.py": picture(build='architectures=["OwnForCausalLM"]')}
     analysis = analyze(vllm_tree(tmp_path, files))
-    assert [c for c in codes(analysis) if c[1] == "PictureForConditionalGeneration"] == []
+    found = [f for f in analysis.findings if f.class_name == "PictureForConditionalGeneration"]
+    assert [(f.code, f.severity, f.inner_class) for f in found] == [("SC009", "warning", "PlainModel")]
+    assert "declaring it is not enough: once declared, its default `set_aux_hidden_state_layers` reaches " \
+           "`self.language_model.model` (`PlainModel`), which is not an `EagleModelMixin`" in found[0].message
+    assert "its `set_aux_hidden_state_layers`, which the class's defaults never call" in found[0].message
+    assert declaration_edits(analysis, found).edits == ()
 
 
 def test_a_language_model_named_by_the_hf_config_is_unverifiable(tmp_path):
@@ -668,7 +674,11 @@ def test_no_base_is_suggested_when_the_wrapper_would_drop_the_aux_outputs(tmp_pa
         "class PictureForConditionalGeneration(nn.Module, SupportsMultiModal):")
     files = {f"{MODELS}/tiny.py": TINY_FORWARD, f"{MODELS}/picture.py": picture_file}
     analysis = analyze(vllm_tree(tmp_path, files))
-    assert codes(analysis) == [("SC007", "PlainForCausalLM", "SupportsEagle3", "error")]
+    assert codes(analysis) == [("SC007", "PlainForCausalLM", "SupportsEagle3", "error"),
+                               ("SC009", "PictureForConditionalGeneration", "SupportsEagle3", "warning")]
+    (found,) = [f for f in analysis.findings if f.code == "SC009"]
+    assert "once declared, `PictureForConditionalGeneration.forward` drops the aux hidden states" in found.message
+    assert declaration_edits(analysis, [found]).edits == ()
 
 
 def test_a_get_language_model_that_returns_the_class_itself_is_what_the_proposers_take(tmp_path):

@@ -132,10 +132,22 @@ CAPABILITY_UNVERIFIABLE = Rule(
     "default methods work cannot be told without the checkpoint. Nothing is guessed.",
     fix=Fix.NONE)
 
+CAPABILITY_NOT_DECLARABLE = Rule(
+    "SC009", "capability-not-declarable", Severity.WARNING,
+    "the class's language model declares and backs a Protocol capability the class does not declare, and "
+    "declaring it would not be enough: the engine refuses the algorithm at start-up",
+    "As for SC006, the run stops at start-up with a clear refusal, since the class does not declare the "
+    "Protocol its language model backs. But adding the Protocol to the bases would only move the failure: "
+    "the message says what would fail once the class declares it (the defaults' holder is not the mixin, "
+    "or a `forward` on the way drops the aux hidden states, or the proposers find no `.model`). So no "
+    "declaration is offered: first make that part work (override the defaults to call the language model's "
+    "own methods, hand the aux outputs on), then declare.",
+    fix=Fix.NONE)
+
 RULES: tuple[Rule, ...] = (
     MISSING_FORWARD, MISSING_OPTIONAL_FORWARD, MISSING_CAPABILITY,
     MISSING_CONDITIONAL_FORWARD, MISSING_DRAFT_FORWARD, CAPABILITY_NOT_DECLARED,
-    CAPABILITY_NOT_BACKED, CAPABILITY_UNVERIFIABLE,
+    CAPABILITY_NOT_BACKED, CAPABILITY_UNVERIFIABLE, CAPABILITY_NOT_DECLARABLE,
 )
 
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

@@ -200,14 +200,39 @@ def _carries(value: ast.expr, hops: frozenset[Chain], carriers: set[str]) -> boo
     return _hop_of(value, hops) is not None or isinstance(value, ast.Name) and value.id in carriers
 
 
+def self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The attributes ``fn`` calls on ``self`` (``self.norm(...)`` → "norm")."""
+    return frozenset(node.func.attr for node in ast.walk(fn) if isinstance(node, ast.Call)
+                     and isinstance(node.func, ast.Attribute) and _chain(node.func.value) == ("self",))
+
+
+def _reads_aux(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether any name, attribute or keyword in ``fn`` speaks of the aux outputs (``aux_hidden_states``,
+    ``self.aux_hidden_state_layers``, ``self._maybe_add_hidden_state``)."""
+    for node in ast.walk(fn):
+        word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
+            node.arg if isinstance(node, (ast.keyword, ast.arg)) and node.arg else ""
+        if "aux" in word or word == "_maybe_add_hidden_state":
+            return True
+    return False
+
+
 @lru_cache(maxsize=256)  # a base class's forward is asked about for each of its subclasses
-def builds_pair(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Verdict:
+def builds_pair(fn: ast.FunctionDef | ast.AsyncFunctionDef, layers: frozenset[str] = frozenset()) -> Verdict:
     """Whether ``fn`` (the holder's own forward) can return ``(hidden, aux)``: *drops* when every return is
     a plain value (an expression that is not a call, or a name last bound to one or unpacked from a tuple)
-    and none builds a tuple or returns what a call returned (``super().forward(...)``, a helper)."""
+    and none builds a tuple or returns what a call returned (``super().forward(...)``, a helper).
+
+    ``layers`` names the attributes of ``self`` that are submodules, not methods: a forward that never
+    speaks of the aux outputs and binds what it returns from one of them (``hidden_states =
+    self.norm(hidden_states)``) returns a layer's output, which knows nothing of the aux layers."""
     bindings = _bindings(fn)
+    layers = frozenset() if _reads_aux(fn) else layers
 
     def plain(node: ast.expr) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in layers \
+                and _chain(node.func.value) == ("self",):
+            return True
         return not isinstance(node, (ast.Call, ast.Tuple, ast.List, ast.Name, ast.Await, ast.IfExp))
 
     dropping = []

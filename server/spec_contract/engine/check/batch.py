@@ -8,12 +8,14 @@ check again only the classes that read a changed module.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from spec_contract.engine.check.protocols import GatedCapability, capability_findings
 from spec_contract.engine.check.wrappers import check_class
 from spec_contract.engine.config import Config
 from spec_contract.engine.parallel import map_forked, processes_for
 from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.platforms import branch_of
 from spec_contract.engine.resolve.registry import ModelRegistry
 from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.stats import Stats
@@ -39,6 +41,10 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
         found = check_class(index, keys[i], contract, config, relative)
         if gated:
             found = capability_findings(index, keys[i], config, capabilities, found, relative)
+        branch = branch_of(index, keys[i].module)
+        if branch is not None:  # one platform's class of a per-platform package: the finding is that platform's
+            found = [replace(f, message=f"{f.message} (on the `{branch}` platform: the package's `{branch}` branch)")
+                     for f in found]
         return found, index.stop(recorded)
 
     shared = map_forked(len(keys), check, processes_for(len(keys), "classes"),

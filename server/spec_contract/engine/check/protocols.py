@@ -32,7 +32,14 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from spec_contract.engine.check.aux_returns import Verdict, builds_pair, function_at, hands_on, returned_chain
+from spec_contract.engine.check.aux_returns import (
+    Verdict,
+    builds_pair,
+    function_at,
+    hands_on,
+    returned_chain,
+    self_calls,
+)
 from spec_contract.engine.config import Capability, Config
 from spec_contract.engine.contract import algorithm_of
 from spec_contract.engine.resolve.index import ClassKey, Index
@@ -291,7 +298,9 @@ def _dropped_at(key: ClassKey, parts: tuple[str, ...], index: Index, gated: Gate
         return None
     owner = provided.owner
     if not parts:
-        verdict = builds_pair(fn)
+        layers = frozenset(name for name in self_calls(fn) if (found := index.provision(key, name)) is None
+                           or found.member is None or found.member.kind not in ("method", "async_method"))
+        verdict = builds_pair(fn, layers)
         return (owner, verdict, ()) if verdict.kind == "drops" else None
     hops = frozenset(("self", *parts[:i]) for i in range(1, len(parts) + 1))
     verdict = hands_on(fn, hops)
@@ -388,18 +397,28 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
     inner = [h for h in index.delegates(key).get(reach.path.split(".")[0], ())]
     if not inner or not all(_declares(index, i, gated) for i in inner):
         return None
+    inner_failure = None  # how a candidate's own declaration fails, if one does
     for i in inner:
         inner_reach = _reach(index, i, capability, config, gated.text_of)
         if not _overridden(index, i, gated) and (inner_reach is None or inner_reach.unknown
                                                   or _backed(index, inner_reach, gated)):
             return None  # the language model's own declaration is not known to be backed
-    if _failure(index, key, reach, gated, rel, defaults_run=not overridden) is not None:
-        # Declaring alone would not do: the defaults would reach a holder that is not the mixin (the language
-        # model backs its own declaration with an override the wrapper's defaults never call), or the wrapper
-        # drops what they set up
-        return None
+        if inner_reach is not None and inner_failure is None:
+            inner_failure = _failure(index, i, inner_reach, gated, rel, defaults_run=not _overridden(index, i, gated))
+    backed = inner_failure is None
     names = ", ".join(i.qualname for i in inner)
+    refused = f"`{cls.name}` does not declare `{protocol}` while its language model " \
+        f"`self.{reach.path.split('.')[0]}` ({names}) declares {'and backs ' if backed else ''}it: a " \
+        f"{capability.name} run is refused at start-up by the check at {where}"
+    failure = _failure(index, key, reach, gated, rel, defaults_run=not overridden) or inner_failure
+    if failure is not None:
+        # Declaring alone would only move the failure: say what would fail, offer no declaration
+        own = capability.holder_method if capability.holder_method and any(
+            _overridden(index, i, gated) for i in inner) else None
+        hint = f" (the language model backs its own declaration with its `{own}`, which the class's defaults " \
+            f"never call: override them to call it)" if own and "default" in failure.message else ""
+        return make("SC009", failure.inner.qualname,
+                    f"{refused}; declaring it is not enough: once declared, {failure.message}, and a run "
+                    f"{failure.outcome}{hint}", failure.sites)
     return make("SC006", inner[0].qualname,
-                f"`{cls.name}` does not declare `{protocol}` while its language model `self.{reach.path.split('.')[0]}` "
-                f"({names}) declares and backs it: a {capability.name} run is refused at start-up by the check at "
-                f"{where}; add `{protocol}` to the class's bases (forwarding its methods does not pass the check)")
+                f"{refused}; add `{protocol}` to the class's bases (forwarding its methods does not pass the check)")

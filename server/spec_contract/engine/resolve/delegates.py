@@ -8,6 +8,7 @@ candidates, or an architecture name the registry maps to a class).
 from __future__ import annotations
 
 from spec_contract.engine.resolve.keys import ClassKey, ClassReader
+from spec_contract.engine.resolve.platforms import same_branch
 from spec_contract.engine.resolve.recording import Recorder
 from spec_contract.engine.summarise.classes import ARCHITECTURE, REGISTRY
 from spec_contract.engine.summarise.summary import Chain, Delegate
@@ -55,21 +56,37 @@ class Delegates:
         if callee[0] == ARCHITECTURE:  # built by the registry from an architecture name (unknown: nothing)
             found = self._architectures.get(callee[1]) if len(callee) == 2 else None
             choices = reader.platform_choices(reader.engine_module(found[0]), found[1]) if found else ()
-            return [(choice.module, (choice.qualname,)) for choice in choices]
-        if len(callee) == 2 and callee[1] == "{}":  # a lookup in a module-level dict of classes
-            summary = reader.summary(owner.module)
-            return [(owner.module, value) for name, values in (summary.class_maps if summary else ())
-                    if name == callee[0] for value in values]
+            return [(choice.module, (choice.qualname,)) for choice in same_branch(reader, choices, owner.module)]
         if callee[0] != "self":
-            return [(owner.module, callee)]
+            return self._expanded(owner.module, callee)
         if len(callee) != 2:
             return []
-        for candidate in reader.mro(key):
-            cls = reader.class_summary(candidate)
+        return self._factory(key, callee[1])
+
+    def _factory(self, key: ClassKey, method: str) -> list[tuple[str, Chain]]:
+        """What the most-derived ``method`` along ``key``'s MRO returns instances of (its factories)."""
+        for candidate in self._reader.mro(key):
+            cls = self._reader.class_summary(candidate)
             for name, made in cls.factories if cls else ():
-                if name == callee[1]:
-                    return [(candidate.module, chain) for chain in made]
+                if name == method:
+                    return [found for chain in made for found in self._expanded(candidate.module, chain)]
         return []
+
+    def _expanded(self, module: str, chain: Chain) -> list[tuple[str, Chain]]:
+        """A class name to resolve in ``module``; a lookup in a module-level dict of classes
+        (``("_SUPPORT_VERSION", "{}")``) stands for each of its values."""
+        if len(chain) == 2 and chain[1] == "{}":
+            summary = self._reader.summary(module)
+            return [(module, value) for name, values in (summary.class_maps if summary else ())
+                    if name == chain[0] for value in values]
+        return [(module, chain)]
+
+    def dispatched(self, key: ClassKey) -> tuple[ClassKey, ...]:
+        """The classes a dispatcher's ``__new__`` returns instances of instead of its own (vLLM's ``MiniCPMV``
+        builds one of its version classes, picked from a dict by the checkpoint's version): what the registry
+        entry really builds."""
+        found = [self._reader.resolve_class(module, chain) for module, chain in self._factory(key, "__new__")]
+        return tuple(dict.fromkeys(c for c in found if c is not None and c != key))
 
     def _default_for(self, key: ClassKey, owner: ClassKey, delegate: Delegate) -> tuple[ClassKey, Chain]:
         """Where a delegate's class comes from for instances of ``key``: a parameter's class default is the

@@ -228,14 +228,15 @@ class Index(Recorder):
         """The classes ``name`` of ``module`` may be: the class the module defines, else every class a
         module-level import binds to that name. A package that picks its implementation per platform
         (``if current_platform.is_rocm(): from .amd.model import X … else: from .nvidia.model import X``)
-        offers each branch's class; plain resolution takes the last binding only (the default platform)."""
+        offers each branch's class (a module ``__getattr__`` that imports per platform too); plain resolution
+        takes the last binding only (the default platform)."""
         summary = self.summary(module)
         if summary is None:
             return ()
         if summary.has_class(name):
             return (ClassKey(module, name),)
         found: list[ClassKey] = []
-        for binding in summary.imports:
+        for binding in (*summary.imports, *(b for _, b in summary.local_imports)):
             if binding.name == name and binding.member not in (None, "*"):
                 key = self._member(ModuleKey(self.absolute(module, binding.module, binding.level)), binding.member, 1)
                 if isinstance(key, ClassKey) and key not in found:
@@ -270,3 +271,6 @@ class Index(Recorder):
 
     def delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
         return self._delegates.of(key)
+
+    def dispatched(self, key: ClassKey) -> tuple[ClassKey, ...]:
+        return self._delegates.dispatched(key)

@@ -45,7 +45,8 @@ class Registered:
     def registry_classes(self, registry: ModelRegistry, index: Index, layout: Layout,
                          focus: frozenset[str] | None) -> list[ClassKey]:
         """The registered classes, where they are defined: a registry entry may name a package that picks
-        its class per platform and re-exports it (then each platform's class is checked)."""
+        its class per platform and re-exports it (then each platform's class is checked), or a dispatcher
+        whose ``__new__`` builds one of several classes (then each of those is checked instead)."""
         wanted: dict[str, list[str]] = {}
         for module, name in registry.registered:
             wanted.setdefault(module, []).append(name)
@@ -64,6 +65,8 @@ class Registered:
                 self.unsaved = True
             keys = [ClassKey(defined_in, n) for n in known[1]]
             keys += [k for n in names if n not in known[1] for k in index.platform_choices(defined_in, n)]
+            # a dispatcher's ``__new__`` builds another class: that class is what runs, and is checked instead
+            keys = [d for k in keys for d in index.dispatched(k) or (k,)]
             for key in keys:
                 if focus is None or index.path_of(key.module) in focus:
                     found[key] = None

@@ -79,17 +79,18 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
                 getattr_forward = _getattr_target(stmt)
             # Only assignments and returns tell what a method builds: pick them out once
             statements = [s for s in nested_statements(stmt.body) if type(s) in _BUILDS]
-            made = _returned_constructors(statements)
-            if made:
-                factories.append((stmt.name, made))
             defaults = _class_defaults(stmt)
             param_defaults += [(stmt.name, param, chain) for param, chain in defaults.items()]
             local_classes = _local_classes(stmt, statements, defaults)
+            made = _returned_constructors(statements, local_classes)
+            if made:
+                factories.append((stmt.name, made))
             instances = _local_instances(statements, local_classes) if local_classes else {}
             language_attrs += [a for a in _marked_language_attrs(stmt.body) if a not in language_attrs]
+            configured = _configured_architectures(statements)
             for sub in statements:
                 _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes, instances,
-                                         (stmt.name, defaults))
+                                         (stmt.name, defaults), configured)
             if functions is not None:
                 if predicates is None:
                     predicates = env_predicates(node.body, lines)
@@ -235,7 +236,7 @@ def _local_instances(statements: list[ast.stmt], local_classes: dict[str, list[C
 
 def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Member], delegates: list[Delegate],
                              local_classes: dict[str, list[Chain]], instances: dict[str, list[Chain]],
-                             method: tuple[str, dict[str, Chain]]) -> None:
+                             method: tuple[str, dict[str, Chain]], configured: dict[str, list[str]]) -> None:
     value: ast.expr | None
     if isinstance(node, ast.Assign):
         targets, value = node.targets, node.value
@@ -258,7 +259,7 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
                         if callee is None or "()" in callee or "[]" in callee:
                             continue
                         if _REGISTERED_INIT.search(callee[-1]):
-                            delegates.extend(Delegate(sub.attr, chain, span) for chain in _architectures(call))
+                            delegates.extend(Delegate(sub.attr, chain, span) for chain in _architectures(call, configured))
                             continue
                         named = _model_class_argument(call, local_classes)
                         if named is not None:
@@ -284,15 +285,41 @@ def _model_class_argument(call: ast.Call, local_classes: dict[str, list[Chain]])
     return [(ARCHITECTURE,)] if callee is not None and callee[-1] == "initialize_model" else None
 
 
-def _architectures(call: ast.Call) -> list[Chain]:
+def _architectures(call: ast.Call, configured: dict[str, list[str]]) -> list[Chain]:
     """What a registry-building call (``init_vllm_registered_model``) builds: one ``(ARCHITECTURE, name)`` per
-    literal name of its ``architectures=`` list, else ``(ARCHITECTURE,)``: the HF config names it at run time."""
+    literal name of its ``architectures=`` list, or of the config it is handed when that config names them
+    (``vllm_config=vllm_config.with_hf_config(text_config, architectures=["Qwen2ForCausalLM"])``, directly or
+    through a local of the method, ``configured``); else ``(ARCHITECTURE,)``: the HF config names it at run
+    time."""
+    names = _literal_architectures(call)
+    for value in [*call.args, *(k.value for k in call.keywords)] if names is None else ():
+        names = _literal_architectures(value) if isinstance(value, ast.Call) else \
+            configured.get(value.id) if isinstance(value, ast.Name) else None
+        if names is not None:
+            break
+    return [(ARCHITECTURE, name) for name in names] if names else [(ARCHITECTURE,)]
+
+
+def _literal_architectures(call: ast.Call) -> list[str] | None:
+    """The names of a call's ``architectures=[...]`` keyword when it is a non-empty list of string literals."""
     for keyword in call.keywords:
         if keyword.arg == "architectures" and isinstance(keyword.value, (ast.List, ast.Tuple)) and keyword.value.elts:
             names = [e.value for e in keyword.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-            if len(names) == len(keyword.value.elts):
-                return [(ARCHITECTURE, name) for name in names]
-    return [(ARCHITECTURE,)]
+            return names if len(names) == len(keyword.value.elts) else None
+    return None
+
+
+def _configured_architectures(statements: list[ast.stmt]) -> dict[str, list[str]]:
+    """Locals a method binds to a config that names its architectures literally
+    (``vllm_config = vllm_config.with_hf_config(text_config, architectures=["NemotronHForCausalLM"])``)."""
+    out: dict[str, list[str]] = {}
+    for stmt in statements:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.Call):
+            names = _literal_architectures(stmt.value)
+            if names is not None:
+                out[stmt.targets[0].id] = names
+    return out
 
 
 def _annotated_classes(annotation: ast.expr) -> list[Chain]:
@@ -358,8 +385,10 @@ def nested_statements(body: list[ast.stmt], into_classes: bool = False) -> list[
     return out
 
 
-def _returned_constructors(statements: list[ast.stmt]) -> tuple[Chain, ...]:
-    """Classes a factory method returns instances of: ``return Qwen2ForCausalLM(...)``, or a local built so."""
+def _returned_constructors(statements: list[ast.stmt], local_classes: dict[str, list[Chain]]) -> tuple[Chain, ...]:
+    """Classes a factory method returns instances of: ``return Qwen2ForCausalLM(...)``, or a local built so;
+    also an instance of a local class name (``instance_cls = _SUPPORT_VERSION.get(key)`` then ``return
+    instance_cls(...)``, as a dispatcher's ``__new__`` does): what that name stands for."""
     built: dict[str, list[ast.Call]] = {}
     returned: list[Chain] = []
     for sub in statements:
@@ -372,7 +401,9 @@ def _returned_constructors(statements: list[ast.stmt]) -> tuple[Chain, ...]:
                 calls = built.get(sub.value.id, [])
             for call in calls:
                 chain = chain_of(call.func)
-                if chain is not None and "()" not in chain and "[]" not in chain and chain[0] != "self" \
+                if chain is not None and len(chain) == 1 and chain[0] in local_classes:
+                    returned += [c for c in local_classes[chain[0]] if c != REGISTRY]
+                elif chain is not None and "()" not in chain and "[]" not in chain and chain[0] != "self" \
                         and chain[-1][:1].isupper():  # a class being instantiated, by naming convention
                     returned.append(chain)
     return tuple(dict.fromkeys(returned))

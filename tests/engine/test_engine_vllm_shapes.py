@@ -1,0 +1,265 @@
+"""vLLM wrapper shapes whose language model is found only by following the release's code: a config that
+names its architectures literally (``with_hf_config(..., architectures=[...])``), a per-platform package
+(each platform's wrapper against its own platform's language model), a registered dispatcher
+whose ``__new__`` builds a version class that makes its language model in ``init_llm()``, and a decoder whose
+own ``forward`` drops the aux hidden states (no declaration is offered then: it would only move the crash).
+
+The trees are the small vLLM-shaped ones of ``test_engine_vllm``, with one model file per shape.
+"""
+
+from __future__ import annotations
+
+from engine_trees import analyze, line_of
+from spec_contract.engine.edits.fix import declaration_edits
+from spec_contract.engine.resolve.index import ClassKey
+from test_engine_vllm import MODELS, REGISTRY, TINY, picture, vllm_tree
+
+
+def _wrapper_findings(analysis, prefix: str) -> list[tuple[str, str, str | None, str]]:
+    return sorted((f.code, f.class_name, f.delegate, f.inner_class) for f in analysis.findings
+                  if f.class_name.startswith(prefix))
+
+
+LITERAL = ('SC006', 'PictureForConditionalGeneration', 'language_model.model', 'TinyForCausalLM')
+
+
+def test_a_config_naming_its_architectures_builds_that_architecture(tmp_path):
+    # vLLM's Kimi-Audio: init_vllm_registered_model(vllm_config=vllm_config.with_hf_config(cfg, architectures=[...]))
+    build = 'vllm_config=vllm_config.with_hf_config(vllm_config.hf_config, architectures=["TinyForCausalLM"])'
+    text = picture(build="prefix=prefix").replace("vllm_config=vllm_config, prefix=prefix", f"{build}, prefix=prefix")
+    analysis = analyze(vllm_tree(tmp_path, {f"{MODELS}/picture.py": text}))
+    assert _wrapper_findings(analysis, "Picture") == [LITERAL]
+
+
+def test_a_local_config_naming_its_architectures_builds_that_architecture(tmp_path):
+    text = picture(build="prefix=prefix").replace(
+        "        with self._mark_language_model(vllm_config):\n",
+        '        text_config = vllm_config.with_hf_config(vllm_config.hf_config, architectures=["TinyForCausalLM"])\n'
+        "        with self._mark_language_model(vllm_config):\n").replace(
+        "init_vllm_registered_model(vllm_config=vllm_config, prefix=prefix)",
+        "init_vllm_registered_model(vllm_config=text_config, prefix=prefix)")
+    analysis = analyze(vllm_tree(tmp_path, {f"{MODELS}/picture.py": text}))
+    assert _wrapper_findings(analysis, "Picture") == [LITERAL]
+
+
+def test_a_config_with_no_literal_architectures_stays_unknown(tmp_path):
+    text = picture(build="prefix=prefix").replace(
+        "vllm_config=vllm_config, prefix=prefix",
+        "vllm_config=vllm_config.with_hf_config(vllm_config.hf_config, architectures=names), prefix=prefix")
+    analysis = analyze(vllm_tree(tmp_path, {f"{MODELS}/picture.py": text}))
+    assert _wrapper_findings(analysis, "Picture") == []
+
+
+DISPATCH = """
+    import torch.nn as nn
+
+    from .interfaces import SupportsMultiModal
+    from .plain import PlainForCausalLM
+    from .tiny import TinyForCausalLM
+
+
+    class DispatchBase(nn.Module, SupportsMultiModal):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            with self._mark_language_model(vllm_config):
+                self.llm = self.init_llm(vllm_config=vllm_config, prefix=prefix)
+
+        def init_llm(self, vllm_config, prefix=""):
+            raise NotImplementedError
+
+
+    class DispatchV2(DispatchBase):
+        def init_llm(self, vllm_config, prefix=""):
+            return TinyForCausalLM(vllm_config=vllm_config, prefix=prefix)
+
+
+    class DispatchV3(DispatchBase):
+        def init_llm(self, vllm_config, prefix=""):
+            return PlainForCausalLM(vllm_config=vllm_config, prefix=prefix)
+
+
+    _VERSIONS = {(2, 0): DispatchV2, (3, 0): DispatchV3}
+
+
+    class Dispatch(DispatchBase):
+        def __new__(cls, *, vllm_config, prefix=""):
+            instance_cls = _VERSIONS.get(vllm_config.version)
+            if instance_cls is None:
+                raise ValueError("unsupported version")
+            return instance_cls(vllm_config=vllm_config, prefix=prefix)
+"""
+
+
+def test_the_version_classes_a_dispatcher_builds_are_checked_instead_of_it(tmp_path):
+    # vLLM's MiniCPMV: the registry names the dispatcher, whose __new__ returns a version class built from a
+    # dict; each version builds its language model in init_llm(). Tiny backs EAGLE-3 (SC006 for V2); Plain
+    # declares it without a mixin decoder, so V3 gets nothing, and the dispatcher, never what runs, nothing.
+    registry = REGISTRY.replace('"PictureForConditionalGeneration": ("picture", "PictureForConditionalGeneration"),',
+                                '"PictureForConditionalGeneration": ("picture", "PictureForConditionalGeneration"),\n'
+                                '        "Dispatch": ("dispatch", "Dispatch"),')
+    analysis = analyze(vllm_tree(tmp_path, {f"{MODELS}/dispatch.py": DISPATCH, f"{MODELS}/registry.py": registry}))
+    assert _wrapper_findings(analysis, "Dispatch") == [("SC006", "DispatchV2", "llm.model", "TinyForCausalLM")]
+    assert {k.qualname for k in analysis.checked} >= {"DispatchV2", "DispatchV3"}
+    assert "Dispatch" not in {k.qualname for k in analysis.checked}
+
+
+DEEPSTACK = TINY + """
+
+    class DeepstackModel(TinyModel):
+        def forward(self, input_ids, positions, deepstack=None):
+            hidden_states = self.embed(input_ids)
+            for layer in self.layers:
+                hidden_states = layer(hidden_states, positions)
+            hidden_states = self.norm(hidden_states)
+            return hidden_states
+
+
+    class DeepstackForCausalLM(TinyForCausalLM):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__(vllm_config=vllm_config, prefix=prefix)
+            self.model = DeepstackModel()
+            self.norm = nn.LayerNorm(8)
+
+        def forward(self, input_ids, positions):
+            return self.model(input_ids, positions)
+"""
+
+
+def test_no_declaration_is_offered_when_the_language_model_decoder_drops_the_aux_outputs(tmp_path):
+    # vLLM's Granite4Vision: the language model declares EAGLE-3 through its base, but its decoder's own
+    # forward returns only the hidden states; declaring on the wrapper would turn a clean refusal into the
+    # model runner's unpack error, so SC009 says that and offers nothing to apply.
+    text = picture(build='architectures=["DeepstackForCausalLM"]')
+    registry = REGISTRY.replace('"TinyForCausalLM": ("tiny", "TinyForCausalLM"),',
+                                '"TinyForCausalLM": ("tiny", "TinyForCausalLM"),\n'
+                                '        "DeepstackForCausalLM": ("tiny", "DeepstackForCausalLM"),')
+    root = vllm_tree(tmp_path, {f"{MODELS}/tiny.py": DEEPSTACK, f"{MODELS}/picture.py": text,
+                                f"{MODELS}/registry.py": registry})
+    analysis = analyze(root)
+    found = [f for f in analysis.findings if f.class_name == "PictureForConditionalGeneration"]
+    assert [(f.code, f.severity, f.inner_class) for f in found] == [("SC009", "warning", "DeepstackModel")]
+    line = line_of(root, f"{MODELS}/tiny.py", "return hidden_states")
+    assert found[0].message == (
+        "`PictureForConditionalGeneration` does not declare `SupportsEagle3` while its language model "
+        "`self.language_model` (DeepstackForCausalLM) declares it: a EAGLE3 run is refused at start-up by the "
+        "check at vllm/v1/worker/gpu_model_runner.py:10; declaring it is not enough: once declared, "
+        "`DeepstackModel.forward` drops the aux hidden states: `return hidden_states` "
+        f"({MODELS}/tiny.py:{line}) is not the `(hidden, aux)` pair the aux layers ask of it (it is the holder), "
+        "and a run then fails at the first forward, where the model runner unpacks `hidden_states, "
+        "aux_hidden_states` from the model's output")
+    assert declaration_edits(analysis, found).edits == ()
+
+
+def test_a_decoder_that_collects_the_aux_outputs_through_a_layer_call_is_not_judged(tmp_path):
+    # The same decoder reading its aux layers: what it returns may be the pair, so nothing is said to drop
+    deepstack = DEEPSTACK.replace("            hidden_states = self.norm(hidden_states)\n",
+                                  "            hidden_states = self.norm(hidden_states, self.aux_layers)\n")
+    text = picture(build='architectures=["DeepstackForCausalLM"]')
+    registry = REGISTRY.replace('"TinyForCausalLM": ("tiny", "TinyForCausalLM"),',
+                                '"TinyForCausalLM": ("tiny", "TinyForCausalLM"),\n'
+                                '        "DeepstackForCausalLM": ("tiny", "DeepstackForCausalLM"),')
+    analysis = analyze(vllm_tree(tmp_path, {f"{MODELS}/tiny.py": deepstack, f"{MODELS}/picture.py": text,
+                                            f"{MODELS}/registry.py": registry}))
+    assert [f.code for f in analysis.findings if f.class_name == "PictureForConditionalGeneration"] == ["SC006"]
+
+
+DEEP_MODEL = """
+    import torch.nn as nn
+
+    from vllm.model_executor.models.interfaces import EagleModelMixin, SupportsEagle3
+
+
+    class DeepModel(nn.Module{mixin}):
+        pass
+
+
+    class DeepForCausalLM(nn.Module{protocol}):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            self.model = DeepModel()
+"""
+
+DEEP_WRAPPER = """
+    import torch.nn as nn
+
+    from vllm.model_executor.models.interfaces import SupportsEagle3, SupportsMultiModal
+    from vllm.model_executor.models.utils import init_vllm_registered_model
+
+
+    class {name}(nn.Module, SupportsMultiModal, SupportsEagle3):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            with self._mark_language_model(vllm_config):
+                self.language_model = {build}
+
+        def forward(self, input_ids, positions):
+            return self.language_model(input_ids, positions)
+"""
+
+
+def _with_registry(entries: dict[str, str]) -> str:
+    lines = "".join(f'        "{arch}": ("{module}", "{arch}"),\n' for arch, module in entries.items())
+    anchor = '"PictureForConditionalGeneration": ("picture", "PictureForConditionalGeneration"),\n'
+    return REGISTRY.replace(anchor, anchor + lines)
+
+
+def test_a_platform_wrapper_is_checked_against_its_own_platform_language_model(tmp_path):
+    # aphrodite's DeepseekV4: the package picks the language model per platform, and only the NVIDIA branch
+    # has the wrapper; the ROCm language model (no mixin, no Protocol) never runs under it
+    build = 'init_vllm_registered_model(vllm_config=vllm_config, architectures=["DeepForCausalLM"])'
+    files = {
+        "vllm/models/__init__.py": "",
+        "vllm/models/deep/__init__.py": """
+            from vllm.platforms import current_platform
+
+            if current_platform.is_rocm():
+                from .amd.model import DeepForCausalLM
+            else:
+                from .nvidia.model import DeepForCausalLM
+                from .nvidia.vl_model import DeepForConditionalGeneration
+        """,
+        "vllm/models/deep/amd/__init__.py": "",
+        "vllm/models/deep/amd/model.py": DEEP_MODEL.format(mixin="", protocol=""),
+        "vllm/models/deep/nvidia/__init__.py": "",
+        "vllm/models/deep/nvidia/model.py": DEEP_MODEL.format(mixin=", EagleModelMixin", protocol=", SupportsEagle3"),
+        "vllm/models/deep/nvidia/vl_model.py": DEEP_WRAPPER.format(name="DeepForConditionalGeneration", build=build),
+        f"{MODELS}/registry.py": _with_registry({"DeepForCausalLM": "vllm.models.deep",
+                                                 "DeepForConditionalGeneration": "vllm.models.deep"}),
+    }
+    analysis = analyze(vllm_tree(tmp_path, files))
+    wrapper = ClassKey("vllm.models.deep.nvidia.vl_model", "DeepForConditionalGeneration")
+    assert analysis.index.delegates(wrapper)["language_model"] == (ClassKey("vllm.models.deep.nvidia.model",
+                                                                            "DeepForCausalLM"),)
+    assert [f for f in analysis.findings if f.class_name == "DeepForConditionalGeneration"] == []
+
+
+def test_each_platform_class_of_a_package_getattr_is_checked_and_named_by_its_platform(tmp_path):
+    # vLLM's Qwen4Exp: the package's module __getattr__ imports the class per platform; both twins declare
+    # EAGLE-3 over a decoder that is no mixin, and each finding says its platform
+    wrapper = DEEP_WRAPPER.format(name="DeepForConditionalGeneration",
+                                  build="DeepForCausalLM(vllm_config=vllm_config)").replace(
+        "    from vllm.model_executor.models.utils import init_vllm_registered_model\n",
+        "    from .model import DeepForCausalLM\n")
+    files = {
+        "vllm/models/__init__.py": "",
+        "vllm/models/deep/__init__.py": """
+            def __getattr__(name):
+                from vllm.platforms import current_platform
+
+                if current_platform.is_rocm():
+                    from .amd.vl_model import DeepForConditionalGeneration
+                else:
+                    from .nvidia.vl_model import DeepForConditionalGeneration
+                return DeepForConditionalGeneration
+        """,
+        f"{MODELS}/registry.py": _with_registry({"DeepForConditionalGeneration": "vllm.models.deep"}),
+    }
+    for platform in ("amd", "nvidia"):
+        files[f"vllm/models/deep/{platform}/__init__.py"] = ""
+        files[f"vllm/models/deep/{platform}/model.py"] = DEEP_MODEL.format(mixin="", protocol=", SupportsEagle3")
+        files[f"vllm/models/deep/{platform}/vl_model.py"] = wrapper
+    analysis = analyze(vllm_tree(tmp_path, files))
+    found = sorted((f.path.split("/")[-2], f.code, f.message.rpartition(" (")[2])
+                   for f in analysis.findings if f.class_name == "DeepForConditionalGeneration")
+    assert found == [("amd", "SC007", "on the `amd` platform: the package's `amd` branch)"),
+                     ("nvidia", "SC007", "on the `nvidia` platform: the package's `nvidia` branch)")]
