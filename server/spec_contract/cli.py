@@ -293,6 +293,9 @@ def _run(args: argparse.Namespace) -> int:
                     notes.append(f"skipped {target.found.root}: enable = false in its [tool.spec-contract]")
             targets = [t for t in targets if t.project.config.enable]
         for target in targets:
+            config = target.project.config
+            if config.chosen:
+                notes.append(f"profile {config.profile!r}, engine package {config.engine_package!r}: {config.chosen}")
             if not target.whole:
                 notes.append(f"project {target.found.describe()}")
         fixed, unfixed = _fix([_Subset(t) for t in targets]) if getattr(args, "fix", False) else (0, 0)

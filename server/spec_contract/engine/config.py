@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from spec_contract.engine.engines import Detected, Layout, detect, rebased
 from spec_contract.engine.read.files import read_bytes
 from spec_contract.engine.results import Role
 from spec_contract.engine.rules import DEFAULT_SEVERITY, Severity, known_codes
@@ -28,6 +29,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 SEVERITIES = tuple(level.value for level in Severity)
+DEFAULT_PROFILE = "sglang"  # a tree whose layout no profile knows
 _ROLES = tuple(role.value for role in Role)
 DEFAULT_EXCLUDE = (
     "**/.git/**", "**/.venv/**", "**/venv/**", "**/node_modules/**", "**/__pycache__/**", "**/.tox/**",
@@ -139,6 +141,8 @@ class Config:
     restrict_delegates: bool = False  # only ``delegate_names`` attributes hold inner models (not just first)
     registry_tables: tuple[str, ...] = ()
     capabilities: tuple[Capability, ...] = ()
+    # why the profile and the engine package were chosen, when the tree's layout or name chose them (one line)
+    chosen: str | None = None
 
     def roles_for_class(self, name: str) -> tuple[Role, ...]:
         if any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.non_target_classes):
@@ -179,10 +183,27 @@ def available_profiles() -> list[str]:
 
 
 def _builtin_profile(name: str) -> dict[str, Any]:
+    """A profile's settings (its ``[layout]`` table, which is no setting, aside: see :func:`_layouts`)."""
+    data = _profile_data(name)
+    return {key: value for key, value in data.items() if key != "layout"}
+
+
+def _profile_data(name: str) -> dict[str, Any]:
     if name not in available_profiles():
         raise ConfigError(f"unknown profile {name!r} (available: {', '.join(available_profiles())})")
     text = resources.files("spec_contract.profiles").joinpath(f"{name}.toml").read_text(encoding="utf-8")
     return tomllib.loads(text)
+
+
+def _layouts() -> list[Layout]:
+    """Each built-in profile's ``[layout]``: the paths that make a package look like its engine."""
+    out = []
+    for name in available_profiles():
+        data = _profile_data(name)
+        layout = data.get("layout", {})
+        out.append(Layout(name, layout.get("engine", name), data.get("engine_package", name),
+                          tuple(layout.get("paths", ()))))
+    return out
 
 
 # -- the settings schema: one list of keys, their kinds and their docs -------------------------------------
@@ -548,7 +569,8 @@ def load_config(root: Path | None, config_file: Path | None = None,
     if overrides:
         layers.append(({k: v for k, v in overrides.items() if v is not None}, "settings", root))
 
-    profile_name = detect_profile(root) or "sglang"
+    detected = detect_profile(root)
+    profile_name = detected.profile if detected else DEFAULT_PROFILE
     for table, origin, _ in layers:
         for key, value in table.items():
             if snake_key(str(key)) == "profile":
@@ -556,37 +578,54 @@ def load_config(root: Path | None, config_file: Path | None = None,
                     profile_name = validate("profile", value)
                 except ConfigError as exc:
                     raise ConfigError(f"{origin}: {exc}") from None
-    merged: dict[str, Any] = _merge({}, _builtin_profile(profile_name), f"profile {profile_name!r}", None)
+    profile = _builtin_profile(profile_name)
+    merged: dict[str, Any] = _merge({}, profile, f"profile {profile_name!r}", None)
+    own = merged.get("engine_package") or profile_name
+    if detected is not None and detected.profile == profile_name:
+        merged["engine_package"] = detected.package  # the tree's name for the engine (a fork's own)
     merged["severity"] = dict(DEFAULT_SEVERITY)
     for table, origin, directory in layers:
         merged = _merge(merged, table, origin, directory)
-    return _build(profile_name, merged)
+    # said when the tree chose something the default would not be: another profile, or a fork's package
+    chosen = detected.why if detected is not None and detected.profile == profile_name and (
+        profile_name != DEFAULT_PROFILE or detected.package != own) else None
+    return _build(profile_name, merged, own, chosen)
 
 
-def detect_profile(root: Path | None) -> str | None:
-    """The built-in profile whose engine package ``root`` is (``…/site-packages/vllm``) or holds at its top (a
-    checkout with ``vllm/__init__.py``): the profile a tree gets when nothing names one."""
+def detect_profile(root: Path | None) -> Detected | None:
+    """The built-in profile whose engine's layout ``root`` has (``…/site-packages/aphrodite`` is vLLM's) or
+    holds at its top (a checkout), with the engine package found there and why: the profile a tree gets when
+    nothing names one."""
     if root is None or not root.is_dir():
         return None
-    for name in available_profiles():
-        package = _builtin_profile(name).get("engine_package", name)
-        if (root.name == package and (root / "__init__.py").is_file()) or (root / package / "__init__.py").is_file():
-            return name
-    return None
+    return detect(root, _layouts())
 
 
-def _build(profile_name: str, merged: dict[str, Any]) -> Config:
+def _build(profile_name: str, merged: dict[str, Any], own: str | None = None, chosen: str | None = None) -> Config:
+    """The configuration; dotted classes written under the profile's own package (``own``) are read in the
+    engine package the tree has."""
+    package = merged.get("engine_package") or profile_name
+    own = own or package
+    capabilities = tuple(replace(c, protocol=rebased(c.protocol, own, package),
+                                 holder_mixin=rebased(c.holder_mixin, own, package) if c.holder_mixin else None)
+                         for c in merged.get("capabilities", ()))
+
+    def globs(key: str) -> tuple[str, ...]:  # ``**/vllm/models/**`` is ``**/aphrodite/models/**`` in a fork
+        return tuple("/".join(package if part == own else part for part in glob.split("/"))
+                     for glob in merged.get(key, ()))
+
     return Config(
         profile=profile_name,
-        engine_package=merged.get("engine_package") or profile_name,
-        workers=merged.get("workers", ()),
-        model_files=merged.get("model_files", ()),
+        engine_package=package,
+        chosen=chosen,
+        workers=globs("workers"),
+        model_files=globs("model_files"),
         entry_class_variable=merged.get("entry_class_variable") or None,
         delegate_names=merged.get("delegate_names", ()),
         speculative_conditions=frozenset(merged.get("speculative_conditions", ())),
         ignored_members=frozenset(merged.get("ignored_members", ())),
         draft_only_classes=merged.get("draft_only_classes", ()),
-        registry_candidates=merged.get("registry_candidates", ()),
+        registry_candidates=tuple(rebased(c, own, package) for c in merged.get("registry_candidates", ())),
         receivers=merged.get("receivers", ()),
         algorithms=merged.get("algorithms", ()),
         non_target_classes=merged.get("non_target_classes", ()),
@@ -594,10 +633,10 @@ def _build(profile_name: str, merged: dict[str, Any]) -> Config:
         any_draft_workers=merged.get("any_draft_workers", ()),
         off_by_default=merged.get("off_by_default", ()),
         start_up_methods=merged.get("start_up_methods", ("__init__",)),
-        registry_files=merged.get("registry_files", ()),
+        registry_files=globs("registry_files"),
         restrict_delegates=merged.get("restrict_delegates", False),
         registry_tables=merged.get("registry_tables", ()),
-        capabilities=merged.get("capabilities", ()),
+        capabilities=capabilities,
         severity={**DEFAULT_SEVERITY, **merged.get("severity", {})},
         include=merged.get("include", ()),
         exclude=tuple(dict.fromkeys(DEFAULT_EXCLUDE + merged.get("exclude", ()))),

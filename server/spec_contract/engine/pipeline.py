@@ -23,6 +23,7 @@ from spec_contract.engine.read.files import SourceFile, relative_to
 from spec_contract.engine.read.layout import InstalledEngine, Layout, lay_out
 from spec_contract.engine.read.sources import Sources
 from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.profile_paths import unresolved
 from spec_contract.engine.resolve.registered import Registered
 from spec_contract.engine.resolve.registry import ModelRegistry
 from spec_contract.engine.results import Contract
@@ -129,6 +130,9 @@ class Pipeline:
         index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates,
                       engine=(self.config.engine_package, tuple(w.module for w in layout.workers)),
                       architectures=registry.architectures if registry is not None else None)
+        problem = unresolved(self.config, index)
+        if problem is not None:
+            raise ConfigError(problem)
         changed, changed_paths = self._changes(index, layout, focus)
         # The engine's registry names the classes to check in the engine's own tree; an out-of-tree package
         # registers its models elsewhere, so every class it defines is checked (its inner models still
