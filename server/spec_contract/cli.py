@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NoReturn
 from spec_contract import __version__
 
 if TYPE_CHECKING:
-    from spec_contract.engine import Analysis, Baseline, BaselineEntry, Found, Project
+    from spec_contract.engine import Analysis, Baseline, BaselineEntry, Found, Launch, Project
     from spec_contract.report import Report
 
 # The engine and the reports are imported where they are used: ``spec-contract serve`` must start as fast
@@ -69,7 +69,39 @@ def _parser() -> argparse.ArgumentParser:
     contract.add_argument("--format", choices=("text", "json"), default="text")
     sub.add_parser("serve", help="run the language server: stdio by default (--stdio is accepted), or --tcp/--ws "
                                  "with --host and --port")
+    _launch_parsers(sub)
     return parser
+
+
+def _launch_parsers(sub: argparse._SubParsersAction) -> None:
+    """``preflight`` and ``matrix``: before the launch, from the engine's source and the checkpoints' configs."""
+    def engine(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--python", help="the server's interpreter: its installed engine is read as source "
+                                        "(default: this interpreter)")
+        p.add_argument("--engine", metavar="DIR", help="the engine's source tree to read instead (its package folder)")
+        p.add_argument("--no-cache", action="store_true", help="do not read or write the summary cache")
+
+    pre = sub.add_parser("preflight", help="will this launch work? the launch's target and draft classes under its "
+                                           "algorithm, before any weight loads",
+                         description="Check a launch before running it: `spec-contract preflight -- python -m "
+                                     "sglang.launch_server --model-path DIR --speculative-algorithm EAGLE3 "
+                                     "--speculative-draft-model-path DIR`, or the same as --model/--algorithm/--draft. "
+                                     "Exit 0: nothing is known to fail; 1: it will fail; 2: it cannot tell.")
+    engine(pre)
+    pre.add_argument("--model", help="the target checkpoint: a directory, or a hub id in the Hugging Face cache")
+    pre.add_argument("--algorithm", help="the speculative algorithm (EAGLE3, DFLASH, …)")
+    pre.add_argument("--draft", help="the draft checkpoint: a directory, or a hub id in the cache")
+    pre.add_argument("--profile", choices=("sglang", "vllm"), default=None,
+                     help="the engine of --model (default: sglang; a launch line says its own)")
+    pre.add_argument("--format", choices=("text", "json"), default="text")
+    pre.add_argument("launch", nargs=argparse.REMAINDER, help="-- then the launch command")
+    matrix = sub.add_parser("matrix", help="every registered architecture × every algorithm: supported, refused, "
+                                           "crashes or degraded",
+                            description="The support matrix of the engine at --python or --engine.")
+    engine(matrix)
+    matrix.add_argument("--profile", choices=("sglang", "vllm"), default="sglang")
+    matrix.add_argument("--format", choices=("table", "markdown", "json", "html"), default="table")
+    matrix.add_argument("--output", "-o", type=Path, metavar="FILE", help="write to FILE instead of standard output")
 
 
 @dataclass
@@ -272,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run(args)
+        return _launch_command(args) if args.command in ("preflight", "matrix") else _run(args)
     finally:
         if collecting:
             gc.enable()
@@ -338,6 +370,61 @@ def _run(args: argparse.Namespace) -> int:
     from spec_contract.engine import Severity
 
     return 1 if any(f.severity == Severity.ERROR and not report.is_baselined(f) for f in report.findings) else 0
+
+
+def _launch_command(args: argparse.Namespace) -> int:
+    """``preflight`` (exit 0/1/2 from its verdict) and ``matrix`` (exit 0); any bad input is one line, exit 2."""
+    from spec_contract.engine import ConfigError, analyse_engine, find_engine
+
+    try:
+        launch = _launch_of(args) if args.command == "preflight" else None
+        engine = find_engine(launch.engine if launch else args.profile, args.engine, args.python)
+        analysis = analyse_engine(engine, use_cache=not args.no_cache)
+        if launch is None:
+            return _matrix(args, analysis)
+        from spec_contract.engine import preflight
+
+        result = preflight(launch, engine, analysis, launch.environment())
+    except ConfigError as exc:
+        print(f"spec-contract: error: {exc}", file=sys.stderr)
+        return 2
+    from spec_contract.report import preflight as report
+
+    _emit(report.render_json(result) if args.format == "json" else report.render_text(result))
+    return result.exit_code
+
+
+def _launch_of(args: argparse.Namespace) -> Launch:
+    from spec_contract.engine import Launch, LaunchError, parse_launch
+
+    words = args.launch[1:] if args.launch[:1] == ["--"] else args.launch
+    if words and (args.model or args.algorithm or args.draft):
+        raise LaunchError("pass either a launch command after `--` or --model/--algorithm/--draft, not both")
+    if words:
+        return parse_launch(words)
+    if not args.model:
+        raise LaunchError("nothing to check: pass `-- <launch command>` or --model PATH --algorithm NAME")
+    return Launch(args.profile or "sglang", args.model, args.algorithm, args.draft)
+
+
+def _matrix(args: argparse.Namespace, analysis: Analysis) -> int:
+    from spec_contract.engine import support_matrix
+    from spec_contract.report import matrix as report
+    from spec_contract.report.matrix_html import render_html
+
+    table = support_matrix(analysis)
+    text = {"table": report.render_table, "markdown": report.render_markdown, "json": report.render_json,
+            "html": render_html}[args.format](table)
+    if args.output is None:
+        _emit(text)
+        return 0
+    try:
+        args.output.write_text(text + "\n", encoding="utf-8")
+    except OSError as exc:
+        print(f"spec-contract: error: {args.output}: cannot write it: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"Wrote the support matrix ({len(table.rows)} architectures) to {args.output}.", file=sys.stderr)
+    return 0
 
 
 class _Subset:

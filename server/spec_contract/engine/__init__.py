@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from spec_contract.engine.edits.fix import declaration_edits, declined, delegation_edits, suppression_edit
     from spec_contract.engine.edits.refusals import Fixes, Refusal
     from spec_contract.engine.edits.stubs import StubError
+    from spec_contract.engine.launch.command import Launch, LaunchError, parse_launch
+    from spec_contract.engine.launch.matrix import Matrix, Row, support_matrix
+    from spec_contract.engine.launch.preflight import Engine, Preflight, analyse_engine, find_engine, preflight
+    from spec_contract.engine.launch.verdict import Problem, Use, Verdict
+    from spec_contract.engine.launch.verdict import State as VerdictState
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis
     from spec_contract.engine.read.discovery import RULE as DISCOVERY_RULE
@@ -114,6 +119,21 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Fix": ("rules", "Fix"),
     "Severity": ("rules", "Severity"),
     "StubError": ("edits.stubs", "StubError"),
+    "Launch": ("launch.command", "Launch"),
+    "LaunchError": ("launch.command", "LaunchError"),
+    "parse_launch": ("launch.command", "parse_launch"),
+    "Matrix": ("launch.matrix", "Matrix"),
+    "Row": ("launch.matrix", "Row"),
+    "support_matrix": ("launch.matrix", "support_matrix"),
+    "Engine": ("launch.preflight", "Engine"),
+    "Preflight": ("launch.preflight", "Preflight"),
+    "analyse_engine": ("launch.preflight", "analyse_engine"),
+    "find_engine": ("launch.preflight", "find_engine"),
+    "preflight": ("launch.preflight", "preflight"),
+    "Problem": ("launch.verdict", "Problem"),
+    "Use": ("launch.verdict", "Use"),
+    "Verdict": ("launch.verdict", "Verdict"),
+    "VerdictState": ("launch.verdict", "State"),
     "LineIndex": ("text", "LineIndex"),
     "apply_edits": ("text", "apply_edits"),
     "lines_with_ends": ("text", "lines_with_ends"),
@@ -128,6 +148,9 @@ __all__ = [
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
     "find_project", "fingerprint", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
     "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
+    # before the launch (engine/launch/)
+    "Engine", "Launch", "LaunchError", "Matrix", "Preflight", "Problem", "Row", "Use", "Verdict", "VerdictState",
+    "analyse_engine", "find_engine", "parse_launch", "preflight", "support_matrix",
 ]
 
 

@@ -1,0 +1,57 @@
+"""Which part of the contract a launch's algorithm selects, from the name the engine's option takes.
+
+The profile's ``[[algorithms]]`` (EAGLE3, DFLASH, DSPARK) mark the worker uses that only their runs make.
+Uses marked with no algorithm sit in the EAGLE-family workers (``eagle_worker.py``, the multi-layer and
+frozen-KV MTP workers): every run of an algorithm without worker files of its own (EAGLE, EAGLE3, NEXTN,
+STANDALONE, vLLM's eagle and mtp) makes them, while DFLASH and DSPARK runs go through their own workers.
+A launch name the engine knows but the profile has no algorithm for (``EAGLE``, ``NEXTN``) selects those
+family uses alone; ``NGRAM`` has no draft model and selects nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spec_contract.engine.config import Config
+from spec_contract.engine.launch.command import LaunchError
+
+# the engine's spellings beyond the profile's names: name → profile algorithm ("" = the family uses only,
+# None = no model contract at all)
+_ALIASES: dict[str, dict[str, str | None]] = {
+    "sglang": {"EAGLE": "", "NEXTN": "", "STANDALONE": "", "FROZEN_KV_MTP": "", "MTP": "", "NGRAM": None},
+    "vllm": {"EAGLE": "", "MTP": "", "DEEPSEEK_MTP": "", "MEDUSA": "", "DRAFT_MODEL": "", "NGRAM": None,
+             "SUFFIX": None},
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The uses a run of one algorithm makes: those of ``algorithms``, and the family's unmarked ones when
+    ``family`` (a run with no model contract selects none)."""
+
+    name: str  # as the launch spelled it, upper-cased
+    algorithms: frozenset[str]
+    family: bool
+
+    def selects(self, algorithm: str | None) -> bool:
+        return self.family if algorithm is None else algorithm in self.algorithms
+
+
+def valid_names(config: Config, engine: str) -> list[str]:
+    return sorted({a.name for a in config.algorithms} | set(_ALIASES.get(engine, {})))
+
+
+def select(config: Config, engine: str, name: str) -> Selection:
+    """The selection for ``name`` (any case); an unknown name is an error listing the valid ones."""
+    wanted = name.strip().upper()
+    specs = {a.name: a for a in config.algorithms}
+    aliases = _ALIASES.get(engine, {})
+    if wanted in specs:
+        spec = specs[wanted]
+        return Selection(wanted, frozenset((wanted, *spec.gated_by)), not spec.files)
+    if wanted in aliases:
+        target = aliases[wanted]
+        if target is None:
+            return Selection(wanted, frozenset(), False)
+        return Selection(wanted, frozenset((target,)) if target else frozenset(), True)
+    raise LaunchError(f"unknown speculative algorithm {name!r}; valid: {', '.join(valid_names(config, engine))}")

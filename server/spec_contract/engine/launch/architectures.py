@@ -1,0 +1,52 @@
+"""Architecture names → the registered classes the engine builds for them, as ``check`` resolves them.
+
+SGLang registers a model file's classes in its ``EntryClass`` and builds the class whose ``__name__`` is
+the checkpoint's architecture, so an architecture is the name of a checked class. vLLM maps names to
+``("module", "Class")`` in its registry's dicts (read by :func:`~spec_contract.engine.resolve.registry.build_registry`,
+as the analysis reads them): several names may build one class.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from spec_contract.engine.launch.command import LaunchError
+from spec_contract.engine.queries import Analysis
+from spec_contract.engine.read.files import glob_match
+from spec_contract.engine.resolve.index import ClassKey
+from spec_contract.engine.resolve.registry import build_registry
+
+
+def architectures(analysis: Analysis) -> dict[str, ClassKey]:
+    """Every architecture name the engine registers, with its checked class, in name order."""
+    checked = {key.dotted: key for key in analysis.checked}
+    by_name: dict[str, ClassKey] = {}
+    for key in analysis.checked:
+        by_name.setdefault(key.qualname, key)
+    config = analysis.config
+    files = [f for f in analysis.models if config.registry_files and glob_match(f.rel, config.registry_files)]
+    if not files:
+        return dict(sorted(by_name.items()))
+    texts = [(f.module, analysis.source(f.path) or "") for f in files]
+    registry = build_registry(texts, config.registry_tables, config.engine_package, "")
+    out: dict[str, ClassKey] = {}
+    for arch, (module, name) in registry.architectures.items():
+        if (module, name) not in registry.registered:
+            continue
+        found = checked.get(f"{analysis.index.engine_module(module)}.{name}") or checked.get(f"{module}.{name}") \
+            or next((k for k in analysis.checked if k.qualname == name
+                     and (module.endswith(k.module) or k.module.endswith(module))), None)
+        if found is not None:
+            out[arch] = found
+    return dict(sorted(out.items()))
+
+
+def class_for(known: dict[str, ClassKey], architectures_named: tuple[str, ...], where: str) -> tuple[str, ClassKey]:
+    """The first named architecture the engine registers (the engine takes the first it knows, too)."""
+    for arch in architectures_named:
+        if arch in known:
+            return arch, known[arch]
+    named = ", ".join(architectures_named)
+    close = difflib.get_close_matches(architectures_named[0], list(known), n=3)
+    hint = f" (close: {', '.join(close)})" if close else ""
+    raise LaunchError(f"{where}: names {named}, which the engine does not register{hint}")

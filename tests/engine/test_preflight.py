@@ -1,0 +1,188 @@
+"""``spec-contract preflight``: a launch line (or its flags) → the verdict of its target and draft classes,
+the start-up refusals config files decide, exit 0/1/2; every bad input one line and exit 2.
+
+The engine is the small SGLang-shaped tree of :mod:`launch_trees`, read with ``--engine``; its wrapper
+lacks the two target members the Kimi-K2.5 wrapper lacked in SGLang 0.5.9.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from engine_trees import line_of
+from launch_trees import FORWARDING_TOWER, checkpoint, engine_tree, kimi_like
+from spec_contract.cli import main
+from spec_contract.engine import LaunchError, parse_launch
+
+ALLOW = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict]:
+    code = main(["preflight", "--no-cache", "--format", "json", *argv])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def launch_line(target: Path, draft: Path, algorithm: str = "EAGLE3") -> list[str]:
+    return ["--", "python", "-m", "sglang.launch_server", "--model-path", str(target), "--tp", "8",
+            "--speculative-algorithm", algorithm, "--speculative-draft-model-path", str(draft), "--trust-remote-code"]
+
+
+def problems(result: dict, role: str) -> list[tuple[str, str, str, list[tuple[str, int]]]]:
+    verdict = next(v for v in result["verdicts"] if v["role"] == role)
+    return [(p["state"], p["code"], p["member"], [(u["path"], u["line"]) for u in p["uses"]])
+            for p in verdict["problems"]]
+
+
+def test_the_kimi_shaped_launch_names_both_target_members_and_the_context_refusal(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(ALLOW, raising=False)
+    engine = engine_tree(tmp_path)
+    target, draft = kimi_like(tmp_path)
+    code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft))
+    assert code == 1 and result["state"] == "crashes" and result["exit_code"] == 1
+    worker, runner = "srt/speculative/eagle_worker.py", "srt/model_executor/model_runner.py"
+    assert problems(result, "target") == [
+        ("crashes", "SC001", "get_embed_and_head", [(worker, line_of(engine, worker, "get_embed_and_head"))]),
+        ("crashes", "SC001", "set_eagle3_layers_to_capture",
+         [(runner, line_of(engine, runner, "set_eagle3_layers_to_capture"))]),
+    ]  # set_embed_and_head is a draft-role member: not this launch's business for the target
+    assert problems(result, "draft") == []
+    target_verdict = result["verdicts"][0]
+    assert target_verdict["class"] == "TowerForConditionalGeneration"
+    assert target_verdict["fix_command"] == f"spec-contract check --fix {engine / 'srt/models/tower.py'}"
+    config = "srt/configs/model_config.py"
+    assert [(c["check"], c["path"], c["line"]) for c in result["launch_checks"]] == [
+        ("draft-context-length", config, line_of(engine, config, "raise ValueError"))]
+    assert "131072" in result["launch_checks"][0]["message"] and "262144" in result["launch_checks"][0]["message"]
+
+
+def test_the_environment_variable_lifts_the_refusal_and_leaves_the_members(tmp_path, capsys, monkeypatch):
+    engine = engine_tree(tmp_path)
+    target, draft = kimi_like(tmp_path)
+    monkeypatch.setenv(ALLOW, "1")
+    code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft))
+    assert code == 1 and result["launch_checks"] == []
+    assert [m for _, _, m, _ in problems(result, "target")] == ["get_embed_and_head", "set_eagle3_layers_to_capture"]
+    monkeypatch.delenv(ALLOW)  # the launch line's own environment words count too
+    code, result = run(capsys, "--engine", str(engine), "--", f"{ALLOW}=true", *launch_line(target, draft)[1:])
+    assert code == 1 and result["launch_checks"] == []
+
+
+def test_a_wrapper_that_forwards_everything_launches(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(ALLOW, "1")
+    engine = engine_tree(tmp_path, {"srt/models/tower.py": FORWARDING_TOWER})
+    target, draft = kimi_like(tmp_path)
+    code, result = run(capsys, "--engine", str(engine), "--model", str(target), "--algorithm", "eagle3",
+                       "--draft", str(draft))
+    assert (code, result["state"], problems(result, "target"), problems(result, "draft")) == (0, "supported", [], [])
+    code = main(["preflight", "--no-cache", "--engine", str(engine), "--model", str(target), "--algorithm", "EAGLE3",
+                 "--draft", str(draft)])
+    assert code == 0 and capsys.readouterr().out.rstrip().endswith("Nothing is known to fail in this launch.")
+
+
+def test_a_gate_the_class_fails_is_a_refusal_and_a_draft_head_lacking_a_member_crashes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(ALLOW, "1")
+    engine = engine_tree(tmp_path, {"srt/models/llama_eagle3.py": """
+        from sglang.srt.models.llama import LlamaForCausalLM
+
+
+        class LlamaForCausalLMEagle3:
+            def __init__(self, config):
+                self.model = LlamaForCausalLM(config)
+
+        EntryClass = [LlamaForCausalLMEagle3]
+    """})
+    target, draft = kimi_like(tmp_path)
+    code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft, "DFLASH"))
+    assert code == 1
+    assert [(s, c, m) for s, c, m, _ in problems(result, "target")] == [("refused", "SC003", "set_dflash_layers_to_capture")]
+    code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft, "EAGLE3"))
+    assert [(s, m) for s, _, m, _ in problems(result, "draft")] == [("crashes", "set_embed_and_head")]
+
+
+def test_a_check_whose_engine_line_is_missing_is_skipped_with_a_note(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(ALLOW, raising=False)
+    engine = engine_tree(tmp_path, {"srt/models/tower.py": FORWARDING_TOWER}, drop=("srt/configs/model_config.py",))
+    target, draft = kimi_like(tmp_path)
+    code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft))
+    assert code == 0 and result["launch_checks"] == []
+    assert result["notes"] == ["draft-context-length check skipped: the refusal naming "
+                               f"{ALLOW} is not in this release's source"]
+
+
+def test_a_hub_id_is_read_from_the_hugging_face_cache(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(ALLOW, "1")
+    engine = engine_tree(tmp_path)
+    cache = tmp_path / "hf" / "hub"
+    repo = cache / "models--moonshotai--Tower-1"
+    checkpoint(repo / "snapshots" / "0123abcd", "TowerForConditionalGeneration")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd\n")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    code, result = run(capsys, "--engine", str(engine), "--model", "moonshotai/Tower-1", "--algorithm", "EAGLE3")
+    assert code == 1 and result["target"] == str(repo / "snapshots" / "0123abcd" / "config.json")
+
+
+def test_launch_lines_of_both_engines_parse():
+    sglang = parse_launch(["sglang", "serve", "--model-path=/m", "--speculative-algorithm", "EAGLE3",
+                           "--speculative_draft_model_path", "/d", "--context-length", "4096"])
+    assert (sglang.engine, sglang.model, sglang.algorithm, sglang.draft, sglang.context_length) == \
+        ("sglang", "/m", "EAGLE3", "/d", 4096)
+    vllm = parse_launch(["vllm serve /models/q --tensor-parallel-size 2 --speculative-config "
+                         "'{\"method\": \"eagle3\", \"model\": \"/models/e\", \"num_speculative_tokens\": 3}'"])
+    assert (vllm.engine, vllm.model, vllm.algorithm, vllm.draft) == ("vllm", "/models/q", "eagle3", "/models/e")
+    api = parse_launch(["python3", "-m", "vllm.entrypoints.openai.api_server", "--model", "/m"])
+    assert (api.engine, api.model, api.algorithm) == ("vllm", "/m", None)
+    with pytest.raises(LaunchError, match="is not JSON"):
+        parse_launch(["vllm", "serve", "/m", "--speculative-config", "{method: eagle3}"])
+
+
+def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "spec_contract", *argv], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **(env or {})})
+
+
+def test_every_bad_input_is_one_line_and_exit_2(tmp_path):
+    engine = engine_tree(tmp_path)
+    target, draft = kimi_like(tmp_path)
+    (tmp_path / "empty").mkdir()
+    unreadable = tmp_path / "unreadable"
+    (unreadable / "config.json").mkdir(parents=True)  # a directory where the file should be: cannot be read
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    nameless = checkpoint(tmp_path / "nameless", "X")
+    (nameless / "config.json").write_text('{"model_type": "llama"}')
+    unknown = checkpoint(tmp_path / "unknown", "NoSuchModelForCausalLM")
+    flags = ("preflight", "--no-cache", "--engine", str(engine))
+    cases = {
+        "missing config.json": ((*flags, "--model", str(tmp_path / "empty"), "--algorithm", "EAGLE3"),
+                                "no config.json in"),
+        "unreadable config.json": ((*flags, "--model", str(unreadable), "--algorithm", "EAGLE3"), "cannot read it"),
+        "not JSON": ((*flags, "--model", str(broken), "--algorithm", "EAGLE3"), "not valid JSON"),
+        "no architecture": ((*flags, "--model", str(nameless), "--algorithm", "EAGLE3"), "names no architecture"),
+        "unknown architecture": ((*flags, "--model", str(unknown), "--algorithm", "EAGLE3"),
+                                 "names NoSuchModelForCausalLM, which the engine does not register"),
+        "unknown algorithm": ((*flags, "--model", str(target), "--algorithm", "EAGLE9"),
+                              "unknown speculative algorithm 'EAGLE9'; valid: DFLASH, DSPARK, EAGLE, EAGLE3,"),
+        "unparseable launch": ((*flags, "--", "torchrun", "serve.py", "--model-path", str(target)),
+                               "cannot parse the launch line: `torchrun`"),
+        "unbalanced quotes": ((*flags, "--", "vllm serve /m --speculative-config '{\"method\": 1"),
+                              "cannot parse the launch line: No closing quotation"),
+        "hub id not cached": ((*flags, "--model", "org/not-cached", "--algorithm", "EAGLE3"),
+                              "pass the checkpoint's directory, or download its config first"),
+        "no engine": (("preflight", "--engine", str(tmp_path / "nowhere"), "--model", str(target)),
+                      "no such directory"),
+        "nothing to check": ((*flags,), "nothing to check"),
+    }
+    for name, (argv, expected) in cases.items():
+        result = _cli(*argv, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+        lines = result.stderr.splitlines()
+        assert (result.returncode, len(lines), result.stdout) == (2, 1, ""), (name, result.stderr)
+        assert lines[0].startswith("spec-contract: error: ") and expected in lines[0], (name, lines[0])
+        assert "Traceback" not in result.stderr, name
