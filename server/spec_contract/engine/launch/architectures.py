@@ -35,7 +35,8 @@ def architectures(analysis: Analysis) -> dict[str, ClassKey]:
             continue
         found = checked.get(f"{analysis.index.engine_module(module)}.{name}") or checked.get(f"{module}.{name}") \
             or next((k for k in analysis.checked if k.qualname == name
-                     and (module.endswith(k.module) or k.module.endswith(module))), None)
+                     and (module.endswith(k.module) or k.module.endswith(module) or k.module.startswith(module + "."))),
+                    None)  # the last: a package that picks its class per platform (``vllm.models.qwen4_exp``)
         if found is not None:
             out[arch] = found
     return dict(sorted(out.items()))

@@ -1,0 +1,123 @@
+"""``spec-contract matrix``: every registered architecture × every algorithm, and its agreement with ``check``.
+
+Agreement both ways, on an SGLang-shaped and a vLLM-shaped tree written for these tests: every finding that
+means a crash (an error) or a refusal (a capability finding) has its cell in the state it means, and every
+crash or refusal cell rests on a finding of that class (or, for a refusal, on a gate the class status says
+no inner model passes either).
+"""
+
+from __future__ import annotations
+
+import json
+
+from engine_trees import analyze
+from launch_trees import engine_tree
+from spec_contract.cli import main
+from spec_contract.engine import Analysis, support_matrix
+from spec_contract.engine.launch.algorithms import select
+from spec_contract.engine.launch.verdict import selected
+from test_engine_vllm import vllm_tree
+
+
+def agreement(analysis: Analysis) -> list[str]:
+    """What disagrees between ``check``'s findings and the matrix's cells (empty: they agree)."""
+    matrix = support_matrix(analysis)
+    rows = {row.qualname: row for row in matrix.rows}
+    selections = {name: select(analysis.config, analysis.config.engine_package, name) for name in matrix.algorithms}
+    out = []
+    for f in analysis.findings:
+        meaning = "crashes" if f.severity == "error" else "refused" if f.code in ("SC003", "SC006") else None
+        if meaning is None:
+            continue
+        row = rows.get(f.class_qualname)
+        if row is None:
+            out.append(f"{f.code} {f.class_name}.{f.member}: no row")
+            continue
+        columns = [c for c in row.cells if selected(f, selections[c.algorithm]) and row.role in f.roles]
+        if not columns:
+            out.append(f"{f.code} {f.class_name}.{f.member}: no cell")
+        for cell in columns:
+            if cell.state != meaning and not (meaning == "refused" and cell.state == "crashes"):
+                out.append(f"{f.code} {f.class_name}.{f.member} × {cell.algorithm}: {cell.state}")
+            if f.member not in {p.member for p in cell.problems if p.state == meaning}:
+                out.append(f"{f.code} {f.class_name}.{f.member} × {cell.algorithm}: member not in the cell")
+    for row in matrix.rows:
+        codes = {(f.code, f.member) for f in analysis.findings if f.class_qualname == row.qualname}
+        for cell in row.cells:
+            for problem in cell.problems:
+                if problem.state in ("crashes", "refused") and problem.code and (problem.code, problem.member) not in codes:
+                    out.append(f"{row.architecture} × {cell.algorithm}: {problem.member} has no finding")
+    return out
+
+
+def cells(analysis: Analysis) -> dict[tuple[str, str], str]:
+    return {(row.architecture, cell.algorithm): str(cell.state) for row in support_matrix(analysis).rows
+            for cell in row.cells}
+
+
+def test_the_sglang_shaped_matrix_agrees_with_check(tmp_path):
+    analysis = analyze(engine_tree(tmp_path))
+    assert cells(analysis) == {
+        ("LlamaForCausalLM", "EAGLE3"): "supported", ("LlamaForCausalLM", "DFLASH"): "supported",
+        ("LlamaForCausalLM", "DSPARK"): "supported",
+        ("LlamaForCausalLMEagle3", "EAGLE3"): "supported", ("LlamaForCausalLMEagle3", "DFLASH"): "supported",
+        ("LlamaForCausalLMEagle3", "DSPARK"): "supported",
+        ("TowerForConditionalGeneration", "EAGLE3"): "crashes", ("TowerForConditionalGeneration", "DFLASH"): "refused",
+        ("TowerForConditionalGeneration", "DSPARK"): "refused",  # DSPARK runs pass DFLASH's gates first
+    }
+    assert agreement(analysis) == []
+    row = next(r for r in support_matrix(analysis).rows if r.class_name == "TowerForConditionalGeneration")
+    assert row.notes == ("if a draft checkpoint names it, the draft role lacks set_embed_and_head",)
+
+
+def test_the_vllm_shaped_matrix_agrees_with_check(tmp_path):
+    analysis = analyze(vllm_tree(tmp_path))
+    states = cells(analysis)
+    assert states[("PlainForCausalLM", "EAGLE3")] == "crashes"  # SC007: declared, not backed
+    assert states[("PictureForConditionalGeneration", "EAGLE3")] == "refused"  # SC006: not declared
+    assert states[("TinyForCausalLM", "EAGLE3")] == "supported"
+    assert agreement(analysis) == []
+
+
+def test_a_gate_no_inner_passes_is_a_refusal_without_a_finding(tmp_path):
+    analysis = analyze(engine_tree(tmp_path, {"srt/models/llama.py": """
+        class LlamaForCausalLM:
+            def get_embed_and_head(self):
+                return None, None
+
+            def set_embed_and_head(self, embed, head):
+                pass
+
+            def set_eagle3_layers_to_capture(self, layers=None):
+                pass
+
+        EntryClass = LlamaForCausalLM
+    """}))
+    row = next(r for r in support_matrix(analysis).rows if r.architecture == "LlamaForCausalLM")
+    dflash = next(c for c in row.cells if c.algorithm == "DFLASH")
+    assert (dflash.state, [(p.code, p.member) for p in dflash.problems]) == ("refused", [("", None)])
+    assert "set_dflash_layers_to_capture" in dflash.problems[0].message
+    assert agreement(analysis) == []
+
+
+def test_every_format_shows_the_same_cells(tmp_path, capsys):
+    engine = engine_tree(tmp_path)
+    base = ["matrix", "--no-cache", "--engine", str(engine)]
+    assert main(base) == 0
+    table = capsys.readouterr().out
+    assert "TowerForConditionalGeneration  target  crashes    refused    refused" in table.splitlines()
+    assert table.rstrip().endswith("3 architectures × 3 algorithms: 1 crashes, 2 refused, 6 supported")
+    assert main([*base, "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert "| TowerForConditionalGeneration | `TowerForConditionalGeneration` | target | crashes (`get_embed_and_head`, " \
+           "`set_eagle3_layers_to_capture`: SC001 at srt/speculative/eagle_worker.py:5) |" in markdown
+    assert main([*base, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    tower = next(r for r in data["rows"] if r["class"] == "TowerForConditionalGeneration")
+    assert tower["cells"]["EAGLE3"]["members"] == ["get_embed_and_head", "set_eagle3_layers_to_capture"]
+    assert tower["cells"]["EAGLE3"]["fix"].startswith("forward `get_embed_and_head` to `self.language_model`")
+    out = tmp_path / "matrix.html"
+    assert main([*base, "--format", "html", "-o", str(out)]) == 0
+    page = out.read_text()
+    assert "default-src 'none'" in page and "http://" not in page and "https://" not in page
+    assert json.loads(page.split('id="matrix-data">', 1)[1].split("</script>", 1)[0]) == data
