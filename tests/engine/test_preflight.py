@@ -51,6 +51,7 @@ def test_the_kimi_shaped_launch_names_both_target_members_and_the_context_refusa
          [(runner, line_of(engine, runner, "set_eagle3_layers_to_capture"))]),
     ]  # set_embed_and_head is a draft-role member: not this launch's business for the target
     assert problems(result, "draft") == []
+    assert [p["uses"][0]["phase"] for p in result["verdicts"][0]["problems"]] == ["start-up", "start-up"]
     target_verdict = result["verdicts"][0]
     assert target_verdict["class"] == "TowerForConditionalGeneration"
     assert target_verdict["fix_command"] == f"spec-contract check --fix {engine / 'srt/models/tower.py'}"
@@ -79,7 +80,7 @@ def test_a_wrapper_that_forwards_everything_launches(tmp_path, capsys, monkeypat
     code, result = run(capsys, "--engine", str(engine), "--model", str(target), "--algorithm", "eagle3",
                        "--draft", str(draft))
     assert (code, result["state"], problems(result, "target"), problems(result, "draft")) == (0, "supported", [], [])
-    code = main(["preflight", "--no-cache", "--engine", str(engine), "--model", str(target), "--algorithm", "EAGLE3",
+    code = main(["preflight", "--no-cache", "--engine", str(engine), "--model", str(target), "--algorithm", "EAGLE",
                  "--draft", str(draft)])
     assert code == 0 and capsys.readouterr().out.rstrip().endswith("Nothing is known to fail in this launch.")
 

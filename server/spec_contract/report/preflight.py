@@ -13,7 +13,8 @@ import shlex
 from spec_contract.engine import Preflight, Problem, Verdict, VerdictState
 from spec_contract.report import printable
 
-_PHASES = {"startup": "after the weights load", "first-request": "at the first request", "step": "every step"}
+_PHASES = {"start-up": "while the server starts, after the weights load", "first request": "at the first request",
+           "every step": "every step"}
 
 _HEADLINE = {
     VerdictState.CRASHES: "This launch will fail: it crashes.",

@@ -1,4 +1,5 @@
-"""The support matrix: every architecture the engine registers × every algorithm of its profile.
+"""The support matrix: every architecture the engine registers × every algorithm of its profile (and
+``EAGLE``, the uses every speculative run shares: what a plain EAGLE, NEXTN or MTP launch meets).
 
 Each cell is the verdict a preflight of that architecture under that algorithm gives (a class in the role it
 plays: draft heads as drafts, every other class as the target), so a cell, a preflight and ``check`` read
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spec_contract.engine.check.status import BASE_ALGORITHM
 from spec_contract.engine.launch.algorithms import select
 from spec_contract.engine.launch.architectures import architectures
 from spec_contract.engine.launch.verdict import ClassFacts, Verdict, class_facts, verdict
@@ -44,7 +46,8 @@ def role_of(analysis: Analysis, name: str) -> Role:
 
 
 def support_matrix(analysis: Analysis) -> Matrix:
-    names = tuple(a.name for a in analysis.config.algorithms)
+    # the uses every speculative run shares first (plain EAGLE, NEXTN, MTP launches), then the profile's algorithms
+    names = (BASE_ALGORITHM, *(a.name for a in analysis.config.algorithms if a.name != BASE_ALGORITHM))
     engine = analysis.config.engine_package
     selections = [select(analysis.config, engine, name) for name in names]
     by_class: dict[str, list[Finding]] = {}

@@ -1,16 +1,16 @@
 """One class in one role under one algorithm: supported, refused at start-up, crashes, degraded, or cannot tell.
 
-The verdict is read from the same analysis ``check`` prints and from the same class status hover shows
-(:func:`~spec_contract.engine.check.status.class_status`), never recomputed: each crash is a finding of the
-check (its member, the worker lines it crashes at, the forward that fixes it), each refusal a capability
-finding or a failed gate of the class status. So a preflight verdict, a matrix cell and ``check`` can never
-disagree about a class.
+The verdict is read from the status model (:func:`~spec_contract.engine.check.status.class_status`: what
+findings, hover and the code actions read), never recomputed: a run of an algorithm meets the status of
+the uses every speculative run shares (``BASE_ALGORITHM``, when the algorithm has no workers of its own),
+of its own and of those whose gates it passes first (``gated_by``). Each crash keeps the status's member,
+first worker line, phase and provision (the fix); a refusal its gate; the check's finding for the same
+member, when there is one, lends its code. So a preflight verdict, a matrix cell, hover and ``check`` can
+never disagree about a class.
 
-What a finding means for a run: an error is a crash; a draft-role member the class lacks (SC005) is a crash
-when the run loads the class as its draft; a failed gate (SC003) or an undeclared Protocol (SC006) is a
-refusal at start-up; a guarded use (SC002) takes a degraded path; a capability the config picks at run
-time (SC008) cannot be told. A use under a rare condition (SC004) is a note: the run crashes only when the
-condition holds.
+One reading is this module's own: a Protocol capability the class declares but that fails for it (SC007)
+is a crash at start-up, not a refusal (the engine's check passes and the run dies after it), whatever the
+capability status words it as.
 """
 
 from __future__ import annotations
@@ -18,12 +18,18 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from spec_contract.engine.check.status import AlgorithmState, AlgorithmStatus, class_status
+from spec_contract.engine.check.status import (
+    BASE_ALGORITHM,
+    AlgorithmState,
+    AlgorithmStatus,
+    ClassStatus,
+    How,
+    Provision,
+)
 from spec_contract.engine.launch.algorithms import Selection
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve.index import ClassKey
-from spec_contract.engine.results import CallSite, Contract, Finding, Role
-from spec_contract.engine.rules import Severity
+from spec_contract.engine.results import CallSite, Finding, Phase, Role
 
 
 class State(str, enum.Enum):
@@ -41,16 +47,12 @@ class State(str, enum.Enum):
 
 ORDER = (State.CRASHES, State.REFUSED, State.UNKNOWN, State.DEGRADED, State.SUPPORTED)
 
-_REFUSING = ("SC003", "SC006")
-_DEGRADING = ("SC002",)
-_UNKNOWN = ("SC008",)
-_DRAFT_CRASH = "SC005"  # a crash when the run loads the class as its draft
-_NOTE = ("SC004",)
+_CAPABILITY_CRASH = "SC007"  # declared, not backed: the engine's check passes, then start-up fails
 
 
 @dataclass(frozen=True)
 class Use:
-    """A worker line a problem happens at (path relative to the engine's root, 1-based line)."""
+    """A worker line a problem happens at (path relative to the engine's root, 1-based line), and when."""
 
     path: str
     line: int
@@ -63,11 +65,12 @@ class Problem:
     """One thing that goes wrong for the class (or, with no ``member``, for the algorithm as a whole)."""
 
     state: State
-    code: str  # the finding's code; "" for a refusal no finding reports (a gate no inner model passes)
+    code: str  # the check's finding for it; "" when the check reports none (a gate no inner model passes)
     member: str | None
     message: str
-    uses: tuple[Use, ...]
-    fix: str  # what to add, in words ("" when nothing forwards it)
+    uses: tuple[Use, ...]  # the first one a run reaches first
+    fix: str  # what to add, in words ("" when nothing says how)
+    how: str | None = None  # the provision: forward, implement, both, cannot tell
 
 
 @dataclass(frozen=True)
@@ -87,16 +90,17 @@ class Verdict:
 
     @property
     def fixable(self) -> tuple[str, ...]:
-        """The members ``check --fix`` adds for this verdict's problems."""
-        return tuple(p.member for p in self.problems if p.member and p.fix.startswith("forward"))
+        """The members ``check --fix`` adds for this verdict's problems (the forwards)."""
+        return tuple(p.member for p in self.problems if p.member and p.how == str(How.FORWARD))
 
 
-def uses_of(analysis: Analysis, sites: tuple[CallSite, ...]) -> tuple[Use, ...]:
+def uses_of(analysis: Analysis, sites: tuple[CallSite, ...] | list[CallSite]) -> tuple[Use, ...]:
+    """The sites as uses, once per line, in the order given."""
     out: dict[tuple[str, int], Use] = {}
     for site in sites:
-        use = Use(analysis.relative(site.path), site.span.line + 1, site.text)
+        use = Use(analysis.relative(site.path), site.span.line + 1, site.text, str(site.phase))
         out.setdefault((use.path, use.line), use)
-    return tuple(sorted(out.values(), key=lambda u: (u.path, u.line)))
+    return tuple(out.values())
 
 
 def selected(finding: Finding, selection: Selection) -> bool:
@@ -106,82 +110,102 @@ def selected(finding: Finding, selection: Selection) -> bool:
     return any(selection.selects(site.algorithm) for site in finding.call_sites)
 
 
-def _problem(analysis: Analysis, finding: Finding, role: Role, selection: Selection) -> Problem | None:
-    if role not in finding.roles or not selected(finding, selection):
-        return None
-    code = finding.code
-    if finding.severity == Severity.ERROR or code == _DRAFT_CRASH and role is Role.DRAFT:
-        state = State.CRASHES
-    elif code in _REFUSING:
-        state = State.REFUSED
-    elif code in _DEGRADING:
-        state = State.DEGRADED
-    elif code in _UNKNOWN:
-        state = State.UNKNOWN
-    else:
-        return None
-    sites = tuple(s for s in finding.call_sites if finding.algorithm is not None or selection.selects(s.algorithm))
-    members = (finding.member, *(f.member for f in finding.also))
-    if code == "SC006":
-        fix = f"declare `{finding.member}` in the class's bases"
-    elif finding.provider.path and finding.delegate:
-        fix = f"forward {', '.join(f'`{m}`' for m in members)} to `self.{finding.delegate}` ({finding.inner_class})"
-    else:
-        fix = ""
-    return Problem(state, code, finding.member, finding.message, uses_of(analysis, sites), fix)
+def fix_words(member: str, provision: Provision) -> str:
+    if provision.how is How.FORWARD:
+        return f"forward `{member}` to `self.{provision.delegate}` ({provision.inner_class})"
+    if provision.how is How.IMPLEMENT:
+        return f"implement `{member}` as `{provision.like}` does"
+    if provision.how is How.BOTH:
+        return (f"implement `{member}` in `{provision.inner_class}` as `{provision.like}` does, and forward it to "
+                f"`self.{provision.delegate}`")
+    return f"add `{member}` (cannot tell how: {provision.why})" if provision.why else f"add `{member}`"
 
 
 @dataclass(frozen=True)
 class ClassFacts:
-    """What the analysis says of one class, read once for all its verdicts: its findings and the state of
-    each algorithm in its class status."""
+    """What the analysis says of one class, read once for all its verdicts: its status and its findings."""
 
     key: ClassKey
+    status: ClassStatus | None
     findings: tuple[Finding, ...]
-    algorithms: tuple[AlgorithmStatus, ...]
 
 
 def class_facts(analysis: Analysis, key: ClassKey, findings: tuple[Finding, ...] | None = None) -> ClassFacts:
     """The class's facts; ``findings``, when given, are already the class's own."""
     if findings is None:
         findings = tuple(f for f in analysis.findings if f.class_qualname == key.dotted)
-    status = class_status(analysis.index, key, analysis.contract, analysis.config, analysis.capabilities,
-                          analysis.relative)
-    return ClassFacts(key, findings, status.algorithms if status is not None else ())
+    return ClassFacts(key, analysis.status_of(key), findings)
+
+
+def _statuses(facts: ClassFacts, selection: Selection) -> list[AlgorithmStatus]:
+    names = set(selection.algorithms) | ({BASE_ALGORITHM} if selection.family else set())
+    return [a for a in (facts.status.algorithms if facts.status else ()) if a.algorithm in names]
+
+
+def _code(facts: ClassFacts, member: str | None, algorithm: str, codes: tuple[str, ...] = ()) -> str:
+    """The code of the check's finding for the member (no member: the algorithm's capability finding)."""
+    for f in facts.findings:
+        if (member is None or f.member == member) and (not codes or f.code in codes) \
+                and (member is not None or f.algorithm == algorithm):
+            return f.code
+    return ""
+
+
+def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: AlgorithmStatus) -> list[Problem]:
+    """What one algorithm's status holds for the class in ``role``."""
+    state = status.state
+    if state is AlgorithmState.REFUSED:
+        finding = next((f for f in facts.findings if f.algorithm == status.algorithm
+                        and f.code in ("SC003", "SC006", _CAPABILITY_CRASH)), None)
+        if finding is not None and finding.code == _CAPABILITY_CRASH:
+            return [Problem(State.CRASHES, finding.code, finding.member, finding.message,
+                            uses_of(analysis, finding.call_sites), "")]
+        member = finding.member if finding is not None else status.members[0] if status.members else None
+        gate = uses_of(analysis, [status.gate]) if status.gate is not None else uses_of(analysis, finding.call_sites) \
+            if finding is not None else ()
+        fix = status.why if status.why.startswith(("forward", "add")) else ""
+        message = f"the engine refuses {status.algorithm} for this class at start-up: {status.why}"
+        return [Problem(State.REFUSED, finding.code if finding else "", member, message, gate, fix)]
+    if state is AlgorithmState.UNVERIFIABLE:
+        return [Problem(State.UNKNOWN, _code(facts, None, status.algorithm, ("SC008",)), None,
+                        f"cannot tell whether {status.algorithm} works: {status.why}", (), "")]
+    out = []
+    for crash in status.crashes:
+        if crash.role is not role:
+            continue
+        sites = [crash.site] + [s for m in (facts.status.members if facts.status else ()) if m.member == crash.member
+                                for s in m.call_sites if s.role is role and not s.guarded and s is not crash.site
+                                and s.algorithm == crash.site.algorithm]
+        words = f"`{crash.member}` is missing: a run reaches {analysis.relative(crash.site.path)}:" \
+                f"{crash.site.span.line + 1} {_when(crash.phase)} and dies with AttributeError"
+        out.append(Problem(State.CRASHES, _code(facts, crash.member, status.algorithm), crash.member, words,
+                           uses_of(analysis, sites), fix_words(crash.member, crash.provision), str(crash.provision.how)))
+    if out:
+        return out
+    # degraded: a guarded use of a member the class lacks while an inner model has it (a class that has no
+    # such member anywhere takes the worker's ordinary path, as every plain model does)
+    lacking = {m.member for m in (facts.status.members if facts.status else ()) if m.delegate is not None}
+    return [Problem(State.DEGRADED, _code(facts, m, status.algorithm), m, f"`{m}` is not forwarded: the run takes "
+                    "the worker's guarded fallback path", (), "") for m in status.degraded if m in lacking]
+
+
+def _when(phase: Phase) -> str:
+    return {Phase.START_UP: "while the server starts, after the weights load",
+            Phase.FIRST_REQUEST: "at the first request", Phase.EVERY_STEP: "every step"}.get(phase, str(phase))
 
 
 def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role, selection: Selection) -> Verdict:
     """The verdict for the class of ``facts`` (an architecture's registered class) in ``role``."""
     key = facts.key
     cls = analysis.index.class_summary(key)
-    path = analysis.index.path_of(key.module) or ""
     name = key.qualname.rsplit(".", 1)[-1]
-    line = cls.span.line + 1 if cls is not None else 1
-    problems: list[Problem] = []
-    notes: list[str] = []
-    reported: set[str] = set()  # algorithms a finding already refuses
-    for finding in facts.findings:
-        found = _problem(analysis, finding, role, selection)
-        if found is not None:
-            problems.append(found)
-            if found.state is State.REFUSED and finding.algorithm:
-                reported.add(finding.algorithm)
-        elif finding.code in _NOTE and role in finding.roles and selected(finding, selection):
-            notes.append(f"`{finding.member}` is used only when {finding.condition or 'a rare condition holds'}: "
-                         "the run crashes then")
-    for algorithm in facts.algorithms:
-        if algorithm.state is AlgorithmState.REFUSED and algorithm.algorithm in selection.algorithms \
-                and algorithm.algorithm not in reported and not algorithm.members:
-            gate = _gate_uses(analysis, analysis.contract, role, algorithm.algorithm)
-            problems.append(Problem(State.REFUSED, "", None, f"the engine refuses {algorithm.algorithm} for this "
-                                    f"class at start-up: {algorithm.why}", gate, ""))
-    problems.sort(key=lambda p: (ORDER.index(p.state), p.member or ""))
-    state = problems[0].state if problems else State.SUPPORTED
-    return Verdict(architecture, name, key.dotted, path, line, role, selection.name, state, tuple(problems),
-                   tuple(notes))
-
-
-def _gate_uses(analysis: Analysis, contract: Contract, role: Role, algorithm: str) -> tuple[Use, ...]:
-    """The capability gate lines of ``algorithm`` in ``role``'s contract (where the refusal is raised)."""
-    sites = tuple(s for e in contract.for_role(role) for s in e.call_sites if s.gate and s.algorithm == algorithm)
-    return uses_of(analysis, sites)
+    problems: dict[tuple[State, str | None, str], Problem] = {}
+    for status in _statuses(facts, selection):
+        for problem in _problems(analysis, facts, role, status):
+            problems.setdefault((problem.state, problem.member, problem.message if not problem.member else ""), problem)
+    notes = tuple(f"`{f.member}` is used only when {f.condition or 'a rare condition holds'}: the run crashes then"
+                  for f in facts.findings if f.code == "SC004" and role in f.roles and selected(f, selection))
+    ordered = sorted(problems.values(), key=lambda p: (ORDER.index(p.state), p.member or ""))
+    state = ordered[0].state if ordered else State.SUPPORTED
+    return Verdict(architecture, name, key.dotted, analysis.index.path_of(key.module) or "",
+                   cls.span.line + 1 if cls is not None else 1, role, selection.name, state, tuple(ordered), notes)
