@@ -192,6 +192,36 @@ def test_a_memo_moves_statements_that_moved_without_parsing_them_again(monkeypat
     assert find_class(summary, "Wrapper").span.line == line
 
 
+def test_new_lines_move_the_statements_of_a_class_body_without_parsing_them_again(monkeypatch):
+    """A new line inside a class moves the methods below it in that class, and every class below: none of
+    them is parsed again, then or at the next edit in them, and every summary is what a whole scan gives."""
+    memo = StatementMemo()
+    _scan(NESTED_AND_DECORATED, memo)
+    parsed = []
+    real_parse = statements_module.parse_at
+    for module in (scan_module, statements_module):
+        monkeypatch.setattr(module, "parse_at", lambda text, *rest: parsed.append(text) or real_parse(text, *rest))
+
+    def scanned(text: str) -> list[str]:
+        parsed.clear()
+        summary = _scan(text, memo)
+        seen = [piece.split("\n")[1].strip() for piece in parsed]  # a class header or a method's first line
+        assert summary == _whole(text)
+        return seen
+
+    # in __init__ of Wrapper: its header and __init__ are parsed again, forward only moves
+    steps = [NESTED_AND_DECORATED.replace("(config)\n", "(config)\n\n", 1)]
+    assert scanned(steps[-1]) == ["pass", "def __init__(self, config):"]
+    # in forward, which moved: parsed as an edit is; Outer (moved twice) is not parsed at all
+    steps.append(steps[-1].replace("return self.language_model(x)", "return self.language_model(x)\n"))
+    assert scanned(steps[-1]) == ["pass", "def forward(self, x):"]
+    # an edit in Outer, two lines down from where it was parsed: only the edited method is parsed
+    steps.append(steps[-1].replace("def shallow(self):\n        pass", "def shallow(self):\n        return 1"))
+    assert scanned(steps[-1]) == ["pass", "def shallow(self):"]
+    # and back up: a line removed above every class parses only the import that lost it (one line: "")
+    assert scanned(steps[-1].replace("LlamaForCausalLM\n\n", "LlamaForCausalLM\n", 1)) == [""]
+
+
 def test_a_memo_made_for_a_model_file_is_not_reused_for_a_worker():
     memo = StatementMemo()
     _scan(WRAPPER, memo)

@@ -9,6 +9,8 @@ imports or executes the file.
 from __future__ import annotations
 
 import ast
+import operator
+from bisect import bisect_right
 from dataclasses import replace
 from typing import TypeVar
 
@@ -16,17 +18,18 @@ from spec_contract.engine.summarise.deferred import top_level_classes
 from spec_contract.engine.summarise.pieces import Piece, piece_of
 from spec_contract.engine.summarise.statements import (
     CLASS_STATEMENT,
+    Members,
     error_message,
     import_words,
     parse_at,
     parse_by_member,
     top_level,
 )
-from spec_contract.engine.summarise.summary import DeferredClass, ModuleSummary
+from spec_contract.engine.summarise.summary import ClassSummary, DeferredClass, Delegate, Member, ModuleSummary, Use
 from spec_contract.engine.summarise.syntax import Lines
-from spec_contract.engine.text import LineIndex
 
 T = TypeVar("T", Piece, ModuleSummary)
+Spanned = TypeVar("Spanned", Member, Delegate, Use)
 
 
 class StatementMemo:
@@ -40,8 +43,8 @@ class StatementMemo:
 
     def __init__(self) -> None:
         self.pieces: dict[tuple[str, str], tuple[int, Piece]] = {}  # (text, line above) → (first line, piece)
-        # Statements of the class bodies parsed last time, by (first line, text): see ``parse_by_member``
-        self.members: dict[tuple[int, str], list[ast.stmt]] = {}
+        # Statements of the class bodies parsed so far, by (first line, text): see ``parse_by_member``
+        self.members: Members = {}
         self.context: tuple[bool, str | None] | None = None  # (worker, entry variable) the pieces were made for
 
 
@@ -66,7 +69,8 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     # A model file read from disk defers its classes; an editor buffer is read whole, so that a syntax error
     # anywhere shows at once and hover and actions find every class parsed.
     lazy = not worker and memo is None
-    members: dict[tuple[int, str], list[ast.stmt]] = {}  # the memo's next class body statements
+    members: Members = {}  # the memo's next class body statements
+    reused: list[tuple[int, int, int]] = []  # statements of the memo reused: (old first line, old end, lines moved)
 
     def parse(statement: str, line: int) -> list[ast.stmt]:
         """An editor buffer's statement: a changed class is parsed one body statement at a time."""
@@ -81,6 +85,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                                     parse=parse if memo is not None else None):
             if body is None and key[1:] in previous:
                 line, piece = previous[key[1:]]  # shifting what it holds costs a fraction of parsing it
+                reused.append((line, line + key[1].count("\n"), key[0] - line))
                 piece = piece if line == key[0] else moved_below(piece, 0, key[0] - line)
             elif body is not None:
                 piece = piece_of(body, lines, worker, entry_variable, key[1])
@@ -97,14 +102,7 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
         return ModuleSummary(path, module, digest, (), (), (), None, (), is_package, error=error_message(exc))
     if memo is not None:
         memo.pieces, memo.context = made, (worker, entry_variable)
-        # Class statements not parsed this time keep their body statements for the next edit in them, as long
-        # as each still stands at its line (a statement that moved is parsed again)
-        kept = known_members
-        if kept:
-            starts = LineIndex(text).starts
-            kept = {key: nodes for key, nodes in kept.items()
-                    if key not in members and key[0] < len(starts) and text.startswith(key[1], starts[key[0]])}
-        memo.members = kept | members
+        memo.members = _still_there(known_members, reused) | members
     entry: list[str] | None = None
     for piece in pieces:
         for augmented, names in piece.entries:
@@ -122,6 +120,22 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
     return summary
 
 
+def _still_there(members: Members, reused: list[tuple[int, int, int]]) -> Members:
+    """The class body pieces of the last scans that the class statements reused this time hold, at their new
+    lines (a class that moved took its body with it; its pieces are renumbered only if an edit comes to
+    them): for the next edit in them. The others were left behind by a class parsed again."""
+    if not members:
+        return members
+    reused = sorted(reused)
+    firsts = [first for first, _, _ in reused]
+    kept: Members = {}
+    for (line, piece), entry in members.items():
+        k = bisect_right(firsts, line) - 1
+        if k >= 0 and line < reused[k][1]:
+            kept[(line + reused[k][2], piece)] = entry
+    return kept
+
+
 def _parse_registered(summary: ModuleSummary, entry: list[str]) -> None:
     """Parse now the deferred classes a check will ask for first: the registered ones and, within the file,
     their bases and inner models (``self.model = DeepseekV2Model(...)``), so that the work happens where the
@@ -137,16 +151,40 @@ def _parse_registered(summary: ModuleSummary, entry: list[str]) -> None:
 
 def moved_below(held: T, first: int, lines: int) -> T:
     """What a piece or a summary (``held``) holds, with every position from line ``first`` on moved down by
-    ``lines`` (up when negative): what a new or deleted line above them does."""
-    classes = tuple(replace(cls, span=cls.span.moved(first, lines),
-                            members=tuple(replace(m, span=m.span.moved(first, lines)) for m in cls.members),
-                            delegates=tuple(replace(d, span=d.span.moved(first, lines)) for d in cls.delegates))
-                    for cls in held.classes)
-    functions = tuple(replace(fn, uses=tuple(replace(use, span=use.span.moved(first, lines)) for use in fn.uses))
+    ``lines`` (up when negative): what a new or deleted line above them does. What holds no moved position is
+    kept as it is (the same object)."""
+    classes = tuple(_moved_class(cls, first, lines) for cls in held.classes)
+    functions = tuple(fn if all(u.span.line < first for u in fn.uses)
+                      else replace(fn, uses=tuple(_moved(use, first, lines) for use in fn.uses))
                       for fn in held.functions)
     return replace(held, classes=classes, functions=functions,
                    local_imports=tuple((line + lines if line >= first else line, binding)
                                        for line, binding in held.local_imports))
+
+
+def _moved_class(cls: ClassSummary, first: int, lines: int) -> ClassSummary:
+    span = cls.span.moved(first, lines)
+    members = tuple(_moved(m, first, lines) for m in cls.members)
+    delegates = tuple(_moved(d, first, lines) for d in cls.delegates)
+    if span is cls.span and all(map(operator.is_, members, cls.members)) \
+            and all(map(operator.is_, delegates, cls.delegates)):
+        return cls
+    return replace(cls, span=span, members=members, delegates=delegates)
+
+
+def _moved(held: Spanned, first: int, lines: int) -> Spanned:
+    """A member, delegate or use with its span moved (itself above ``first``).
+
+    The copy is made without ``dataclasses.replace``, which builds it through the frozen ``__init__``, one
+    ``object.__setattr__`` per field: a new line near the top of a 5,800-line buffer moves thousands of these,
+    and replace was most of the cost. None of the three has a field outside ``__init__`` or a ``__post_init__``.
+    """
+    if held.span.line < first:
+        return held
+    copy = object.__new__(type(held))
+    copy.__dict__.update(held.__dict__)
+    copy.__dict__["span"] = held.span.moved(first, lines)
+    return copy
 
 
 def moved_by(before: ModuleSummary, after: ModuleSummary) -> tuple[int, int] | None:
