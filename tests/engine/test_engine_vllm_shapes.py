@@ -263,3 +263,47 @@ def test_each_platform_class_of_a_package_getattr_is_checked_and_named_by_its_pl
                    for f in analysis.findings if f.class_name == "DeepForConditionalGeneration")
     assert found == [("amd", "SC007", "on the `amd` platform: the package's `amd` branch)"),
                      ("nvidia", "SC007", "on the `nvidia` platform: the package's `nvidia` branch)")]
+
+
+SPECULATOR = "vllm/v1/worker/gpu/spec_decode/eagle/utils.py"
+
+
+def _speculator_tree(root, lm_head_read: str):
+    """The vLLM tree plus a V2 speculator that shares the target's lm_head with the draft (``lm_head_read``
+    is how it reads the target's), over a Tiny language model that has an lm_head."""
+    tiny = TINY.replace("            self.logits_processor = LogitsProcessor()\n",
+                        "            self.logits_processor = LogitsProcessor()\n            self.lm_head = nn.Linear(8, 8)\n")
+    files = {f"{MODELS}/tiny.py": tiny, SPECULATOR: f"""
+        def load_eagle_model(target_model, eagle_model):
+            target_language_model = (
+                target_model.get_language_model() if hasattr(target_model, "get_language_model") else target_model
+            )
+            target_inner = target_language_model.model
+            target_lm_head = {lm_head_read}
+            if target_lm_head is not None:
+                eagle_model.lm_head = target_lm_head
+            return target_inner
+    """}
+    for package in ("vllm/v1/worker/gpu", "vllm/v1/worker/gpu/spec_decode", "vllm/v1/worker/gpu/spec_decode/eagle"):
+        files[f"{package}/__init__.py"] = ""
+    return vllm_tree(root, files)
+
+
+def test_a_read_of_the_target_as_handed_is_asked_of_a_wrapper_with_a_language_model(tmp_path):
+    # vLLM 0.25.1's load_eagle_model takes the embeddings from get_language_model() but the lm_head from the
+    # wrapper itself: Mistral3/Pixtral-shaped wrappers have none, so the EAGLE head gets no lm_head
+    root = _speculator_tree(tmp_path, 'getattr(target_model, "lm_head", None)')
+    analysis = analyze(root)
+    found = [(f.code, f.class_name, f.delegate, f.inner_class, [(s.path.rpartition("vllm/")[2], s.span.line + 1)
+                                                                  for s in f.call_sites])
+             for f in analysis.findings if f.member == "lm_head"]
+    line = line_of(root, SPECULATOR, 'getattr(target_model, "lm_head"')
+    assert found == [("SC002", "PictureForConditionalGeneration", "language_model", "TinyForCausalLM",
+                      [("v1/worker/gpu/spec_decode/eagle/utils.py", line)])]
+
+
+def test_a_read_of_the_target_as_handed_that_only_backs_up_the_language_model_is_not(tmp_path):
+    # vLLM 0.30.0's fix: the language model's lm_head first, the wrapper's only when it has none
+    read = 'getattr(target_language_model, "lm_head", None) or getattr(target_model, "lm_head", None)'
+    analysis = analyze(_speculator_tree(tmp_path, read))
+    assert [f for f in analysis.findings if f.member == "lm_head"] == []

@@ -380,6 +380,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     start_up = _start_up(flow, config.start_up_methods)
     for key, fn in flow.functions.items():
         matched: dict[Chain, frozenset[tuple[Role, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
+        uses = []
         for use in fn.uses:
             if use.member in config.ignored_members or use.member.startswith("__"):
                 continue
@@ -391,12 +392,23 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     found = frozenset().union(*(receivers.roles(chain, fn.class_name)
                                                 for chain in flow.expand(key, use.receiver)))
                 matched[use.receiver] = found
-            if not found:
-                continue
+            if found:
+                # A pattern's ``unless`` says the object is replaced (by the language model) on classes with
+                # that member, so uses that reach it through another name are skipped there; a use on the
+                # pattern's own name (``getattr(target_model, "lm_head", None)`` beside the replacement) is of
+                # the object as handed, whatever it provides
+                direct = {role for role, _, unless in receivers.roles(use.receiver, fn.class_name) if unless}
+                uses.append((use, found, direct))
+        # ... unless the function reads the member from the replacement too: then the direct read is its
+        # fallback (``getattr(language_model, "lm_head", None) or getattr(target_model, "lm_head", None)``)
+        replaced = {use.member for use, found, direct in uses if any(u and r not in direct for r, _, u in found)}
+        for use, found, direct in uses:
+            direct = set() if use.member in replaced else direct
             speculative = bool(use.conditions & config.speculative_conditions)
             roles: dict[Role, str | None] = {}  # role → the member whose providers it skips (None: none)
             for role, only_speculative, unless in found:
                 if speculative or not only_speculative:  # two patterns that skip different classes skip none
+                    unless = None if role in direct else unless
                     roles[role] = unless if roles.get(role, unless) == unless else None
             path = flow.paths[key]
             # a use past a test of a flag that is off unless turned on runs only under that rare condition
