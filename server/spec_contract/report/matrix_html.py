@@ -34,7 +34,7 @@ td.cell .tip { display: none; position: absolute; z-index: 2; left: 50%; top: 10
                transform: translateX(-50%); background: #222; color: #eee; font-weight: 400; text-align: left;
                padding: .5em .7em; border-radius: 4px; box-shadow: 0 2px 8px #0008; }
 td.cell:hover .tip, td.cell:focus .tip, td.cell.pinned .tip { display: block; }
-.tip b { color: #fff; } .muted { opacity: .7; } code { font-size: .95em; }
+.tip b { color: #fff; } .muted { opacity: .7; } code { font-size: .95em; } .tip code { color: #ffd54f; }
 .legend span { display: inline-block; color: #fff; padding: 0 .5em; margin-right: .3em; border-radius: 3px; }
 """
 
@@ -44,6 +44,7 @@ const table = document.getElementById('matrix');
 const search = document.getElementById('search');
 const shown = document.getElementById('shown');
 function esc(s) { return String(s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'})[c]); }
+function prose(s) { return esc(s).replace(/`([^`]+)`/g, '<code>$1</code>'); }
 function checked(name) { return new Set([...document.querySelectorAll('input[name=' + name + ']:checked')].map(i => i.value)); }
 function render() {
   const algs = data.algorithms.filter(a => checked('algorithm').has(a));
@@ -58,10 +59,11 @@ function render() {
     let tds = algs.map(a => {
       const c = row.cells[a];
       const tip = '<b>' + esc(row.architecture) + ' × ' + esc(a) + ': ' + esc(c.state) + '</b>' +
-        (c.why ? '<br>' + esc(c.why) : '') + (c.fix ? '<br><b>fix:</b> ' + esc(c.fix) : '') +
-        (row.notes.length ? '<br><span class="muted">' + row.notes.map(esc).join('<br>') + '</span>' : '');
+        (c.why ? '<br>' + prose(c.why) : '') + (c.fix ? '<br><b>fix:</b> ' + prose(c.fix) : '') +
+        (row.notes.length ? '<br><span class="muted">' + row.notes.map(prose).join('<br>') + '</span>' : '');
       const dim = states.has(c.state) ? '' : ' style="opacity:.25"';
-      return '<td class="cell ' + esc(c.state) + '" tabindex="0" data-state="' + esc(c.state) + '"' + dim + '>' +
+      return '<td class="cell ' + esc(c.state) + '" tabindex="0" data-state="' + esc(c.state) + '" data-algorithm="' +
+        esc(a) + '"' + dim + '>' +
         esc(c.state) + '<div class="tip" role="tooltip">' + tip + '</div></td>';
     }).join('');
     rows.push('<tr data-architecture="' + esc(row.architecture) + '"><td>' + esc(row.architecture) + '</td><td><code>' + esc(row.class) +
@@ -70,9 +72,23 @@ function render() {
   table.innerHTML = '<thead>' + head + '</thead><tbody>' + rows.join('') + '</tbody>';
   shown.textContent = count + ' of ' + data.rows.length + ' architectures';
 }
+// a link may carry the view: #search=kimi&algorithm=EAGLE3,DFLASH&state=crashes&pin=Arch/EAGLE3
+const wanted = new URLSearchParams(location.hash.slice(1));
+if (wanted.has('search')) search.value = wanted.get('search');
+for (const name of ['algorithm', 'state']) {
+  if (!wanted.has(name)) continue;
+  const keep = new Set(wanted.get(name).split(','));
+  document.querySelectorAll('input[name=' + name + ']').forEach(i => { i.checked = keep.has(i.value); });
+}
 document.querySelectorAll('input').forEach(i => i.addEventListener('input', render));
 table.addEventListener('click', e => { const td = e.target.closest('td.cell'); if (td) td.classList.toggle('pinned'); });
 render();
+if (wanted.has('pin')) {
+  const [arch, alg] = wanted.get('pin').split('/');
+  const row = [...table.querySelectorAll('tbody tr')].find(r => r.dataset.architecture === arch);
+  const cell = row && row.querySelector('td.cell[data-algorithm="' + alg + '"]');
+  if (cell) cell.classList.add('pinned');
+}
 """
 
 
@@ -93,7 +109,8 @@ def render_html(matrix: Matrix) -> str:
 <body>
 <h1>{html.escape(title)}</h1>
 <div class="muted">{html.escape(matrix.root)} · {len(matrix.rows)} architectures × {len(matrix.algorithms)} algorithms ·
-hover a cell for the reason and the fix (click pins it)</div>
+hover a cell for the reason and the fix (click pins it); the view can be linked:
+<code>#search=…&amp;algorithm=EAGLE3&amp;state=crashes&amp;pin=Arch/EAGLE3</code></div>
 <div class="bar">
 <input id="search" type="search" placeholder="search architectures and classes" aria-label="search">
 <fieldset><legend>algorithm</legend>{algorithm_boxes}</fieldset>
