@@ -7,7 +7,7 @@ candidates, or an architecture name the registry maps to a class).
 
 from __future__ import annotations
 
-from spec_contract.engine.resolve.keys import ClassKey, ClassReader
+from spec_contract.engine.resolve.keys import MAX_DEPTH, ClassKey, ClassReader
 from spec_contract.engine.resolve.platforms import same_branch
 from spec_contract.engine.resolve.recording import Recorder
 from spec_contract.engine.summarise.classes import ARCHITECTURE, REGISTRY
@@ -36,6 +36,8 @@ class Delegates:
             if cls is None:
                 continue
             for delegate in cls.delegates:
+                if not self._runs(key, owner, delegate.method):
+                    continue
                 source, chain = self._default_for(key, owner, delegate)
                 for module, callee in self._constructed(key, source, chain):
                     inner = self._reader.resolve_class(module, callee)
@@ -47,7 +49,8 @@ class Delegates:
         """The class names a delegate's value is built from, as (module, chain) to resolve.
 
         ``self.llm = self.init_llm(...)`` calls the most-derived ``init_llm`` of the class being checked,
-        so factory methods are looked up along ``key``'s MRO, not the assigning class's.
+        so factory methods are looked up along ``key``'s MRO, not the assigning class's; a factory that
+        returns ``self.model_cls(...)`` is followed to the most-derived ``model_cls`` the same way.
         """
         reader = self._reader
         if callee == REGISTRY:  # chosen at run time: the profile names the candidates
@@ -63,13 +66,20 @@ class Delegates:
             return []
         return self._factory(key, callee[1])
 
-    def _factory(self, key: ClassKey, method: str) -> list[tuple[str, Chain]]:
-        """What the most-derived ``method`` along ``key``'s MRO returns instances of (its factories)."""
+    def _factory(self, key: ClassKey, method: str, depth: int = 0) -> list[tuple[str, Chain]]:
+        """What the most-derived ``method`` along ``key``'s MRO returns instances of (its factories); one
+        that builds another of the class's factories or class attributes (``return self.model_cls(...)``)
+        builds what that one does, for ``key`` too."""
         for candidate in self._reader.mro(key):
             cls = self._reader.class_summary(candidate)
             for name, made in cls.factories if cls else ():
                 if name == method:
-                    return [found for chain in made for found in self._expanded(candidate.module, chain)]
+                    out = [found for chain in made if chain[0] != "self"
+                           for found in self._expanded(candidate.module, chain)]
+                    if depth < MAX_DEPTH:
+                        out += [found for chain in made if chain[0] == "self" and chain[1:] != (method,)
+                                for found in self._factory(key, chain[1], depth + 1)]
+                    return out
         return []
 
     def _expanded(self, module: str, chain: Chain) -> list[tuple[str, Chain]]:
@@ -87,6 +97,44 @@ class Delegates:
         entry really builds."""
         found = [self._reader.resolve_class(module, chain) for module, chain in self._factory(key, "__new__")]
         return tuple(dict.fromkeys(c for c in found if c is not None and c != key))
+
+    def _runs(self, key: ClassKey, owner: ClassKey, method: str) -> bool:
+        """Whether ``owner``'s ``method`` runs for instances of ``key``: every override before it in the MRO
+        calls up to it (``super().__init__(...)``), none skips past it (``super(Owner, self).__init__()``)
+        or calls another base's instead. A call up that cannot be resolved counts as reaching it."""
+        mro = self._reader.mro(key)
+        if not method or owner not in mro:
+            return True
+        end = mro.index(owner)
+        at = 0
+        while at < end:
+            here = mro[at]
+            own = self._reader.members_of(here).get(method)
+            if own is None or own.kind not in ("method", "async_method"):
+                at += 1
+                continue
+            cls = self._reader.class_summary(here)
+            ups = [target for name, target in (cls.calls_up if cls else ()) if name == method]
+            if not ups:
+                return False  # the override never calls up: the base's body never runs
+            nexts = [self._after(here, mro, at, target) for target in ups]
+            if any(n is None for n in nexts):
+                return True
+            landed = [n for n in nexts if n is not None and n <= end]
+            if not landed:
+                return False  # every call up goes past ``owner``
+            at = min(landed)
+        return True
+
+    def _after(self, here: ClassKey, mro: tuple[ClassKey, ...], at: int, target: Chain) -> int | None:
+        """Where in ``mro`` a call up from ``mro[at]`` continues the search (None: cannot tell)."""
+        if not target:
+            return at + 1
+        skip = target[-1] == "super"
+        named = self._reader.resolve_class(here.module, target[:-1] if skip else target)
+        if named is None or named not in mro:
+            return None
+        return mro.index(named) + (1 if skip else 0)
 
     def _default_for(self, key: ClassKey, owner: ClassKey, delegate: Delegate) -> tuple[ClassKey, Chain]:
         """Where a delegate's class comes from for instances of ``key``: a parameter's class default is the

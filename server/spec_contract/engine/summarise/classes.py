@@ -60,6 +60,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     param_defaults: list[tuple[str, str, Chain]] = []
     language_attrs: list[str] = []
     config: Chain | None = None
+    calls_up: list[tuple[str, Chain]] = []
 
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -77,20 +78,24 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
                 config = _config_annotation(stmt)
             if stmt.name == "__getattr__":
                 getattr_forward = _getattr_target(stmt)
-            # Only assignments and returns tell what a method builds: pick them out once
-            statements = [s for s in nested_statements(stmt.body) if type(s) in _BUILDS]
+            # Only assignments, returns and bare calls tell what a method builds: pick them out once
+            every = nested_statements(stmt.body)
+            statements = [s for s in every if type(s) in _BUILDS]
             defaults = _class_defaults(stmt)
             param_defaults += [(stmt.name, param, chain) for param, chain in defaults.items()]
+            passed_up, up = _calls_up(stmt.name, every)
+            param_defaults += passed_up
+            calls_up += [(stmt.name, target) for target in up]
             local_classes = _local_classes(stmt, statements, defaults)
             made = _returned_constructors(statements, local_classes)
             if made:
                 factories.append((stmt.name, made))
             instances = _local_instances(statements, local_classes) if local_classes else {}
+            architectures = _architecture_locals(statements)
             language_attrs += [a for a in _marked_language_attrs(stmt.body) if a not in language_attrs]
-            configured = _configured_architectures(statements)
             for sub in statements:
                 _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes, instances,
-                                         (stmt.name, defaults), configured)
+                                         (stmt.name, defaults), architectures)
             if functions is not None:
                 if predicates is None:
                     predicates = env_predicates(node.body, lines)
@@ -117,6 +122,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
         members=tuple(members.values()), delegates=tuple(delegates),
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
         param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs), config=config,
+        calls_up=tuple(dict.fromkeys(calls_up)),
     ))
 
 
@@ -196,6 +202,10 @@ def _local_classes(node: ast.FunctionDef | ast.AsyncFunctionDef, statements: lis
     for stmt in statements:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             value = stmt.value
+            named = _named_classes(value, out)
+            if named:  # ``body_cls = Qwen2Model`` (or ``A if cond else B``), then ``self.model = body_cls(...)``
+                out.setdefault(stmt.targets[0].id, []).extend(c for c in named if c not in out.get(stmt.targets[0].id, ()))
+                continue
             looked_up = _dict_lookup(value)
             if looked_up is not None:
                 out.setdefault(stmt.targets[0].id, []).append((looked_up, "{}"))
@@ -207,6 +217,64 @@ def _local_classes(node: ast.FunctionDef | ast.AsyncFunctionDef, statements: lis
                 if callee is not None and any(_REGISTRY_LOOKUP.search(part) for part in callee):
                     out.setdefault(stmt.targets[0].id, []).append(REGISTRY)
     return out
+
+
+def _class_chain(node: ast.expr) -> Chain | None:
+    """``X`` or ``mod.X`` (a capitalised name, as classes are written), or ``self.<attr>`` (a class attribute
+    such as ``model_cls`` or a factory method, which resolution looks up along the checked class's MRO)."""
+    chain = chain_of(node)
+    if chain is None or "()" in chain or "[]" in chain:
+        return None
+    if chain[0] == "self":
+        return chain if len(chain) == 2 else None
+    return chain if chain[-1][:1].isupper() and chain[-1] not in _NOT_A_CLASS else None
+
+
+def _named_classes(value: ast.expr, known: dict[str, list[Chain]]) -> list[Chain]:
+    """The classes a value names without calling them: ``Qwen2Model``, ``A if cond else B``, ``given or A``,
+    another local that stands for classes (``known``). ``None`` branches name nothing."""
+    found: list[Chain] = []
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.IfExp):
+            pending += (node.orelse, node.body)
+        elif isinstance(node, ast.BoolOp):
+            pending += reversed(node.values)
+        elif isinstance(node, ast.Name) and node.id in known:
+            found += known[node.id]
+        elif not (isinstance(node, ast.Constant) and node.value is None):
+            chain = _class_chain(node)
+            if chain is None:
+                return []  # anything else computed: not a plain choice among classes
+            found.append(chain)
+    return found
+
+
+def _calls_up(method: str, statements: list[ast.stmt]) -> tuple[list[tuple[str, str, Chain]], list[Chain]]:
+    """A method's calls of the same method of a base (see ``ClassSummary.calls_up``: where each goes), and
+    the classes it passes there by keyword (``super().__init__(config, language_model_cls=Qwen3MoeLLMModel)``:
+    for instances of this class that parameter is that class, as if this method had it as its default)."""
+    passed: list[tuple[str, str, Chain]] = []
+    targets: list[Chain] = []
+    for stmt in statements:
+        call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.Return)) else None
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != method:
+            continue
+        owner = call.func.value
+        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+            past = chain_of(owner.args[0]) if owner.args else None
+            targets.append((*past, "super") if past is not None else ())
+        elif call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == "self" \
+                and (named := _class_chain(owner)) is not None and named[0] != "self":
+            targets.append(named)
+        else:
+            continue
+        for keyword in call.keywords:
+            chain = _class_chain(keyword.value) if keyword.arg is not None else None
+            if keyword.arg is not None and chain is not None and chain[0] != "self":
+                passed.append((method, keyword.arg, chain))
+    return passed, targets
 
 
 def _dict_lookup(value: ast.expr) -> str | None:
@@ -236,7 +304,7 @@ def _local_instances(statements: list[ast.stmt], local_classes: dict[str, list[C
 
 def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Member], delegates: list[Delegate],
                              local_classes: dict[str, list[Chain]], instances: dict[str, list[Chain]],
-                             method: tuple[str, dict[str, Chain]], configured: dict[str, list[str]]) -> None:
+                             method: tuple[str, dict[str, Chain]], architectures: dict[str, list[str]]) -> None:
     value: ast.expr | None
     if isinstance(node, ast.Assign):
         targets, value = node.targets, node.value
@@ -251,23 +319,26 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
                 attrs.setdefault(sub.attr, Member(sub.attr, "instance_attribute", span))
                 if sub is target:
                     if isinstance(node, ast.AnnAssign) and value is not None:  # ``self.lm: Qwen2ForCausalLM = …``
-                        delegates.extend(Delegate(sub.attr, chain, span) for chain in _annotated_classes(node.annotation))
+                        delegates.extend(Delegate(sub.attr, chain, span, method=method[0])
+                                         for chain in _annotated_classes(node.annotation))
                     if isinstance(value, ast.Name) and value.id in instances:
-                        delegates.extend(Delegate(sub.attr, chain, span) for chain in instances[value.id])
+                        delegates.extend(Delegate(sub.attr, chain, span, method=method[0]) for chain in instances[value.id])
                     for call in _possible_calls(value):
                         callee = chain_of(call.func)
                         if callee is None or "()" in callee or "[]" in callee:
                             continue
                         if _REGISTERED_INIT.search(callee[-1]):
-                            delegates.extend(Delegate(sub.attr, chain, span) for chain in _architectures(call, configured))
+                            delegates.extend(Delegate(sub.attr, chain, span, method=method[0])
+                                             for chain in _architectures(call, architectures))
                             continue
                         named = _model_class_argument(call, local_classes)
                         if named is not None:
-                            delegates.extend(Delegate(sub.attr, chain, span) for chain in named)
+                            delegates.extend(Delegate(sub.attr, chain, span, method=method[0]) for chain in named)
                             continue
                         via = (method[0], callee[0]) if len(callee) == 1 and callee[0] in method[1] else None
                         for chain in local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]:
-                            delegates.append(Delegate(sub.attr, chain, span, via if chain == method[1].get(callee[0]) else None))
+                            delegates.append(Delegate(sub.attr, chain, span, via if chain == method[1].get(callee[0]) else None,
+                                                      method[0]))
 
 
 def _model_class_argument(call: ast.Call, local_classes: dict[str, list[Chain]]) -> list[Chain] | None:
@@ -285,41 +356,59 @@ def _model_class_argument(call: ast.Call, local_classes: dict[str, list[Chain]])
     return [(ARCHITECTURE,)] if callee is not None and callee[-1] == "initialize_model" else None
 
 
-def _architectures(call: ast.Call, configured: dict[str, list[str]]) -> list[Chain]:
-    """What a registry-building call (``init_vllm_registered_model``) builds: one ``(ARCHITECTURE, name)`` per
-    literal name of its ``architectures=`` list, or of the config it is handed when that config names them
-    (``vllm_config=vllm_config.with_hf_config(text_config, architectures=["Qwen2ForCausalLM"])``, directly or
-    through a local of the method, ``configured``); else ``(ARCHITECTURE,)``: the HF config names it at run
-    time."""
-    names = _literal_architectures(call)
-    for value in [*call.args, *(k.value for k in call.keywords)] if names is None else ():
-        names = _literal_architectures(value) if isinstance(value, ast.Call) else \
-            configured.get(value.id) if isinstance(value, ast.Name) else None
-        if names is not None:
-            break
-    return [(ARCHITECTURE, name) for name in names] if names else [(ARCHITECTURE,)]
-
-
-def _literal_architectures(call: ast.Call) -> list[str] | None:
-    """The names of a call's ``architectures=[...]`` keyword when it is a non-empty list of string literals."""
-    for keyword in call.keywords:
-        if keyword.arg == "architectures" and isinstance(keyword.value, (ast.List, ast.Tuple)) and keyword.value.elts:
-            names = [e.value for e in keyword.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-            return names if len(names) == len(keyword.value.elts) else None
+def _literal_names(value: ast.expr) -> list[str] | None:
+    """``["Qwen2ForCausalLM"]``: the names of a literal list (or tuple) of strings, else None."""
+    if isinstance(value, (ast.List, ast.Tuple)) and value.elts and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+        return [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return None
 
 
-def _configured_architectures(statements: list[ast.stmt]) -> dict[str, list[str]]:
-    """Locals a method binds to a config that names its architectures literally
-    (``vllm_config = vllm_config.with_hf_config(text_config, architectures=["NemotronHForCausalLM"])``)."""
+def _named_architectures(value: ast.expr, known: dict[str, list[str]]) -> list[str] | None:
+    """The architecture names a call pins down: those given as ``architectures=`` (a literal list, or a local
+    bound to one) to it or to a call among its arguments at any depth (``vllm_config.with_hf_config(
+    text_config, architectures=["Qwen2ForCausalLM"])``), or carried by a local bound to such a call.
+    ``known`` holds the locals, keyed ``"[name]"`` for lists and ``name`` for calls, so a list passed as any
+    other argument never counts. None: the HF config names it at run time."""
+    if isinstance(value, ast.Name):
+        return known.get(value.id)
+    if not isinstance(value, ast.Call):
+        return None
+    for keyword in value.keywords:
+        if keyword.arg == "architectures":
+            given = keyword.value
+            return _literal_names(given) or (known.get(f"[{given.id}]") if isinstance(given, ast.Name) else None)
+    for argument in [*value.args, *(k.value for k in value.keywords if k.arg is not None)]:
+        found = _named_architectures(argument, known)
+        if found is not None:
+            return found
+    return None
+
+
+def _architecture_locals(statements: list[ast.stmt]) -> dict[str, list[str]]:
+    """Locals of one method that pin architecture names down: ``architectures = ["Glm4ForCausalLM"]`` in each
+    branch of a test (key ``"[architectures]"``), ``vllm_config = vllm_config.with_hf_config(config,
+    architectures=[...])`` (key ``vllm_config``); each key → the names of every such assignment. A branch that
+    leaves it to the HF config (``architectures = None``) adds nothing: the named candidates are still ones a
+    run may build."""
     out: dict[str, list[str]] = {}
     for stmt in statements:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-                and isinstance(stmt.value, ast.Call):
-            names = _literal_architectures(stmt.value)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            literal = _literal_names(stmt.value)
+            key, names = (f"[{stmt.targets[0].id}]", literal) if literal is not None else (
+                stmt.targets[0].id, _named_architectures(stmt.value, out) if isinstance(stmt.value, ast.Call) else None)
             if names is not None:
-                out[stmt.targets[0].id] = names
+                known = out.setdefault(key, [])
+                known += [n for n in names if n not in known]
     return out
+
+
+def _architectures(call: ast.Call, known: dict[str, list[str]]) -> list[Chain]:
+    """What a registry-building call (``init_vllm_registered_model``) builds: one ``(ARCHITECTURE, name)`` per
+    architecture name it is given (see :func:`_named_architectures`), else ``(ARCHITECTURE,)``: the HF config
+    names it at run time."""
+    names = _named_architectures(call, known)
+    return [(ARCHITECTURE, name) for name in names] if names else [(ARCHITECTURE,)]
 
 
 def _annotated_classes(annotation: ast.expr) -> list[Chain]:
@@ -359,7 +448,7 @@ def _possible_calls(value: ast.expr | None) -> list[ast.Call]:
 _COMPOUND = frozenset(getattr(ast, name) for name in (
     "If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "FunctionDef", "AsyncFunctionDef",
     "ClassDef", "Match") if hasattr(ast, name))  # statements with blocks inside (node types are never subclassed)
-_BUILDS = frozenset({ast.Assign, ast.AnnAssign, ast.Return})
+_BUILDS = frozenset({ast.Assign, ast.AnnAssign, ast.Return})  # what tells which classes a method builds
 
 
 def nested_statements(body: list[ast.stmt], into_classes: bool = False) -> list[ast.stmt]:
@@ -386,9 +475,11 @@ def nested_statements(body: list[ast.stmt], into_classes: bool = False) -> list[
 
 
 def _returned_constructors(statements: list[ast.stmt], local_classes: dict[str, list[Chain]]) -> tuple[Chain, ...]:
-    """Classes a factory method returns instances of: ``return Qwen2ForCausalLM(...)``, or a local built so;
-    also an instance of a local class name (``instance_cls = _SUPPORT_VERSION.get(key)`` then ``return
-    instance_cls(...)``, as a dispatcher's ``__new__`` does): what that name stands for."""
+    """Classes a factory method returns instances of: ``return Qwen2ForCausalLM(...)``, a local built so, a
+    local class called (``model_cls = LlamaModel; return model_cls(...)``, a class default, or
+    ``instance_cls = _SUPPORT_VERSION.get(key)`` then ``return instance_cls(...)``, as a dispatcher's
+    ``__new__`` does: what that name stands for) or a class attribute or another factory of the class
+    (``return self.model_cls(...)``, kept as ``("self", name)``)."""
     built: dict[str, list[ast.Call]] = {}
     returned: list[Chain] = []
     for sub in statements:
@@ -403,9 +494,9 @@ def _returned_constructors(statements: list[ast.stmt], local_classes: dict[str, 
                 chain = chain_of(call.func)
                 if chain is not None and len(chain) == 1 and chain[0] in local_classes:
                     returned += [c for c in local_classes[chain[0]] if c != REGISTRY]
-                elif chain is not None and "()" not in chain and "[]" not in chain and chain[0] != "self" \
-                        and chain[-1][:1].isupper():  # a class being instantiated, by naming convention
-                    returned.append(chain)
+                elif chain is not None and "()" not in chain and "[]" not in chain and (
+                        chain[-1][:1].isupper() and chain[0] != "self" or len(chain) == 2 and chain[0] == "self"):
+                    returned.append(chain)  # a class being instantiated (by naming convention), or self's factory
     return tuple(dict.fromkeys(returned))
 
 

@@ -50,6 +50,7 @@ class Delegate:
     # (method, parameter) when the class is that parameter's default (``language_model_cls=Qwen3LLMModel``):
     # a subclass whose same method has its own default for the parameter passes that one instead
     via: tuple[str, str] | None = None
+    method: str = ""  # the method that assigns it: a subclass overriding it without calling up never runs it
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,10 @@ class ClassSummary:
     # attributes assigned inside ``with self._mark_language_model(...)``: the engine's own record of which
     # attribute holds the language model (vLLM's ``get_language_model()`` returns it)
     language_attrs: tuple[str, ...] = ()
+    # (method, where it calls up): the methods whose body calls the same method of a base, ``super().m(...)``
+    # (``()``: the next class of the MRO), ``super(X, self).m(...)`` (``(X...)`` + ``("super",)``: past X) or
+    # ``X.m(self, ...)`` (``X`` itself): a base's method that no override calls up to never runs
+    calls_up: tuple[tuple[str, Chain], ...] = ()
 
 
 @dataclass(frozen=True)
