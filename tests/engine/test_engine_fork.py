@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine_trees import analyze
+from engine_trees import CLEAN_WRAPPER, LLAMA, analyze, make_tree
 from spec_contract.engine.config import load_config
 from test_engine_vllm import INTERFACES, MODELS, codes, vllm_tree
 
@@ -73,3 +73,43 @@ def test_a_tree_named_after_no_engine_and_shaped_like_none_keeps_the_default(tmp
     (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
     config = load_config(tmp_path)
     assert (config.profile, config.engine_package, config.chosen) == ("sglang", "sglang", None)
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _recipe() -> str:
+    """The README's receivers recipe for a fork whose workers name the models differently (the toml block
+    after its heading), so the test checks the text a user copies."""
+    text = README.read_text(encoding="utf-8")
+    after = text.split("**A fork whose workers name the models differently.**", 1)[1]
+    return after.split("```toml\n", 1)[1].split("```", 1)[0]
+
+
+SPEED_FACTORY = """
+    def share_embed_and_head(model_runner, draft_model):
+        embed, head = model_runner.model.get_embed_and_head()
+        draft_model.set_embed_and_head(embed, head)
+"""
+
+
+def test_the_readme_recipe_checks_a_fork_with_its_own_receivers(tmp_path):
+    # An SGLang-style fork with its own layout and receiver names: with the README's few lines (its package
+    # named), the wrapper that forgets a forward is reported; without them there is no contract at all
+    files = {
+        "speedy/__init__.py": "", "speedy/runtime/__init__.py": "", "speedy/runtime/execution/__init__.py": "",
+        "speedy/runtime/execution/drafter/__init__.py": "", "speedy/runtime/models/__init__.py": "",
+        "speedy/runtime/execution/factory.py": SPEED_FACTORY,
+        "speedy/runtime/models/llama.py": LLAMA,
+        "speedy/runtime/models/llava.py": CLEAN_WRAPPER["pkg/models/llava.py"].replace(
+            "pkg.models.llama", "speedy.runtime.models.llama").replace(
+            "        def get_embed_and_head(self):\n            return self.language_model.get_embed_and_head()\n\n", ""),
+    }
+    root = make_tree(tmp_path / "speedy-checkout", files)
+    bare = check(root, tmp_path / "cache")
+    assert bare.returncode == 2 and "no worker files" in bare.stderr, bare.stderr
+    recipe = _recipe().replace('engine-package = "tokenspeed"', 'engine-package = "speedy"')
+    (root / "pyproject.toml").write_text(recipe, encoding="utf-8")
+    result = check(root, tmp_path / "cache")
+    assert result.returncode == 1, result.stderr
+    assert "SC001 `LlavaForConditionalGeneration` does not forward `get_embed_and_head`" in result.stdout
