@@ -319,13 +319,17 @@ def ab_main(parser: argparse.ArgumentParser, args: argparse.Namespace, tree: Pat
 
 def engine_figures(tree: Path, cache_dir: str, edit_file: Path, edits: int, table: Table) -> None:
     """The engine's part of the edit latency, without a server (same edits, same warm cache)."""
-    first, times = engine_edits.engine_edit_times(tree, cache_dir, edit_file, edits)
+    timed = engine_edits.engine_edit_times(tree, cache_dir, edit_file, edits)
     lines = edit_file.read_bytes().count(b"\n")
-    table.add("engine analyze, warm cache (in-process)", seconds(first), "", "no goal; cf. check warm engine")
-    table.add("edit -> engine analyze p50 (in-process)", seconds(statistics.median(times)),
-              f"{edit_file.relative_to(tree)}, {lines} lines, {len(times)} edits", "share of the 20 ms")
-    table.add("edit -> engine analyze p95 (in-process)", seconds(server_bench.percentile(times, 0.95)),
-              f"max {seconds(max(times))}", "share of the 50 ms")
+    table.add("engine analyze, warm cache (in-process)", seconds(timed.first), "", "no goal; cf. check warm engine")
+    for name, times, cpu in (("edit", timed.edits, timed.edits_cpu), ("new line", timed.newlines, timed.newlines_cpu)):
+        if not times:
+            continue
+        table.add(f"{name} -> engine analyze p50 (in-process)", seconds(statistics.median(times)),
+                  f"{edit_file.relative_to(tree)}, {lines} lines, {len(times)} edits; CPU {seconds(statistics.median(cpu))}",
+                  "share of the 20 ms")
+        table.add(f"{name} -> engine analyze p95 (in-process)", seconds(server_bench.percentile(times, 0.95)),
+                  f"max {seconds(max(times))}; CPU {seconds(server_bench.percentile(cpu, 0.95))}", "share of the 50 ms")
 
 
 def server_figures(args: argparse.Namespace, tree: Path, warm_cache: str, cold_cache: str, edit_file: Path | None,
