@@ -148,6 +148,11 @@ def test_no_declaration_is_offered_when_the_language_model_decoder_drops_the_aux
         "and a run then fails at the first forward, where the model runner unpacks `hidden_states, "
         "aux_hidden_states` from the model's output")
     assert declaration_edits(analysis, found).edits == ()
+    # hover's status says the same: refused, and why declaring would not do
+    status = analysis.status_of(ClassKey(f"{MODELS.replace('/', '.')}.picture", "PictureForConditionalGeneration"))
+    eagle3 = status.algorithm("EAGLE3")
+    assert (eagle3.state, eagle3.why) == ("refused", "the class does not declare `SupportsEagle3`, and declaring it "
+                                          "is not enough: " + found[0].message.split(" is not enough: ", 1)[1])
 
 
 def test_a_decoder_that_collects_the_aux_outputs_through_a_layer_call_is_not_judged(tmp_path):

@@ -34,7 +34,7 @@ from spec_contract.engine.check.protocols import GatedCapability, capability_ver
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Phase, Role, Span
-from spec_contract.engine.rules import CAPABILITY_NOT_DECLARED, CAPABILITY_UNVERIFIABLE
+from spec_contract.engine.rules import CAPABILITY_NOT_DECLARABLE, CAPABILITY_NOT_DECLARED, CAPABILITY_UNVERIFIABLE
 
 BASE_ALGORITHM = "EAGLE"  # the uses no algorithm of the profile claims: every speculative run's
 
@@ -196,6 +196,9 @@ def _capability_status(index: Index, key: ClassKey, config: Config, capabilities
         elif finding.code == CAPABILITY_NOT_DECLARED.code:
             out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, f"add `{protocol}` to the class's bases: its "
                                        f"language model `{finding.inner_class}` declares and backs it"))
+        elif finding.code == CAPABILITY_NOT_DECLARABLE.code:
+            out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, f"the class does not declare `{protocol}`, and "
+                                       "declaring it is not enough: " + finding.message.split(" is not enough: ", 1)[-1]))
         else:  # declared but not backed: the message says what fails
             out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, finding.message.split(", but ", 1)[-1]))
     return out
