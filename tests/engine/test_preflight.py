@@ -18,6 +18,7 @@ from engine_trees import line_of
 from launch_trees import FORWARDING_TOWER, checkpoint, engine_tree, kimi_like
 from spec_contract.cli import main
 from spec_contract.engine import LaunchError, parse_launch
+from test_engine_vllm import vllm_tree
 
 ALLOW = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 
@@ -127,6 +128,23 @@ def test_a_hub_id_is_read_from_the_hugging_face_cache(tmp_path, capsys, monkeypa
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     code, result = run(capsys, "--engine", str(engine), "--model", "moonshotai/Tower-1", "--algorithm", "EAGLE3")
     assert code == 1 and result["target"] == str(repo / "snapshots" / "0123abcd" / "config.json")
+
+
+def test_vllm_serve_with_eagle3_crashes_on_a_declared_unbacked_class_and_is_refused_on_an_undeclared_one(
+        tmp_path, capsys):
+    engine = vllm_tree(tmp_path) / "vllm"
+    draft = checkpoint(tmp_path / "eagle", "TinyForCausalLM")  # the tree has no EAGLE head file
+    verdicts = {}
+    for arch in ("PlainForCausalLM", "PictureForConditionalGeneration", "TinyForCausalLM"):
+        target = checkpoint(tmp_path / arch, arch)
+        spec = json.dumps({"method": "eagle3", "model": str(draft), "num_speculative_tokens": 3})
+        code, result = run(capsys, "--engine", str(engine), "--", "vllm", "serve", str(target), "--speculative-config", spec)
+        verdicts[arch] = (code, [(s, c, m) for s, c, m, _ in problems(result, "target")])
+    assert verdicts == {
+        "PlainForCausalLM": (1, [("crashes", "SC007", "SupportsEagle3")]),  # passes the engine's check, then dies
+        "PictureForConditionalGeneration": (1, [("refused", "SC006", "SupportsEagle3")]),
+        "TinyForCausalLM": (0, []),
+    }
 
 
 def test_launch_lines_of_both_engines_parse():

@@ -42,7 +42,7 @@ def _problem_lines(problem: Problem) -> list[str]:
     lines = []
     if problem.uses:
         first = problem.uses[0]
-        when = phase_words(first.phase)
+        when = phase_words(first.phase) if problem.state is not VerdictState.REFUSED else ""
         lines.append(f"  {what} ({problem.code or 'gate'}): {state}{' ' + when if when else ''} at "
                      f"{first.path}:{first.line}")
         lines.append(f"      {first.text}")

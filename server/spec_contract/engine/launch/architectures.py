@@ -17,8 +17,10 @@ from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.resolve.registry import build_registry
 
 
-def architectures(analysis: Analysis) -> dict[str, ClassKey]:
-    """Every architecture name the engine registers, with its checked class, in name order."""
+def architectures(analysis: Analysis, unchecked: dict[str, str] | None = None) -> dict[str, ClassKey]:
+    """Every architecture name the engine registers, with its checked class, in name order; a checked class
+    no name reaches (the version classes a registered dispatcher builds, vLLM's ``MiniCPMV2_6``) is listed
+    under its own name. ``unchecked`` receives the names whose registered class is not checked itself."""
     checked = {key.dotted: key for key in analysis.checked}
     by_name: dict[str, ClassKey] = {}
     for key in analysis.checked:
@@ -39,14 +41,36 @@ def architectures(analysis: Analysis) -> dict[str, ClassKey]:
                     None)  # the last: a package that picks its class per platform (``vllm.models.qwen4_exp``)
         if found is not None:
             out[arch] = found
+        elif unchecked is not None:
+            unchecked[arch] = f"{module}.{name}"
+    reached = set(out.values())
+    for key in analysis.checked:
+        if key in reached:
+            continue
+        name = key.qualname
+        other = out.get(name)
+        if other is not None:  # another platform's class of a per-platform package: named by its platform
+            name = f"{name} ({_differing(key.module, other.module)})"
+        out.setdefault(name, key)
     return dict(sorted(out.items()))
 
 
-def class_for(known: dict[str, ClassKey], architectures_named: tuple[str, ...], where: str) -> tuple[str, ClassKey]:
+def _differing(module: str, other: str) -> str:
+    """The first segment of ``module`` that ``other`` does not share (``amd`` of ``….qwen4_exp.amd.model``)."""
+    mine, theirs = module.split("."), other.split(".")
+    return next((a for a, b in zip(mine, theirs) if a != b), module)
+
+
+def class_for(known: dict[str, ClassKey], architectures_named: tuple[str, ...], where: str,
+              unchecked: dict[str, str] | None = None) -> tuple[str, ClassKey]:
     """The first named architecture the engine registers (the engine takes the first it knows, too)."""
     for arch in architectures_named:
         if arch in known:
             return arch, known[arch]
+        if unchecked and arch in unchecked:
+            raise LaunchError(f"{where}: names {arch}, whose registered class {unchecked[arch]} builds another "
+                              "class at run time (a dispatcher): cannot tell which; pass the checkpoint of the class "
+                              "it builds, or run `spec-contract matrix` to see each")
     named = ", ".join(architectures_named)
     close = difflib.get_close_matches(architectures_named[0], list(known), n=3)
     hint = f" (close: {', '.join(close)})" if close else ""

@@ -104,16 +104,17 @@ def preflight(launch: Launch, engine: Engine, analysis: Analysis, env: dict[str,
         return Preflight(engine, None, target, draft, (), notes=("no speculative algorithm: nothing of the "
                                                                   "speculative contract is used",))
     selection = select(analysis.config, launch.engine, launch.algorithm)
-    known = architectures(analysis)
-    verdicts = [_verdict(analysis, known, target, Role.TARGET, selection)]
+    unchecked: dict[str, str] = {}
+    known = architectures(analysis, unchecked)
+    verdicts = [_verdict(analysis, known, unchecked, target, Role.TARGET, selection)]
     if draft is not None:
-        verdicts.append(_verdict(analysis, known, draft, Role.DRAFT, selection))
+        verdicts.append(_verdict(analysis, known, unchecked, draft, Role.DRAFT, selection))
     checks = run_launch_checks(launch.engine, engine.root, target, draft, launch.context_length, env)
     notes = tuple(n for v in verdicts for n in v.notes) + checks.notes
     return Preflight(engine, selection.name, target, draft, tuple(verdicts), checks.problems, notes)
 
 
-def _verdict(analysis: Analysis, known: dict[str, ClassKey], checkpoint: Checkpoint, role: Role,
-             selection: Selection) -> Verdict:
-    arch, key = class_for(known, checkpoint.architectures, checkpoint.path)
+def _verdict(analysis: Analysis, known: dict[str, ClassKey], unchecked: dict[str, str], checkpoint: Checkpoint,
+             role: Role, selection: Selection) -> Verdict:
+    arch, key = class_for(known, checkpoint.architectures, checkpoint.path, unchecked)
     return verdict(analysis, arch, class_facts(analysis, key), role, selection)

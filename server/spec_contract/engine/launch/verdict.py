@@ -8,7 +8,10 @@ first worker line, phase and provision (the fix); a refusal its gate; the check'
 member, when there is one, lends its code. So a preflight verdict, a matrix cell, hover and ``check`` can
 never disagree about a class.
 
-One reading is this module's own: a Protocol capability the class declares but that fails for it (SC007)
+Two readings are this module's own. A crash the status model lists but ``check`` reports no finding for (a
+member no inner model has, which the check does not report yet) is a note, not a crash: the verdict's
+state, and a preflight's exit code, rest only on crashes the check stands behind, so every crash cell has a
+finding. And a Protocol capability the class declares but that fails for it (SC007)
 is a crash at start-up, not a refusal (the engine's check passes and the run dies after it), whatever the
 capability status words it as.
 """
@@ -200,12 +203,18 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
     cls = analysis.index.class_summary(key)
     name = key.qualname.rsplit(".", 1)[-1]
     problems: dict[tuple[State, str | None, str], Problem] = {}
+    unconfirmed: dict[str, Problem] = {}
     for status in _statuses(facts, selection):
         for problem in _problems(analysis, facts, role, status):
+            if problem.state is State.CRASHES and not problem.code and problem.member:
+                unconfirmed.setdefault(problem.member, problem)
+                continue
             problems.setdefault((problem.state, problem.member, problem.message if not problem.member else ""), problem)
-    notes = tuple(f"`{f.member}` is used only when {f.condition or 'a rare condition holds'}: the run crashes then"
-                  for f in facts.findings if f.code == "SC004" and role in f.roles and selected(f, selection))
+    notes = [f"`{f.member}` is used only when {f.condition or 'a rare condition holds'}: the run crashes then"
+             for f in facts.findings if f.code == "SC004" and role in f.roles and selected(f, selection)]
+    notes += [f"the class lacks `{p.member}`, which {p.uses[0].path}:{p.uses[0].line} uses ({p.uses[0].phase}); "
+              "check reports no finding for it, so it is not counted" for p in unconfirmed.values() if p.uses]
     ordered = sorted(problems.values(), key=lambda p: (ORDER.index(p.state), p.member or ""))
     state = ordered[0].state if ordered else State.SUPPORTED
     return Verdict(architecture, name, key.dotted, analysis.index.path_of(key.module) or "",
-                   cls.span.line + 1 if cls is not None else 1, role, selection.name, state, tuple(ordered), notes)
+                   cls.span.line + 1 if cls is not None else 1, role, selection.name, state, tuple(ordered), tuple(notes))
