@@ -140,7 +140,7 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
         target = targets.get(found.root)
         if target is None:
             config = load_config(found.root, args.config, overrides)
-            if getattr(args, "select", None):
+            if getattr(args, "select", None) is not None:  # `--select ""` too: it would report nothing
                 config = with_select(config, [c.strip() for c in args.select.split(",") if c.strip()])
             project = Project(found.root, config, python=args.python, use_cache=not args.no_cache)
             target = targets[found.root] = _Target(project, found, [])
@@ -331,7 +331,8 @@ def _run(args: argparse.Namespace) -> int:
             if not target.whole:
                 notes.append(f"project {target.found.describe()}")
         fixed, unfixed = _fix([_Subset(t) for t in targets]) if getattr(args, "fix", False) else (0, 0)
-        analyses = tuple(_Subset(t).report(notes) for t in targets)
+        subsets = [_Subset(t) for t in targets]
+        analyses = tuple(subset.report(notes) for subset in subsets)
         baselined, stale = _baseline(args, targets, analyses)
         report = Report(analyses, time.perf_counter() - started, cwd=Path.cwd(), baselined=baselined, stale=stale)
         if getattr(args, "write_baseline", None) is not None:
@@ -344,6 +345,10 @@ def _run(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"spec-contract: {note}", file=sys.stderr)
     incomplete = _run_notes(report)
+    if args.command == "check" and subsets and not any(subset.checked_any for subset in subsets):
+        print("spec-contract: error: the configuration left no class to check (see above); the check vouches "
+              "for nothing", file=sys.stderr)
+        incomplete = True
     if args.command == "contract":
         from spec_contract.report.machine import render_json_contract
         from spec_contract.report.text import render_contract
@@ -434,6 +439,7 @@ class _Subset:
 
     def __init__(self, target: _Target) -> None:
         self.target = target
+        self.checked_any = False  # whether the project's analysis checked a class at all (see report)
 
     def analyze(self) -> Analysis:
         analysis = self.target.project.analyze()
@@ -447,6 +453,7 @@ class _Subset:
         provide, so a pre-commit run over a staged worker change must fail on the wrapper it breaks, though
         the wrapper is not staged; ``notes`` then says why classes outside the paths are reported."""
         analysis = self.target.project.analyze()
+        self.checked_any = bool(analysis.checked)
         if self.target.whole:
             return analysis
         findings = tuple(f for f in analysis.findings
@@ -456,7 +463,8 @@ class _Subset:
         if through_uses:
             notes.append(f"also reporting the classes elsewhere in the project that fail the uses in "
                          f"{', '.join(through_uses)}")
-        return dataclasses.replace(analysis, findings=findings)
+        checked = tuple(k for k in analysis.checked if self.target.covers(analysis.index.path_of(k.module) or ""))
+        return dataclasses.replace(analysis, findings=findings, checked=checked)
 
     def invalidate(self, path: str) -> None:
         self.target.project.invalidate(path)

@@ -426,6 +426,9 @@ def validate(name: str, value: Any) -> Any:
         unknown = [code for code in codes if code not in DEFAULT_SEVERITY]
         if unknown:
             raise ConfigError(f"unknown diagnostic code {unknown[0]!r} in {key!r} (known: {known_codes()})")
+        if key == "select" and not codes:  # a check that reports no code passes whatever it finds
+            raise ConfigError(f"{key!r} names no code, so nothing would be reported; leave it out to report "
+                              f"every code (known: {known_codes()})")
         return frozenset(codes)
     if kind == "severity":
         if not isinstance(value, dict):

@@ -42,6 +42,21 @@ def _unread_note(unread: dict[str, str], relative: Callable[[str], str]) -> str 
             "the check is incomplete (exclude them, or make them readable)")
 
 
+def _nothing_checked_note(config: Config, layout: Layout, focus: frozenset[str] | None,
+                          checked: list[ClassKey]) -> str | None:
+    """Why a whole analysis checked no class at all: the configuration leaves nothing to check, and an
+    all-clear would vouch for nothing (the CLI exits 2 on it)."""
+    if checked or focus is not None:
+        return None
+    if not layout.models:
+        return (f"no model file matches the 'model-files' globs (profile {config.profile!r}), so no class was "
+                "checked; set 'model-files' or 'extend-model-files' in [tool.spec-contract]")
+    variable = config.entry_class_variable
+    return (f"none of the {len(layout.models)} model file(s) registers a class"
+            f"{f' in {variable!r}' if variable else ''}, so no class was checked; check 'model-files' and "
+            "'entry-class-variable' in [tool.spec-contract]")
+
+
 def _empty_contract(config: Config, workers: int) -> str:
     """Why no worker use reached a role's model object: never an all-clear, always something to set."""
     if not workers:
@@ -162,7 +177,8 @@ class Pipeline:
             checked=tuple(checked), models=tuple(layout.models), index=index, config=self.config, stats=stats,
             problems=problems, overlays=dict(self._sources.overlays), relative=self.relative, focus=focus,
             changed_paths=changed_paths, capabilities=gated,
-            notes=tuple(filter(None, [self._kept.engine_note, _unread_note(unread, self.relative)])), unread=unread,
+            notes=tuple(filter(None, [self._kept.engine_note, _unread_note(unread, self.relative),
+                                      _nothing_checked_note(self.config, layout, focus, checked)])), unread=unread,
         )
         self._last = analysis if focus is None else None  # a focused one is not the whole answer
         return analysis

@@ -32,6 +32,8 @@ def render(report: Report) -> str:
         out.append(f"Found {errors} error(s) and {others} other finding(s) in {files} files ({report.seconds:.2f}s).")
     else:
         done = "No findings beyond the baseline" if report.baselined else "All checked wrappers forward their contract"
+        if not any(a.checked for a in report.analyses):
+            done = "No model class was checked"  # an all-clear would claim what nothing showed
         out.append(f"{done} ({files} files, {report.seconds:.2f}s).")
     unread = sum(len(a.unread) for a in report.analyses)
     if unread:

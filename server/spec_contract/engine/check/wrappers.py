@@ -40,12 +40,11 @@ Relative = Callable[[str], str]  # shortens a path for messages
 def registered_classes(summary_classes: Iterable[ClassSummary], entry: tuple[str, ...] | None,
                        entry_variable: str | None) -> list[ClassSummary]:
     """The classes a model file registers with the engine's loader (all, when the profile names no registry)."""
-    classes = [c for c in summary_classes if "." not in c.qualname]
     if entry_variable is None:
-        return classes
+        return [c for c in summary_classes if "." not in c.qualname]
     if entry is None:
         return []
-    return [c for c in classes if c.name in entry]
+    return [c for c in summary_classes if c.qualname in entry]  # ``EntryClass = Outer.W`` names a nested one
 
 
 def _arity_notes(sites: tuple[CallSite, ...], member: Member, inner_name: str, rel: Relative) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from spec_contract.engine.read.layout import Layout
 from spec_contract.engine.read.sources import Sources
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.registry import ModelRegistry, build_registry
-from spec_contract.engine.summarise.deferred import all_classes, top_level_classes
+from spec_contract.engine.summarise.deferred import all_classes, find_class, top_level_classes
 
 Known = dict[str, tuple[str, tuple[str, ...]]]  # model path → (digest, the classes checked there)
 
@@ -88,7 +88,9 @@ class Registered:
             if summary is not None:
                 entry = summary.entry_classes
                 variable = entry_variable if (entry is not None or not out_of_tree) else None
-                candidates = all_classes(summary) if variable is None else top_level_classes(summary, entry or ())
+                candidates = all_classes(summary) if variable is None else [
+                    *top_level_classes(summary, [n for n in entry or () if "." not in n]),
+                    *filter(None, (find_class(summary, n) for n in entry or () if "." in n))]
                 # a class defined twice is one class (its last definition, see deferred.find_class)
                 names = tuple(dict.fromkeys(c.qualname for c in registered_classes(candidates, entry, variable)))
         self.known[source.path] = (digest, names)

@@ -22,12 +22,15 @@ def find_class(summary: ModuleSummary, qualname: str) -> ClassSummary | None:
     the last top-level ``class`` of that name is the one checked, and a nested name is looked up in it.
     """
     top = qualname.partition(".")[0]
-    found = None
+    found = held = None
+    # A statement's nested classes come before the class that holds them (``Outer.W``, then ``Outer``)
     for cls in _in_order(summary, lambda d: d.name == top):
-        if cls.qualname == top:
-            found = None  # a later definition of the outer class: what the earlier one held is gone
         if cls.qualname == qualname:
-            found = cls
+            held = cls
+        if "." not in cls.qualname:  # a top-level class closes its statement
+            if cls.qualname == top:
+                found = held  # a later definition of the outer class: what the earlier one held is gone
+            held = None
     return found
 
 

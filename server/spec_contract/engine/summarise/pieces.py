@@ -133,12 +133,14 @@ def _runtime_body(stmt: ast.If) -> list[ast.stmt]:
 
 
 def _entry_names(value: ast.expr) -> list[str]:
+    """The classes a registry assignment names: ``Name``, or dotted (``Outer.W``, a nested class)."""
     if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
-        return [e.id if isinstance(e, ast.Name) else e.attr for e in value.elts if isinstance(e, (ast.Name, ast.Attribute))]
+        return [name for e in value.elts for name in _entry_names(e) if isinstance(e, (ast.Name, ast.Attribute))]
     if isinstance(value, ast.Name):
         return [value.id]
     if isinstance(value, ast.Attribute):
-        return [value.attr]
+        chain = chain_of(value)
+        return [".".join(chain)] if chain is not None and "()" not in chain and "[]" not in chain else [value.attr]
     if isinstance(value, ast.BinOp):
         return _entry_names(value.left) + _entry_names(value.right)
     return []

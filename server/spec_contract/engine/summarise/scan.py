@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import unicodedata
 from bisect import bisect_right
 from dataclasses import replace
 from typing import TypeVar
@@ -91,7 +92,9 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                 piece = piece_of(body, lines, worker, entry_variable, key[1])
             else:
                 if name := CLASS_STATEMENT.match(key[1]):
-                    deferred.append(DeferredClass(name.group(1), key[0], key[1], key[2], parsed_classes,
+                    # named as Python names it (NFKC: ``class 𝒲Llava`` defines ``WLlava``), as ``ast`` does
+                    deferred.append(DeferredClass(unicodedata.normalize("NFKC", name.group(1)), key[0], key[1],
+                                                  key[2], parsed_classes,
                                                   import_words(key[1])))
                 continue
             pieces.append(piece)
@@ -140,7 +143,7 @@ def _parse_registered(summary: ModuleSummary, entry: list[str]) -> None:
     """Parse now the deferred classes a check will ask for first: the registered ones and, within the file,
     their bases and inner models (``self.model = DeepseekV2Model(...)``), so that the work happens where the
     file is scanned (on the cold run's other cores) rather than later, one class at a time."""
-    wanted, seen = set(entry), set[str]()
+    wanted, seen = {name.partition(".")[0] for name in entry}, set[str]()  # ``Outer.W``: Outer's statement
     while wanted - seen:
         names = wanted - seen
         seen |= names

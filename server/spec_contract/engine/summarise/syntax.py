@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.summary import Chain, DeferredClass
 from spec_contract.engine.text import split_lines
+
+_IDENTIFIER_AFTER = re.compile(r"\s+(\w+)")
+_IDENTIFIER_BEFORE = re.compile(r"\w+\Z")
 
 
 class Lines:
@@ -46,12 +50,19 @@ class Lines:
         return self.lines[lineno - 1].strip() if lineno is not None and 0 < lineno <= len(self.lines) else ""
 
     def name_span(self, lineno: int, keyword: str, name: str) -> Span:
-        """Span of ``name`` after ``keyword`` (``class``/``def``) on a line, for definitions."""
+        """Span of ``name`` after ``keyword`` (``class``/``def``) on a line, for definitions.
+
+        ``ast`` gives the name as Python reads it, NFKC-normalised (``class 𝒲Llava`` defines ``WLlava``): the
+        span is the identifier as written after the keyword, whatever its length."""
         line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
         after = line.find(keyword + " ")
         start = line.find(name, after + len(keyword)) if after >= 0 else -1
-        if start < 0:
-            start = len(line) - len(line.lstrip())
+        if start >= 0:
+            return Span(lineno - 1, start, lineno - 1, start + len(name))
+        written = _IDENTIFIER_AFTER.match(line, after + len(keyword)) if after >= 0 else None
+        if written is not None:
+            return Span(lineno - 1, written.start(1), lineno - 1, written.end(1))
+        start = len(line) - len(line.lstrip())
         return Span(lineno - 1, start, lineno - 1, start + len(name))
 
     def node_span(self, node: ast.expr | ast.stmt) -> Span:
@@ -62,7 +73,13 @@ class Lines:
     def attr_span(self, node: ast.Attribute) -> Span:
         end_line, end_col = _end(node)
         end = self.col(end_line, end_col)
-        return Span(end_line - 1, end - len(node.attr), end_line - 1, end)
+        start = end - len(node.attr)
+        line = self.lines[end_line - 1] if 0 < end_line <= len(self.lines) else ""
+        if not line.isascii():  # the attribute as written (NFKC can change its length, see name_span)
+            written = _IDENTIFIER_BEFORE.search(line, 0, end)
+            if written is not None:
+                start = written.start()
+        return Span(end_line - 1, start, end_line - 1, end)
 
 
 def _end(node: ast.expr | ast.stmt) -> tuple[int, int]:
