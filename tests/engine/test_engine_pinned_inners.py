@@ -7,6 +7,7 @@ of our own in the shape the real one has."""
 from __future__ import annotations
 
 from engine_trees import analyze, base_tree, findings
+from spec_contract.engine import role_classes
 from spec_contract.engine.resolve.index import ClassKey
 from test_engine_more_shapes import llava, missing_both
 from test_engine_vllm import MODELS, vllm_tree
@@ -184,3 +185,49 @@ def test_architectures_given_through_a_local_list_or_a_nested_config_call(tmp_pa
            for name in shapes}
     assert got == {"branches": ["PlainForCausalLM", "TinyForCausalLM"], "nested": ["TinyForCausalLM"],
                    "local": ["PlainForCausalLM"], "other": []}
+
+
+def test_the_classes_that_can_play_a_role_include_the_language_models_of_registered_ones(tmp_path):
+    """``Qwen3_5ForCausalLM`` in no entry class, built by the Qwen3.5 wrappers: a language model with its own
+    head is asked the whole contract; a decoder its holder hands members to is asked those; a decoder held
+    beside the class's own head, and a vision tower, play no role."""
+    models = """
+        class Decoder:
+            pass
+
+
+        class Vision:
+            def get_embed_and_head(self):
+                return None, None
+
+
+        class TextLM:
+            def __init__(self, config):
+                self.model = Decoder()
+                self.lm_head = object()
+
+            def get_embed_and_head(self):
+                return self.model.get_embed_and_head()
+
+
+        class VLM:
+            def __init__(self, config):
+                self.vision_tower = Vision()
+                self.language_model = TextLM(config)
+
+
+        class Plain:
+            def __init__(self, config):
+                self.model = Decoder()
+                self.lm_head = object()
+
+
+        EntryClass = [VLM, Plain]
+    """
+    analysis = analyze(base_tree(tmp_path, {"pkg/models/vlm.py": models}))
+    roles = role_classes(analysis.index, analysis.checked, analysis.config, analysis.contract.members())
+    named = [(r.key.qualname, r.wrapper.qualname if r.wrapper else None, r.attr, sorted(r.handed)) for r in roles
+             if r.key.module == "pkg.models.vlm"]
+    assert named == [("VLM", None, "", []), ("Plain", None, "", []),
+                     ("TextLM", "VLM", "language_model", []),
+                     ("Decoder", "VLM", "language_model.model", ["get_embed_and_head"])]

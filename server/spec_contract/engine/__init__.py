@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.read.discovery import RULE as DISCOVERY_RULE
     from spec_contract.engine.read.discovery import Found, find_project
     from spec_contract.engine.read.files import SourceFile, decode, read_bytes, relative_to
+    from spec_contract.engine.resolve.roles import RoleClass, role_classes
     from spec_contract.engine.results import (
         CallSite,
         Contract,
@@ -84,6 +85,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "decode": ("read.files", "decode"),
     "read_bytes": ("read.files", "read_bytes"),
     "relative_to": ("read.files", "relative_to"),
+    "RoleClass": ("resolve.roles", "RoleClass"),
+    "role_classes": ("resolve.roles", "role_classes"),
     "Refusal": ("edits.refusals", "Refusal"),
     "Fixes": ("edits.refusals", "Fixes"),
     "declined": ("edits.fix", "declined"),
@@ -148,6 +151,7 @@ __all__ = [
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
     "find_project", "fingerprint", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
     "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
+    "RoleClass", "role_classes",
     # before the launch (engine/launch/)
     "Engine", "Launch", "LaunchError", "Matrix", "Preflight", "Problem", "Row", "Use", "Verdict", "VerdictState",
     "analyse_engine", "find_engine", "parse_launch", "preflight", "support_matrix",

@@ -61,6 +61,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     language_attrs: list[str] = []
     config: Chain | None = None
     calls_up: list[tuple[str, Chain]] = []
+    forwards: list[tuple[str, str]] = []
 
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -86,6 +87,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
             passed_up, up = _calls_up(stmt.name, every)
             param_defaults += passed_up
             calls_up += [(stmt.name, target) for target in up]
+            forwards += [(stmt.name, attr) for attr in _forwarded_to(stmt.name, every)]
             local_classes = _local_classes(stmt, statements, defaults)
             made = _returned_constructors(statements, local_classes)
             if made:
@@ -122,7 +124,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
         members=tuple(members.values()), delegates=tuple(delegates),
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
         param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs), config=config,
-        calls_up=tuple(dict.fromkeys(calls_up)),
+        calls_up=tuple(dict.fromkeys(calls_up)), forwards=tuple(dict.fromkeys(forwards)),
     ))
 
 
@@ -275,6 +277,25 @@ def _calls_up(method: str, statements: list[ast.stmt]) -> tuple[list[tuple[str, 
             if keyword.arg is not None and chain is not None and chain[0] != "self":
                 passed.append((method, keyword.arg, chain))
     return passed, targets
+
+
+def _forwarded_to(member: str, statements: list[ast.stmt]) -> list[str]:
+    """The attribute paths a method hands its own member to: a returned or bare ``self.<path>.<member>(...)``
+    or, for a property, a returned ``self.<path>.<member>`` (under a guard too:
+    ``if hasattr(self.model, "m"): return self.model.m()``). Only statements are looked at, never every
+    expression, so summarising stays close to parsing."""
+    out = []
+    for stmt in statements:
+        value = stmt.value if isinstance(stmt, (ast.Return, ast.Expr)) else None
+        if isinstance(value, ast.Await):
+            value = value.value
+        if isinstance(value, ast.Call):
+            value = value.func
+        chain = chain_of(value) if isinstance(value, ast.Attribute) else None
+        if chain is not None and len(chain) > 2 and chain[0] == "self" and chain[-1] == member \
+                and "()" not in chain and "[]" not in chain:
+            out.append(".".join(chain[1:-1]))
+    return out
 
 
 def _dict_lookup(value: ast.expr) -> str | None:

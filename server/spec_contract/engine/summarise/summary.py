@@ -73,6 +73,10 @@ class ClassSummary:
     # (``()``: the next class of the MRO), ``super(X, self).m(...)`` (``(X...)`` + ``("super",)``: past X) or
     # ``X.m(self, ...)`` (``X`` itself): a base's method that no override calls up to never runs
     calls_up: tuple[tuple[str, Chain], ...] = ()
+    # (member, attribute path): the class's own methods and properties that hand the same member to an
+    # inner object, ``return self.model.get_input_embeddings()`` → ("get_input_embeddings", "model"): a
+    # run that uses the member here needs it there
+    forwards: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,82 @@
+"""The classes that can play a role (issue 20): every registered class, and every class that is the language
+model of one, at any depth, though no entry-class list names it.
+
+A worker never meets ``Qwen3_5ForCausalLM`` by its own name: the Qwen3.5 wrappers build it in
+``self.model`` and forward the contract to it, so a member it lacks crashes the run as surely as one the
+wrapper lacks. Its status belongs beside the wrapper's. A *language model* here is an inner class held in
+one of the attributes a wrapper keeps its language model in (the profile's ``delegate_names``, or the
+attributes the class itself marks as its language model) that holds a head of its own (``lm_head`` or
+``logits_processor``), or to which the wrapper hands a contract member (``return
+self.model.get_input_embeddings()``): a run that uses the member there needs it here. A decoder the class
+only holds (``self.model = Qwen3Model(...)`` beside its own ``lm_head``, no member handed to it) is a part,
+not a model a run is served by, and a vision tower is neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from spec_contract.engine.config import Config
+from spec_contract.engine.resolve.index import ClassKey, Index
+
+HEADS = ("lm_head", "logits_processor")  # what a language model holds and a decoder does not
+
+
+@dataclass(frozen=True)
+class RoleClass:
+    """A class that can play a role, and why: registered itself, or the language model of ``wrapper``
+    (held in ``self.<attr>`` there; ``attr`` is a dotted path when it is deeper, ``language_model.model``).
+    ``handed``: when it holds no head, the contract members its holder hands it, the only ones a run asks
+    of it there (empty: a registered class or a language model with its own head, asked the whole contract)."""
+
+    key: ClassKey
+    wrapper: ClassKey | None = None  # None: registered (an entry class or the registry names it)
+    attr: str = ""
+    handed: frozenset[str] = frozenset()
+
+    @property
+    def registered(self) -> bool:
+        return self.wrapper is None
+
+
+def language_models(index: Index, key: ClassKey, config: Config,
+                    members: frozenset[str]) -> list[tuple[str, ClassKey, frozenset[str]]]:
+    """``(attr, class, handed)`` for each language model ``key`` holds directly: a candidate class of a
+    language-model attribute that holds a head of its own (``handed`` empty), or that ``key`` hands some of
+    the contract's ``members`` to (those; see the module docstring)."""
+    delegates = index.delegates(key)
+    attrs = index.language_attrs(key) or tuple(a for a in config.delegate_names if a in delegates)
+    handed: dict[str, set[str]] = {}
+    for cls in (index.class_summary(owner) for owner in index.mro(key)):
+        for member, path in cls.forwards if cls is not None else ():
+            if member in members:
+                handed.setdefault(path.partition(".")[0], set()).add(member)
+    out: list[tuple[str, ClassKey, frozenset[str]]] = []
+    for attr in attrs:
+        for inner in delegates.get(attr, ()):
+            if any(index.provision(inner, head) is not None for head in HEADS):
+                out.append((attr, inner, frozenset()))
+            elif attr in handed:
+                out.append((attr, inner, frozenset(handed[attr])))
+    return out
+
+
+def role_classes(index: Index, registered: Iterable[ClassKey], config: Config,
+                 members: Iterable[str] = ()) -> tuple[RoleClass, ...]:
+    """Every class that can play a role: the registered ones first, in their order, then each language model
+    they hold at any depth, found breadth first (a class is listed once, with the first path that reaches
+    it; a registered class is never listed again as a language model). ``members``: the contract's members
+    (``Contract.members()``), for the forwards that make an inner class a language model."""
+    wanted = frozenset(members)
+    out: dict[ClassKey, RoleClass] = {key: RoleClass(key) for key in registered}
+    pending = [(key, key, "") for key in out]
+    while pending:
+        wrapper, holder, path = pending.pop(0)
+        for attr, inner, handed in language_models(index, holder, config, wanted):
+            if inner in out:
+                continue
+            reached = f"{path}.{attr}" if path else attr
+            out[inner] = RoleClass(inner, wrapper, reached, handed)
+            pending.append((wrapper, inner, reached))
+    return tuple(out.values())
