@@ -78,7 +78,9 @@ def _launch_parsers(sub: argparse._SubParsersAction) -> None:
     def engine(p: argparse.ArgumentParser) -> None:
         p.add_argument("--python", help="the server's interpreter: its installed engine is read as source "
                                         "(default: this interpreter)")
-        p.add_argument("--engine", metavar="DIR", help="the engine's source tree to read instead (its package folder)")
+        p.add_argument("--engine", metavar="DIR", help="the engine's source tree to read instead (its package folder or "
+                                                        "a checkout); a package of your own models takes the "
+                                                        "contract from --python's engine")
         p.add_argument("--no-cache", action="store_true", help="do not read or write the summary cache")
 
     pre = sub.add_parser("preflight", help="will this launch work? the launch's target and draft classes under its "
@@ -99,7 +101,8 @@ def _launch_parsers(sub: argparse._SubParsersAction) -> None:
                                            "crashes or degraded",
                             description="The support matrix of the engine at --python or --engine.")
     engine(matrix)
-    matrix.add_argument("--profile", choices=("sglang", "vllm"), default="sglang")
+    matrix.add_argument("--profile", choices=("sglang", "vllm"), default=None,
+                        help="the engine's profile (default: as the tree says, else sglang)")
     matrix.add_argument("--format", choices=("table", "markdown", "json", "html"), default="table")
     matrix.add_argument("--output", "-o", type=Path, metavar="FILE", help="write to FILE instead of standard output")
 

@@ -4,6 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { ContractView } from './contractView';
+import { MatrixView, SHOW_MATRIX } from './matrixView';
 import { onDidChangePythonInterpreter } from './python';
 import { ServerManager } from './server';
 import { needsRestart, readStartSettings } from './settings';
@@ -38,6 +39,7 @@ export function wire(context: vscode.ExtensionContext): Wiring {
     });
     manager = server;
     const contract = new ContractView(() => server.runningClient);
+    const matrix = new MatrixView();
 
     context.subscriptions.push(
         output,
@@ -50,6 +52,8 @@ export function wire(context: vscode.ExtensionContext): Wiring {
         vscode.commands.registerCommand('specContract.showOutput', () => output.show()),
         vscode.commands.registerCommand('specContract.showContract', () => contract.show()),
         vscode.commands.registerCommand('specContract.refreshContract', () => contract.refresh()),
+        matrix,
+        vscode.commands.registerCommand(SHOW_MATRIX, () => matrix.show()),
         vscode.commands.registerCommand('specContract.startUntrusted', () => {
             server.allowUntrusted = true;
             return server.restart('started in an untrusted workspace on request');

@@ -60,7 +60,7 @@ def _problem_lines(problem: Problem) -> list[str]:
 def render_text(result: Preflight) -> str:
     engine = result.engine
     version = f" {engine.version}" if engine.version else ""
-    out = [f"{engine.profile}{version} ({engine.root}), algorithm {result.algorithm or 'none'}"]
+    out = [f"{engine.profile or 'engine'}{version} ({engine.root}), algorithm {result.algorithm or 'none'}"]
     for verdict in result.verdicts:
         given = result.target if verdict.role.value == "target" else result.draft
         named = verdict.class_name if verdict.architecture == verdict.class_name else \

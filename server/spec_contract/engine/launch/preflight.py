@@ -28,10 +28,13 @@ from spec_contract.engine.results import Role
 
 @dataclass(frozen=True)
 class Engine:
-    """The engine source a preflight reads: its package directory and the profile that reads it."""
+    """The engine source a preflight reads: its package directory (or a project holding it), the profile that
+    reads it (None: as the tree's layout and ``[tool.spec-contract]`` say), and the interpreter whose installed
+    engine a tree without workers (a package of one's own models) takes its contract from."""
 
-    profile: str
+    profile: str | None
     root: Path
+    python: str | None = None
 
     @property
     def version(self) -> str | None:
@@ -47,26 +50,26 @@ class Engine:
         return found.group(1) if found else None
 
 
-def find_engine(profile: str, engine: str | None, python: str | None) -> Engine:
+def find_engine(profile: str | None, engine: str | None, python: str | None) -> Engine:
     """The engine tree: ``engine`` (a directory), else the package installed for ``python`` (default: this
     interpreter), read as source."""
     if engine is not None:
         root = Path(engine).expanduser()
         if not root.is_dir():
             raise ConfigError(f"--engine {engine}: no such directory")
-        return Engine(profile, root.resolve())
-    config = load_config(None, None, {"profile": profile})
+        return Engine(profile, root.resolve(), python)
+    config = load_config(None, None, {"profile": profile or "sglang"})
     found = locate_engine(python, config.engine_package)
     if found is None:
         where = f"--python {python}" if python else "this interpreter"
         raise ConfigError(f"{config.engine_package} is not installed for {where}; pass --python PATH (the server's "
                           f"interpreter) or --engine DIR (its source tree)")
-    return Engine(profile, found)
+    return Engine(config.profile, found)
 
 
 def analyse_engine(engine: Engine, use_cache: bool = True) -> Analysis:
-    config = load_config(engine.root, None, {"profile": engine.profile})
-    return Project(engine.root, config, use_cache=use_cache).analyze()
+    config = load_config(engine.root, None, {"profile": engine.profile} if engine.profile else None)
+    return Project(engine.root, config, python=engine.python, use_cache=use_cache).analyze()
 
 
 @dataclass(frozen=True)
