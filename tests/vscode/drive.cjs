@@ -7,6 +7,8 @@
 //        Ctrl+. and Enter on the delegation quick fix, Ctrl+S, and waits for the fix on disk;
 //   ui-contract: runs "spec-contract: Show Contract" from the command palette and clicks the worker call
 //        site in the view, which opens the worker file;
+//   ui-matrix: runs "spec-contract: Show support matrix" from the command palette and reads the matrix page's
+//        cells in the webview it opens;
 //   ui-missing-package: waits for the notification that spec_contract is not installed in the interpreter
 //        (or, with "toast", for another notification about it).
 // Prints one JSON line with what it saw; exits non-zero with the reason on failure (after a screenshot).
@@ -129,19 +131,17 @@ async function ui(page) {
     await page.keyboard.press('Escape');
 }
 
-async function uiContract(page) {
-    await page.goto(config.url);
-    await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: START_MS });
+async function runCommand(page, title) {
     // The palette: F1 can come before the workbench listens, and the command before the extension registered
     // it; each try starts from a closed palette.
-    const command = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Show Contract' }).first();
-    await waitUntil('"spec-contract: Show Contract" in the command palette', STEP_MS, async () => {
+    const command = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    await waitUntil(`"spec-contract: ${title}" in the command palette`, STEP_MS, async () => {
         await page.keyboard.press('Escape');
         await page.keyboard.press('F1');
         try {
             const input = page.locator('.quick-input-widget input').first();
             await input.waitFor({ timeout: ATTEMPT_MS });
-            await input.fill('>spec-contract: Show Contract');
+            await input.fill(`>spec-contract: ${title}`);
             await command.waitFor({ timeout: ATTEMPT_MS });
             return true;
         } catch {
@@ -149,6 +149,32 @@ async function uiContract(page) {
         }
     });
     await page.keyboard.press('Enter');
+}
+
+async function uiMatrix(page) {
+    await page.goto(config.url);
+    await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: START_MS });
+    await runCommand(page, 'Show support matrix');
+    const tab = page.locator('.tab', { hasText: 'spec-contract: support matrix' }).first();
+    await tab.waitFor({ timeout: STEP_MS });
+    seen.tab = await tab.textContent();
+    // The page runs in the webview's nested frames: find the one whose script drew the cells.
+    seen.cells = await waitUntil('the matrix cells in the webview', STEP_MS, async () => {
+        for (const frame of page.frames()) {
+            const cells = await frame.locator('td.cell').evaluateAll(
+                (tds) => tds.map((td) => `${td.closest('tr').dataset.architecture}/${td.dataset.algorithm}=${td.dataset.state}`),
+            ).catch(() => []);
+            if (cells.length) return cells;
+        }
+        return undefined;
+    });
+    await shot(page, 'ui-6-matrix.png');
+}
+
+async function uiContract(page) {
+    await page.goto(config.url);
+    await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: START_MS });
+    await runCommand(page, 'Show Contract');
     const site = callSiteRow(page);
     await site.waitFor({ timeout: STEP_MS });
     seen.contractRows = await page.locator('[id="workbench.view.extension.spec-contract"] .monaco-list-row').allInnerTexts();
@@ -171,7 +197,7 @@ async function uiMissingPackage(page) {
     await shot(page, 'ui-missing-package.png');
 }
 
-const MODES = { api, ui, 'ui-contract': uiContract, 'ui-missing-package': uiMissingPackage };
+const MODES = { api, ui, 'ui-contract': uiContract, 'ui-matrix': uiMatrix, 'ui-missing-package': uiMissingPackage };
 
 (async () => {
     fs.mkdirSync(config.shots, { recursive: true });

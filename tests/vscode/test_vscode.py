@@ -96,6 +96,15 @@ def test_ui_contract_view_opens_call_site(code_server):
     assert (SHOTS / "ui-5-contract.png").exists()
 
 
+def test_ui_support_matrix_opens_in_a_webview(code_server):
+    """"spec-contract: Show support matrix" reads the workspace's tree (the demo engine) and shows its page."""
+    seen = code_server.drive("ui-matrix", url=code_server.open_url(code_server.ui_workspace))
+    assert "spec-contract: support matrix" in seen["tab"], seen
+    assert "LlavaForConditionalGeneration/EAGLE3=crashes" in seen["cells"], seen["cells"]
+    assert "LlamaForCausalLM/EAGLE3=supported" in seen["cells"], seen["cells"]
+    assert (SHOTS / "ui-6-matrix.png").exists()
+
+
 def test_ui_missing_package_notification(code_server):
     seen = code_server.drive("ui-missing-package", url=code_server.open_url(code_server.no_package_workspace))
     assert "venv-without-spec-contract" in seen["notification"], seen
