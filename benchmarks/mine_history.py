@@ -128,7 +128,7 @@ def _generated(analysis: Any, root: Path, wanted: set[tuple[str, str]]) -> dict[
 
     findings = [f for f in analysis.findings if (rel(f.path), f.class_name) in wanted]
     by_path: dict[str, list[Any]] = {}
-    for edit in delegation_edits(analysis, findings, []):
+    for edit in delegation_edits(analysis, findings).edits:
         by_path.setdefault(edit.path, []).append(edit)
     out: dict[str, dict[str, dict[str, Facts]]] = {}
     for path, edits in by_path.items():
