@@ -40,7 +40,7 @@ def test_camel_case_keys_are_accepted():
 
 def test_each_invalid_value_is_reported_and_only_that_key_falls_back():
     settings, problems = parse(
-        {"debounce": "soon", "enable": "yes", "severity": {"SC001": "loud", "SC009": "error", "SC002": "hint"},
+        {"debounce": "soon", "enable": "yes", "severity": {"SC001": "loud", "SC999": "error", "SC002": "hint"},
          "include": [1], "colour": "red", "profile": ""}
     )
     assert settings.debounce_ms == DEFAULT_DEBOUNCE_MS
@@ -49,7 +49,7 @@ def test_each_invalid_value_is_reported_and_only_that_key_falls_back():
     assert settings.include is None and settings.profile is None
     text = "\n".join(problems)
     for fragment in ("specContract.debounce", "specContract.enable", "specContract.severity.SC001",
-                     "'SC009'", "specContract.include", "specContract.colour", "specContract.profile"):
+                     "'SC999'", "specContract.include", "specContract.colour", "specContract.profile"):
         assert fragment in text
     assert len(problems) == 7
 

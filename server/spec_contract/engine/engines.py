@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from spec_contract.engine.read.files import read_bytes
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -48,13 +50,31 @@ def detect(root: Path, layouts: list[Layout]) -> Detected | None:
         for package in sorted(candidates, key=lambda p: p.name != layout.package):
             if layout.paths and all((package / path).exists() for path in layout.paths):
                 where = "the tree" if package == root else f"{package.name}/"
-                return Detected(layout.profile, package.name,
+                return Detected(layout.profile, imported_as(package, layout),
                                 f"{where} has {layout.engine}'s layout ({', '.join(layout.paths)})")
     for layout in layouts:
         if (root.name == layout.package and (root / "__init__.py").is_file()) \
                 or (root / layout.package / "__init__.py").is_file():
             return Detected(layout.profile, layout.package, f"the tree holds the {layout.package!r} package")
     return None
+
+
+def imported_as(package: Path, layout: Layout, most: int = 40) -> str:
+    """The name the engine's own code imports it by: a copy of a release in a folder of another name
+    (``sglang_v059/``) still imports ``sglang.…``, while a fork (``aphrodite/``) imports itself. Read from the
+    absolute imports in the files under the layout's paths (at most ``most`` of them), the folder's name when
+    they name neither."""
+    if package.name == layout.package:
+        return package.name
+    counts = {package.name: 0, layout.package: 0}
+    files = [f for path in layout.paths for f in sorted((package / path).glob("*.py"))][:most]
+    for file in files:
+        data = read_bytes(str(file), limit=65536)  # regular files only: a FIFO named *.py never blocks this
+        if isinstance(data, str):
+            continue
+        for name in counts:
+            counts[name] += data.count(f"from {name}.".encode()) + data.count(f"import {name}.".encode())
+    return layout.package if counts[layout.package] > counts[package.name] else package.name
 
 
 def rebased(dotted: str, own: str, package: str) -> str:
