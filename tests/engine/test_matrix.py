@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from engine_trees import analyze
-from launch_trees import engine_tree
+from launch_trees import ENGINE, engine_tree
 from spec_contract.cli import main
 from spec_contract.engine import Analysis, support_matrix
 from spec_contract.engine.launch.algorithms import select
@@ -126,3 +126,40 @@ def test_every_format_shows_the_same_cells(tmp_path, capsys):
     page = out.read_text()
     assert "default-src 'none'" in page and "http://" not in page and "https://" not in page
     assert json.loads(page.split('id="matrix-data">', 1)[1].split("</script>", 1)[0]) == data
+
+
+def test_a_run_meets_the_gates_of_the_algorithms_it_is_gated_by_but_not_their_other_uses(tmp_path):
+    """DSPARK runs pass DFLASH's gates first (the profile's gated-by), so a DFLASH refusal refuses DSPARK too
+    (the Tower row above); a DFLASH use past the gate is DFLASH's alone."""
+    worker = """
+        class DFlashWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                if not hasattr(self.target_worker.model_runner.model, "set_dflash_layers_to_capture"):
+                    raise ValueError("DFLASH needs set_dflash_layers_to_capture on the target")
+                self.target_worker.model_runner.model.set_dflash_layers_to_capture([1, 2])
+                self.head = self.target_worker.model_runner.model.get_dflash_head()
+    """
+    half = """
+        from sglang.srt.models.llama import LlamaForCausalLM
+
+
+        class HalfForConditionalGeneration:
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+
+            def set_dflash_layers_to_capture(self, layers):
+                self.language_model.set_dflash_layers_to_capture(layers)
+
+        EntryClass = [HalfForConditionalGeneration]
+    """
+    llama = ENGINE["srt/models/llama.py"].replace("\n        EntryClass", "\n            def get_dflash_head(self):\n"
+                                                  "                return None\n\n        EntryClass")
+    analysis = analyze(engine_tree(tmp_path, {"srt/speculative/dflash_worker.py": worker,
+                                              "srt/models/half.py": half, "srt/models/llama.py": llama}))
+    states = cells(analysis)
+    assert (states[("HalfForConditionalGeneration", "DFLASH")], states[("HalfForConditionalGeneration", "DSPARK")]) == \
+        ("crashes", "supported")
+    assert (states[("TowerForConditionalGeneration", "DFLASH")], states[("TowerForConditionalGeneration", "DSPARK")]) == \
+        ("refused", "refused")
+    assert agreement(analysis) == []

@@ -27,11 +27,14 @@ _ALIASES: dict[str, dict[str, str | None]] = {
 @dataclass(frozen=True)
 class Selection:
     """The uses a run of one algorithm makes: those of ``algorithms``, and the family's unmarked ones when
-    ``family`` (a run with no model contract selects none)."""
+    ``family`` (a run with no model contract selects none); and the algorithms whose capability gates it
+    passes first (``gates``: the profile's ``gated_by``), whose refusals stop it too but whose other uses it
+    never makes."""
 
     name: str  # as the launch spelled it, upper-cased
     algorithms: frozenset[str]
     family: bool
+    gates: frozenset[str] = frozenset()
 
     def selects(self, algorithm: str | None) -> bool:
         return self.family if algorithm is None else algorithm in self.algorithms
@@ -48,7 +51,7 @@ def select(config: Config, engine: str, name: str) -> Selection:
     aliases = _ALIASES.get(engine, {})
     if wanted in specs:
         spec = specs[wanted]
-        return Selection(wanted, frozenset((wanted, *spec.gated_by)), not spec.files)
+        return Selection(wanted, frozenset((wanted,)), not spec.files, frozenset(spec.gated_by))
     if wanted in aliases:
         target = aliases[wanted]
         if target is None:

@@ -50,6 +50,7 @@ class State(str, enum.Enum):
 
 ORDER = (State.CRASHES, State.REFUSED, State.UNKNOWN, State.DEGRADED, State.SUPPORTED)
 
+_REFUSALS = ("SC003", "SC006")  # the check's findings of a refusal at start-up
 _CAPABILITY_CRASH = "SC007"  # declared, not backed: the engine's check passes, then start-up fails
 
 
@@ -107,9 +108,11 @@ def uses_of(analysis: Analysis, sites: tuple[CallSite, ...] | list[CallSite]) ->
 
 
 def selected(finding: Finding, selection: Selection) -> bool:
-    """Whether a run of the selection meets the finding: its algorithm (a capability's), else any of its uses'."""
+    """Whether a run of the selection meets the finding: its algorithm (a capability's; a refusal of the
+    algorithms whose gates the run passes first, too), else any of its uses'."""
     if finding.algorithm is not None:
-        return finding.algorithm in selection.algorithms
+        return finding.algorithm in selection.algorithms or \
+            finding.algorithm in selection.gates and finding.code in _REFUSALS
     return any(selection.selects(site.algorithm) for site in finding.call_sites)
 
 
@@ -141,8 +144,11 @@ def class_facts(analysis: Analysis, key: ClassKey, findings: tuple[Finding, ...]
 
 
 def _statuses(facts: ClassFacts, selection: Selection) -> list[AlgorithmStatus]:
+    """The statuses a run of the selection meets: its own algorithms' (and the shared uses'), and the refusals
+    of those whose gates it passes first."""
     names = set(selection.algorithms) | ({BASE_ALGORITHM} if selection.family else set())
-    return [a for a in (facts.status.algorithms if facts.status else ()) if a.algorithm in names]
+    return [a for a in (facts.status.algorithms if facts.status else ())
+            if a.algorithm in names or a.algorithm in selection.gates and a.state is AlgorithmState.REFUSED]
 
 
 def _code(facts: ClassFacts, member: str | None, algorithm: str, codes: tuple[str, ...] = ()) -> str:
@@ -159,7 +165,7 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
     state = status.state
     if state is AlgorithmState.REFUSED:
         finding = next((f for f in facts.findings if f.algorithm == status.algorithm
-                        and f.code in ("SC003", "SC006", _CAPABILITY_CRASH)), None)
+                        and f.code in (*_REFUSALS, _CAPABILITY_CRASH)), None)
         if finding is not None and finding.code == _CAPABILITY_CRASH:
             return [Problem(State.CRASHES, finding.code, finding.member, finding.message,
                             uses_of(analysis, finding.call_sites), "")]
