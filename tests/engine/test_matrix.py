@@ -16,7 +16,7 @@ from spec_contract.cli import main
 from spec_contract.engine import Analysis, support_matrix
 from spec_contract.engine.launch.algorithms import select
 from spec_contract.engine.launch.verdict import selected
-from test_engine_vllm import vllm_tree
+from test_engine_vllm import MODELS, REGISTRY, vllm_tree
 
 
 def agreement(analysis: Analysis) -> list[str]:
@@ -163,3 +163,25 @@ def test_a_run_meets_the_gates_of_the_algorithms_it_is_gated_by_but_not_their_ot
     assert (states[("TowerForConditionalGeneration", "DFLASH")], states[("TowerForConditionalGeneration", "DSPARK")]) == \
         ("refused", "refused")
     assert agreement(analysis) == []
+
+
+def test_each_platforms_class_of_a_per_platform_package_gets_a_row(tmp_path):
+    fancy = "import torch.nn as nn\n\n\nclass FancyForCausalLM(nn.Module):\n    pass\n"
+    files = {
+        "vllm/models/__init__.py": "",
+        "vllm/models/fancy/__init__.py": """
+            from vllm.platforms import current_platform
+
+            if current_platform.is_rocm():
+                from .amd import FancyForCausalLM
+            else:
+                from .cuda import FancyForCausalLM
+        """,
+        "vllm/models/fancy/amd.py": fancy,
+        "vllm/models/fancy/cuda.py": fancy,
+        f"{MODELS}/registry.py": REGISTRY + '    _TRANSFORMERS_BACKEND_MODELS = {"FancyForCausalLM": '
+                                            '("vllm.models.fancy", "FancyForCausalLM")}\n',
+    }
+    rows = {(r.architecture, r.qualname) for r in support_matrix(analyze(vllm_tree(tmp_path, files))).rows}
+    assert {("FancyForCausalLM", "vllm.models.fancy.amd.FancyForCausalLM"),
+            ("FancyForCausalLM (cuda)", "vllm.models.fancy.cuda.FancyForCausalLM")} <= rows
