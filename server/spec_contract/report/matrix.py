@@ -71,6 +71,7 @@ def matrix_data(matrix: Matrix) -> dict[str, object]:
                 "state": str(cell.state), "why": why, "fix": fix,
                 "members": sorted({p.member for p in cell.problems if p.member}),
                 "codes": sorted({p.code for p in cell.problems if p.code}),
+                "notes": list(cell.notes),
             }
         rows.append({"architecture": row.architecture, "class": row.class_name, "qualname": row.qualname,
                      "path": row.path, "line": row.line, "role": str(row.role), "cells": cells,

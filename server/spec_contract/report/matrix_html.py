@@ -60,7 +60,8 @@ function render() {
       const c = row.cells[a];
       const tip = '<b>' + esc(row.architecture) + ' × ' + esc(a) + ': ' + esc(c.state) + '</b>' +
         (c.why ? '<br>' + prose(c.why) : '') + (c.fix ? '<br><b>fix:</b> ' + prose(c.fix) : '') +
-        (row.notes.length ? '<br><span class="muted">' + row.notes.map(prose).join('<br>') + '</span>' : '');
+        (row.notes.length || c.notes.length ? '<br><span class="muted">' + row.notes.concat(c.notes).map(prose).join('<br>') +
+          '</span>' : '');
       const dim = states.has(c.state) ? '' : ' style="opacity:.25"';
       return '<td class="cell ' + esc(c.state) + '" tabindex="0" data-state="' + esc(c.state) + '" data-algorithm="' +
         esc(a) + '"' + dim + '>' +
