@@ -41,7 +41,9 @@ class Selection:
 
 
 def valid_names(config: Config, engine: str) -> list[str]:
-    return sorted({a.name for a in config.algorithms} | set(_ALIASES.get(engine, {})))
+    """The names the launch option takes, as the engine spells them (vLLM's ``method`` is lower case)."""
+    names = sorted({a.name for a in config.algorithms} | set(_ALIASES.get(engine, {})))
+    return [n.lower() for n in names] if engine == "vllm" else names
 
 
 def select(config: Config, engine: str, name: str) -> Selection:
