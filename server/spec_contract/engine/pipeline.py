@@ -277,6 +277,7 @@ class Pipeline:
                    for m in self._kept.modules_read() if m in layout.by_module}
         self._store.save(layout.fingerprint, {
             "contract": self._kept.contract, "checked": self._kept.checked, "registered": self._registered.known,
+            "dispatched": self._registered.dispatched,
             "digests": digests, "signatures": self._sources.to_save(), "engine_note": self._kept.engine_note,
         })
         self._kept.unsaved = self._registered.unsaved = False
@@ -288,6 +289,7 @@ class Pipeline:
             return set()
         self._kept.restore(saved)
         self._registered.known = saved["registered"]
+        self._registered.dispatched = saved.get("dispatched", {})
         self._sources.restore(saved.get("signatures", {}))
         return {m for m, digest in saved["digests"].items()
                 if m not in layout.by_module or self._sources.digest(layout.by_module[m].path) != digest}

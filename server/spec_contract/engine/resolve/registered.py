@@ -14,6 +14,8 @@ from spec_contract.engine.resolve.registry import ModelRegistry, build_registry
 from spec_contract.engine.summarise.deferred import all_classes, find_class, top_level_classes
 
 Known = dict[str, tuple[str, tuple[str, ...]]]  # model path → (digest, the classes checked there)
+# model path → (digest, (dispatcher, the classes of the same file its ``__new__`` builds) for each that has some)
+Dispatched = dict[str, tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]]
 
 
 class Registered:
@@ -21,6 +23,7 @@ class Registered:
         self._sources = sources
         self._config = config
         self.known: Known = {}
+        self.dispatched: Dispatched = {}
         self.registry: ModelRegistry | None = None  # the engine's model registry, when the profile reads one
         self.unsaved = False  # ``known`` grew since the results were last saved
 
@@ -63,10 +66,14 @@ class Registered:
                 own = tuple(n for n in names if summary is not None and summary.has_class(n))
                 known = self.known[source.path] = (digest, own)
                 self.unsaved = True
-            keys = [ClassKey(defined_in, n) for n in known[1]]
-            keys += [k for n in names if n not in known[1] for k in index.platform_choices(defined_in, n)]
+            built = self.dispatched.get(source.path)
+            if built is None or built[0] != digest:
+                built = self.dispatched[source.path] = (digest, _dispatchers(index, defined_in, known[1]))
+                self.unsaved = True
             # a dispatcher's ``__new__`` builds another class: that class is what runs, and is checked instead
-            keys = [d for k in keys for d in index.dispatched(k) or (k,)]
+            instead = dict(built[1])
+            keys = [ClassKey(defined_in, d) for n in known[1] for d in instead.get(n, (n,))]
+            keys += [k for n in names if n not in known[1] for k in index.platform_choices(defined_in, n)]
             for key in keys:
                 if focus is None or index.path_of(key.module) in focus:
                     found[key] = None
@@ -96,3 +103,17 @@ class Registered:
         self.known[source.path] = (digest, names)
         self.unsaved = True
         return names
+
+
+def _dispatchers(index: Index, module: str, names: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Of the registered classes ``module`` defines, those whose own ``__new__`` builds other classes of the
+    module (vLLM's ``MiniCPMV`` and its version classes), with those classes: read once per file text, since
+    it parses the classes."""
+    out = []
+    for name in names:
+        key = ClassKey(module, name)
+        if "__new__" in index.members_of(key):
+            built = tuple(d.qualname for d in index.dispatched(key) if d.module == module)
+            if built:
+                out.append((name, built))
+    return tuple(out)
