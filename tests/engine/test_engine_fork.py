@@ -113,3 +113,20 @@ def test_the_readme_recipe_checks_a_fork_with_its_own_receivers(tmp_path):
     result = check(root, tmp_path / "cache")
     assert result.returncode == 1, result.stderr
     assert "SC001 `LlavaForConditionalGeneration` does not forward `get_embed_and_head`" in result.stdout
+
+
+def test_a_renamed_copy_whose_code_imports_the_engine_keeps_the_engines_package(tmp_path):
+    # vllm_copy/ is vLLM's tree under another folder name, its imports still `from vllm.…`: the engine package
+    # stays vllm (the index answers those imports from the copy), and the findings are the original's
+    original = vllm_tree(tmp_path / "original")
+    copy = tmp_path / "copy" / "vllm_copy"
+    for path in (original / "vllm").rglob("*.py"):
+        target = copy / path.relative_to(original / "vllm")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    proposer = copy / "v1/spec_decode/eagle.py"  # as vLLM's proposers do, it imports the engine by its name
+    proposer.write_text("from vllm.model_executor.models.interfaces import supports_eagle3\n\n\n"
+                        + proposer.read_text(encoding="utf-8"), encoding="utf-8")
+    config = load_config(copy)
+    assert (config.profile, config.engine_package) == ("vllm", "vllm")
+    assert codes(analyze(copy)) == codes(analyze(original)) != []
