@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -68,7 +69,8 @@ def test_a_baseline_passes_old_findings_and_fails_exactly_the_new_one(tmp_path, 
     assert [f for f in findings(result) if not f[2]] == [("Llava", "set_eagle3_layers_to_capture", False)]
     assert len([f for f in findings(result) if f[2]]) == len(entries)
     text = run(tree, "--baseline", str(baseline))
-    assert [line.split(": ")[1][:5] for line in text.stdout.splitlines() if ": SC" in line] == ["SC001"]
+    codes = [re.match(r"\S+:\d+:\d+: (\w+ SC\d+) ", line) for line in text.stdout.splitlines()]
+    assert [m.group(1) for m in codes if m] == ["error SC001"]
     assert "`Llava` does not forward `set_eagle3_layers_to_capture`" in text.stdout
     assert f"Baseline: {len(entries)} finding(s) baselined, 0 baseline entries no longer found" in text.stdout
 

@@ -119,7 +119,7 @@ def test_the_hook_fails_on_a_forgotten_forward_and_the_fix_hook_repairs_it(tmp_p
     refused = git(checkout, "commit", "-m", "Kimi K2.5", env=env)
     output = refused.stdout + refused.stderr
     assert refused.returncode != 0, output
-    assert ("python/sglang/srt/models/kimi_k25.py:4:7: SC001 `KimiK25ForConditionalGeneration` does not forward "
+    assert ("python/sglang/srt/models/kimi_k25.py:4:7: error SC001 `KimiK25ForConditionalGeneration` does not forward "
             "`get_embed_and_head`") in output
 
     fixed = subprocess.run([command, "run", "--hook-stage", "manual", "spec-contract-fix", "--files", str(kimi)],

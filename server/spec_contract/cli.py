@@ -10,12 +10,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
-import io
 import os
-import stat
 import sys
 import time
-import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +22,16 @@ from spec_contract import __version__
 
 if TYPE_CHECKING:
     from spec_contract.engine import Analysis, Baseline, BaselineEntry, Found, Launch, Project
+    from spec_contract.fixing import Outcome
     from spec_contract.report import Report
 
 # The engine and the reports are imported where they are used: ``spec-contract serve`` must start as fast
 # as a bare pygls server, and the language server loads the engine on its own thread when it needs it.
+
+
+def _codes(text: str) -> list[str]:
+    """``--select``'s codes, in any case (``sc001`` is SC001)."""
+    return [code.strip().upper() for code in text.split(",") if code.strip()]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,8 +39,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"spec-contract: error: {message}\n")
 
 
+DESCRIPTION = """Keep model wrapper classes in step with the speculative-decoding workers that call them:
+'check' and 'contract' for terminals and CI, 'serve' for editors."""
+EXIT_CODES = """exit codes:
+  0  no error-level finding (warnings and information do not fail a run)
+  1  error-level findings, or a fix that was asked for and not made
+  2  usage or configuration error, or a path the check needed could not be read (one line on stderr)"""
+
+EXAMPLES = """examples:
+  spec-contract check
+      check the project around the current directory; exit 1 if a wrapper would crash a run
+  spec-contract check python/sglang/srt/models/kimi_vl.py --diff
+      show the forwards that fix the file's error findings, without writing them (--fix writes them)
+  spec-contract check --format github --select sc001,sc003
+      in a GitHub Actions step: annotate the pull request with those two codes' findings"""
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="spec-contract", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="spec-contract", description=DESCRIPTION, epilog=f"{EXIT_CODES}\n\n{EXAMPLES}",
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"spec-contract {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -53,11 +73,21 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--python", help="interpreter whose installed engine supplies the contract for out-of-tree models")
 
     check = sub.add_parser("check", help="report wrapper classes that do not forward contract methods",
-                           description=f"Report wrapper classes that do not forward contract methods. {DISCOVERY_RULE}")
+                           description=f"Report wrapper classes that do not forward contract methods. {DISCOVERY_RULE}",
+                           epilog=f"{EXIT_CODES}\n\n{EXAMPLES}", formatter_class=argparse.RawDescriptionHelpFormatter)
     common(check)
-    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
-    check.add_argument("--fix", action="store_true", help="add the missing delegations to the given files")
-    check.add_argument("--select", help="comma-separated codes to report (default: all)")
+    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text",
+                       help="text: findings for a terminal (default); json: the documented schema, for tools; "
+                            "sarif: SARIF 2.1.0, for code scanning; github: annotations and a step summary, for "
+                            "GitHub Actions")
+    check.add_argument("--fix", action="store_true",
+                       help="add the missing members that make the check fail (error-level findings) to the given "
+                            "files; with --select, those of the selected codes whatever their severity")
+    check.add_argument("--diff", action="store_true", help="show what --fix would change, as a unified diff, and "
+                                                           "write nothing")
+    check.add_argument("--select", help="comma-separated codes to report, any case (default: all)")
+    check.add_argument("--statistics", action="store_true", help="count the findings per code instead of listing them "
+                                                                 "(text format)")
     baseline = check.add_mutually_exclusive_group()
     baseline.add_argument("--baseline", type=Path, metavar="FILE",
                           help="fail only on findings not in FILE (default: the pyproject's 'baseline' key)")
@@ -144,106 +174,11 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
         if target is None:
             config = load_config(found.root, args.config, overrides)
             if getattr(args, "select", None) is not None:  # `--select ""` too: it would report nothing
-                config = with_select(config, [c.strip() for c in args.select.split(",") if c.strip()])
+                config = with_select(config, _codes(args.select))
             project = Project(found.root, config, python=args.python, use_cache=not args.no_cache)
             target = targets[found.root] = _Target(project, found, [])
         target.paths.append(path)
     return list(targets.values())
-
-
-class _Refused(Exception):
-    """A file ``--fix`` leaves as it was; the message says why, in one line."""
-
-
-def _write(path: str, source: str, text: str) -> None:
-    """Replace the file's text ``source`` (as the analysis read it) by ``text``, or refuse.
-
-    The new text is encoded as the file is (its PEP 263 cookie, its UTF-8 BOM kept), must still parse in
-    that encoding, and may only add lines; the file must still hold ``source`` and be writable by its
-    owner. It is written to a temporary file beside it (with the file's permissions) and moved over it, so
-    a failure leaves the file as it was and no temporary file behind.
-    """
-    import ast
-    import tempfile
-
-    from spec_contract.engine import decode, only_adds_lines
-
-    if not only_adds_lines(source, text):
-        raise _Refused("the fix would change or remove existing lines")
-    path = os.path.realpath(path)  # a symlinked file is written where it lives; the link stays a link
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-        status = os.stat(path)
-    except OSError as exc:
-        raise _Refused(f"cannot read it: {exc.strerror or exc}") from None
-    if decode(data).text != source:
-        raise _Refused("it changed on disk during the check")
-    if not status.st_mode & stat.S_IWUSR:
-        raise _Refused("it is read-only")
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    try:
-        encoded = text.encode(encoding)  # "utf-8-sig" writes the BOM the file had
-    except UnicodeEncodeError as exc:
-        raise _Refused(f"the forwards hold characters its encoding ({encoding}) cannot store: {exc.reason}") from None
-    try:
-        ast.parse(encoded, filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise _Refused(f"the fixed file would not parse ({type(exc).__name__}: {getattr(exc, 'msg', exc)})") from None
-    directory = os.path.dirname(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".spec-contract-", suffix=".tmp", dir=directory or ".")  # any name length
-    except OSError as exc:
-        raise _Refused(f"cannot write beside it: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(encoded)
-        os.chmod(tmp, stat.S_IMODE(status.st_mode))
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise _Refused(f"cannot write it: {exc.strerror or exc}") from None
-
-
-def _fix(projects: list[_Subset]) -> tuple[int, int]:
-    """Add the missing forwards: (files written, files or classes left unfixed, each with a line on stderr).
-
-    A file that cannot be fixed (see :func:`_write`) or a class the stub generator refuses never stops the
-    others."""
-    from spec_contract.engine import TextEdit, apply_edits, delegation_edits
-
-    changed = refused = 0
-    for project in projects:
-        analysis = project.analyze()
-        fixes = delegation_edits(analysis, analysis.findings)
-        for refusal in fixes.refused:
-            _say_refused(analysis.relative(refusal.path), str(refusal))
-        refused += len(fixes.refused)
-        by_path: dict[str, list[TextEdit]] = {}
-        for edit in fixes.edits:
-            by_path.setdefault(edit.path, []).append(edit)
-        for path, file_edits in by_path.items():
-            source = analysis.source(path)
-            if source is None:
-                continue
-            try:
-                _write(path, source, apply_edits(source, file_edits))
-            except _Refused as exc:
-                _say_refused(analysis.relative(path), str(exc))
-                refused += 1
-                continue
-            project.invalidate(path)
-            changed += 1
-    return changed, refused
-
-
-def _say_refused(path: str, why: str) -> None:
-    from spec_contract.report import printable
-
-    print(f"spec-contract: error: not fixed: {printable(path)}: {printable(why)}", file=sys.stderr)
 
 
 def entry() -> None:
@@ -301,7 +236,13 @@ def main(argv: list[str] | None = None) -> int:
         from spec_contract.lsp.server import main as serve
 
         return serve(argv[1:])
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    if not argv:  # a bare call: what the command does and how to call it, not only an error
+        parser.print_help(sys.stderr)
+        return 2
+    args = parser.parse_args(argv)
+    if getattr(args, "statistics", False) and args.format != "text":
+        parser.error("--statistics counts findings in the text format; the other formats list every finding")
     # One run, then exit: pausing the cyclic collector for all of it also spares analyze() the collection
     # and freeze it does for a long-lived server (a fifth of a second on a large tree).
     collecting = gc.isenabled()
@@ -311,74 +252,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if collecting:
             gc.enable()
-
-
-def _run(args: argparse.Namespace) -> int:
-    from spec_contract.engine import ConfigError
-    from spec_contract.report import Report
-
-    started = time.perf_counter()
-    kept = 0
-    notes = []  # for standard error, after the output: which project each PATH was checked in, and why
-    try:
-        targets = _projects(args)
-        if args.command == "check":
-            for target in targets:
-                if not target.project.config.enable:
-                    notes.append(f"skipped {target.found.root}: enable = false in its [tool.spec-contract]")
-            targets = [t for t in targets if t.project.config.enable]
-        for target in targets:
-            config = target.project.config
-            if config.chosen:
-                notes.append(f"profile {config.profile!r}, engine package {config.engine_package!r}: {config.chosen}")
-            if not target.whole:
-                notes.append(f"project {target.found.describe()}")
-        fixed, unfixed = _fix([_Subset(t) for t in targets]) if getattr(args, "fix", False) else (0, 0)
-        subsets = [_Subset(t) for t in targets]
-        analyses = tuple(subset.report(notes) for subset in subsets)
-        baselined, stale = _baseline(args, targets, analyses)
-        report = Report(analyses, time.perf_counter() - started, cwd=Path.cwd(), baselined=baselined, stale=stale)
-        if getattr(args, "write_baseline", None) is not None:
-            from spec_contract.engine import write_baseline
-
-            kept = write_baseline(args.write_baseline, report.findings, report.rel, _checked(targets))
-    except ConfigError as exc:
-        print(f"spec-contract: error: {exc}", file=sys.stderr)
-        return 2
-    for note in notes:
-        print(f"spec-contract: {note}", file=sys.stderr)
-    incomplete = _run_notes(report)
-    # an unreadable path already says why nothing may have been checked (and is the last word on stderr)
-    if args.command == "check" and not incomplete and subsets and not any(s.checked_any for s in subsets):
-        print("spec-contract: error: the configuration left no class to check (see above); the check vouches "
-              "for nothing", file=sys.stderr)
-        incomplete = True
-    if args.command == "contract":
-        from spec_contract.report.machine import render_json_contract
-        from spec_contract.report.text import render_contract
-
-        _emit(render_json_contract(report) if args.format == "json" else render_contract(report))
-        return 2 if incomplete else 0
-    if args.write_baseline is not None:
-        also = f" (and kept {kept} entries this run did not check)" if kept else ""
-        print(f"Wrote {len(report.findings)} finding(s) to the baseline {args.write_baseline}{also}.")
-        return 0
-    from spec_contract.report import machine, text
-
-    render = {"text": text.render, "json": machine.render_json, "sarif": machine.render_sarif,
-              "github": machine.render_github}[args.format]
-    output = render(report)
-    if output:
-        _emit(output)
-    if fixed and args.format == "text":
-        print(f"Fixed {fixed} file(s).")
-    if incomplete:
-        return 2
-    if unfixed:  # whatever the findings' severities: the fix the user asked for was not made
-        return 1
-    from spec_contract.engine import Severity
-
-    return 1 if any(f.severity == Severity.ERROR and not report.is_baselined(f) for f in report.findings) else 0
 
 
 def _launch_command(args: argparse.Namespace) -> int:
@@ -434,6 +307,160 @@ def _matrix(args: argparse.Namespace, analysis: Analysis) -> int:
         return 2
     print(f"Wrote the support matrix ({len(table.rows)} architectures) to {args.output}.", file=sys.stderr)
     return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from spec_contract.engine import ConfigError
+    from spec_contract.progress import Progress
+
+    started = time.perf_counter()
+    notes: list[str] = []  # for standard error, after the output: which project each PATH was checked in, and why
+    try:
+        with Progress(sys.stderr, "analysing"):
+            report, outcome, kept, vacant = _analyse(args, started, notes)
+    except ConfigError as exc:
+        print(f"spec-contract: error: {exc}", file=sys.stderr)
+        return 2
+    for note in notes:
+        print(f"spec-contract: {note}", file=sys.stderr)
+    incomplete = _run_notes(report)
+    # an unreadable path already says why nothing may have been checked (and is the last word on stderr)
+    if vacant and not incomplete:
+        print("spec-contract: error: the configuration left no class to check (see above); the check vouches "
+              "for nothing", file=sys.stderr)
+        incomplete = True
+    if args.command == "contract":
+        from spec_contract.report.machine import render_json_contract
+        from spec_contract.report.text import render_contract
+
+        _emit(render_json_contract(report) if args.format == "json" else render_contract(report))
+        return 2 if incomplete else 0
+    if args.write_baseline is not None:
+        also = f" (and kept {kept} entries this run did not check)" if kept else ""
+        print(f"Wrote {len(report.findings)} finding(s) to the baseline {args.write_baseline}{also}.")
+        return 0
+    from spec_contract.engine import Severity
+    from spec_contract.report import machine, text
+
+    failing = any(f.severity == Severity.ERROR and not report.is_baselined(f) for f in report.findings)
+    if outcome is not None:
+        from spec_contract.fixing import summary
+
+        if args.diff:  # the diff alone on standard output, for `patch -p0`; what it adds on standard error
+            if outcome.diff:
+                _emit("".join(outcome.diff).rstrip("\n"))
+            for line in [*outcome.lines, summary(outcome, write=False)]:
+                print(line, file=sys.stderr)
+            return 2 if incomplete else 1 if outcome.refused or failing else 0
+        stream = sys.stdout if args.format == "text" else sys.stderr  # machine output stays parsable
+        for line in [*outcome.lines, summary(outcome, write=True)]:
+            print(line, file=stream)
+    if args.format == "text":
+        output = text.render(report, statistics=args.statistics, width=_width())
+    elif args.format == "github":
+        output = _github(report)
+    else:
+        output = {"json": machine.render_json, "sarif": machine.render_sarif}[args.format](report)
+    if output:
+        _emit(output)
+    if incomplete:
+        return 2
+    if outcome is not None and outcome.refused:  # whatever the findings' severities: the fix asked for was not made
+        return 1
+    return 1 if failing else 0
+
+
+def _github(report: Report) -> str:
+    """``--format github``: annotations with paths from the repository root (``GITHUB_WORKSPACE``, else the
+    git root above the working directory, else the working directory), and, when the runner gives a
+    ``GITHUB_STEP_SUMMARY`` file, every finding as a table appended to it."""
+    from spec_contract.engine import relative_to
+    from spec_contract.report import machine
+
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    base = Path(workspace).resolve() if workspace else _git_root(Path.cwd()) or Path.cwd()
+
+    def where(path: str) -> str:
+        return relative_to(path, base)
+
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    summarised = False
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8", errors="backslashreplace") as handle:
+                handle.write(machine.github_summary(report, where))
+            summarised = True
+        except OSError as exc:
+            print(f"spec-contract: warning: cannot write the step summary {summary}: {exc.strerror or exc}",
+                  file=sys.stderr)
+    return machine.render_github(report, where, summarised)
+
+
+def _git_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``.git`` (a folder, or a file in a worktree)."""
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _width() -> int:
+    """The columns a text report keeps to: the terminal's (within reason) when one shows it, else the report's
+    default, so a file or a log gets the same lines on every machine."""
+    from spec_contract.report.text import WIDTH
+
+    if not sys.stdout.isatty():
+        return WIDTH
+    import shutil
+
+    return max(80, min(WIDTH, shutil.get_terminal_size().columns))
+
+
+def _fix(args: argparse.Namespace, targets: list[_Target]) -> Outcome:
+    """``--fix`` / ``--diff`` on each target's PATHs: the error findings the baseline does not cover, and the
+    findings of the codes ``--select`` names."""
+    from spec_contract import fixing
+    from spec_contract.engine import fingerprint
+    from spec_contract.report import Report
+
+    subsets = [_Subset(t) for t in targets]
+    baselined, _ = _baseline(args, targets, tuple(s.analyze() for s in subsets))
+    asked = frozenset(_codes(args.select)) if args.select else frozenset()
+    return fixing.run(subsets, asked, lambda f: fingerprint(f) in baselined,
+                      lambda analysis: Report((analysis,), 0.0, cwd=Path.cwd()), write=not args.diff)
+
+
+def _analyse(args: argparse.Namespace, started: float, notes: list[str]
+             ) -> tuple[Report, Outcome | None, int, bool]:
+    """The run's work, before anything is printed: each PATH's project, ``--fix``/``--diff``, the analyses
+    and the baseline (a ``--write-baseline`` run writes it: the count is the entries it kept); and whether
+    a check has nothing to vouch for (some project was analysed, and none checked a class)."""
+    from spec_contract.report import Report
+
+    kept = 0
+    targets = _projects(args)
+    if args.command == "check":
+        for target in targets:
+            if not target.project.config.enable:
+                notes.append(f"skipped {target.found.root}: enable = false in its [tool.spec-contract]")
+        targets = [t for t in targets if t.project.config.enable]
+    for target in targets:
+        config = target.project.config
+        if config.chosen:
+            notes.append(f"profile {config.profile!r}, engine package {config.engine_package!r}: {config.chosen}")
+        if not target.whole:
+            notes.append(f"project {target.found.describe()}")
+    outcome = _fix(args, targets) if args.command == "check" and (args.fix or args.diff) else None
+    subsets = [_Subset(t) for t in targets]
+    analyses = tuple(subset.report(notes) for subset in subsets)
+    baselined, stale = _baseline(args, targets, analyses)
+    report = Report(analyses, time.perf_counter() - started, cwd=Path.cwd(), baselined=baselined, stale=stale)
+    if getattr(args, "write_baseline", None) is not None:
+        from spec_contract.engine import write_baseline
+
+        kept = write_baseline(args.write_baseline, report.findings, report.rel, _checked(targets))
+    vacant = args.command == "check" and bool(subsets) and not any(subset.checked_any for subset in subsets)
+    return report, outcome, kept, vacant
 
 
 class _Subset:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -102,7 +103,9 @@ def run(*args: str, cwd: Path, cache: Path) -> subprocess.CompletedProcess:
 
 def reported(result: subprocess.CompletedProcess) -> list[str]:
     """The file and class of each text finding line."""
-    return [line.split(":")[0] + " " + line.split("`")[1] for line in result.stdout.splitlines() if ": SC0" in line]
+    lines = [re.match(r"(\S+?):\d+:\d+: (?:error|warning|information|hint) SC\d+ `([^`]+)`", line)
+             for line in result.stdout.splitlines()]
+    return [f"{m.group(1)} {m.group(2)}" for m in lines if m]
 
 
 @pytest.mark.parametrize(("cwd", "args", "shown"), [
@@ -155,8 +158,10 @@ def test_fix_changes_only_the_given_files(tmp_path):
     package = checkout(tmp_path)
     llava_before = (package / "srt/models/llava.py").read_text()
     result = run("check", "--fix", "srt/models/kimi_k25.py", cwd=package, cache=tmp_path / "c")
-    assert "Fixed 1 file(s)." in result.stdout, result.stdout + result.stderr
-    assert "def get_embed_and_head" in (package / "srt/models/kimi_k25.py").read_text()
+    assert "Fixed 1 file: added 1 member to 1 class." in result.stdout, result.stdout + result.stderr
+    fixed = (package / "srt/models/kimi_k25.py").read_text()
+    assert "def get_embed_and_head" in fixed
+    assert "def set_embed_and_head" not in fixed  # a warning: fixed only when its code is asked for
     assert (package / "srt/models/llava.py").read_text() == llava_before
     assert run("check", "srt/models/kimi_k25.py", cwd=package, cache=tmp_path / "c").returncode == 0
 
@@ -166,7 +171,7 @@ def test_enable_false_skips_the_project_and_says_so(tmp_path):
     result = run("check", "srt/models", cwd=package, cache=tmp_path / "c")
     assert result.returncode == 0
     assert f"spec-contract: skipped {tmp_path}: enable = false in its [tool.spec-contract]" in result.stderr
-    assert ": SC0" not in result.stdout
+    assert " SC0" not in result.stdout
 
 
 def test_help_states_the_discovery_rule(tmp_path):

@@ -97,7 +97,7 @@ def test_check_fix_on_the_declined_files_alone_exits_non_zero(tmp_path):
     result = spec_contract("check", *paths, "--fix", "--no-cache", cwd=root)
     assert result.returncode == 1, result.stderr
     assert len(re.findall(r"not fixed: ", result.stderr)) == len(SHAPES), result.stderr
-    assert "Fixed" not in result.stdout
+    assert "Fixed nothing: every fix asked for was declined" in result.stdout, result.stdout
     for stem, (_, text) in SHAPES.items():
         assert (root / "minisgl" / "models" / f"{stem}.py").read_text() == text
 

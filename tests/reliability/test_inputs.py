@@ -29,9 +29,10 @@ WRAPPER = "minisgl/models/llava.py"
 DEMO_FINDINGS = [("get_embed_and_head", 6), ("set_eagle3_layers_to_capture", 6)]  # what the demo reports
 
 
-def run(*args: str, cache: Path, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run(*args: str, cache: Path, timeout: float = 120, cwd: Path | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """The command; from the checked tree (``cwd``) where file names are shown, as a CI job runs it."""
-    env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(cache)}
+    env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(cache), **(env or {})}
     return subprocess.run([sys.executable, "-m", "spec_contract", *args], capture_output=True, env=env,
                           timeout=timeout, cwd=cwd)
 
@@ -91,12 +92,18 @@ def unescape_property(value: str) -> str:
 
 def test_github_annotations_escape_file_names_and_messages(demo, tmp_path):
     names = hostile_tree(demo)
-    result = run("check", str(demo), "--format", "github", "--no-cache", cache=tmp_path / "cache", cwd=demo)
+    summary = tmp_path / "summary.md"
+    result = run("check", str(demo), "--format", "github", "--no-cache", cache=tmp_path / "cache", cwd=demo,
+                 env={"GITHUB_WORKSPACE": str(demo), "GITHUB_STEP_SUMMARY": str(summary)})
     assert result.returncode == 1, result.stderr
     lines = result.stdout.decode("utf-8").removesuffix("\n").split("\n")  # as the runner splits its log
-    assert len(lines) == 2 * (len(names) + 1)  # one command per finding: no line was added by a name
+    findings = 2 * (len(names) + 1)
+    # GitHub shows 10 error annotations a step: ten, then one notice for the rest; no line was added by a name
+    assert len(lines) == 10 + 1 and findings > 10
+    assert lines[-1] == (f"::notice title=spec-contract::{findings - 10} more error findings (GitHub shows 10 error "
+                         f"annotations per step) not annotated; the job's summary lists all {findings}")
     files = []
-    for line in lines:
+    for line in lines[:-1]:
         assert line.startswith("::error file="), line
         properties, separator, message = line[2:].partition("::")
         assert separator and "::" not in message and "\r" not in line
@@ -105,7 +112,13 @@ def test_github_annotations_escape_file_names_and_messages(demo, tmp_path):
         files.append(unescape_property(fields["file"]))
     # Newlines, commas, colons and percents come back as they are; terminal controls stay visible escapes.
     shown = {name.replace("\x1b", "\\x1b").replace("\x07", "\\x07").replace("\u202e", "\\u202e") for name in names}
-    assert set(files) == shown | {WRAPPER}
+    assert set(files) <= shown | {WRAPPER} and len(set(files)) == 5
+    # The summary's table has a row per finding, each on one line, the names shown rather than obeyed.
+    rows = [row for row in summary.read_text().splitlines() if row.startswith("| error |")]
+    assert len(rows) == findings
+    assert all(row.isprintable() and row.count(" | ") == 3 for row in rows), rows
+    assert {row.split(" | ")[2].rpartition(":")[0] for row in rows} == {
+        name.replace("\n", "\\x0a").replace("\r", "\\x0d") for name in shown | {WRAPPER}}
 
 
 def test_text_report_shows_control_characters_as_escapes(demo, tmp_path):
@@ -117,9 +130,10 @@ def test_text_report_shows_control_characters_as_escapes(demo, tmp_path):
         assert not any(c in out for c in "\x1b\x07\r\u202e"), out
         assert all(line.isprintable() for line in out.splitlines())
     out = run("check", "--no-cache", str(demo), cache=tmp_path / "cache", cwd=demo).stdout.decode("utf-8")
-    assert "minisgl/models/evil\\x0a::warning file=x::injected.py:6:7: SC001" in out
-    assert "minisgl/models/esc\\x1b[2J\\x1b]0;title\\x07.py:6:7: SC001" in out
-    assert len(out.splitlines()) == 2 * (len(names) + 1) + 1
+    assert "minisgl/models/evil\\x0a::warning file=x::injected.py:6:7: error SC001" in out
+    assert "minisgl/models/esc\\x1b[2J\\x1b]0;title\\x07.py:6:7: error SC001" in out
+    # a finding's first line starts at the margin, its continuations are indented: no name started a line
+    assert len([line for line in out.splitlines() if not line.startswith(" ")]) == 2 * (len(names) + 1) + 2
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
@@ -142,7 +156,7 @@ def test_a_file_name_that_is_not_utf8_is_reported_not_a_crash(demo, tmp_path):
     shutil.copy(demo / WRAPPER, os.path.join(os.fsencode(demo / "minisgl/models"), b"latin1-\xe9.py"))
     result = run("check", str(demo), "--no-cache", cache=tmp_path / "cache", cwd=demo)
     assert result.returncode == 1 and not result.stderr
-    assert b"minisgl/models/latin1-\\udce9.py:6:7: SC001" in result.stdout
+    assert b"minisgl/models/latin1-\\udce9.py:6:7: error SC001" in result.stdout
 
 
 # item 16: smaller ones -------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     )
     from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, snake_key, validate, with_select
     from spec_contract.engine.edits.fix import declaration_edits, declined, delegation_edits, suppression_edit
-    from spec_contract.engine.edits.refusals import Fixes, Refusal
+    from spec_contract.engine.edits.refusals import Added, Fixes, Refusal
     from spec_contract.engine.edits.stubs import StubError
     from spec_contract.engine.launch.command import Launch, LaunchError, parse_launch
     from spec_contract.engine.launch.matrix import Matrix, Row, support_matrix
@@ -89,6 +89,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "role_classes": ("resolve.roles", "role_classes"),
     "Refusal": ("edits.refusals", "Refusal"),
     "Fixes": ("edits.refusals", "Fixes"),
+    "Added": ("edits.refusals", "Added"),
     "declined": ("edits.fix", "declined"),
     "declaration_edits": ("edits.fix", "declaration_edits"),
     "delegation_edits": ("edits.fix", "delegation_edits"),
@@ -145,7 +146,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "AlgorithmState", "BASE_ALGORITHM", "Crash", "How", "Phase", "Provision", "class_status",
-    "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
+    "Added", "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
     "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "LineIndex",
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",

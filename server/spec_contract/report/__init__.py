@@ -8,7 +8,9 @@ text output relative to the working directory; lines and columns are 1-based.
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +48,26 @@ class Report:
     def shown(self, path: str) -> str:
         """How text output names a file: relative to the working directory when it is inside it."""
         return relative_to(path, self.cwd) if self.cwd is not None else self.rel(path)
+
+    def retold(self, text: str, finding: Finding, where: Callable[[str], str]) -> str:
+        """``text`` (the finding's message or a note) with every file it names as ``where`` names them.
+
+        The engine words a message once, naming worker files relative to their project (the JSON keeps
+        that); a report that names the finding's own file otherwise (relative to the working directory, to
+        the repository) names the files inside its messages the same way: one path base in every line.
+        """
+        for path in {site.path for site in finding.call_sites} | {finding.provider.path, finding.path}:
+            old, new = self.rel(path), where(path)
+            if old != new and old in text:
+                text = re.sub(rf"(?<![\w./-]){re.escape(old)}(?=:\d)", new.replace("\\", "\\\\"), text)
+        return text
+
+    def checked(self) -> tuple[int, int, int]:
+        """(model classes checked, the files they are in, files analysed): what the run vouches for, and what
+        it read to do so."""
+        classes = [(a, key) for a in self.analyses for key in a.checked]
+        files = {a.index.path_of(key.module) for a, key in classes}
+        return len(classes), len(files - {None}), sum(a.stats.files_seen for a in self.analyses)
 
     def is_baselined(self, finding: Finding) -> bool:
         return bool(self.baselined) and fingerprint(finding) in self.baselined

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from spec_contract import __version__
 from spec_contract.engine import RULES, Severity, fingerprint
@@ -118,20 +119,54 @@ def _invocation(report: Report) -> dict:
                                            for a in report.analyses for note in a.notes]}
 
 
-def render_github(report: Report) -> str:
-    """``::error file=…,line=…::message`` workflow commands that GitHub shows on the pull request.
+ANNOTATED_ERRORS = 10  # GitHub shows at most 10 error annotations per step (and 10 warnings, 10 notices)
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice",
+                 Severity.HINT: "notice"}
 
-    File names come from the checked tree: ``evil\\n::warning file=x::injected.py`` must stay one property of
-    one command, hence the escaping (properties and message differ, as GitHub's runner reads them).
+
+def render_github(report: Report, where: Callable[[str], str], summarised: bool = False) -> str:
+    """``::error file=…,line=…::message`` workflow commands that GitHub shows on the pull request: the
+    error findings (what fails the run), as many as GitHub shows for a step, and a notice counting the rest
+    (``summarised``: they are in the job's summary).
+
+    ``where`` names files relative to the repository root, which is where GitHub looks for them. File names
+    come from the checked tree: ``evil\\n::warning file=x::injected.py`` must stay one property of one
+    command, hence the escaping (properties and message differ, as GitHub's runner reads them).
     """
-    level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice", Severity.HINT: "notice"}
+    findings = [f for f in report.findings if not report.is_baselined(f)]
+    errors = [f for f in findings if f.severity == Severity.ERROR]
     out = []
-    for f in report.findings:
-        if report.is_baselined(f):
-            continue
-        # Relative to the working directory (the checkout, in a workflow), where GitHub looks for the file.
-        out.append(f"::{level[f.severity]} file={_workflow_property(report.shown(f.path))},line={f.span.line + 1},"
+    for f in errors[:ANNOTATED_ERRORS]:
+        out.append(f"::error file={_workflow_property(where(f.path))},line={f.span.line + 1},"
                    f"col={f.span.col + 1},endColumn={f.span.end_col + 1},title={_workflow_property(f.code)}"
-                   f"::{_workflow_data(f.message)}")
+                   f"::{_workflow_data(report.retold(f.message, f, where))}")
+    more, below = len(errors) - ANNOTATED_ERRORS, len(findings) - len(errors)
+    what = [f"{more} more error finding{'s' if more != 1 else ''} (GitHub shows {ANNOTATED_ERRORS} error annotations "
+            "per step)"] if more > 0 else []
+    what += [f"{below} finding{'s' if below != 1 else ''} below error level"] if below else []
+    if what:
+        listed = f"the job's summary lists all {len(findings)}" if summarised else "`spec-contract check` lists them"
+        out.append(f"::notice title=spec-contract::{_workflow_data(' and '.join(what))} not annotated; {listed}")
     out += [f"::warning title=spec-contract::{_workflow_data(note)}" for a in report.analyses for note in a.notes]
     return "\n".join(out)
+
+
+def github_summary(report: Report, where: Callable[[str], str]) -> str:
+    """A Markdown table of every finding, worst first, for the job's summary page (``$GITHUB_STEP_SUMMARY``)."""
+    from spec_contract.report.text import checked, found
+
+    findings = sorted((f for f in report.findings if not report.is_baselined(f)),
+                      key=lambda f: (list(Severity).index(f.severity), where(f.path), f.span.line, f.code))
+    out = ["## spec-contract", "", f"{found(findings)} {checked(report)}", ""]
+    if findings:
+        out += ["| Severity | Code | Location | Finding |", "| --- | --- | --- | --- |"]
+        out += [f"| {f.severity} | {f.code} | {_cell(f'{where(f.path)}:{f.span.line + 1}')} | "
+                f"{_cell(report.retold(f.message, f, where))} |" for f in findings]
+    return "\n".join(out) + "\n"
+
+
+def _cell(text: str) -> str:
+    """``text`` as one Markdown table cell: on one line (``printable`` escapes line breaks), its ``|`` kept in the
+    cell, HTML shown as text."""
+    text = printable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from spec_contract.engine.edits.refusals import LIBCST, UNREAD, Fixes, Refusal, file_refusal
+from spec_contract.engine.edits.refusals import LIBCST, UNREAD, Added, Fixes, Refusal, file_refusal
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.results import Finding, Forward, Span, TextEdit
 from spec_contract.engine.rules import BY_CODE, Fix
@@ -31,19 +31,20 @@ def delegation_edits(analysis: Analysis, findings: Iterable[Finding]) -> Fixes:
         by_class.setdefault((finding.path, finding.class_name), []).append(finding)
     edits: list[TextEdit] = []
     refused: list[Refusal] = []
+    added: list[Added] = []
     for (path, class_name), group in sorted(by_class.items()):
         source = analysis.source(path)
         if source is None:
             refused.append(Refusal(path, class_name, UNREAD))
             continue
         # A capability finding (SC003) forwards the gate member and every member the algorithm needs past it.
-        forwards: list[Finding | Forward] = []
+        forwards: list[tuple[Finding | Forward, Finding]] = []
         for finding in group:
-            forwards += [finding, *finding.also]
+            forwards += [(finding, finding), *((also, finding) for also in finding.also)]
         delegations = [
             Delegation(member=f.member, delegate=f.delegate, kind=_KIND.get(f.provider.kind, "attribute"),
                        inner_source=analysis.source(f.provider.path), inner_line=f.provider.span.line)
-            for f in forwards
+            for f, _ in forwards
         ]
         try:
             edit = delegation_edit(path, source, class_name, delegations)
@@ -52,7 +53,11 @@ def delegation_edits(analysis: Analysis, findings: Iterable[Finding]) -> Fixes:
             continue
         if edit is not None:
             edits.append(edit)
-    return Fixes(tuple(edits), tuple(refused))
+            once: dict[str, tuple[Finding | Forward, Finding]] = {}  # a member named twice is added once
+            for f, why in forwards:
+                once.setdefault(f.member, (f, why))
+            added += [Added(path, class_name, f.member, f.delegate, why) for f, why in once.values()]
+    return Fixes(tuple(edits), tuple(refused), tuple(added))
 
 
 def declaration_edits(analysis: Analysis, findings: Iterable[Finding]) -> Fixes:

@@ -12,7 +12,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from spec_contract.engine.results import TextEdit
+from spec_contract.engine.results import Finding, TextEdit
 
 # libcst's visitors recurse several frames per level of nesting and give up between 100 and 300 levels,
 # depending on the shape (nested calls and lists first). SGLang's deepest file nests 47 levels.
@@ -34,12 +34,25 @@ class Refusal:
 
 
 @dataclass(frozen=True)
+class Added:
+    """A member an edit adds to a class, and the finding it answers (for a member forwarded past a capability
+    gate, the capability finding)."""
+
+    path: str
+    class_name: str
+    member: str
+    delegate: str
+    finding: Finding
+
+
+@dataclass(frozen=True)
 class Fixes:
-    """The edits of a fix and the classes it leaves alone: a class is in one or the other, never silently in
-    neither."""
+    """The edits of a fix, what they add, and the classes it leaves alone: a class is fixed or refused, never
+    silently neither."""
 
     edits: tuple[TextEdit, ...] = ()
     refused: tuple[Refusal, ...] = ()
+    added: tuple[Added, ...] = ()
 
     @property
     def why(self) -> str:
