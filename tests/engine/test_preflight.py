@@ -205,3 +205,13 @@ def test_every_bad_input_is_one_line_and_exit_2(tmp_path):
         assert (result.returncode, len(lines), result.stdout) == (2, 1, ""), (name, result.stderr)
         assert lines[0].startswith("spec-contract: error: ") and expected in lines[0], (name, lines[0])
         assert "Traceback" not in result.stderr, name
+
+
+def test_an_engine_tree_it_cannot_read_whole_gives_no_all_clear(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(ALLOW, "1")
+    engine = engine_tree(tmp_path, {"srt/models/tower.py": FORWARDING_TOWER})
+    target, draft = kimi_like(tmp_path)
+    (engine / "srt" / "models" / "gone.py").symlink_to(tmp_path / "nowhere.py")  # listed, cannot be read
+    code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft))
+    assert code == 2 and result["state"] == "cannot-tell"
+    assert any(note.startswith("could not read srt/models/gone.py") for note in result["notes"]), result["notes"]

@@ -84,10 +84,12 @@ class Preflight:
     verdicts: tuple[Verdict, ...]
     launch_problems: tuple[LaunchProblem, ...] = ()
     notes: tuple[str, ...] = ()
+    incomplete: bool = False  # the engine's source could not all be read: no all-clear can be given
 
     @property
     def state(self) -> State:
         states = [v.state for v in self.verdicts] + [State.REFUSED for _ in self.launch_problems]
+        states += [State.UNKNOWN] if self.incomplete else []
         return min(states, key=ORDER.index, default=State.SUPPORTED)
 
     @property
@@ -113,8 +115,9 @@ def preflight(launch: Launch, engine: Engine, analysis: Analysis, env: dict[str,
     if draft is not None:
         verdicts.append(_verdict(analysis, known, unchecked, draft, Role.DRAFT, selection))
     checks = run_launch_checks(launch.engine, engine.root, target, draft, launch.context_length, env)
-    notes = tuple(n for v in verdicts for n in v.notes) + checks.notes
-    return Preflight(engine, selection.name, target, draft, tuple(verdicts), checks.problems, notes)
+    unread = [f"could not read {analysis.relative(path)}: {why}" for path, why in sorted(analysis.unread.items())]
+    notes = analysis.notes + tuple(n for v in verdicts for n in v.notes) + checks.notes + tuple(unread)
+    return Preflight(engine, selection.name, target, draft, tuple(verdicts), checks.problems, notes, bool(unread))
 
 
 def _verdict(analysis: Analysis, known: dict[str, ClassKey], unchecked: dict[str, str], checkpoint: Checkpoint,
