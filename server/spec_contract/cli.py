@@ -295,18 +295,24 @@ def _matrix(args: argparse.Namespace, analysis: Analysis) -> int:
     from spec_contract.report.matrix_html import render_html
 
     table = support_matrix(analysis)
+    for note in analysis.notes:
+        print(f"spec-contract: warning: {note}", file=sys.stderr)
+    if analysis.unread:  # as check: a matrix that skipped files it needed vouches for nothing
+        print(f"spec-contract: error: {len(analysis.unread)} path(s) the matrix needed could not be read; it is "
+              "incomplete", file=sys.stderr)
     text = {"table": report.render_table, "markdown": report.render_markdown, "json": report.render_json,
             "html": render_html}[args.format](table)
+    done = 2 if analysis.unread else 0
     if args.output is None:
         _emit(text)
-        return 0
+        return done
     try:
         args.output.write_text(text + "\n", encoding="utf-8")
     except OSError as exc:
         print(f"spec-contract: error: {args.output}: cannot write it: {exc.strerror or exc}", file=sys.stderr)
         return 2
     print(f"Wrote the support matrix ({len(table.rows)} architectures) to {args.output}.", file=sys.stderr)
-    return 0
+    return done
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -185,3 +185,11 @@ def test_each_platforms_class_of_a_per_platform_package_gets_a_row(tmp_path):
     rows = {(r.architecture, r.qualname) for r in support_matrix(analyze(vllm_tree(tmp_path, files))).rows}
     assert {("FancyForCausalLM", "vllm.models.fancy.amd.FancyForCausalLM"),
             ("FancyForCausalLM (cuda)", "vllm.models.fancy.cuda.FancyForCausalLM")} <= rows
+
+
+def test_a_matrix_of_a_tree_it_could_not_read_whole_exits_2(tmp_path, capsys):
+    engine = engine_tree(tmp_path)
+    (engine / "srt" / "models" / "gone.py").symlink_to(tmp_path / "nowhere.py")
+    assert main(["matrix", "--no-cache", "--engine", str(engine)]) == 2
+    captured = capsys.readouterr()
+    assert "TowerForConditionalGeneration" in captured.out and "could not be read" in captured.err
