@@ -159,7 +159,7 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
     from spec_contract.engine import ConfigError, Project, find_project, load_config, with_select
 
     if args.config is not None and not args.config.is_file():
-        raise ConfigError(f"{args.config}: no such config file")
+        raise ConfigError(f"{args.config}: {'not a regular file' if os.path.lexists(args.config) else 'no such config file'}")
     overrides = {"profile": args.profile} if args.profile else None
     profile = None  # the profile's worker globs, for discovery's second step; read once, when first needed
     targets: dict[Path, _Target] = {}

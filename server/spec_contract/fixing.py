@@ -148,17 +148,18 @@ def write_file(path: str, source: str, text: str) -> None:
     import ast
     import tempfile
 
-    from spec_contract.engine import decode, only_adds_lines
+    from spec_contract.engine import decode, only_adds_lines, read_bytes
 
     if not only_adds_lines(source, text):
         raise Refused("the fix would change or remove existing lines")
     path = os.path.realpath(path)  # a symlinked file is written where it lives; the link stays a link
+    data = read_bytes(path)  # a regular file only, opened without blocking: a FIFO there now is refused
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
         status = os.stat(path)
     except OSError as exc:
         raise Refused(f"cannot read it: {exc.strerror or exc}") from None
+    if isinstance(data, str):
+        raise Refused(f"cannot read it: {'not a regular file' if data == 'not-a-file' else data}")
     if decode(data).text != source:
         raise Refused("it changed on disk during the check")
     if not status.st_mode & stat.S_IWUSR:

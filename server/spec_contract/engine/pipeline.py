@@ -46,7 +46,7 @@ def _nothing_checked_note(config: Config, layout: Layout, focus: frozenset[str] 
                           checked: list[ClassKey]) -> str | None:
     """Why a whole analysis checked no class at all: the configuration leaves nothing to check, and an
     all-clear would vouch for nothing (the CLI exits 2 on it)."""
-    if checked or focus is not None:
+    if checked or focus is not None or layout.unlisted:  # unlisted folders: the unread note says why
         return None
     if not layout.models:
         return (f"no model file matches the 'model-files' globs (profile {config.profile!r}), so no class was "

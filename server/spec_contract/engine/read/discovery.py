@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from spec_contract.engine.read.files import glob_match
+from spec_contract.engine.read.files import glob_match, read_bytes
 
 RULE = ("The project is found by walking up from each PATH: the nearest pyproject.toml with a "
         "[tool.spec-contract] table, else the top of the __init__.py package chain (or the folder above it) "
@@ -55,12 +55,8 @@ def has_table(pyproject: Path) -> bool:
     """Whether a ``pyproject.toml`` names a ``[tool.spec-contract]`` table; a cheap byte test first, so an
     unrelated (or broken) pyproject above the project is never parsed. A broken one that does name the
     table raises :class:`~spec_contract.engine.config.ConfigError` from the config loader."""
-    try:
-        with pyproject.open("rb") as handle:
-            data = handle.read(4 * 1024 * 1024)
-    except OSError:
-        return False
-    if b"spec-contract" not in data:
+    data = read_bytes(str(pyproject))  # a FIFO named pyproject.toml must not block the walk up
+    if isinstance(data, str) or b"spec-contract" not in data:
         return False
     from spec_contract.engine.config import pyproject_table
 

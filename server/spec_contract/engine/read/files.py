@@ -50,9 +50,26 @@ _GLOB_CACHE: dict[str, str] = {}
 _COMBINED: dict[tuple[str, ...], re.Pattern[str]] = {}
 
 
+def normalised_glob(glob: str) -> str:
+    """``glob`` with each run of ``*`` as one wildcard, and each run of ``**/`` segments as one.
+
+    Each ``*`` becomes a regex quantifier, and a run of them is a run of quantifiers over the same
+    characters: ``*`` written 25 times (any glob key, in a cloned repository's pyproject) made every
+    non-matching path backtrack exponentially, and ``check`` or the server spun for ever. A run means
+    what one ``**`` (or one ``*``) means, so it is compiled as that."""
+    glob = _STAR_RUN.sub("**", glob)
+    while "**/**" in glob:  # any folders, then any path: any path
+        glob = glob.replace("**/**", "**")
+    return glob
+
+
+_STAR_RUN = re.compile(r"\*{3,}")
+
+
 def _glob_regex(glob: str) -> str:
     cached = _GLOB_CACHE.get(glob)
     if cached is None:
+        glob, key = normalised_glob(glob), glob
         out, i = [], 0
         while i < len(glob):
             if glob.startswith("**/", i):
@@ -70,7 +87,7 @@ def _glob_regex(glob: str) -> str:
             else:
                 out.append(re.escape(glob[i]))
                 i += 1
-        cached = _GLOB_CACHE[glob] = "".join(out) + r"\Z"
+        cached = _GLOB_CACHE[key] = "".join(out) + r"\Z"
     return cached
 
 

@@ -1,0 +1,96 @@
+"""Nothing the tool reads can hang it or exhaust memory (issue 24, item 5).
+
+A baseline that is a FIFO (named by ``[tool.spec-contract] baseline``, which a cloned repository can ship) hung
+``check`` for ever and, in the editor, the engine thread; ``/dev/zero`` or a huge file as the baseline read
+until ``MemoryError``; a glob with a run of ``*`` backtracked exponentially. Each run here has a generous
+timeout only so that a regression fails instead of hanging the suite: nothing is timed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from framing import RawServer
+from spec_contract.engine.read.files import glob_match, normalised_glob
+from spec_tree import check, wrapper, write_tree
+
+LIMIT = 60  # seconds: a hang fails the test, a slow machine does not
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return write_tree(tmp_path, {"srt/models/kimi.py": wrapper("Kimi")})
+
+
+def assert_one_line_error(result, *words: str) -> None:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert all(word in result.stderr for word in words), result.stderr
+
+
+def test_a_fifo_baseline_from_the_pyproject_is_refused_not_waited_on(tree):
+    os.mkfifo(tree / "baseline.json")
+    (tree / "pyproject.toml").write_text('[tool.spec-contract]\nbaseline = "baseline.json"\n')
+    assert_one_line_error(check(tree, timeout=LIMIT), "baseline", "not a regular file")
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_as_the_baseline_is_refused(tree, device):
+    if not Path(device).exists():
+        pytest.skip(f"no {device} here")
+    assert_one_line_error(check(tree, "--baseline", device, timeout=LIMIT), "not a regular file")
+
+
+def test_a_huge_baseline_is_refused_without_reading_it(tree):
+    huge = tree / "huge.json"
+    with huge.open("wb") as handle:  # sparse: three gigabytes that take no disk
+        handle.truncate(3 * 1024**3)
+    assert_one_line_error(check(tree, "--baseline", "huge.json", timeout=LIMIT), "larger than 16 MiB")
+
+
+def test_a_fifo_pyproject_or_config_file_is_refused_not_waited_on(tree):
+    os.mkfifo(tree / "pyproject.toml")
+    result = check(tree, timeout=LIMIT)  # discovery walks past it: it cannot name a [tool.spec-contract]
+    assert result.returncode == 1 and "Kimi" in result.stdout, result.stderr
+    assert_one_line_error(check(tree, "--config", "pyproject.toml", timeout=LIMIT), "not a regular file")
+
+
+@pytest.mark.parametrize("key", ["exclude", "include", "model-files", "workers"])
+def test_a_run_of_stars_in_any_glob_key_is_one_wildcard(tree, key):
+    (tree / "pyproject.toml").write_text(f'[tool.spec-contract]\n{key} = ["{"*" * 25}x"]\n')
+    result = check(tree, "--format", "json", timeout=LIMIT)
+    assert result.returncode in (0, 1, 2), result.stderr  # whatever the glob selects, the run ends
+    if result.returncode != 2:
+        json.loads(result.stdout)
+
+
+def test_normalised_globs_match_what_they_matched():
+    assert normalised_glob("*" * 25) == "**" and normalised_glob("a/**/**/**/*.py") == "a/**/*.py"
+    assert normalised_glob("**/**") == "**" and normalised_glob("**/dflash*/**") == "**/dflash*/**"
+    for path, glob, matched in [("a/b/c.py", "a/**/**/*.py", True), ("a/c.py", "a/**/**/*.py", True),
+                                ("x/c.py", "a/**/**/*.py", False), ("abc/d", "***", True), ("a" * 40, "*" * 30 + "b", False),
+                                ("srt/models/x.py", "**/**/models/*.py", True)]:
+        assert glob_match(path, (glob,)) is matched, (path, glob)
+
+
+def test_the_server_answers_with_a_fifo_baseline(tree, tmp_path):
+    os.mkfifo(tree / "baseline.json")
+    (tree / "pyproject.toml").write_text('[tool.spec-contract]\nbaseline = "baseline.json"\n')
+    path = tree / "srt/models/kimi.py"
+    env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(tmp_path / "server-cache")}
+    with RawServer(cwd=tree, env=env) as server:
+        server.initialize(tree)
+        server.notify("textDocument/didOpen", {"textDocument": {
+            "uri": path.as_uri(), "languageId": "python", "version": 1, "text": path.read_text()}})
+        server.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                        and m["params"]["uri"] == path.as_uri() and m["params"]["diagnostics"], "diagnostics")
+        said = json.dumps(server.received)
+        assert "not a regular file" in said
+        hover = server.call("textDocument/hover", {"textDocument": {"uri": path.as_uri()},
+                                                   "position": {"line": 3, "character": 7}})
+        assert hover.get("result")
+        assert "result" in server.call("shutdown")
+        server.notify("exit")
