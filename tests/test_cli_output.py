@@ -78,6 +78,14 @@ def test_every_finding_says_its_severity_and_every_path_is_relative_to_where_the
     assert re.fullmatch(r"Checked 3 model classes in 3 files of \d+ analysed \(\d+\.\d\ds\)\.", lines[-1]), lines[-1]
 
 
+def test_a_note_on_stderr_names_files_from_where_the_user_stands_too(tmp_path):
+    repo = checkout(tmp_path)
+    result = spec_contract("check", "python/minisgl/speculative/eagle_worker.py", "--no-cache", cwd=repo)
+    assert result.returncode == 1, result.stderr
+    assert ("spec-contract: also reporting the classes elsewhere in the project that fail the uses in "
+            "python/minisgl/speculative/eagle_worker.py") in result.stderr, result.stderr
+
+
 def test_a_long_message_continues_on_indented_lines_each_a_terminal_can_show():
     from spec_contract.report.text import _clauses, _wrapped
 
