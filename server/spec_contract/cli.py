@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import gc
 import os
 import sys
@@ -154,6 +155,23 @@ class _Target:
         return self.whole or any(path == str(p) or path.startswith(str(p) + os.sep) for p in self.paths)
 
 
+def _resolved(given: str) -> Path:
+    """A PATH argument, resolved, or a one-line ConfigError (exit 2) saying why there is none: missing, a
+    symlink loop (``pathlib`` raises a RuntimeError with a traceback's worth of frames), a component that is
+    a file, no permission, a name too long or holding a NUL byte."""
+    from spec_contract.engine import ConfigError
+
+    try:
+        return Path(os.path.realpath(given, strict=True))
+    except FileNotFoundError:
+        raise ConfigError(f"{given}: no such file or directory") from None
+    except OSError as exc:
+        why = "a symlink loop" if exc.errno == errno.ELOOP else exc.strerror or type(exc).__name__
+        raise ConfigError(f"{given}: {why}") from None
+    except ValueError as exc:  # an embedded NUL byte
+        raise ConfigError(f"{given!r}: not a usable path ({exc})") from None
+
+
 def _projects(args: argparse.Namespace) -> list[_Target]:
     """Each PATH's project (``engine.discovery``), several PATHs of one project sharing it."""
     from spec_contract.engine import ConfigError, Project, find_project, load_config, with_select
@@ -164,9 +182,7 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
     profile = None  # the profile's worker globs, for discovery's second step; read once, when first needed
     targets: dict[Path, _Target] = {}
     for given in args.paths or ["."]:
-        path = Path(given).resolve()  # findings carry resolved paths: a symlinked PATH must match them
-        if not path.exists():
-            raise ConfigError(f"{given}: no such file or directory")
+        path = _resolved(given)  # findings carry resolved paths: a symlinked PATH must match them
         if profile is None:
             profile = load_config(None, args.config, overrides)
         found = find_project(path, profile.workers, profile.exclude)
