@@ -154,7 +154,7 @@ def test_fix_adds_what_fails_the_check_and_says_per_class_what_it_added_and_why(
                      r"model's contract calls it at python/minisgl/speculative/eagle_worker\.py:11$", out, re.M), out
     assert "python/minisgl/models/llava.py:6:7: added 2 members to `LlavaForConditionalGeneration`" in out
     assert ("Fixed 2 files: added 3 members to 2 classes. 1 other finding (below error level) can be fixed too: "
-            "name their codes with --select.") in out
+            "--select SC001,SC005.") in out
     assert "def get_embed_and_head" in kimi.read_text()
     assert "def set_embed_and_head" not in kimi.read_text()  # the draft-only warning was not asked for
     asked = spec_contract("check", "python/minisgl/models/kimi.py", "--fix", "--select", "SC005", cwd=repo)

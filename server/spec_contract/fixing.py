@@ -44,7 +44,8 @@ class Outcome:
     members: int = 0
     classes: int = 0
     refused: int = 0
-    unasked: int = 0  # findings a forward would fix that the run was not asked to fix
+    unasked: list[str] = field(default_factory=list)  # codes of findings a forward would fix, not asked for
+    chosen: set[str] = field(default_factory=set)  # codes of the findings the run was asked to fix
     lines: list[str] = field(default_factory=list)
     diff: list[str] = field(default_factory=list)
 
@@ -70,8 +71,9 @@ def run(projects: Sequence[Fixable], asked: frozenset[str], baselined: Callable[
         report = report_of(analysis)
         chosen = wanted(analysis.findings, asked, baselined)
         taken = {id(f) for f in chosen}
-        outcome.unasked += sum(1 for f in analysis.findings if id(f) not in taken and BY_CODE[f.code].forwards
-                               and not baselined(f))
+        outcome.chosen |= {f.code for f in chosen}
+        outcome.unasked += [f.code for f in analysis.findings
+                            if id(f) not in taken and BY_CODE[f.code].forwards and not baselined(f)]
         fixes = delegation_edits(analysis, chosen)
         for refusal in fixes.refused:
             say_refused(report.shown(refusal.path), str(refusal))
@@ -126,8 +128,8 @@ def summary(outcome: Outcome, write: bool) -> str:
     else:
         line = "Nothing to fix: no finding that fails the check has a forward to add."
     if outcome.unasked:
-        line += (f" {outcome.unasked} other finding{'' if outcome.unasked == 1 else 's'} (below error level) "
-                 "can be fixed too: name their codes with --select.")
+        n, codes = len(outcome.unasked), ",".join(sorted(outcome.chosen | set(outcome.unasked)))
+        line += f" {n} other finding{'' if n == 1 else 's'} (below error level) can be fixed too: --select {codes}."
     return line
 
 
