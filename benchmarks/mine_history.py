@@ -12,8 +12,9 @@ release's derived contract already held: the older release had the bug. Each fix
 
 The tool *names* a fix when ``check --format json`` on the older release has a finding of any code or
 severity on that class, or on a registered subclass of it, that names the member. For implement fixes the
-miner also compares the body the tool generates (the edits ``check --fix`` would write, applied in memory)
-with upstream's: the same attribute paths read and written (``self.model.embed_tokens``, ``self.lm_head``).
+miner also compares the body the tool generates (what ``check --fix`` writes on a scratch copy of the
+release) with upstream's: the same attribute paths read and written (``self.model.embed_tokens``,
+``self.lm_head``).
 
 Everything is read, never imported or executed; upstream code is never copied anywhere but the cache.
 Per release, the upstream facts and the tool's facts are cached in ``--cache`` (the tool's keyed by a hash of
@@ -26,12 +27,15 @@ import argparse
 import ast
 import hashlib
 import json
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from check_runs import REPO, run_check
+from check_runs import REPO, env_with_cache, run_check
 
 MODELS = "srt/models/"
 Facts = dict[str, Any]
@@ -118,28 +122,25 @@ def tool_hash() -> str:
     return digest.hexdigest()[:12]
 
 
-def _generated(analysis: Any, root: Path, wanted: set[tuple[str, str]]) -> dict[str, dict[str, dict[str, Facts]]]:
-    """What ``check --fix`` would add to the ``wanted`` (path, class) pairs, applied in memory: path → class →
-    new member → attribute paths. (Generating the edits of every finding costs ~20 s a release.)"""
-    from spec_contract.engine import apply_edits, delegation_edits
-
-    def rel(path: str) -> str:
-        return Path(path).relative_to(root).as_posix()
-
-    findings = [f for f in analysis.findings if (rel(f.path), f.class_name) in wanted]
-    by_path: dict[str, list[Any]] = {}
-    for edit in delegation_edits(analysis, findings).edits:
-        by_path.setdefault(edit.path, []).append(edit)
-    out: dict[str, dict[str, dict[str, Facts]]] = {}
-    for path, edits in by_path.items():
-        source = analysis.source(path)
-        if source is None:
-            continue
-        before = class_members(ast.parse(source))
-        after = class_members(ast.parse(apply_edits(source, edits)))
-        added = {cls: {m: facts["paths"] for m, facts in members.items() if m not in before.get(cls, {})}
-                 for cls, members in after.items()}
-        out[rel(path)] = {cls: members for cls, members in added.items() if members}
+def _generated(root: Path, wanted: set[tuple[str, str]]) -> dict[str, dict[str, dict[str, Facts]]]:
+    """What ``check --fix`` adds to the ``wanted`` (path, class) pairs: path → class → new member → attribute
+    paths. Run as a user runs it, on a scratch copy of the release's ``.py`` files (the CLI is the fixed
+    interface; whatever edits it writes, forwards or implementations, are what is measured)."""
+    if not wanted:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="mine-history-") as scratch:
+        copy = Path(scratch) / root.name
+        shutil.copytree(root, copy, ignore=lambda folder, names: [
+            n for n in names if not n.endswith(".py") and not (Path(folder) / n).is_dir()])
+        subprocess.run([sys.executable, "-m", "spec_contract", "check", str(copy), "--fix", "--no-cache"],
+                       env=env_with_cache(None), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        out: dict[str, dict[str, dict[str, Facts]]] = {}
+        for rel, cls in sorted(wanted):
+            before = class_members(ast.parse((root / rel).read_bytes())).get(cls, {})
+            after = class_members(ast.parse((copy / rel).read_bytes())).get(cls, {})
+            added = {m: facts["paths"] for m, facts in after.items() if m not in before}
+            if added:
+                out.setdefault(rel, {})[cls] = added
     return out
 
 
@@ -186,7 +187,8 @@ def pair_facts(root: Path, cache: Path, old: Facts, new: Facts, pair: str) -> Fa
     tool = {"findings": report["findings"], "contract": contract, "provided": provided,
             "registered": {where(key): [where(base) for base in index.mro(key)] for key in analysis.checked}}
     wanted = {(f["path"], f["class"]) for f in fixes("", "", old, new, tool) if f["kind"] == "implement"}
-    tool["generated"] = _generated(analysis, root, wanted)
+    # check --fix edits only files holding a finding: without one, there is nothing to run it for
+    tool["generated"] = _generated(root, {w for w in wanted if w[0] in {f.get("path") for f in report["findings"]}})
     cached.write_text(json.dumps(tool))
     return tool
 

@@ -1,5 +1,6 @@
 """benchmarks/mine_history.py on two tiny releases of our own: it finds the members upstream added, tells a
-forward from an implementation, and counts the forward the tool names (the Kimi-K2.5 shape). The miner is
+forward from an implementation, counts the forward the tool names (the Kimi-K2.5 shape) and compares the body
+``check --fix`` writes with upstream's. The miner is
 the acceptance test of issue 20; this keeps it running as the engine's interfaces change."""
 
 from __future__ import annotations
@@ -60,18 +61,35 @@ FORWARD = """
             return self.language_model.get_embed_and_head()
 """
 
+LLAVA_NEXT = """
+    from sglang.srt.models.llama import LlamaForCausalLM
+
+    class LlavaNext:
+        def __init__(self, config):
+            self.language_model = LlamaForCausalLM(config)
+    {fix}
+    EntryClass = LlavaNext
+"""
+
+OWN_BODY = """
+        def get_embed_and_head(self):
+            embed = self.language_model.model.embed_tokens.weight
+            return embed, self.language_model.lm_head.weight
+"""
+
 IMPLEMENT = """
         def get_embed_and_head(self):
             return self.model.embed_tokens.weight, self.lm_head.weight
 """
 
 
-def release(root: Path, version: str, llava_fix: str = "", gemma_fix: str = "") -> None:
+def release(root: Path, version: str, llava_fix: str = "", gemma_fix: str = "", next_fix: str = "") -> None:
     files = {
         "__init__.py": "", "srt/__init__.py": "", "srt/models/__init__.py": "", "srt/speculative/__init__.py": "",
         "srt/speculative/eagle_worker.py": WORKER, "srt/models/llama.py": LLAMA,
         "srt/models/llava.py": LLAVA.replace("{fix}", llava_fix),
         "srt/models/gemma.py": GEMMA.replace("{fix}", gemma_fix),
+        "srt/models/llava_next.py": LLAVA_NEXT.replace("{fix}", next_fix),
     }
     for rel, text in files.items():
         path = root / f"sglang-{version}" / "sglang" / rel
@@ -82,18 +100,21 @@ def release(root: Path, version: str, llava_fix: str = "", gemma_fix: str = "") 
 def test_the_miner_finds_upstream_fixes_and_which_the_tool_names(tmp_path, capsys):
     rel = tmp_path / "rel"
     release(rel, "1.0")
-    release(rel, "1.1", llava_fix=FORWARD, gemma_fix=IMPLEMENT)
+    release(rel, "1.1", llava_fix=FORWARD, gemma_fix=IMPLEMENT, next_fix=OWN_BODY)
     out = tmp_path / "fixes.json"
     assert mine_history.main([str(rel), "--releases", "1.0,1.1", "--cache", str(tmp_path / "cache"),
                               "--fixes", str(out), "--list"]) == 0
     fixes = json.loads(out.read_text())
     assert [(f["path"], f["class"], f["member"], f["kind"]) for f in fixes] == [
         ("srt/models/gemma.py", "GemmaForCausalLM", "get_embed_and_head", "implement"),
-        ("srt/models/llava.py", "Llava", "get_embed_and_head", "forward")]
+        ("srt/models/llava.py", "Llava", "get_embed_and_head", "forward"),
+        ("srt/models/llava_next.py", "LlavaNext", "get_embed_and_head", "implement")]
     assert fixes[0]["upstream_attr_paths"] == {"read": ["self.lm_head.weight", "self.model.embed_tokens.weight"],
                                                "write": []}
     printed = capsys.readouterr().out
     assert "named forward   srt/models/llava.py::Llava.get_embed_and_head" in printed
+    # upstream wrote a body of its own where check --fix writes a forward: named, and the bodies differ
+    assert "named implement srt/models/llava_next.py::LlavaNext.get_embed_and_head  body differs" in printed
     # a second run reads the cache and prints the same table
     assert mine_history.main([str(rel), "--releases", "1.0,1.1", "--cache", str(tmp_path / "cache")]) == 0
     assert capsys.readouterr().out.strip() in printed
