@@ -174,18 +174,32 @@ def _resolved(given: str) -> Path:
 
 def _projects(args: argparse.Namespace) -> list[_Target]:
     """Each PATH's project (``engine.discovery``), several PATHs of one project sharing it."""
-    from spec_contract.engine import ConfigError, Project, find_project, load_config, with_select
+    from spec_contract.engine import (
+        ConfigError,
+        Found,
+        Project,
+        find_project,
+        load_config,
+        nested_projects,
+        with_select,
+    )
 
     if args.config is not None and not args.config.is_file():
         raise ConfigError(f"{args.config}: {'not a regular file' if os.path.lexists(args.config) else 'no such config file'}")
     overrides = {"profile": args.profile} if args.profile else None
     profile = None  # the profile's worker globs, for discovery's second step; read once, when first needed
     targets: dict[Path, _Target] = {}
-    for given in args.paths or ["."]:
-        path = _resolved(given)  # findings carry resolved paths: a symlinked PATH must match them
+    # Each PATH's project, then the projects of their own below a folder PATH (a vendored copy with its own
+    # [tool.spec-contract]): the project around one leaves its tree out, so each is checked once, as itself
+    queue: list[tuple[Path, Found | None]] = [(_resolved(given), None) for given in args.paths or ["."]]
+    while queue:
+        path, found = queue.pop(0)
         if profile is None:
             profile = load_config(None, args.config, overrides)
-        found = find_project(path, profile.workers, profile.exclude)
+        if found is None:
+            found = find_project(path, profile.workers, profile.exclude)
+            if path.is_dir():
+                queue += [(inner, Found(inner, "pyproject")) for inner in nested_projects(path, profile.exclude)]
         target = targets.get(found.root)
         if target is None:
             config = load_config(found.root, args.config, overrides)

@@ -16,6 +16,7 @@ workers usually live elsewhere in the tree), in this order:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,14 +64,35 @@ def has_table(pyproject: Path) -> bool:
     return pyproject_table(pyproject.parent) is not None
 
 
-def holds_workers(folder: Path, workers: tuple[str, ...], exclude: tuple[str, ...]) -> bool:
-    """Whether some file under ``folder`` matches the worker globs (stops at the first)."""
+def is_project(folder: str) -> bool:
+    """Whether ``folder`` is a project root of its own: its ``pyproject.toml`` has a ``[tool.spec-contract]``."""
+    return has_table(Path(folder) / "pyproject.toml")
+
+
+def nested_projects(folder: Path, exclude: tuple[str, ...]) -> list[Path]:
+    """The project roots below ``folder`` (at any depth; ``folder`` itself not included), in walk order: each
+    is analysed as its own project, and the project around it leaves its tree out (see ``discover``)."""
+    return [Path(dirpath) for dirpath, filenames in _walk(folder, exclude)
+            if dirpath != str(folder) and "pyproject.toml" in filenames and is_project(dirpath)]
+
+
+def _walk(folder: Path, exclude: tuple[str, ...]) -> Iterator[tuple[str, list[str]]]:
+    """Each folder under ``folder`` with its file names, past the folders no project's code is in."""
     top = str(folder)
     for dirpath, dirnames, filenames in os.walk(top):
         rel_dir = dirpath[len(top) + 1:].replace(os.sep, "/")
         rel_dir = rel_dir + "/" if rel_dir else ""
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED and not d.endswith(".egg-info")
                              and not glob_match(rel_dir + d + "/", exclude))
+        yield dirpath, filenames
+
+
+def holds_workers(folder: Path, workers: tuple[str, ...], exclude: tuple[str, ...]) -> bool:
+    """Whether some file under ``folder`` matches the worker globs (stops at the first)."""
+    top = str(folder)
+    for dirpath, filenames in _walk(folder, exclude):
+        rel_dir = dirpath[len(top) + 1:].replace(os.sep, "/")
+        rel_dir = rel_dir + "/" if rel_dir else ""
         if any(name.endswith(".py") and glob_match(rel_dir + name, workers) for name in filenames):
             return True
     return False

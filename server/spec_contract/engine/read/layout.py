@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spec_contract.engine.config import Config, ConfigError
+from spec_contract.engine.read.discovery import is_project
 from spec_contract.engine.read.environment import locate_engine
 from spec_contract.engine.read.files import SourceFile, discover, glob_match, source_for, text_digest
 
@@ -60,7 +61,7 @@ def lay_out(root: Path, config: Config, overlays: Iterable[str], engine: Install
     """Walk the tree and sort its files into workers and models; ``overlays`` are the editor buffers, some
     of which may be new files the walk cannot see yet."""
     unlisted: dict[str, str] = {}
-    files = discover(root, config.include, config.exclude, unlisted)
+    files = discover(root, config.include, config.exclude, unlisted, own_project=is_project)
     seen = {f.path for f in files}
     for path in overlays:  # unsaved new files the walk cannot see yet
         if path.endswith(".py") and path not in seen and Path(path).is_relative_to(root):
