@@ -36,6 +36,8 @@ MISLEADING = {
     "lone carriage returns": "x = 1\ry = 2\rclass A:\r    pass\r",
     "windows line endings": "x = 1\r\nclass A:\r\n    y = (\r\n1)\r\n",
     "non-ASCII text": "s = 'é'\nclass Ä:\n    def ö(self): return 'ü'\n",
+    "a triple quote inside a one-quote string": "def f():\n    return '\"\"\"'\n\n\nclass A:\n    pass\n",
+    "column-0 text in a class's string": "class A:\n    x = \"\"\"\nclass B:\n\"\"\"\n\n\nclass C:\n    pass\n",
 }
 
 

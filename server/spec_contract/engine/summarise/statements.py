@@ -90,8 +90,13 @@ def _deferrable(statement: str) -> bool:
     class when a name it may import is looked up.
 
     Neither is parsed here, so neither confirms that the split before the next statement was right; a wrong
-    one makes some later statement fail to parse, and the file is then parsed whole (see ``top_level``).
+    one makes some later statement fail to parse, and the file is then parsed whole (see ``top_level``). A
+    split missed is not caught so: a start the quote pairing took for the inside of a string (a triple quote
+    in a one-quote string, in a function) leaves the function holding the class below it, which skipping the
+    function would lose. So a statement with a line that may start another (code at column 0) is parsed now.
     """
+    if _TOP_LEVEL_LINE.search(statement.rstrip("\r\n")):
+        return False
     if statement.startswith("class"):
         return CLASS_STATEMENT.match(statement) is not None
     return statement.startswith(("def ", "async def ")) and "import" not in statement
