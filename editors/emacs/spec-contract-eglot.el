@@ -31,7 +31,8 @@
   :prefix "spec-contract-")
 
 (defcustom spec-contract-eglot-python "python3"
-  "Python interpreter that has spec-contract installed (`pip install spec-contract').
+  "Python interpreter that has spec-contract installed (from a clone of the repository:
+`python3 -m pip install ./spec-contract'; it is not on PyPI yet).
 The server reads the project's sources as text, so this interpreter does not need the
 project's own dependencies.  It runs in isolated mode (-I), which ignores the user
 site-packages: install spec-contract into the interpreter's environment, not with --user."

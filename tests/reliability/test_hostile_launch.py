@@ -77,11 +77,25 @@ def _vscode_items(items: str) -> list[str]:
     return [constants[item] if item in constants else item.strip("'") for item in re.split(r",\s*", items.strip())]
 
 
-def vscode_argv() -> list[str]:
-    """server.ts's command for the interpreter; vscode-languageclient appends --stdio to it."""
+def _vscode_server_argv(launched: str) -> list[str]:
+    """server.ts's command for the interpreter whose arguments hold ``launched``; vscode-languageclient appends
+    --stdio to it."""
     source = (REPO / "vscode-client" / "src" / "server.ts").read_text()
-    (items,) = re.findall(r"return \{ command: interpreter\.path, args: \[(.*), \.\.\.settings\.args\] \}", source)
+    (items,) = [items for items in re.findall(
+        r"return \{ command: interpreter\.path, args: \[(.*), \.\.\.settings\.args\] \}", source) if launched in items]
     return ["python3", *_vscode_items(items), "--stdio"]
+
+
+def vscode_argv() -> list[str]:
+    """The spec-contract installed in the interpreter's environment (importStrategy fromEnvironment)."""
+    return _vscode_server_argv("'-m'")
+
+
+def vscode_bundled_argv() -> list[str]:
+    """The server the .vsix carries (the default), its launcher taken from the repository: without a built
+    bundle (bundled/libs) it serves the spec-contract this interpreter has, through the same sys.path set-up."""
+    launcher = str(REPO / "vscode-client" / "bundled" / "tool" / "server.py")
+    return [launcher if item == "BUNDLED_SERVER" else item for item in _vscode_server_argv("BUNDLED_SERVER")]
 
 
 def vscode_check_argv() -> list[str]:
@@ -96,6 +110,7 @@ CLIENTS = {
     "neovim README snippet": neovim_readme_argv,
     "eglot contact": eglot_argv,
     "vscode server.ts": vscode_argv,
+    "vscode server.ts bundled": vscode_bundled_argv,
 }
 
 

@@ -1,6 +1,7 @@
 // Drives code-server in Debian's Chromium with playwright-core for tests/vscode/test_vscode.py.
 // Usage: node drive.cjs '<json>' with {"mode": "api" | "ui" | "ui-contract", "url", "shots", "report"?, "file"?,
-//   "explorer"? (the Explorer rows the ui mode clicks down to the file; default minisgl, models, llava.py)}.
+//   "explorer"? (the Explorer rows the ui mode clicks down to the file; default minisgl, models, llava.py),
+//   "name"? (the ui mode's screenshot prefix; default ui)}.
 //   api: opens the workspace (which starts the extension host and so the test build's hook, hook/) and waits
 //        for the hook's report file;
 //   ui:  does what a person would: opens llava.py from the Explorer, waits for the squiggle, hovers it,
@@ -9,8 +10,7 @@
 //        site in the view, which opens the worker file;
 //   ui-matrix: runs "spec-contract: Show support matrix" from the command palette and reads the matrix page's
 //        cells in the webview it opens;
-//   ui-missing-package: waits for the notification that spec_contract is not installed in the interpreter
-//        (or, with "toast", for another notification about it).
+//   ui-missing-package: waits for a notification about the interpreter ("toast": a text it holds).
 // Prints one JSON line with what it saw; exits non-zero with the reason on failure (after a screenshot).
 'use strict';
 const fs = require('fs');
@@ -71,7 +71,7 @@ async function ui(page) {
     }
     const squiggle = page.locator('.monaco-editor .squiggly-error').first();
     await squiggle.waitFor({ timeout: START_MS });
-    await shot(page, 'ui-1-squiggle.png');
+    await shot(page, `${config.name || 'ui'}-1-squiggle.png`);
 
     // Hover: move onto the squiggle (away and back if the first move raced the editor's layout).
     const hover = page.locator('.monaco-hover:visible', { hasText: 'eagle_worker.py' });
@@ -86,7 +86,7 @@ async function ui(page) {
             return undefined;
         }
     });
-    await shot(page, 'ui-2-hover.png');
+    await shot(page, `${config.name || 'ui'}-2-hover.png`);
     await page.keyboard.press('Escape');
 
     // Quick fix: put the cursor on the class name, Ctrl+. (again if the first raced the code-action request).
@@ -103,7 +103,7 @@ async function ui(page) {
             return undefined;
         }
     });
-    await shot(page, 'ui-3-quick-fix.png');
+    await shot(page, `${config.name || 'ui'}-3-quick-fix.png`);
     // Enter applies the focused entry; walk down to ours as a person would if it is not the first.
     for (let i = 0; i < seen.quickFixes.length; i++) {
         const focused = await page.locator('.action-widget .monaco-list-row.focused').innerText().catch(() => '');
@@ -114,12 +114,16 @@ async function ui(page) {
     await page.keyboard.press('Enter');
     await waitUntil('the delegation in the editor', STEP_MS, async () =>
         (await page.locator('.monaco-editor .view-lines').first().innerText()).includes('get_embed_and_head'));
-    await page.keyboard.press('Control+S');
-    seen.fileOnDisk = await waitUntil('the delegation on disk', STEP_MS, () => {
-        const text = fs.readFileSync(config.file, 'utf8');
-        return text.includes('def get_embed_and_head') ? text : undefined;
+    // Ctrl+S, again if the first came while the editor was still taking the edit.
+    seen.fileOnDisk = await waitUntil('the delegation on disk', STEP_MS, async () => {
+        await page.locator('.monaco-editor .view-lines').first().click();
+        await page.keyboard.press('Control+S');
+        return waitUntil('the save', ATTEMPT_MS, () => {
+            const text = fs.readFileSync(config.file, 'utf8');
+            return text.includes('def get_embed_and_head') ? text : undefined;
+        }).catch(() => undefined);
     });
-    await shot(page, 'ui-4-saved.png');
+    await shot(page, `${config.name || 'ui'}-4-saved.png`);
     // Every notification so far, from the notification center (toasts hide themselves after a while).
     const center = page.locator('.notifications-center');
     await waitUntil('the notification center', STEP_MS, async () => {
@@ -188,10 +192,17 @@ async function uiContract(page) {
 
 async function uiMissingPackage(page) {
     await page.goto(config.url);
-    const toast = page.locator('.notification-toast', { hasText: config.toast || 'is not installed in' }).first();
-    await toast.waitFor({ timeout: START_MS });
-    seen.notification = await toast.locator('.notification-list-item-message').innerText();
-    seen.buttons = await toast.locator('.monaco-button').allInnerTexts();
+    // A toast, or (once it has hidden itself) the same notification in the notification center.
+    const item = page.locator('.notification-list-item:visible', { hasText: config.toast }).first();
+    await waitUntil(`a notification saying "${config.toast}"`, START_MS, async () => {
+        if (await item.isVisible()) return true;
+        if (!(await page.locator('.notifications-center').isVisible())) {
+            await page.locator('[id="status.notifications"]').click().catch(() => {});
+        }
+        return item.waitFor({ timeout: ATTEMPT_MS }).then(() => true, () => false);
+    });
+    seen.notification = await item.locator('.notification-list-item-message').innerText();
+    seen.buttons = await item.locator('.monaco-button').allInnerTexts();
     const status = page.locator('.statusbar-item', { hasText: 'spec-contract' }).first();
     seen.statusIcon = await status.locator('.codicon').first().getAttribute('class');
     await shot(page, 'ui-missing-package.png');

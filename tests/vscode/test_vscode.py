@@ -105,21 +105,30 @@ def test_ui_support_matrix_opens_in_a_webview(code_server):
     assert (SHOTS / "ui-6-matrix.png").exists()
 
 
-def test_ui_missing_package_notification(code_server):
-    seen = code_server.drive("ui-missing-package", url=code_server.open_url(code_server.no_package_workspace))
-    assert "venv-without-spec-contract" in seen["notification"], seen
-    assert "Install spec-contract" in seen["buttons"], seen
-    assert "codicon-error" in seen["statusIcon"], seen
+def test_ui_kimi_on_a_python_where_nothing_was_installed(code_server):
+    """The .vsix alone (issue 23, item 1): a bare venv, where spec-contract and its dependencies were never
+    pip-installed, runs the server the extension carries; the Kimi wrapper in the shape of SGLang 0.5.9 gets
+    its two errors and its warning, and the quick fix (libcst, bundled for this CPython) is applied."""
+    kimi = code_server.bare_python_workspace / "sglang/srt/models/kimi_k25.py"
+    seen = code_server.drive("ui", name="kimi", url=code_server.open_url(code_server.bare_python_workspace),
+                             file=str(kimi), explorer=["sglang", "srt", "models", "kimi_k25.py"])
+    for member in ("get_embed_and_head", "set_eagle3_layers_to_capture", "set_embed_and_head"):
+        assert member in seen["hover"], seen["hover"]
+    assert "eagle_worker.py" in seen["hover"], seen["hover"]
+    assert "get_embed_and_head" in seen["chosen"], seen["chosen"]
+    assert "def get_embed_and_head" in kimi.read_text()
+    assert (SHOTS / "kimi-2-hover.png").exists()
+    assert not [text for text in seen["notifications"] if "spec-contract" in text], seen["notifications"]
 
 
 def test_ui_package_only_outside_isolation_notification(code_server):
-    """spec_contract importable only through PYTHONPATH: the server, started with -I, would not find it; the
-    extension says where it is and why that does not count, instead of "not installed"."""
+    """importStrategy fromEnvironment, spec_contract importable only through PYTHONPATH: the server, started with
+    -I, would not find it; the extension says where it is and why that does not count, and runs its own."""
     seen = code_server.drive("ui-missing-package", url=code_server.open_url(code_server.outside_isolation_workspace),
-                             toast="only in the user site-packages or PYTHONPATH")
+                             toast="only from the user site-packages or PYTHONPATH")
     assert "python-with-pythonpath" in seen["notification"], seen
-    assert '"python -I"' in seen["notification"], seen
-    assert "codicon-error" in seen["statusIcon"], seen
+    assert '-I" ignores' in seen["notification"], seen
+    assert "bundled with the extension" in seen["notification"], seen
 
 
 def test_ui_workspace_on_the_models_subfolder_only(code_server, tmp_path):

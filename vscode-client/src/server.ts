@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, Middleware, RevealOutputChannelOn, State } from 'vscode-languageclient/node';
-import { checkPackage, hasPythonExtension, Interpreter, ISOLATED, PackageCheck, resolveInterpreter } from './python';
+import { BUNDLED_SERVER, BundledProbe, checkPackage, describe, hasPythonExtension, Interpreter, ISOLATED, probeBundled, resolveInterpreter } from './python';
 import { analysisSettings, primaryFolder, readStartSettings, SECTION, StartSettings } from './settings';
 
 export type ServerState = 'stopped' | 'starting' | 'running' | 'failed' | 'disabled' | 'restricted';
@@ -157,22 +157,37 @@ export class ServerManager implements vscode.Disposable {
     }
 
     /**
-     * The user's own command if set, else `<python> -I -m spec_contract serve` once the package imports there.
-     * `-I` keeps the working directory, the workspace folder, off `sys.path` (see python.ts).
+     * The user's own command if set; else, with `importStrategy` `fromEnvironment` and spec-contract installed in
+     * the interpreter, `<python> -I -m spec_contract serve`; else the server this extension carries,
+     * `<python> -I bundled/tool/server.py serve`. `-I` keeps the workspace folder, the working directory, off
+     * `sys.path` (see python.ts).
      */
     private async serverCommand(settings: StartSettings, folder?: vscode.WorkspaceFolder): Promise<ServerCommand | undefined> {
         if (settings.command.length > 0) {
             return { command: settings.command[0], args: [...settings.command.slice(1), ...settings.args] };
         }
         const interpreter = await resolveInterpreter(settings.interpreter, folder);
-        this.output.info(`Python interpreter: ${interpreter.path} (from ${interpreter.source})`);
-        const check = await checkPackage(interpreter.path);
-        if (!check.ok) {
-            this.fail(check.detail);
-            void this.explainMissing(interpreter, check);
+        this.output.info(`Python interpreter: ${describe(interpreter)}`);
+        if (settings.importStrategy === 'fromEnvironment') {
+            const check = await checkPackage(interpreter.path);
+            if (check.ok) {
+                return { command: interpreter.path, args: [ISOLATED, '-m', 'spec_contract', 'serve', ...settings.args] };
+            }
+            if (check.problem !== 'no-interpreter') {
+                const why = check.problem === 'only-outside-isolation' ? check.detail : `spec-contract is not importable in ${describe(interpreter)}`;
+                this.output.warn(`${why}: running the server bundled with the extension instead`);
+                void vscode.window.showWarningMessage(`spec-contract: ${why}. Running the server bundled with the extension instead (specContract.importStrategy).`);
+            }
+        }
+        const probe = await probeBundled(interpreter.path);
+        if (!probe.ok) {
+            this.fail(probe.detail);
+            void this.explainFailure(interpreter, probe);
             return undefined;
         }
-        return { command: interpreter.path, args: [ISOLATED, '-m', 'spec_contract', 'serve', ...settings.args] };
+        this.output.info(`bundled server with Python ${probe.version} at ${probe.executable}` +
+            (probe.quickFixes ? '' : ' (no libcst for this Python in this .vsix: quick fixes are off)'));
+        return { command: interpreter.path, args: [ISOLATED, BUNDLED_SERVER, 'serve', ...settings.args] };
     }
 
     private fail(detail: string): void {
@@ -184,43 +199,16 @@ export class ServerManager implements vscode.Disposable {
         this.stateEmitter.fire({ state, detail });
     }
 
-    private async explainMissing(interpreter: Interpreter, check: Exclude<PackageCheck, { ok: true }>): Promise<void> {
-        const install = 'Install spec-contract';
+    private async explainFailure(interpreter: Interpreter, probe: Exclude<BundledProbe, { ok: true }>): Promise<void> {
         const select = 'Select Interpreter';
         const settings = 'Open Settings';
         const output = 'Show Output';
-        const actions: string[] = [];
-        let message: string;
-        if (check.problem === 'no-interpreter') {
-            message = `spec-contract: no Python interpreter at "${interpreter.path}" (from ${interpreter.source}). Set specContract.interpreter or specContract.server.command.`;
-        } else if (check.problem === 'missing-package') {
-            message = `spec-contract is not installed in ${interpreter.path} (from ${interpreter.source}). Install it there, pick another interpreter, or set specContract.server.command.`;
-            actions.push(install);
-        } else if (check.problem === 'only-outside-isolation') {
-            message = `spec-contract is installed for ${interpreter.path} only in the user site-packages or PYTHONPATH. The server runs with "python ${ISOLATED}", which ignores both, so that no file in the workspace can stand in for its modules. Install it into the interpreter's environment (e.g. a virtualenv), or set specContract.server.command.`;
-            actions.push(install);
-        } else {
-            message = `spec-contract fails to import in ${interpreter.path}: ${check.detail.split('\n').pop()}`;
-            actions.push(output);
-        }
-        if (hasPythonExtension()) {
-            actions.push(select);
-        }
-        actions.push(settings);
+        const message = probe.problem === 'no-interpreter'
+            ? `spec-contract: no Python interpreter at ${describe(interpreter)}. Install Python 3.10 or newer, or set specContract.interpreter.`
+            : `spec-contract cannot run its server with ${describe(interpreter)}: ${probe.detail.split('\n').pop()}`;
+        const actions = [...(hasPythonExtension() ? [select] : []), settings, output];
         const choice = await vscode.window.showErrorMessage(message, ...actions);
-        if (choice === install) {
-            const terminal = vscode.window.createTerminal({ name: 'spec-contract: install' });
-            terminal.show();
-            // Isolated too: the terminal starts in the workspace, and pip then installs where the server looks.
-            terminal.sendText(`${shellQuote(interpreter.path)} ${ISOLATED} -m pip install spec-contract`);
-            const restart = await vscode.window.showInformationMessage(
-                'Restart the spec-contract server once pip has finished.',
-                'Restart Server',
-            );
-            if (restart) {
-                void this.restart('spec-contract installed');
-            }
-        } else if (choice === select) {
+        if (choice === select) {
             await vscode.commands.executeCommand('python.setInterpreter');
         } else if (choice === settings) {
             await vscode.commands.executeCommand('workbench.action.openSettings', SECTION);
@@ -228,11 +216,4 @@ export class ServerManager implements vscode.Disposable {
             this.output.show();
         }
     }
-}
-
-function shellQuote(path: string): string {
-    if (!/[\s"'$`\\&|;()<>]/.test(path)) {
-        return path;
-    }
-    return process.platform === 'win32' ? `& "${path}"` : `'${path.replace(/'/g, `'\\''`)}'`;
 }

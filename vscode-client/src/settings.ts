@@ -9,12 +9,14 @@ import * as vscode from 'vscode';
 export const SECTION = 'specContract';
 
 /** Settings whose change needs a new server process rather than a `didChangeConfiguration`. */
-const RESTART_KEYS = ['enable', 'interpreter', 'server.command', 'server.args'];
+const RESTART_KEYS = ['enable', 'interpreter', 'importStrategy', 'server.command', 'server.args'];
 
 export interface StartSettings {
     enable: boolean;
     /** Expanded interpreter path, or '' when not set. */
     interpreter: string;
+    /** `useBundled`: the server this extension carries; `fromEnvironment`: the one installed in the interpreter. */
+    importStrategy: 'useBundled' | 'fromEnvironment';
     /** Expanded user server command, or [] when not set. */
     command: string[];
     args: string[];
@@ -33,6 +35,7 @@ export function readStartSettings(folder = primaryFolder()): StartSettings {
     return {
         enable: config.get<boolean>('enable', true),
         interpreter: expand(config.get<string>('interpreter', '').trim(), folder),
+        importStrategy: config.get<string>('importStrategy') === 'fromEnvironment' ? 'fromEnvironment' : 'useBundled',
         command: config.get<string[]>('server.command', []).map((part) => expand(part, folder)),
         args: config.get<string[]>('server.args', []).map((part) => expand(part, folder)),
     };

@@ -14,7 +14,8 @@
 
 ---@type vim.lsp.Config
 return {
-  -- The server runs from the interpreter that has spec-contract installed (`pip install spec-contract`).
+  -- The server runs from the interpreter that has spec-contract installed (from a clone of the repository:
+  -- `python3 -m pip install ./spec-contract`; it is not on PyPI yet).
   -- `-I` (isolated mode) keeps the working directory, the project, off sys.path: no file there can stand in
   -- for a module of the server or of the standard library. It also ignores PYTHON* variables and the user
   -- site-packages, so install spec-contract into that interpreter's environment (a virtualenv), not `--user`.

@@ -301,6 +301,9 @@ SETTINGS: tuple[Setting, ...] = (
             where="editor"),
     Setting("interpreter", "client", "the Python extension's", "The Python that runs the server (VS Code).",
             where="client"),
+    Setting("import-strategy", "client", "`useBundled`", "Which server runs: the one the extension carries "
+            "(`useBundled`) or the one installed in the interpreter's environment (`fromEnvironment`) (VS Code).",
+            where="client"),
     Setting("server", "client", "`spec-contract serve`", "The command that starts the server (VS Code).",
             where="client"),
     Setting("trace", "client", "`off`", "Protocol tracing in the output channel (VS Code).", where="client"),
