@@ -42,6 +42,19 @@ def test_a_local_config_naming_its_architectures_builds_that_architecture(tmp_pa
     assert _wrapper_findings(analysis, "Picture") == [LITERAL]
 
 
+def test_a_config_whose_architectures_the_method_sets_builds_that_architecture(tmp_path):
+    # vLLM's Llava for the HF-format Pixtral-12B: `config.text_config.architectures = ["MistralForCausalLM"]`
+    # when the checkpoint names none, then init_vllm_registered_model(hf_config=config.text_config)
+    text = picture(build="hf_config=config.text_config").replace(
+        "        with self._mark_language_model(vllm_config):\n",
+        "        config = vllm_config.hf_config\n"
+        "        if config.text_config.architectures is None:\n"
+        '            config.text_config.architectures = ["TinyForCausalLM"]\n'
+        "        with self._mark_language_model(vllm_config):\n")
+    analysis = analyze(vllm_tree(tmp_path, {f"{MODELS}/picture.py": text}))
+    assert _wrapper_findings(analysis, "Picture") == [LITERAL]
+
+
 def test_a_config_with_no_literal_architectures_stays_unknown(tmp_path):
     text = picture(build="prefix=prefix").replace(
         "vllm_config=vllm_config, prefix=prefix",

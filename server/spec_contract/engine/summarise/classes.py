@@ -391,8 +391,9 @@ def _named_architectures(value: ast.expr, known: dict[str, list[str]]) -> list[s
     text_config, architectures=["Qwen2ForCausalLM"])``), or carried by a local bound to such a call.
     ``known`` holds the locals, keyed ``"[name]"`` for lists and ``name`` for calls, so a list passed as any
     other argument never counts. None: the HF config names it at run time."""
-    if isinstance(value, ast.Name):
-        return known.get(value.id)
+    if isinstance(value, (ast.Name, ast.Attribute)):  # a config the method named the architectures of
+        chain = chain_of(value)
+        return known.get(".".join(chain)) if chain else None
     if not isinstance(value, ast.Call):
         return None
     for keyword in value.keywords:
@@ -409,11 +410,20 @@ def _named_architectures(value: ast.expr, known: dict[str, list[str]]) -> list[s
 def _architecture_locals(statements: list[ast.stmt]) -> dict[str, list[str]]:
     """Locals of one method that pin architecture names down: ``architectures = ["Glm4ForCausalLM"]`` in each
     branch of a test (key ``"[architectures]"``), ``vllm_config = vllm_config.with_hf_config(config,
-    architectures=[...])`` (key ``vllm_config``); each key → the names of every such assignment. A branch that
+    architectures=[...])`` (key ``vllm_config``), ``config.text_config.architectures = [...]`` (key
+    ``config.text_config``); each key → the names of every such assignment. A branch that
     leaves it to the HF config (``architectures = None``) adds nothing: the named candidates are still ones a
     run may build."""
     out: dict[str, list[str]] = {}
     for stmt in statements:
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+        if isinstance(target, ast.Attribute) and target.attr == "architectures" and chain_of(target.value):
+            # ``config.text_config.architectures = ["MistralForCausalLM"]`` (vLLM's Llava for Pixtral-12B): the
+            # config handed on as ``hf_config=config.text_config`` names it (key ``config.text_config``)
+            names = _literal_names(stmt.value)
+            known = out.setdefault(".".join(chain_of(target.value) or ()), []) if names else []
+            known += [n for n in names or () if n not in known]
+            continue
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             literal = _literal_names(stmt.value)
             key, names = (f"[{stmt.targets[0].id}]", literal) if literal is not None else (
