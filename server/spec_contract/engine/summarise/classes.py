@@ -417,7 +417,8 @@ def _architecture_locals(statements: list[ast.stmt]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for stmt in statements:
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
-        if isinstance(target, ast.Attribute) and target.attr == "architectures" and chain_of(target.value):
+        if isinstance(stmt, ast.Assign) and isinstance(target, ast.Attribute) and target.attr == "architectures" \
+                and chain_of(target.value):
             # ``config.text_config.architectures = ["MistralForCausalLM"]`` (vLLM's Llava for Pixtral-12B): the
             # config handed on as ``hf_config=config.text_config`` names it (key ``config.text_config``)
             names = _literal_names(stmt.value)
