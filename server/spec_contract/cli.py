@@ -17,9 +17,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from spec_contract import __version__
+from spec_contract.arguments import OneLineParser
 
 if TYPE_CHECKING:
     from spec_contract.engine import Analysis, Baseline, BaselineEntry, Found, Launch, Project
@@ -35,9 +36,6 @@ def _codes(text: str) -> list[str]:
     return [code.strip().upper() for code in text.split(",") if code.strip()]
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, exit 2, as the interface promises
-        self.exit(2, f"spec-contract: error: {message}\n")
 
 
 DESCRIPTION = """Keep model wrapper classes in step with the speculative-decoding workers that call them:
@@ -57,10 +55,10 @@ EXAMPLES = """examples:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="spec-contract", description=DESCRIPTION, epilog=f"{EXIT_CODES}\n\n{EXAMPLES}",
+    parser = OneLineParser(prog="spec-contract", description=DESCRIPTION, epilog=f"{EXIT_CODES}\n\n{EXAMPLES}",
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"spec-contract {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     from spec_contract.engine import DISCOVERY_RULE
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -157,6 +158,10 @@ class SummaryCache:
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
+            if target.is_dir() and not target.is_symlink():
+                # a folder where this entry belongs (a stray mkdir, a bad copy): os.replace cannot replace it,
+                # and the cache would stop for good. It is the cache's own name, so the entry takes its place.
+                shutil.rmtree(target)
             os.replace(tmp, target)
         except OSError:
             self._usable = False  # read-only home, full disk: carry on without persisting

@@ -122,14 +122,41 @@ class FrameReader:
 
 
 class ParseError(Exception):
-    """A body that is not JSON (JSON-RPC error -32700)."""
+    """A body that is not JSON (JSON-RPC error -32700); ``rest`` is what of it goes back to the reader: the
+    start of the next message's header, read because the length was too long."""
+
+    def __init__(self, why: str, rest: bytes = b"") -> None:
+        super().__init__(why)
+        self.rest = rest
+
+
+_HEADER_NAME = b"content-length"
+_HEADER_LIKE = re.compile(rb"[A-Za-z][A-Za-z0-9-]*[ \t]*:")  # ``Content-Length: 5``, ``Content-Type: …``
+
+
+def header_tail(data: bytes) -> bytes:
+    """From where a ``Content-Length`` header starts in ``data`` (or the prefix of one it ends with) to its
+    end: what a too-long length took of the next message."""
+    found = re.search(_HEADER_NAME, data, re.IGNORECASE)
+    if found is not None:
+        return data[found.start():]
+    for size in range(min(len(_HEADER_NAME) - 1, len(data)), 0, -1):
+        if _HEADER_NAME.startswith(data[-size:].lower()):
+            return data[-size:]
+    return b""
+
+
+def _starts_a_header(data: bytes) -> bool:
+    return _HEADER_LIKE.match(data) is not None or _HEADER_NAME.startswith(data.lower())
 
 
 def parse_body(body: bytes) -> tuple[Any, bytes]:
     """The JSON value of a body, and what follows it when the header's length was too long.
 
-    A body that holds a complete value and then more (the start of the next message's header, read because the
-    length was too large) gives that value; the rest goes back to the reader.
+    A body that holds a complete value and then the start of a header (the next message's, read because the
+    length was too large) gives that value; the rest goes back to the reader. A body that is not JSON raises
+    ParseError, with the next header's start when it holds one, so the next message is never lost (not even
+    when the body is not UTF-8: it is read bytewise here).
     """
     try:
         return json.loads(body), b""
@@ -137,13 +164,20 @@ def parse_body(body: bytes) -> tuple[Any, bytes]:
         raise ParseError("the message is nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
         problem = exc
+    text = body.decode("utf-8", "surrogateescape")  # each byte that is not UTF-8 stands for itself
     try:
-        text = body.decode("utf-8")
         start = len(text) - len(text.lstrip())
         value, end = json.JSONDecoder().raw_decode(text, start)
     except (ValueError, RecursionError):
-        raise ParseError(f"the message is not JSON: {problem}") from None
-    return value, text[end:].encode("utf-8")
+        raise ParseError(f"the message is not JSON: {problem}", header_tail(body)) from None
+    rest = text[end:].encode("utf-8", "surrogateescape")
+    try:
+        text[:end].encode("utf-8")
+    except UnicodeEncodeError:
+        raise ParseError(f"the message is not JSON: {problem}", rest) from None
+    if rest.strip() and not _starts_a_header(rest.lstrip()):  # the length was right, and the body holds more
+        raise ParseError(f"the message is not JSON: data after the value ({rest[:20]!r})", header_tail(rest))
+    return value, rest
 
 
 async def read_messages(reader: FrameReader, executor: Executor | None, is_stopped: Callable[[], bool],
@@ -167,6 +201,8 @@ async def read_messages(reader: FrameReader, executor: Executor | None, is_stopp
             value, rest = parse_body(frame.body)
         except ParseError as exc:
             on_parse_error(str(exc))
+            if exc.rest:
+                reader.unread(exc.rest)
             continue
         if rest.strip():
             reader.unread(rest)

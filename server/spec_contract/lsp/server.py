@@ -12,7 +12,6 @@ Start-up stays cheap: this module imports only pygls, lsprotocol and the server'
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
@@ -195,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     ``--stdio`` is accepted and changes nothing: editor clients (vscode-languageclient, …) append it.
     Returns only on a usage error: when serving ends, so does the process (see :func:`_exit_now`).
     """
-    parser = argparse.ArgumentParser(prog="spec-contract serve", description="run the spec-contract language server")
+    from spec_contract.arguments import OneLineParser
+
+    parser = OneLineParser(prog="spec-contract serve", description="run the spec-contract language server")
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
     transport = parser.add_mutually_exclusive_group()
     transport.add_argument("--tcp", action="store_true", help="listen for one client on a TCP port")
