@@ -223,17 +223,20 @@ def fixes(older: str, newer: str, old: Facts, new: Facts, tool: Facts) -> list[F
     return added
 
 
-def _named_members(finding: Facts) -> Iterator[tuple[str, str]]:
-    """(class, member) pairs a finding names: its own, the members past a gate (``also``), and any classes it
-    lists (a gate warning lists each class with its members)."""
-    yield finding.get("class", ""), finding.get("method", "")
-    for extra in finding.get("also", []):
-        yield finding.get("class", ""), extra.get("method", "")
+def _named_members(finding: Facts) -> Iterator[tuple[str, str, str | None]]:
+    """(path, class, member) triples a finding names: its own, the members past a gate (``also``) or that its
+    fix implements (``implements``), and any classes it lists (a worker-line warning lists each class, with
+    its own path, and its members)."""
+    path = finding.get("path")
+    yield path, finding.get("class", ""), finding.get("method", "")
+    for extra in finding.get("also", []) + finding.get("implements", []):
+        yield path, finding.get("class", ""), extra.get("method", "")
     for member in finding.get("members", []):
-        yield finding.get("class", ""), member if isinstance(member, str) else member.get("method", "")
+        yield path, finding.get("class", ""), member if isinstance(member, str) else member.get("method", "")
     for listed in finding.get("classes", []):
         for member in listed.get("members", []):
-            yield listed.get("class", ""), member if isinstance(member, str) else member.get("method", "")
+            yield (listed.get("path", path), listed.get("class", ""),
+                   member if isinstance(member, str) else member.get("method", ""))
 
 
 def named(fix: Facts, tool: Facts) -> bool:
@@ -241,8 +244,8 @@ def named(fix: Facts, tool: Facts) -> bool:
     classes = {fix["class"]} | {where.split("::")[1] for where, mro in tool["registered"].items() if target in mro}
     paths = {fix["path"]} | {where.split("::")[0] for where, mro in tool["registered"].items() if target in mro}
     for finding in tool["findings"]:
-        for cls, member in _named_members(finding):
-            if member == fix["member"] and cls in classes and (finding.get("path") in paths or "path" not in finding):
+        for path, cls, member in _named_members(finding):
+            if member == fix["member"] and cls in classes and (path in paths or path is None):
                 return True
     return False
 

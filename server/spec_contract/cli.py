@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--diff", action="store_true", help="show what --fix would change, as a unified diff, and "
                                                            "write nothing")
     check.add_argument("--select", help="comma-separated codes to report, any case (default: all)")
+    check.add_argument("--hints", action="store_true",
+                       help="text output: show hints too (classes that could support an algorithm the engine "
+                            "refuses them; JSON always has them)")
     check.add_argument("--statistics", action="store_true", help="count the findings per code instead of listing them "
                                                                  "(text format)")
     baseline = check.add_mutually_exclusive_group()
@@ -488,7 +491,8 @@ def _analyse(args: argparse.Namespace, started: float, notes: list[str]
     subsets = [_Subset(t) for t in targets]
     analyses = tuple(subset.report(notes) for subset in subsets)
     baselined, stale = _baseline(args, targets, analyses)
-    report = Report(analyses, time.perf_counter() - started, cwd=Path.cwd(), baselined=baselined, stale=stale)
+    report = Report(analyses, time.perf_counter() - started, cwd=Path.cwd(), baselined=baselined, stale=stale,
+                    hints=getattr(args, "hints", False))
     if getattr(args, "write_baseline", None) is not None:
         from spec_contract.engine import write_baseline
 

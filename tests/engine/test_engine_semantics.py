@@ -10,7 +10,7 @@ message is the point.
 from __future__ import annotations
 
 import pytest
-from engine_trees import EAGLE_WORKER, analyze, make_tree
+from engine_trees import EAGLE_WORKER, analyze, forward_findings, make_tree
 from spec_contract.engine.check.status import algorithm_status
 from spec_contract.engine.config import ConfigError
 from spec_contract.engine.edits.fix import delegation_edits
@@ -94,11 +94,11 @@ def tree(tmp_path, files: dict[str, str]):
 
 def kinds(analysis) -> list[tuple[str, str, str]]:
     """(code, severity, member) of every finding on the wrapper(s)."""
-    return sorted((f.code, f.severity, f.member) for f in analysis.findings if f.class_name != "LlamaForCausalLM")
+    return sorted((f.code, f.severity, f.member) for f in forward_findings(analysis) if f.class_name != "LlamaForCausalLM")
 
 
 def only(analysis):
-    (finding,) = [f for f in analysis.findings if f.class_name != "LlamaForCausalLM"]
+    (finding,) = [f for f in forward_findings(analysis) if f.class_name != "LlamaForCausalLM"]
     return finding
 
 
@@ -490,7 +490,7 @@ def test_a_subclass_passing_its_own_class_default_to_super_init_has_that_inner(t
     """
     worker = TARGET_ONLY_WORKER
     root = tree(tmp_path, {EAGLE: worker, "pkg/models/vl.py": models})
-    found = [(f.class_name, f.code, f.member, f.inner_class) for f in analyze(root).findings]
+    found = [(f.class_name, f.code, f.member, f.inner_class) for f in forward_findings(analyze(root))]
     assert found == [("VLMoe", "SC001", "get_embed_and_head", "MoeTextModel")]
 
 

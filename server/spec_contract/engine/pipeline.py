@@ -14,7 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.batch import check_classes
+from spec_contract.engine.check.crashes import on_worker_lines
 from spec_contract.engine.check.protocols import GatedCapability, gated_capabilities
 from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.kept import KeptResults
@@ -158,8 +160,13 @@ class Pipeline:
         problems: dict[str, str] = {}
         gated = self._gated(index, layout, changed)
         self._kept.update_capabilities(gated)
-        self._check(checked, changed, index, contract, gated, stats, problems)
-        findings = self._kept.findings(checked)
+        # the models of implementations: the files of the classes checked now or before (summarised already;
+        # an editor's focused analysis checks a few, the kept results hold the others)
+        candidates = {key.module for key in checked} | {key.module for key in self._kept.checked}
+        analogies = Analogies(index, [(m.path, m.module) for m in layout.models if m.module in candidates],
+                              lambda path: self._sources.text(path)[0])
+        self._check(checked, changed, index, contract, gated, stats, problems, analogies)
+        findings = on_worker_lines(self._kept.findings(checked), self.relative)
         self._generation += 1
         if focus is None:
             self._sources.dirty.clear()
@@ -176,7 +183,7 @@ class Pipeline:
             findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
             checked=tuple(checked), models=tuple(layout.models), index=index, config=self.config, stats=stats,
             problems=problems, overlays=dict(self._sources.overlays), relative=self.relative, focus=focus,
-            changed_paths=changed_paths, capabilities=gated,
+            changed_paths=changed_paths, capabilities=gated, analogies=analogies,
             notes=tuple(filter(None, [self._kept.engine_note, _unread_note(unread, self.relative),
                                       _nothing_checked_note(self.config, layout, focus, checked)])), unread=unread,
         )
@@ -259,12 +266,14 @@ class Pipeline:
         return gated
 
     def _check(self, checked: list[ClassKey], changed: set[str], index: Index, contract: Contract,
-               gated: tuple[GatedCapability, ...], stats: Stats, problems: dict[str, str]) -> None:
+               gated: tuple[GatedCapability, ...], stats: Stats, problems: dict[str, str],
+               analogies: Analogies) -> None:
         """Check again the classes never checked and those whose check read a changed module."""
         stale = self._kept.stale(checked, changed)
         for key, result in zip(stale, check_classes(
                 stale, index, contract, self.config, gated=gated, registry=self._registered.registry,
-                relative=self.relative, problems_of=self._summaries.problems, stats=stats, problems=problems)):
+                relative=self.relative, problems_of=self._summaries.problems, stats=stats, problems=problems,
+                analogies=analogies)):
             self._kept.keep(key, result)
 
     # the saved results -----------------------------------------------------------------------------

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spec_contract.engine.check.analogy import Analogies
+from spec_contract.engine.check.crashes import implementer
 from spec_contract.engine.check.protocols import GatedCapability
 from spec_contract.engine.check.status import ClassStatus, class_status
 from spec_contract.engine.config import Config
@@ -47,6 +49,9 @@ class Analysis:
     unread: dict[str, str] = field(default_factory=dict)  # needed paths that could not be read → why
     # the profile's Protocol capabilities the workers gate (vLLM's SupportsEagle3): the contract's other half
     capabilities: tuple[GatedCapability, ...] = ()
+    # implement by analogy (the candidates of this analysis' classes): how a member no inner model has can be
+    # provided, for the status model
+    analogies: Analogies | None = None
 
     def findings_for(self, path: str) -> list[Finding]:
         return [f for f in self.findings if f.path == path]
@@ -67,7 +72,8 @@ class Analysis:
 
     def status_of(self, key: ClassKey) -> ClassStatus | None:
         """The status model of one class (see ``check.status``): what findings, hover and the reports read."""
-        return class_status(self.index, key, self.contract, self.config, self.capabilities, self.relative)
+        return class_status(self.index, key, self.contract, self.config, self.capabilities, self.relative,
+                            implementer(self.analogies, self.config))
 
     def statuses(self) -> list[ClassStatus]:
         """The status of every checked class, in the order they were checked."""

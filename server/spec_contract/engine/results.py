@@ -79,6 +79,7 @@ class CallSite:
     # always, when it names none): a draft use elsewhere only ever meets the draft heads of its algorithm
     any_draft: bool = True
     phase: Phase = Phase.FIRST_REQUEST  # when the use runs: reached from a start-up method, else per request
+    taken: frozenset[str] = frozenset()  # names of the enclosing tests (and ``and`` operands) it runs past
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,32 @@ class Provider:
     kind: str  # "method", "async_method", "property", "attribute"
 
 
+class How(str, enum.Enum):
+    """How a member a class lacks can be provided (see ``check.status``); a ``str``, as hover words it."""
+
+    FORWARD = "forward"  # an inner model has it: delegate to it
+    IMPLEMENT = "implement"  # no inner has it; a class holding the same parts implements it: do as it does
+    BOTH = "both"  # the inner model can implement it (so): implement it there, forward it here
+    UNKNOWN = "cannot tell"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Provision:
+    how: How
+    delegate: str | None = None  # forward / both: the attribute path of the inner model
+    inner_class: str | None = None  # forward: the inner class that has it; both: the inner that would implement it
+    like: str | None = None  # implement / both: the dotted name of the class whose body is the model
+    why: str = ""  # cannot tell: why (which attribute the closest candidate reads that this class lacks)
+    body: str = ""  # implement / both: the candidate's definition (decorators and signature), dedented
+    path: str | None = None  # implement / both: the file of the class to implement it in
+    in_class: str | None = None  # both: that class's qualified name in its module (implement: the class itself)
+    like_path: str | None = None  # implement / both: the file of the model, and the 0-based line of its ``def``
+    like_line: int | None = None
+
+
 @dataclass(frozen=True)
 class Forward:
     """One more member a capability finding's fix forwards (the members the algorithm needs past its gate)."""
@@ -136,6 +163,17 @@ class Forward:
     delegate: str
     inner_class: str
     provider: Provider
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A class a worker-line finding lists (SC010): where it is and the members it lacks there."""
+
+    path: str
+    class_name: str
+    class_qualname: str
+    members: tuple[str, ...]
+    implements: tuple[tuple[str, Provision], ...] = ()  # how each member can be implemented, where a model fits
 
 
 @dataclass(frozen=True)
@@ -159,6 +197,10 @@ class Finding:
     algorithm: str | None = None  # SC003: the algorithm the class loses; else the algorithm of the sites, if one
     condition: str | None = None  # SC004: the rare condition every use sits under
     also: tuple[Forward, ...] = ()  # SC003: the members past the gate the fix forwards too
+    # SC009/SC011: how the fix provides each member (implement like a candidate, or implement in the inner model
+    # and forward here), the finding's own first
+    implements: tuple[tuple[str, Provision], ...] = ()
+    classes: tuple[Listed, ...] = ()  # SC010: the classes that crash at this worker line, each with its members
 
     @property
     def role(self) -> Role:

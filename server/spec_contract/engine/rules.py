@@ -32,10 +32,12 @@ class Severity(str, enum.Enum):
 
 class Fix(str, enum.Enum):
     """What a rule's fix does: forward the members (``check --fix``, the delegation quick fixes), declare the
-    capability on the class (its Protocol base and import), or nothing the engine can write."""
+    capability on the class (its Protocol base and import), implement the members by analogy (and forward them
+    when the inner model gets them), or nothing the engine can write."""
 
     FORWARD = "forward"
     DECLARE = "declare"
+    IMPLEMENT = "implement"  # write the members, each like the class it is modelled on (and forward it)
     NONE = "none"
 
     def __str__(self) -> str:
@@ -53,8 +55,9 @@ class Rule:
 
     @property
     def forwards(self) -> bool:
-        """The fix forwards members (``check --fix``, the delegation quick fixes)."""
-        return self.fix is Fix.FORWARD
+        """The fix adds members to the class (``check --fix``, the delegation quick fixes): forwards, or
+        implementations modelled on another class."""
+        return self.fix in (Fix.FORWARD, Fix.IMPLEMENT)
 
     @property
     def anchor(self) -> str:
@@ -143,11 +146,47 @@ CAPABILITY_NOT_DECLARABLE = Rule(
     "declaration is offered: first make that part work (override the defaults to call the language model's "
     "own methods, hand the aux outputs on), then declare.",
     fix=Fix.NONE)
+MISSING_IMPLEMENTATION = Rule(
+    "SC010", "missing-implementation", Severity.ERROR,
+    "a run with this class reaches a worker line that uses a member neither the class nor any inner model has, "
+    "and the class shows it means to support the algorithm: implement it (like the class named)",
+    "No inner model has the member, so there is nothing to forward: the class must implement it. The class "
+    "shows it means to support the algorithm (it has some of the members the algorithm uses, or its inner "
+    "model has others it lacks), no gate refuses first, and the run dies with `AttributeError` at the line "
+    "named, at start-up (after the weights load) or at the first request. The message names a model: a class "
+    "holding the same parts (its decoder in `self.model`, its own `lm_head`) whose body uses only attributes "
+    "this class has too (a written one, such as the decoder's `layers_to_capture`, must be one its owner "
+    "already sets, so its `forward` reads it); the quick fix and `check --fix` insert that body. When the "
+    "language model lacks the member too and can implement it so, the fix implements it there and forwards it "
+    "here, in one edit. When no model fits, the message says which attribute is missing.",
+    fix=Fix.IMPLEMENT)
+UNREFUSED_CRASH = Rule(
+    "SC011", "unrefused-crash", Severity.WARNING,
+    "classes that show no support for an algorithm crash at this worker line instead of being refused: one "
+    "finding on the line, listing each class and the members it lacks",
+    "The classes lack a member the line uses, none of them shows it means to support the algorithm, and no "
+    "gate refuses them first: a run with one loads the weights and then dies with `AttributeError` there "
+    "instead of a clear refusal. For the engine this is a missing gate as much as a missing member, so it is "
+    "said once, on the worker line, not once per class. `--format json` lists each class (`classes`: path, "
+    "class, members); hover and the reports give each class's status.",
+    fix=Fix.NONE)
+IMPLEMENTABLE = Rule(
+    "SC012", "implementable", Severity.HINT,
+    "the engine refuses the algorithm for this class cleanly, but the class could support it: every member it "
+    "lacks can be implemented like a class holding the same parts",
+    "A capability gate refuses the algorithm at start-up, and neither the class nor its inner model has the "
+    "gate's member; but each member the algorithm needs can be modelled on a class that has the same parts "
+    "(see SC010). The source action \"Enable EAGLE3 for …\" (and `check --fix`) adds them all. When classes "
+    "holding the same parts have the members but their bodies use something this class lacks (its decoder "
+    "never sets `layers_to_capture`), the hint says what, and offers no fix. Text output shows hints only with "
+    "`--hints`; `--format json` always includes them.",
+    fix=Fix.IMPLEMENT)
 
 RULES: tuple[Rule, ...] = (
     MISSING_FORWARD, MISSING_OPTIONAL_FORWARD, MISSING_CAPABILITY,
     MISSING_CONDITIONAL_FORWARD, MISSING_DRAFT_FORWARD, CAPABILITY_NOT_DECLARED,
-    CAPABILITY_NOT_BACKED, CAPABILITY_UNVERIFIABLE, CAPABILITY_NOT_DECLARABLE,
+    CAPABILITY_NOT_BACKED, CAPABILITY_UNVERIFIABLE, CAPABILITY_NOT_DECLARABLE, MISSING_IMPLEMENTATION,
+    UNREFUSED_CRASH, IMPLEMENTABLE,
 )
 
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

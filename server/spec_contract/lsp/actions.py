@@ -55,7 +55,19 @@ def _intersects(span: Span, rng_lines: tuple[int, int]) -> bool:
 
 
 def _title(finding: Finding) -> str:
-    """What the quick fix for one finding does; a capability fix forwards the gate member and those past it."""
+    """What the quick fix for one finding does; a capability fix forwards the gate member and those past it;
+    an implement fix writes the members like the class they are modelled on (a hint's enables its algorithm)."""
+    if BY_CODE[finding.code].fix is Fix.IMPLEMENT:
+        like = (finding.implements[0][1].like or "").rsplit(".", 1)[-1]
+        if len(finding.implements) > 1 or finding.severity == "hint":
+            count = len(finding.implements)
+            return (f"Enable {finding.algorithm} for `{finding.class_name}`: implement {count} "
+                    f"member{'s' if count > 1 else ''} like `{like}`")
+        provision = finding.implements[0][1]
+        if provision.how == "both":
+            return (f"Implement `{finding.member}` in `{provision.inner_class}` like `{like}` and forward it to "
+                    f"`self.{provision.delegate}`")
+        return f"Implement `{finding.member}` like `{like}`"
     if finding.also:
         count = 1 + len(finding.also)
         return f"Enable {finding.algorithm or 'the capability'} for `{finding.class_name}`: forward {count} members"
@@ -79,8 +91,9 @@ def plan(
             planned.append(Planned(
                 title=f"Declare `{finding.member}` on `{finding.class_name}`",
                 kind=types.CodeActionKind.QuickFix.value, action="declare", findings=(finding,), preferred=True))
-        if not BY_CODE[finding.code].forwards:
-            continue
+        if not BY_CODE[finding.code].forwards or (BY_CODE[finding.code].fix is Fix.IMPLEMENT
+                                                  and not finding.implements):
+            continue  # no fix, or no model fits (the message says what is missing)
         planned.append(
             Planned(
                 title=_title(finding),
@@ -90,7 +103,8 @@ def plan(
                 preferred=True,
             )
         )
-    forwarding = [f for f in findings if BY_CODE[f.code].forwards]
+    forwarding = [f for f in findings if BY_CODE[f.code].forwards
+                  and (BY_CODE[f.code].fix is not Fix.IMPLEMENT or f.implements)]
     by_class: dict[str, list[Finding]] = {}
     for finding in here:
         if BY_CODE[finding.code].forwards:

@@ -33,6 +33,7 @@ class Report:
     cwd: Path | None = None
     baselined: frozenset[str] = frozenset()  # fingerprints (engine.baseline) of findings the baseline covers
     stale: tuple[BaselineEntry, ...] = ()  # baseline entries no finding matched any more
+    hints: bool = False  # text output shows hint findings only when asked (``--hints``); JSON always has them
 
     @property
     def findings(self) -> list[Finding]:

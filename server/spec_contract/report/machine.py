@@ -18,7 +18,7 @@ def _contract(report: Report) -> list[dict]:
             for a in report.analyses for e in a.contract.entries]
 
 
-def _semantics(finding) -> dict:
+def _semantics(finding, report: Report) -> dict:
     """The additive fields of the contract semantics, present when they say something: the algorithm a
     capability finding (SC003) loses and the members its fix forwards past the gate, the rare condition of an
     SC004."""
@@ -30,7 +30,18 @@ def _semantics(finding) -> dict:
     if finding.also:
         out["also"] = [{"method": f.member, "delegate": f.delegate, "inner_class": f.inner_class}
                        for f in finding.also]
+    if finding.implements:  # SC010/SC012: how the fix provides each member (like which class, where)
+        out["implements"] = _implements(finding.implements)
+    if finding.classes:  # SC011: each class that crashes at the worker line
+        out["classes"] = [{"path": report.rel(c.path), "class": c.class_name, "qualname": c.class_qualname,
+                           "members": list(c.members), "implements": _implements(c.implements)}
+                          for c in finding.classes]
     return out
+
+
+def _implements(implements: tuple) -> list[dict]:
+    return [{"method": member, "how": str(p.how), "like": p.like, "in_class": p.in_class, "delegate": p.delegate}
+            for member, p in implements]
 
 
 def render_json(report: Report) -> str:
@@ -41,7 +52,7 @@ def render_json(report: Report) -> str:
         "roles": list(f.roles), "delegate": f.delegate, "inner_class": f.inner_class,
         "call_sites": [report.site(s) for s in f.call_sites], "message": f.message, "notes": list(f.notes),
         "fingerprint": fingerprint(f), "baselined": report.is_baselined(f),
-        **_semantics(f),
+        **_semantics(f, report),
     } for f in report.findings]
     stats = {
         "files_seen": sum(a.stats.files_seen for a in report.analyses),

@@ -21,7 +21,8 @@ _PLURAL = {Severity.ERROR: "errors", Severity.WARNING: "warnings", Severity.INFO
 
 def render(report: Report, statistics: bool = False, width: int = WIDTH) -> str:
     """Each finding (or, with ``statistics``, a count per code), then what the run found and checked."""
-    findings = [f for f in report.findings if not report.is_baselined(f)]  # the baseline's are not news
+    findings = [f for f in report.findings if not report.is_baselined(f)  # the baseline's are not news
+                and (report.hints or f.severity != Severity.HINT)]  # hints only when asked (``--hints``)
     if statistics:
         out = statistics_lines(findings)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.protocols import GatedCapability, capability_findings
 from spec_contract.engine.check.wrappers import check_class
 from spec_contract.engine.config import Config
@@ -26,7 +27,7 @@ Checked = tuple[list[Finding], frozenset[str]]  # a class's findings, and the mo
 def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config: Config, *,
                   gated: tuple[GatedCapability, ...], registry: ModelRegistry | None,
                   relative: Callable[[str], str], problems_of: Callable[[Stats], dict[str, str]],
-                  stats: Stats, problems: dict[str, str]) -> list[Checked]:
+                  stats: Stats, problems: dict[str, str], analogies: Analogies | None = None) -> list[Checked]:
     """Each class's findings, with the modules its check read; ``gated``: the profile's Protocol capabilities
     that the workers gate (see ``check.protocols``). Forked processes add their problems (as ``problems_of``
     finds them in each) and stats to ``problems`` and ``stats``."""
@@ -38,7 +39,7 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
         recorded.add(keys[i].module)
         if registry is not None:  # what the class's inner models are depends on the registry's text
             recorded.update(registry.modules)
-        found = check_class(index, keys[i], contract, config, relative)
+        found = check_class(index, keys[i], contract, config, relative, analogies)
         if gated:
             found = capability_findings(index, keys[i], config, capabilities, found, relative)
         branch = branch_of(index, keys[i].module)

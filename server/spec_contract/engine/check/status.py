@@ -33,31 +33,10 @@ from spec_contract.engine.check.lookup import MemberLookup, MemberState
 from spec_contract.engine.check.protocols import GatedCapability, capability_verdicts
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
-from spec_contract.engine.results import CallSite, Contract, ContractEntry, Phase, Role, Span
+from spec_contract.engine.results import CallSite, Contract, ContractEntry, How, Phase, Provision, Role, Span
 from spec_contract.engine.rules import CAPABILITY_NOT_DECLARABLE, CAPABILITY_NOT_DECLARED, CAPABILITY_UNVERIFIABLE
 
 BASE_ALGORITHM = "EAGLE"  # the uses no algorithm of the profile claims: every speculative run's
-
-
-class How(str, enum.Enum):
-    """How a member a class lacks can be provided; a ``str``, as hover words it."""
-
-    FORWARD = "forward"  # an inner model has it: delegate to it
-    IMPLEMENT = "implement"  # no inner has it; a class holding the same parts implements it: do as it does
-    BOTH = "both"  # the inner model can implement it (so): implement it there, forward it here
-    UNKNOWN = "cannot tell"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-@dataclass(frozen=True)
-class Provision:
-    how: How
-    delegate: str | None = None  # forward / both: the attribute path of the inner model
-    inner_class: str | None = None  # forward: the inner class that has it; both: the inner that would implement it
-    like: str | None = None  # implement / both: the dotted name of the class whose body is the model
-    why: str = ""  # cannot tell: why (which attribute the closest candidate reads that this class lacks)
 
 
 @dataclass(frozen=True)
@@ -135,8 +114,10 @@ def provision_of(lookup: MemberLookup, member: str, implement: Implementer | Non
     inner = lookup.inner(member)
     if inner is not None:
         return Provision(How.FORWARD, inner.delegate, inner.key.qualname)
-    found = implement(lookup, member) if implement is not None else None
-    return found or Provision(How.UNKNOWN, why="no inner model has it")
+    if implement is None:
+        return Provision(How.UNKNOWN, why="no inner model has it")
+    return implement(lookup, member) or Provision(How.UNKNOWN, why="no inner model has it, and no class in the "
+                                                                   "tree implements it")
 
 
 def class_status(index: Index, key: ClassKey, contract: Contract, config: Config,
@@ -231,7 +212,20 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         mine = [(role, site) for role, site in sites if site.algorithm == claimed]
         if not mine:
             continue
-        has_some = any(lookup.provides(site.member) for _, site in mine)
+        # intent: the class has a method the algorithm calls on a model of its primary role (attributes such
+        # as ``lm_head`` every model has say nothing)
+        primary = roles[0] if draft_shaped or roles == (Role.DRAFT,) else Role.TARGET
+        # The shared uses are made by every run of the algorithms that have no worker files of their own: a
+        # class with their methods, in either role, means to make them too
+        # (EAGLE3 runs the EAGLE workers), and a method some algorithm's gate asks for is a capability the
+        # class was given for speculative decoding
+        if algorithm == BASE_ALGORITHM:
+            shared = {None} | {spec.name for spec in config.algorithms if not spec.files}
+            gated = {m for _, site in sites for m in site.gate}
+            has_some = any(lookup.provides(site.member) for _, site in sites
+                           if site.is_call and (site.algorithm in shared or site.member in gated))
+        else:
+            has_some = any(lookup.provides(site.member) for role, site in mine if site.is_call and role is primary)
         stop = next((g for g in (gates.stopping(role, claimed) for role in roles) if g is not None), None)
         if stop is not None:
             first = _first(stop.sites)
@@ -262,7 +256,7 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         degraded -= {c.member for c in crashes}
         # a draft use on a class that is no draft by shape crashes only if a draft checkpoint names the class
         decisive = [c for c in crashes if c.role is not Role.DRAFT or draft_shaped or roles == (Role.DRAFT,)]
-        intent = has_some or any(c.provision.how is How.FORWARD for c in crashes)
+        intent = has_some or any(c.provision.how is How.FORWARD and c.role is primary for c in crashes)
         if decisive:
             out.append(AlgorithmStatus(algorithm, AlgorithmState.CRASHES, "", tuple(c.member for c in decisive),
                                        crashes=tuple(crashes), degraded=tuple(sorted(degraded)), intent=intent))

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from spec_contract.engine.check.analogy import Analogies
+from spec_contract.engine.check.crashes import crash_findings
 from spec_contract.engine.check.gates import Gate, Gates, class_sites, fallback_covered
 from spec_contract.engine.check.lookup import Inner, MemberLookup
 from spec_contract.engine.config import Config
@@ -73,8 +75,10 @@ def _site_rule(role: Role, site: CallSite, draft_shaped: bool) -> Rule:
     return MISSING_DRAFT_FORWARD if role is Role.DRAFT and not draft_shaped else MISSING_FORWARD
 
 
-def check_class(index: Index, key: ClassKey, contract: Contract, config: Config, rel: Relative) -> list[Finding]:
-    """Findings for one model class (``rel`` shortens paths for messages)."""
+def check_class(index: Index, key: ClassKey, contract: Contract, config: Config, rel: Relative,
+                analogies: Analogies | None = None) -> list[Finding]:
+    """Findings for one model class (``rel`` shortens paths for messages), with those the status model gives
+    for members no inner model has (``check.crashes``; ``analogies`` implements them by analogy)."""
     cls = index.class_summary(key)
     path = index.path_of(key.module)
     if cls is None or path is None:
@@ -103,6 +107,7 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
                                          rel))
     for gate, member in gates.reported():
         findings.append(_missing_capability(key, cls, path, gate, member, lookup, config, rel))
+    findings += crash_findings(index, key, cls, path, contract, config, analogies, rel)
     return [f for f in findings if f.code in config.select and f.code not in cls.suppressed
             and "*" not in cls.suppressed]
 

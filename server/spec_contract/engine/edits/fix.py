@@ -7,11 +7,15 @@ so neither the CLI's plain check nor the language server's start-up pays for lib
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from spec_contract.engine.edits.refusals import LIBCST, UNREAD, Added, Fixes, Refusal, file_refusal
 from spec_contract.engine.queries import Analysis
-from spec_contract.engine.results import Finding, Forward, Span, TextEdit
+from spec_contract.engine.results import Finding, Forward, How, Span, TextEdit
 from spec_contract.engine.rules import BY_CODE, Fix
+
+if TYPE_CHECKING:
+    from spec_contract.engine.edits.stubs import Delegation
 
 _KIND = {"method": "method", "async_method": "async_method", "property": "property"}
 
@@ -26,38 +30,58 @@ def delegation_edits(analysis: Analysis, findings: Iterable[Finding]) -> Fixes:
 
     # A Protocol capability is declared in the class's bases: forwarding members never fixes it
     findings = _in_most_basic_class(analysis, [f for f in findings if BY_CODE[f.code].forwards])
-    by_class: dict[tuple[str, str], list[Finding]] = {}
+    by_class: dict[tuple[str, str], list[tuple[Delegation, Finding]]] = {}
     for finding in findings:
-        by_class.setdefault((finding.path, finding.class_name), []).append(finding)
+        for (path, class_name), delegation in _delegations(analysis, finding, Delegation):
+            by_class.setdefault((path, class_name), []).append((delegation, finding))
     edits: list[TextEdit] = []
     refused: list[Refusal] = []
     added: list[Added] = []
-    for (path, class_name), group in sorted(by_class.items()):
+    for (path, class_name), pairs in sorted(by_class.items()):
         source = analysis.source(path)
         if source is None:
             refused.append(Refusal(path, class_name, UNREAD))
             continue
-        # A capability finding (SC003) forwards the gate member and every member the algorithm needs past it.
-        forwards: list[tuple[Finding | Forward, Finding]] = []
-        for finding in group:
-            forwards += [(finding, finding), *((also, finding) for also in finding.also)]
-        delegations = [
-            Delegation(member=f.member, delegate=f.delegate, kind=_KIND.get(f.provider.kind, "attribute"),
-                       inner_source=analysis.source(f.provider.path), inner_line=f.provider.span.line)
-            for f, _ in forwards
-        ]
         try:
-            edit = delegation_edit(path, source, class_name, delegations)
+            edit = delegation_edit(path, source, class_name, [d for d, _ in pairs])
         except StubError as err:
             refused.append(Refusal(path, class_name, str(err)))
             continue
         if edit is not None:
             edits.append(edit)
-            once: dict[str, tuple[Finding | Forward, Finding]] = {}  # a member named twice is added once
-            for f, why in forwards:
-                once.setdefault(f.member, (f, why))
-            added += [Added(path, class_name, f.member, f.delegate, why) for f, why in once.values()]
+            once: dict[str, tuple[Delegation, Finding]] = {}  # a member named twice is added once
+            for delegation, why in pairs:
+                once.setdefault(delegation.member, (delegation, why))
+            added += [Added(path, class_name, d.member, d.delegate, why) for d, why in once.values()]
     return Fixes(tuple(edits), tuple(refused), tuple(added))
+
+
+def _delegations(analysis: Analysis, finding: Finding,
+                 make: type[Delegation]) -> list[tuple[tuple[str, str], Delegation]]:
+    """What one finding's fix adds, per (path, class): a forward of its member (a capability finding also
+    forwards every member the algorithm needs past its gate); or, for an implement finding, each member's
+    implementation modelled on another class, in this class or, for a chain, in its language model with a
+    forward here. ``make`` is the stub generator's ``Delegation``."""
+    here = (finding.path, finding.class_name)
+    if BY_CODE[finding.code].fix is Fix.IMPLEMENT and not finding.implements:
+        return []  # no model fits: the message says what is missing, nothing is guessed
+    if not finding.implements:
+        forwards: list[Finding | Forward] = [finding, *finding.also]
+        return [(here, make(member=f.member, delegate=f.delegate, kind=_KIND.get(f.provider.kind, "attribute"),
+                            inner_source=analysis.source(f.provider.path), inner_line=f.provider.span.line))
+                for f in forwards]
+    out: list[tuple[tuple[str, str], Delegation]] = []
+    for member, provision in finding.implements:
+        implement = make(member=member, delegate="", kind="method", inner_source=None, inner_line=None,
+                         body=provision.body)
+        if provision.how is How.BOTH and provision.path and provision.in_class and provision.delegate:
+            out.append(((provision.path, provision.in_class), implement))
+            model = analysis.source(provision.like_path) if provision.like_path else None
+            out.append((here, make(member=member, delegate=provision.delegate, kind="method", inner_source=model,
+                                   inner_line=provision.like_line)))
+        else:
+            out.append((here, implement))
+    return out
 
 
 def declaration_edits(analysis: Analysis, findings: Iterable[Finding]) -> Fixes:

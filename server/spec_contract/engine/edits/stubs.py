@@ -42,6 +42,8 @@ class Delegation:
     kind: str  # "method" | "async_method" | "property" | "attribute"
     inner_source: str | None  # full text of the file defining the inner member
     inner_line: int | None  # 0-based line of the member's name in inner_source
+    # an implementation instead of a forward: the whole definition (decorators, signature, body), dedented
+    body: str | None = None
 
 
 class StubError(ValueError):
@@ -87,8 +89,9 @@ def _delegation_edit(
     nl = wrapper.newline
     chunks = []
     for delegation in todo.values():
-        lines = _stub_lines(delegation, names, unit, len(body_indent.expandtabs(4)))
-        chunks.append(nl * blank + "".join(body_indent + line + nl for line in lines))
+        lines = (delegation.body.splitlines() if delegation.body is not None
+                 else _stub_lines(delegation, names, unit, len(body_indent.expandtabs(4))))
+        chunks.append(nl * blank + "".join((body_indent + line if line.strip() else "") + nl for line in lines))
     text = "".join(chunks)
 
     last_node = cls.body if one_line else cls.body.body[-1]

@@ -1,0 +1,319 @@
+"""Implement by analogy: how a class can provide a member no inner model has, read from a class that has it.
+
+The candidates are the model classes whose own body defines the member (``Qwen3ForCausalLM.get_embed_and_head``
+returns ``self.model.embed_tokens.weight, self.lm_head.weight``). A candidate *fits* a class when every
+attribute path its body uses exists there:
+
+* ``self.a`` (read): the class provides ``a`` (assigned in its ``__init__`` or a base's, a method, …);
+* ``self.a.b``: and when the class of ``self.a`` is known here (a delegate, ``self.model = Gemma3TextModel(…)``),
+  that class provides ``b`` (the decoder's ``embed_tokens``); deeper segments (``.weight``, parameters that
+  torch registers) are not asked;
+* a written path (``self.capture_aux_hidden_states = True``, ``self.model.layers_to_capture = […]``) must name
+  an attribute its owner already has (assigned in its ``__init__``): an attribute nobody else sets is one its
+  ``forward`` never reads, and setting it would change nothing;
+* every other name the body uses (``torch``, a module-level helper) is bound in the class's module.
+
+Of the candidates that fit, the one whose parts match most closely wins (its delegates' attribute names and
+classes, shared bases, then the same module); when none fits, the closest says which attribute is missing.
+The fix is the candidate's definition itself (decorators and signature included), re-indented.
+
+The candidates come from the files of the checked (registered) classes, which the analysis summarises anyway;
+the candidates of a member are found once per process. A candidate body is parsed from its file's text, which
+the index's recording does not see (an edit that adds a candidate elsewhere is picked up by the next whole
+analysis).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from spec_contract.engine.check.lookup import MemberLookup
+from spec_contract.engine.config import Config
+from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.results import How, Provision
+from spec_contract.engine.summarise.deferred import all_classes
+
+_BUILTINS = frozenset(dir(builtins))
+Chain = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A class whose own body defines the member: what that body uses, and its text."""
+
+    key: ClassKey
+    reads: tuple[Chain, ...]  # self.<chain> read (attribute paths after ``self``)
+    writes: tuple[Chain, ...]
+    names: frozenset[str]  # other free names the definition uses (modules, helpers, annotations)
+    text: str  # the definition, decorators included, dedented
+    path: str
+    line: int  # 0-based line of the ``def``
+
+
+@dataclass(frozen=True)
+class Analogy:
+    """The outcome for one class and member: the candidate that fits (``like``), or the closest and why not."""
+
+    like: Candidate | None
+    closest: Candidate | None
+    why: str  # when nothing fits: which attribute the closest candidate uses that the class lacks
+    parts: int = 0  # when nothing fits: how many of the closest candidate's parts the class holds too
+
+
+def _self_paths(fn: ast.AST) -> tuple[set[Chain], set[Chain]]:
+    """The maximal ``self.a.b`` chains a body reads and writes (``del`` counts as a write)."""
+    reads: set[Chain] = set()
+    writes: set[Chain] = set()
+    inner = {id(n.value) for n in ast.walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)}
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Attribute) or id(node) in inner:
+            continue
+        parts = [node.attr]
+        value = node.value
+        while isinstance(value, ast.Attribute):
+            parts.append(value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id == "self":
+            (writes if isinstance(node.ctx, (ast.Store, ast.Del)) else reads).add(tuple(reversed(parts)))
+    return reads, writes
+
+
+def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Names the definition loads that it does not bind itself (parameters, locals, comprehension targets)."""
+    bound = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+    bound |= {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    bound |= {n.name for n in ast.walk(fn) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom))
+              for a in n.names}
+    loaded = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return frozenset(loaded - bound - _BUILTINS - {"self"})
+
+
+_TOP_BINDING = re.compile(r"^(?:(?:async\s+)?def\s+(\w+)|class\s+(\w+)|(\w+)\s*[:=])", re.MULTILINE)
+_IMPORTED = re.compile(r"^(?:from\s+\S+\s+)?import\s+([^\n(]*(?:\([^)]*\))?)", re.MULTILINE)
+_DEFINES = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)\s*\(", re.MULTILINE)
+
+
+def top_level_names(text: str) -> frozenset[str]:
+    """The names a module binds at its top level, read from its text: imports (``as`` names included), defs,
+    classes and assignments (a superset is harmless: it only lets a body through that uses them)."""
+    names = {n for groups in _TOP_BINDING.findall(text) for n in groups if n}
+    for imported in _IMPORTED.findall(text):
+        for part in imported.strip("() \t").replace("\n", " ").split(","):
+            words = part.split()
+            if words:
+                names.add(words[-1].split(".")[0] if len(words) < 3 else words[-1])
+    return frozenset(names)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _definition(lines: list[str], line: int) -> str:
+    """The method whose ``def`` is on ``line``, with its decorators, dedented: the lines up to the next one
+    indented no deeper than the ``def`` (blank lines and comments do not end it)."""
+    indent = _indent(lines[line])
+    first = line
+    while first > 0 and lines[first - 1].strip().startswith("@") and _indent(lines[first - 1]) == indent:
+        first -= 1
+    end = line + 1
+    while end < len(lines):
+        stripped = lines[end].strip()
+        if stripped and not stripped.startswith("#") and _indent(lines[end]) <= indent:
+            break
+        end += 1
+    while end > line + 1 and not lines[end - 1].strip():
+        end -= 1
+    return textwrap.dedent("".join(lines[first:end]))
+
+
+class Analogies:
+    """Implement by analogy for one analysis (see the module docstring): ``models`` are the model files
+    (path, module), ``text`` reads a file as the analysis does."""
+
+    def __init__(self, index: Index, models: Sequence[tuple[str, str]], text: Callable[[str], str | None]) -> None:
+        self._index = index
+        self._models = models
+        self._text = text
+        self._candidates: dict[str, list[Candidate]] = {}
+        self._defining: dict[str, list[tuple[str, str, str]]] | None = None  # method name → (path, module, text)
+        self._bound: dict[str, frozenset[str]] = {}  # module → its top-level names
+        self._provisions: dict[tuple[ClassKey, str], Provision | None] = {}
+        self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
+
+    def candidates(self, member: str) -> list[Candidate]:
+        found = self._candidates.get(member)
+        if found is None:
+            found = self._candidates[member] = self._find(member)
+        return found
+
+    def _find(self, member: str) -> list[Candidate]:
+        if self._defining is None:  # one pass over the model files' text for every member asked for later
+            self._defining = {}
+            for path, module in self._models:
+                text = self._text(path)
+                if text is None:
+                    continue
+                for name in set(_DEFINES.findall(text)):
+                    self._defining.setdefault(name, []).append((path, module, text))
+        out = []
+        for path, module, text in self._defining.get(member, ()):
+            summary = self._index.summary(module)
+            if summary is None:
+                continue
+            for cls in all_classes(summary, mentioning=f"def {member}"):
+                # methods only: an attribute (``lm_head``, ``model``) is a part the class holds, not a body
+                own = next((m for m in cls.members if m.name == member and m.kind in ("method", "async_method")),
+                           None)
+                if own is not None and "." not in cls.qualname:
+                    candidate = self._candidate(ClassKey(module, cls.qualname), member, path, text, own.span.line)
+                    if candidate is not None:
+                        out.append(candidate)
+        return out
+
+    def _candidate(self, key: ClassKey, member: str, path: str, text: str, line: int) -> Candidate | None:
+        """The candidate whose ``def`` is at ``line`` of ``text``: only the definition is parsed (its extent
+        read from the indentation), not the file."""
+        definition = _definition(text.splitlines(keepends=True), line)
+        try:
+            fn = ast.parse(definition).body[0]
+        except (SyntaxError, ValueError, IndexError):
+            return None
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name != member:
+            return None
+        reads, writes = _self_paths(fn)
+        if any(len(chain) >= 2 and chain[-1] == member for chain in reads):
+            return None  # it hands the member on to an attribute: a forward, no model of an implementation
+        return Candidate(key, tuple(sorted(reads)), tuple(sorted(writes)), _free_names(fn), definition, path, line)
+
+    def provision(self, lookup: MemberLookup, member: str, config: Config) -> Provision | None:
+        """See :meth:`_provision_of` (memoised: the check asks for each crash and each refused algorithm)."""
+        memo = (lookup.key, member)
+        if memo not in self._provisions:
+            self._provisions[memo] = self._provision_of(lookup, member, config)
+        return self._provisions[memo]
+
+    def _provision_of(self, lookup: MemberLookup, member: str, config: Config) -> Provision | None:
+        """How the class can provide a member no inner model has: implement it like a candidate that fits
+        the class; else, when one of its language-model attributes holds a class such a candidate fits,
+        implement it there and forward it here (both); else cannot tell, saying why. None: no class in the
+        tree implements the member."""
+        key = lookup.key
+        own = self.implement(lookup, member)
+        if own is None:
+            return None
+        if own.like is not None:
+            return self._provision(How.IMPLEMENT, key, own.like)
+        for attr, inners in sorted(self._index.delegates(key).items(),
+                                   key=lambda item: (item[0] not in config.delegate_names, item[0])):
+            if attr not in config.delegate_names:
+                continue
+            for inner in inners:
+                if inner == key or self._index.provision(inner, member) is not None:
+                    continue
+                found = self.implement(MemberLookup(self._index, inner, config), member)  # memoised by class
+                if found is not None and found.like is not None:
+                    return self._provision(How.BOTH, inner, found.like, attr)
+        closest = own.closest
+        assert closest is not None  # an Analogy without a fit has its closest candidate
+        return Provision(How.UNKNOWN, like=closest.key.dotted if own.parts else None,
+                         why=f"`{_short(closest.key)}.{member}` is the closest model, but {own.why}")
+
+    def _provision(self, how: How, key: ClassKey, like: Candidate, delegate: str | None = None) -> Provision:
+        return Provision(how, delegate=delegate, inner_class=key.qualname if how is How.BOTH else None,
+                         like=like.key.dotted, body=like.text, path=self._index.path_of(key.module),
+                         in_class=key.qualname, like_path=like.path, like_line=like.line)
+
+    # fitting ---------------------------------------------------------------------------------------
+    def implement(self, lookup: MemberLookup, member: str) -> Analogy | None:
+        """See :meth:`_implement` (memoised)."""
+        memo = (lookup.key, member)
+        if memo not in self._analogies:
+            self._analogies[memo] = self._implement(lookup, member)
+        return self._analogies[memo]
+
+    def _implement(self, lookup: MemberLookup, member: str) -> Analogy | None:
+        """The candidate that fits the class best, or the closest one and why it does not; None when no class
+        implements the member at all."""
+        key = lookup.key
+        candidates = [c for c in self.candidates(member) if c.key != key]
+        if not candidates:
+            return None
+        bound = self._bound.get(key.module)
+        if bound is None:
+            path = self._index.path_of(key.module)
+            text = self._text(path) if path is not None else None
+            bound = self._bound[key.module] = top_level_names(text) if text is not None else frozenset()
+        # the fit is asked of this class's own parts (loaded already); only the candidates that fit are
+        # scored by their parts, which reads their classes too
+        fits, misfits = [], []
+        for candidate in candidates:
+            missing = self.missing(key, candidate, bound)
+            if missing is None:
+                fits.append(candidate)
+            else:
+                misfits.append((candidate.key.module != key.module, -len(candidate.reads + candidate.writes),
+                                candidate.key.dotted, candidate, missing))
+        fits = [c for c in fits if key not in self._index.mro(c.key)]  # a subclass's body is no model
+        if fits:
+            best = min(fits, key=lambda c: (-self._parts(key, c), c.key.module != key.module, c.key.dotted))
+            return Analogy(best, None, "")
+        if not misfits:
+            return None
+        # the closest misfit: of the likeliest few (same module, most paths), the one whose parts match best
+        misfits.sort(key=lambda item: item[:3])
+        closest = max(misfits[:6], key=lambda item: self._parts(key, item[3]))
+        return Analogy(None, closest[3], closest[4], self._parts(key, closest[3]))
+
+    def missing(self, key: ClassKey, candidate: Candidate, bound: frozenset[str]) -> str | None:
+        """Why the candidate's body does not fit the class (None: it fits)."""
+        index = self._index
+        name = key.qualname
+        for chain, written in [(c, False) for c in candidate.reads] + [(c, True) for c in candidate.writes]:
+            if index.provision(key, chain[0]) is None:
+                if written and len(chain) == 1:
+                    return (f"the body sets `self.{chain[0]}`, which `{name}` never sets itself, so its forward "
+                            "does not read it")
+                return f"the body reads `self.{chain[0]}`, and `{name}` has no `{chain[0]}`"
+            if len(chain) < 2 or (len(chain) == 2 and not written):
+                continue  # the last segment read may be a parameter torch registers (``self.lm_head.weight``)
+            owners = index.delegates(key).get(chain[0], ())
+            if not owners:
+                return f"the body uses `self.{'.'.join(chain[:2])}`, and the class of `self.{chain[0]}` is not known here"
+            if not any(index.provision(owner, chain[1]) is not None for owner in owners):
+                owner = _short(owners[0])
+                if written:
+                    return (f"the body sets `self.{chain[0]}.{chain[1]}`, which `{owner}` never sets itself, so its "
+                            f"forward does not read it")
+                return f"the body reads `self.{chain[0]}.{chain[1]}`, and `{owner}` has no `{chain[1]}`"
+        for free in sorted(candidate.names):
+            if free not in bound:
+                return f"the body uses `{free}`, which the module of `{name}` does not bind"
+        return None
+
+    def _parts(self, key: ClassKey, candidate: Candidate) -> int:
+        """How closely the candidate's parts match the class's: delegates of the same name and class (or
+        sharing a base), and bases in common."""
+        index = self._index
+        mine = index.delegates(key)
+        score = 0
+        for attr, theirs in index.delegates(candidate.key).items():
+            ours = mine.get(attr)
+            if not ours:
+                continue
+            score += 1
+            ours_mro = {k for o in ours for k in index.mro(o)}
+            if any(k in ours_mro for t in theirs for k in index.mro(t)):
+                score += 2
+        shared = set(index.mro(key)[1:]) & set(index.mro(candidate.key)[1:])
+        return score + len(shared)
+
+
+def _short(key: ClassKey) -> str:
+    return key.qualname.rsplit(".", 1)[-1]

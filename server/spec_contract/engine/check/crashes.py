@@ -1,0 +1,225 @@
+"""Findings read from the status model for what the forward check cannot see: members no inner model has.
+
+For each algorithm of a class (see :mod:`~spec_contract.engine.check.status`), the severity follows the
+evidence of intent, so an error keeps meaning "this run crashes":
+
+* the run crashes and the class shows it means to support the algorithm (it has some of the members the
+  algorithm uses, or its inner model has others it lacks): SC010, an error, one per member, with how to
+  implement it (like a named class, or in the inner model and forwarded here);
+* the run crashes and the class shows no support at all: a missing gate as much as a missing member, said
+  once on the worker line (SC011, a warning listing the classes); each class's check yields a per-class
+  record that :func:`on_worker_lines` gathers, so a re-check of one class still updates the line's finding;
+* the algorithm is refused cleanly at a gate nothing here passes, but every member it needs can be
+  implemented by analogy: SC012, a hint, whose fix adds them all; when classes holding the same parts have
+  them but their bodies use what this class lacks, the hint says what, with no fix.
+
+Members an inner model has are the forward check's (SC001…SC005); they are not reported again here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from spec_contract.engine.check.analogy import Analogies
+from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered
+from spec_contract.engine.check.lookup import MemberLookup
+from spec_contract.engine.check.status import BASE_ALGORITHM, AlgorithmState, AlgorithmStatus, algorithm_statuses
+from spec_contract.engine.config import Config
+from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.results import (
+    CallSite,
+    Contract,
+    Finding,
+    How,
+    Listed,
+    Phase,
+    Provider,
+    Provision,
+    Role,
+    Span,
+)
+from spec_contract.engine.rules import IMPLEMENTABLE, MISSING_IMPLEMENTATION, UNREFUSED_CRASH
+from spec_contract.engine.summarise.summary import ClassSummary
+
+Relative = Callable[[str], str]
+_NOWHERE = Span(0, 0, 0, 0)
+
+
+def implementer(analogies: Analogies | None, config: Config) -> Callable[[MemberLookup, str], Provision | None]:
+    """The status model's way to provide a member no inner model has (None: cannot tell)."""
+    def implement(lookup: MemberLookup, member: str) -> Provision | None:
+        return analogies.provision(lookup, member, config) if analogies is not None else None
+    return implement
+
+
+def provision_words(member: str, provision: Provision) -> str:
+    """How the fix provides a member, for messages."""
+    short = (provision.like or "").rsplit(".", 1)[-1]
+    if provision.how is How.IMPLEMENT:
+        return f"implement it like `{short}.{member}`"
+    if provision.how is How.BOTH:
+        return (f"implement it in `{provision.inner_class}` like `{short}.{member}` and forward it to "
+                f"`self.{provision.delegate}`")
+    return f"cannot tell how to provide it: {provision.why}" if provision.why else "cannot tell how to provide it"
+
+
+def _provider(index: Index, provision: Provision) -> Provider:
+    """Where the model of an implementation is (nowhere when there is none)."""
+    if provision.like is None:
+        return Provider("", "", _NOWHERE, "method")
+    module, _, qualname = provision.like.rpartition(".")
+    path = index.path_of(module) or ""
+    cls = index.class_summary(ClassKey(module, qualname))
+    return Provider(provision.like, path, cls.span if cls else _NOWHERE, "method")
+
+
+def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, contract: Contract, config: Config,
+                   analogies: Analogies | None, rel: Relative) -> list[Finding]:
+    """The class's SC010, SC011 (per-class records) and SC012 findings (see the module docstring)."""
+    if _unknown_inner(index, key, config):
+        return []  # its language model is of a class not known here: it may have what the class lacks
+    lookup = MemberLookup(index, key, config)
+    statuses = algorithm_statuses(lookup, cls.name, contract, config)
+    provide = implementer(analogies, config)
+    out: list[Finding] = []
+    seen: set[str] = set()
+    selectors = config.speculative_conditions.union({"self"}, *(a.conditions for a in config.algorithms))
+    for status in statuses:
+        if status.state is AlgorithmState.CRASHES:
+            # certain crashes only: a target use past no test but those selecting the algorithm (a use past
+            # ``self._projection_enabled and …`` runs only when a flag the engine does not follow is set)
+            certain = [c for c in status.crashes if c.member in status.members and c.role is Role.TARGET
+                       and c.site.taken <= selectors]
+            if not certain:
+                continue
+            # without intent, the class is listed on the line where its run crashes first
+            earliest = min((c.site for c in certain), key=lambda s: (s.phase is not Phase.START_UP, s.path, s.span))
+            for crash in certain:
+                if crash.member in seen or crash.provision.how is How.FORWARD:
+                    continue
+                seen.add(crash.member)
+                provision = provide(lookup, crash.member) or crash.provision
+                out.append(_crash(index, key, cls, path, status, crash.member, crash.role,
+                                  crash.site if status.intent else earliest, provision, config, rel))
+        elif status.state is AlgorithmState.REFUSED and not status.intent:
+            hint = _implementable(index, key, cls, path, status, lookup, contract, config, analogies)
+            if hint is not None:
+                out.append(hint)
+    return out
+
+
+def _unknown_inner(index: Index, key: ClassKey, config: Config) -> bool:
+    """Whether the class keeps a language model (an attribute of the profile's delegate names, built by a
+    call) whose class the index cannot tell: what that model provides is unknown, so is the fix."""
+    known = index.delegates(key)
+    for owner in index.mro(key):
+        cls = index.class_summary(owner)
+        for delegate in cls.delegates if cls is not None else ():
+            if delegate.attr in config.delegate_names and delegate.attr not in known:
+                return True
+    return False
+
+
+def _crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus, member: str,
+           role: Role, site: CallSite, provision: Provision, config: Config, rel: Relative) -> Finding:
+    where = f"{rel(site.path)}:{site.span.line + 1}"
+    what = "calls" if site.is_call else "reads"
+    shared = [BASE_ALGORITHM] + [a.name for a in config.algorithms if not a.files]  # those running the shared uses
+    run = f"a run of {' or '.join(shared) if status.algorithm == BASE_ALGORITHM else status.algorithm}"
+    rule = MISSING_IMPLEMENTATION if status.intent else UNREFUSED_CRASH
+    message = (f"`{cls.name}` does not implement `{member}`, and no inner model has it; {run} {what} it at "
+               f"{where} and crashes there ({site.phase}); {provision_words(member, provision)}")
+    return Finding(
+        code=rule.code, severity=config.severity[rule.code], path=path, span=cls.span, class_name=cls.name,
+        class_qualname=key.dotted, member=member, roles=(role,), delegate=provision.delegate or "",
+        inner_class=(provision.inner_class or "").rsplit(".", 1)[-1], provider=_provider(index, provision),
+        call_sites=(site,), message=message, algorithm=status.algorithm,
+        implements=((member, provision),) if provision.how in (How.IMPLEMENT, How.BOTH) else ())
+
+
+def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus,
+                   lookup: MemberLookup, contract: Contract, config: Config,
+                   analogies: Analogies | None) -> Finding | None:
+    """SC012 when every member the refused algorithm needs (the gate's, and those its uses past the gate
+    lack) has a model among the classes holding the same parts: with the fix when each of their bodies fits,
+    else saying what the class lacks for them (the decoder never sets ``layers_to_capture``)."""
+    if analogies is None or status.gate is None:
+        return None
+    needed = [status.gate.member] + sorted(_past_gate(lookup, contract, config, cls.name, status.algorithm)
+                                           - {status.gate.member})
+    provide = implementer(analogies, config)
+    provisions = []
+    for member in needed:
+        found = provide(lookup, member)
+        # a member no class holding the same parts has (no model named at all) says the class is far from it
+        if found is None or found.like is None:
+            return None
+        provisions.append((member, found))
+    names = ", ".join(f"`{m}`" for m in needed)
+    first = provisions[0][1]
+    like = (first.like or "").rsplit(".", 1)[-1]
+    where = f"{status.gate.path.rsplit('/', 1)[-1]}:{status.gate.span.line + 1}"
+    lacking = [(m, p) for m, p in provisions if p.how not in (How.IMPLEMENT, How.BOTH)]
+    if not lacking:
+        message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where}, but the class "
+                   f"could support it: {names} can be implemented like `{like}` "
+                   f"({len(needed)} member{'s' if len(needed) > 1 else ''})")
+    else:  # it holds the parts its models hold, but not all they use: say what is missing, offer no fix
+        message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where}; classes holding "
+                   f"the same parts support it, but not by their bodies alone: "
+                   + "; ".join(f"`{m}`: {p.why}" for m, p in lacking))
+    return Finding(
+        code=IMPLEMENTABLE.code, severity=config.severity[IMPLEMENTABLE.code], path=path, span=cls.span,
+        class_name=cls.name, class_qualname=key.dotted, member=needed[0], roles=(status.gate.role,),
+        delegate=first.delegate or "", inner_class=(first.inner_class or "").rsplit(".", 1)[-1],
+        provider=_provider(index, first), call_sites=(status.gate,), message=message, algorithm=status.algorithm,
+        implements=() if lacking else tuple(provisions))
+
+
+def _past_gate(lookup: MemberLookup, contract: Contract, config: Config, name: str, algorithm: str) -> set[str]:
+    """The members the algorithm's unguarded uses read that the class lacks (what enabling it needs)."""
+    roles = config.roles_for_class(name)
+    sites = class_sites(contract, roles, lookup, config.draft_shaped(name))
+    gates = Gates(sites, lookup, config)
+    claimed = None if algorithm == BASE_ALGORITHM else algorithm
+    return {site.member for role, site in sites
+            if site.algorithm == claimed and role is Role.TARGET and not site.guarded and not site.condition
+            and not gates.refuses(site) and not fallback_covered(site, lookup) and not lookup.provides(site.member)}
+
+
+def on_worker_lines(findings: Iterable[Finding], rel: Relative) -> list[Finding]:
+    """The findings with the per-class SC011 records gathered into one finding per worker line."""
+    out: list[Finding] = []
+    lines: dict[tuple[str, Span, str], list[Finding]] = {}
+    for finding in findings:
+        if finding.code == UNREFUSED_CRASH.code:
+            site = finding.call_sites[0]
+            lines.setdefault((site.path, site.span, finding.algorithm or ""), []).append(finding)
+        else:
+            out.append(finding)
+    for (site_path, span, algorithm), records in sorted(lines.items()):
+        out.append(_worker_line(site_path, span, algorithm, records, rel))
+    return out
+
+
+def _worker_line(site_path: str, span: Span, algorithm: str, records: list[Finding], rel: Relative) -> Finding:
+    by_class: dict[str, list[Finding]] = {}
+    for record in records:
+        by_class.setdefault(record.class_qualname, []).append(record)
+    listed = tuple(Listed(found[0].path, found[0].class_name, qualname, tuple(sorted({f.member for f in found})),
+                          tuple(sorted({i for f in found for i in f.implements}, key=lambda i: i[0])))
+                   for qualname, found in sorted(by_class.items()))
+    first = records[0]
+    site = first.call_sites[0]
+    members = sorted({f.member for f in records})
+    run = "EAGLE" if algorithm == BASE_ALGORITHM else algorithm
+    names = ", ".join(f"`{c.class_name}`" for c in listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5
+                                                                  else "")
+    message = (f"no gate refuses {run} for the {len(listed)} registered class{'es' if len(listed) > 1 else ''} "
+               f"that lack {', '.join(f'`{m}`' for m in members)} ({names}); they crash here "
+               f"({site.phase}, after loading)")
+    return Finding(
+        code=UNREFUSED_CRASH.code, severity=first.severity, path=site_path, span=span, class_name="",
+        class_qualname=f"{rel(site_path)}:{span.line + 1}", member=members[0], roles=first.roles, delegate="",
+        inner_class="", provider=Provider("", "", _NOWHERE, "method"), call_sites=(site,), message=message,
+        algorithm=algorithm, classes=listed)

@@ -1,0 +1,267 @@
+"""Members no inner model has (the status model's findings, ``check.crashes``): implement by analogy, chains,
+severity from evidence of intent, and the hint of a refused algorithm the class could support.
+
+Each tree is SGLang-shaped and written here: a decoder class with ``embed_tokens`` (and, where the shape
+needs it, ``layers_to_capture``), a model that holds it in ``self.model`` with its own ``lm_head`` and
+implements the members (the model to copy), and the classes that lack them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+
+from engine_trees import analyze, make_tree
+from spec_contract.engine.edits.fix import delegation_edits
+from spec_contract.engine.text import apply_edits, only_adds_lines
+
+WORKER = """
+    class EAGLEWorker:
+        def __init__(self, target_worker, draft_model_runner):
+            self.target_worker = target_worker
+            self.draft_model_runner = draft_model_runner
+            embed, head = self.target_worker.model_runner.model.get_embed_and_head()
+            self.draft_model_runner.model.set_embed_and_head(embed, head)
+"""
+
+# the EAGLE3 gate, while the model runner starts
+RUNNER = """
+    class ModelRunner:
+        def init_aux_capture(self):
+            if self.eagle_use_aux_hidden_state:
+                if not hasattr(self.model, "set_eagle3_layers_to_capture"):
+                    raise ValueError("EAGLE3 needs set_eagle3_layers_to_capture")
+                self.model.set_eagle3_layers_to_capture(self.layer_ids)
+"""
+
+QWEN = """
+    import torch
+
+
+    class QwenModel(torch.nn.Module):
+        def __init__(self, config):
+            self.embed_tokens = Embedding(config)
+            self.layers_to_capture = []
+
+
+    class QwenForCausalLM(torch.nn.Module):
+        def __init__(self, config):
+            self.config = config
+            self.model = QwenModel(config)
+            self.lm_head = Head(config)
+            self.capture_aux_hidden_states = False
+
+        def get_embed_and_head(self):
+            return self.model.embed_tokens.weight, self.lm_head.weight
+
+        def set_embed_and_head(self, embed, head):
+            self.model.embed_tokens.weight = embed
+            self.lm_head.weight = head
+
+        def set_eagle3_layers_to_capture(self, layer_ids):
+            self.capture_aux_hidden_states = True
+            self.model.layers_to_capture = [i + 1 for i in layer_ids]
+
+
+    class Embedding(torch.nn.Module):
+        pass
+
+
+    class Head(torch.nn.Module):
+        pass
+
+
+    EntryClass = QwenForCausalLM
+"""
+
+
+def _tree(tmp_path, files):
+    return make_tree(tmp_path, {
+        "pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/speculative/__init__.py": "",
+        "pkg/model_executor/__init__.py": "", "pkg/speculative/eagle_worker.py": WORKER,
+        "pkg/models/qwen.py": QWEN, **files,
+    })
+
+
+# a class that holds the same parts and already has part of EAGLE (it can take the draft's embedding)
+GEMMA = """
+    import torch
+
+    from pkg.models.qwen import Head, QwenModel
+
+
+    class GemmaForCausalLM(torch.nn.Module):
+        def __init__(self, config):
+            self.config = config
+            self.model = QwenModel(config)
+            self.lm_head = Head(config)
+
+        def set_embed_and_head(self, embed, head):
+            pass
+
+
+    EntryClass = GemmaForCausalLM
+"""
+
+
+def _fix(root, analysis, findings):
+    """Apply the fix of ``findings`` to the files; returns {path: (before, after)}."""
+    fixes = delegation_edits(analysis, findings)
+    assert fixes.refused == ()
+    changed = {}
+    for edit in fixes.edits:
+        path = root / edit.path if not edit.path.startswith("/") else edit.path
+        before = open(path).read()
+        after = apply_edits(before, [e for e in fixes.edits if e.path == edit.path])
+        changed[str(path)] = (before, after)
+    for path, (_, after) in changed.items():
+        with open(path, "w") as out:
+            out.write(after)
+    return changed
+
+
+def test_a_class_with_part_of_the_algorithm_that_lacks_a_member_no_inner_has_is_an_error_implemented_like_a_sibling(
+        tmp_path):
+    root = _tree(tmp_path, {"pkg/models/gemma.py": GEMMA})
+    analysis = analyze(root)
+    (finding,) = [f for f in analysis.findings if f.class_name == "GemmaForCausalLM"]
+    assert (finding.code, str(finding.severity), finding.member) == ("SC010", "error", "get_embed_and_head")
+    assert "implement it like `QwenForCausalLM.get_embed_and_head`" in finding.message
+    assert "eagle_worker.py:5 and crashes there (start-up)" in finding.message
+    status = analysis.status_of(next(k for k in analysis.checked if k.qualname == "GemmaForCausalLM"))
+    assert status is not None
+    member = next(m for m in status.members if m.member == "get_embed_and_head")
+    assert (str(member.provision.how), member.provision.like) == ("implement", "pkg.models.qwen.QwenForCausalLM")
+
+    changed = _fix(root, analysis, [finding])
+    ((before, after),) = changed.values()
+    assert only_adds_lines(before, after)
+    ast.parse(after)
+    assert "    def get_embed_and_head(self):\n        return self.model.embed_tokens.weight, self.lm_head.weight\n" \
+        in after
+    assert [f for f in analyze(root).findings if f.class_name == "GemmaForCausalLM"] == []
+
+
+def test_when_no_model_fits_the_message_says_which_attribute_is_missing_and_nothing_is_written(tmp_path):
+    root = _tree(tmp_path, {"pkg/models/gemma.py": GEMMA.replace("self.lm_head = Head(config)", "self.head = None")})
+    analysis = analyze(root)
+    (finding,) = [f for f in analysis.findings if f.class_name == "GemmaForCausalLM"]
+    assert finding.code == "SC010"
+    assert "the body reads `self.lm_head`, and `GemmaForCausalLM` has no `lm_head`" in finding.message
+    assert finding.implements == () and delegation_edits(analysis, [finding]).edits == ()
+
+
+def test_a_written_attribute_must_be_one_its_owner_sets_itself(tmp_path):
+    """``self.model.layers_to_capture = …`` fits only a decoder that sets ``layers_to_capture`` (its forward
+    reads it); ``self.capture_aux_hidden_states = True`` only a class that sets it."""
+    decoder = """
+        import torch
+
+
+        class PlainModel(torch.nn.Module):
+            def __init__(self, config):
+                self.embed_tokens = None
+    """
+    gemma = GEMMA.replace("from pkg.models.qwen import Head, QwenModel",
+                          "from pkg.models.qwen import Head\n    from pkg.models.plain import PlainModel")
+    gemma = gemma.replace("QwenModel(config)", "PlainModel(config)").replace(
+        "self.lm_head = Head(config)", "self.lm_head = Head(config)\n            self.capture_aux_hidden_states = False")
+    root = _tree(tmp_path, {"pkg/models/plain.py": decoder, "pkg/models/gemma.py": gemma,
+                            "pkg/model_executor/model_runner.py": RUNNER})
+    analysis = analyze(root)
+    (hint,) = [f for f in analysis.findings if f.class_name == "GemmaForCausalLM" and f.code == "SC012"]
+    assert "`PlainModel` never sets itself" in hint.message and hint.implements == ()
+
+
+def test_a_wrapper_over_a_language_model_that_lacks_it_too_implements_it_there_and_forwards_it_in_one_edit(tmp_path):
+    """A chain across two files: the inner can implement the member by analogy; one fix edits both classes."""
+    inner = GEMMA.replace("EntryClass = GemmaForCausalLM", "")
+    wrapper = """
+        import torch
+
+        from pkg.models.gemma import GemmaForCausalLM
+
+
+        class GemmaForConditionalGeneration(torch.nn.Module):
+            def __init__(self, config):
+                self.language_model = GemmaForCausalLM(config)
+
+            def set_embed_and_head(self, embed, head):
+                self.language_model.set_embed_and_head(embed, head)
+
+
+        EntryClass = GemmaForConditionalGeneration
+    """
+    root = _tree(tmp_path, {"pkg/models/gemma.py": inner, "pkg/models/gemma_mm.py": wrapper})
+    analysis = analyze(root)
+    (finding,) = [f for f in analysis.findings if f.class_name == "GemmaForConditionalGeneration"]
+    assert finding.code == "SC010"
+    assert ("implement it in `GemmaForCausalLM` like `QwenForCausalLM.get_embed_and_head` and forward it to "
+            "`self.language_model`") in finding.message
+    changed = _fix(root, analysis, [finding])
+    assert sorted(p.rsplit("/", 1)[-1] for p in changed) == ["gemma.py", "gemma_mm.py"]
+    for before, after in changed.values():
+        assert only_adds_lines(before, after)
+        ast.parse(after)
+    assert "return self.language_model.get_embed_and_head()" in changed[str(root / "pkg/models/gemma_mm.py")][1]
+    assert [f for f in analyze(root).findings if f.class_name.startswith("Gemma")] == []
+
+
+def test_classes_that_show_no_support_are_one_warning_on_the_worker_line_listing_each(tmp_path):
+    bare = """
+        import torch
+
+
+        class BareForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                self.lm_head = None
+
+
+        class OtherForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                self.lm_head = None
+
+
+        EntryClass = [BareForCausalLM, OtherForCausalLM]
+    """
+    root = _tree(tmp_path, {"pkg/models/bare.py": bare})
+    analysis = analyze(root)
+    (finding,) = [f for f in analysis.findings if f.code == "SC011"]
+    assert str(finding.severity) == "warning" and finding.path.endswith("eagle_worker.py")
+    assert finding.span.line + 1 == 5
+    assert [(c.class_name, c.members) for c in finding.classes] == [
+        ("BareForCausalLM", ("get_embed_and_head",)), ("OtherForCausalLM", ("get_embed_and_head",))]
+    assert "no gate refuses EAGLE for the 2 registered classes that lack `get_embed_and_head`" in finding.message
+    done = subprocess.run([sys.executable, "-m", "spec_contract", "check", "--no-cache", "--format", "json",
+                           str(root)], capture_output=True, text=True, check=False)
+    (listed,) = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "SC011"]
+    assert [(c["path"], c["class"], c["members"]) for c in listed["classes"]] == [
+        ("pkg/models/bare.py", "BareForCausalLM", ["get_embed_and_head"]),
+        ("pkg/models/bare.py", "OtherForCausalLM", ["get_embed_and_head"])]
+
+
+def test_a_refused_algorithm_the_class_could_support_is_a_hint_its_fix_enables_and_text_shows_only_when_asked(
+        tmp_path):
+    gemma = GEMMA.replace("        def set_embed_and_head(self, embed, head):\n            pass\n",
+                          "        def set_embed_and_head(self, embed, head):\n            pass\n\n"
+                          "        def get_embed_and_head(self):\n            return None, None\n")
+    gemma = gemma.replace("self.lm_head = Head(config)",
+                          "self.lm_head = Head(config)\n            self.capture_aux_hidden_states = False")
+    root = _tree(tmp_path, {"pkg/models/gemma.py": gemma, "pkg/model_executor/model_runner.py": RUNNER})
+    analysis = analyze(root)
+    (hint,) = [f for f in analysis.findings if f.class_name == "GemmaForCausalLM"]
+    assert (hint.code, str(hint.severity), hint.algorithm) == ("SC012", "hint", "EAGLE3")
+    assert "`set_eagle3_layers_to_capture` can be implemented like `QwenForCausalLM` (1 member)" in hint.message
+    text = subprocess.run([sys.executable, "-m", "spec_contract", "check", "--no-cache", str(root)],
+                          capture_output=True, text=True, check=False).stdout
+    assert "SC012" not in text
+    shown = subprocess.run([sys.executable, "-m", "spec_contract", "check", "--no-cache", "--hints", str(root)],
+                           capture_output=True, text=True, check=False).stdout
+    assert "SC012" in shown
+    changed = _fix(root, analysis, [hint])
+    ((before, after),) = changed.values()
+    assert only_adds_lines(before, after) and "self.model.layers_to_capture = [i + 1 for i in layer_ids]" in after
+    status = analyze(root).status_of(next(k for k in analysis.checked if k.qualname == "GemmaForCausalLM"))
+    assert status is not None and str(status.algorithm("EAGLE3").state) == "supported"
