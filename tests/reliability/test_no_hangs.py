@@ -8,13 +8,15 @@ timeout only so that a regression fails instead of hanging the suite: nothing is
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import random
 from pathlib import Path
 
 import pytest
 from framing import RawServer
-from spec_contract.engine.read.files import glob_match, normalised_glob
+from spec_contract.engine.read.globs import glob_match, normalised_glob
 from spec_tree import check, wrapper, write_tree
 
 LIMIT = 60  # seconds: a hang fails the test, a slow machine does not
@@ -65,6 +67,36 @@ def test_a_run_of_stars_in_any_glob_key_is_one_wildcard(tree, key):
     assert result.returncode in (0, 1, 2), result.stderr  # whatever the glob selects, the run ends
     if result.returncode != 2:
         json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("glob", ["*a" * 12 + "b", "**/a/" * 12 + "b", "*" * 25 + "x", "a*?" * 10 + "z"])
+def test_spread_wildcards_in_a_glob_key_cannot_stall_the_run(tree, glob):
+    """Not only runs of ``*``: each wildcard used to multiply the tries (``*a`` six times: 0.6 s per path)."""
+    (tree / "srt/models" / ("a" * 60 + ".py")).write_text("")
+    (tree / "pyproject.toml").write_text(f'[tool.spec-contract]\nextend-exclude = ["{glob}"]\n')
+    result = check(tree, timeout=LIMIT)
+    assert result.returncode == 1 and "Kimi" in result.stdout, result.stderr
+
+
+def _reference(path: list[str], glob: list[str]) -> bool:
+    """Segment by segment: ``**/`` is any number of segments, a last ``**`` anything after its ``/`` (one
+    segment, maybe empty, or more), anything else one segment (``fnmatch``)."""
+    if not glob:
+        return not path
+    if glob == ["**"]:
+        return bool(path)
+    if glob[0] == "**":
+        return any(_reference(path[i:], glob[1:]) for i in range(len(path) + 1))
+    return bool(path) and fnmatch.fnmatchcase(path[0], glob[0]) and _reference(path[1:], glob[1:])
+
+
+def test_the_compiled_globs_match_as_globs_do():
+    rng = random.Random(24)
+    for _ in range(3000):
+        glob = "/".join(rng.choice(["**", "*", "a*", "*b", "a?", "?*?", "a*b*a", "ab"]) for _ in range(rng.randint(1, 4)))
+        for _ in range(5):
+            path = "/".join("".join(rng.choice("ab") for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 4)))
+            assert glob_match(path, (glob,)) is _reference(path.split("/"), glob.split("/")), (glob, path)
 
 
 def test_normalised_globs_match_what_they_matched():

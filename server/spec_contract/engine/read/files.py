@@ -10,12 +10,13 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import re
 import stat
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from spec_contract.engine.read.globs import glob_match
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -37,59 +38,6 @@ class ReadResult:
     text: str | None
     digest: str  # sha1 of the bytes; "" when unreadable
     problem: str | None  # why ``text`` is None: "binary", "too-large", "undecodable", "unreadable", "not-a-file"
-
-
-def glob_match(rel: str, globs: tuple[str, ...]) -> bool:
-    """``**``-aware matching of a relative posix path (``PurePosixPath.full_match`` needs 3.13)."""
-    combined = _COMBINED.get(globs)
-    if combined is None:  # one alternation per glob list: one regex match per path, however many globs
-        combined = _COMBINED[globs] = re.compile("|".join(f"(?:{_glob_regex(g)})" for g in globs) or r"(?!)")
-    return combined.match(rel) is not None
-
-
-_GLOB_CACHE: dict[str, str] = {}
-_COMBINED: dict[tuple[str, ...], re.Pattern[str]] = {}
-
-
-def normalised_glob(glob: str) -> str:
-    """``glob`` with each run of ``*`` as one wildcard, and each run of ``**/`` segments as one.
-
-    Each ``*`` becomes a regex quantifier, and a run of them is a run of quantifiers over the same
-    characters: ``*`` written 25 times (any glob key, in a cloned repository's pyproject) made every
-    non-matching path backtrack exponentially, and ``check`` or the server spun for ever. A run means
-    what one ``**`` (or one ``*``) means, so it is compiled as that."""
-    glob = _STAR_RUN.sub("**", glob)
-    while "**/**" in glob:  # any folders, then any path: any path
-        glob = glob.replace("**/**", "**")
-    return glob
-
-
-_STAR_RUN = re.compile(r"\*{3,}")
-
-
-def _glob_regex(glob: str) -> str:
-    cached = _GLOB_CACHE.get(glob)
-    if cached is None:
-        glob, key = normalised_glob(glob), glob
-        out, i = [], 0
-        while i < len(glob):
-            if glob.startswith("**/", i):
-                out.append("(?:.*/)?")
-                i += 3
-            elif glob.startswith("**", i):
-                out.append(".*")
-                i += 2
-            elif glob[i] == "*":
-                out.append("[^/]*")
-                i += 1
-            elif glob[i] == "?":
-                out.append("[^/]")
-                i += 1
-            else:
-                out.append(re.escape(glob[i]))
-                i += 1
-        cached = _GLOB_CACHE[key] = "".join(out) + r"\Z"
-    return cached
 
 
 def module_name(path: Path) -> str:
