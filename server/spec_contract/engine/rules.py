@@ -181,12 +181,23 @@ IMPLEMENTABLE = Rule(
     "never sets `layers_to_capture`), the hint says what, and offers no fix. Text output shows hints only with "
     "`--hints`; `--format json` always includes them.",
     fix=Fix.IMPLEMENT)
+BROKEN_FORWARD = Rule(
+    "SC013", "broken-forward", Severity.ERROR,
+    "the class hands a contract member to an inner model whose class does not have it: a run with this class "
+    "reaches the worker line, calls the class's forward and dies inside it",
+    "The class (or a base) has the member, so every `hasattr` test passes, but its body only hands it on "
+    "(`self.model.set_dflash_layers_to_capture(...)`), untested, to an inner model of a class that defines no "
+    "such member (a subclass may build another inner than the base the forward was written for). The run "
+    "reaches the worker line and dies with `AttributeError` in the forward. Give the inner class the member "
+    "(implement it there, as the classes that have it do), or let the outer class implement it itself; "
+    "forwarding again would not help, so there is no quick fix.",
+    fix=Fix.NONE)
 
 RULES: tuple[Rule, ...] = (
     MISSING_FORWARD, MISSING_OPTIONAL_FORWARD, MISSING_CAPABILITY,
     MISSING_CONDITIONAL_FORWARD, MISSING_DRAFT_FORWARD, CAPABILITY_NOT_DECLARED,
     CAPABILITY_NOT_BACKED, CAPABILITY_UNVERIFIABLE, CAPABILITY_NOT_DECLARABLE, MISSING_IMPLEMENTATION,
-    UNREFUSED_CRASH, IMPLEMENTABLE,
+    UNREFUSED_CRASH, IMPLEMENTABLE, BROKEN_FORWARD,
 )
 
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from spec_contract.engine.check.analogy import Analogies
+from spec_contract.engine.check.broken_forwards import broken_forwards
 from spec_contract.engine.check.crashes import crash_findings
 from spec_contract.engine.check.gates import Gate, Gates, class_sites, fallback_covered
 from spec_contract.engine.check.lookup import Inner, MemberLookup
@@ -108,6 +109,7 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
     for gate, member in gates.reported():
         findings.append(_missing_capability(key, cls, path, gate, member, lookup, config, rel))
     findings += crash_findings(index, key, cls, path, contract, config, analogies, rel)
+    findings += broken_forwards(index, key, cls, path, sites, gates, lookup, draft_shaped, config, rel)
     return [f for f in findings if f.code in config.select and f.code not in cls.suppressed
             and "*" not in cls.suppressed]
 

@@ -62,6 +62,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     config: Chain | None = None
     calls_up: list[tuple[str, Chain]] = []
     forwards: list[tuple[str, str]] = []
+    unguarded: list[tuple[str, str]] = []
 
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -87,7 +88,9 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
             passed_up, up = _calls_up(stmt.name, every)
             param_defaults += passed_up
             calls_up += [(stmt.name, target) for target in up]
-            forwards += [(stmt.name, attr) for attr in _forwarded_to(stmt.name, every)]
+            forwarded = _forwarded_to(stmt.name, every)
+            forwards += [(stmt.name, attr) for attr in forwarded]
+            unguarded += [(stmt.name, attr) for attr in forwarded if not _tests_for(stmt, attr, stmt.name)]
             local_classes = _local_classes(stmt, statements, defaults)
             made = _returned_constructors(statements, local_classes)
             if made:
@@ -125,6 +128,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
         param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs), config=config,
         calls_up=tuple(dict.fromkeys(calls_up)), forwards=tuple(dict.fromkeys(forwards)),
+        unguarded_forwards=tuple(dict.fromkeys(unguarded)),
     ))
 
 
@@ -296,6 +300,19 @@ def _forwarded_to(member: str, statements: list[ast.stmt]) -> list[str]:
                 and "()" not in chain and "[]" not in chain:
             out.append(".".join(chain[1:-1]))
     return out
+
+
+def _tests_for(method: ast.FunctionDef | ast.AsyncFunctionDef, path: str, member: str) -> bool:
+    """Whether the method asks ``hasattr(self.<path>, "<member>")`` or ``getattr(self.<path>, "<member>", …)``
+    anywhere: a forward it guards so raises its own error, or none, when the inner lacks the member. Walked only
+    for the few methods that forward their own member."""
+    holder = ("self", *path.split("."))
+    for node in ast.walk(method):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr") \
+                and len(node.args) >= 2 and chain_of(node.args[0]) == holder \
+                and isinstance(node.args[1], ast.Constant) and node.args[1].value == member:
+            return True
+    return False
 
 
 def _dict_lookup(value: ast.expr) -> str | None:

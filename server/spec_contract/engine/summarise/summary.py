@@ -77,6 +77,10 @@ class ClassSummary:
     # inner object, ``return self.model.get_input_embeddings()`` → ("get_input_embeddings", "model"): a
     # run that uses the member here needs it there
     forwards: tuple[tuple[str, str], ...] = ()
+    # those of ``forwards`` whose method never tests the inner object for the member first (no
+    # ``hasattr(self.<path>, "m")`` or ``getattr(self.<path>, "m", …)``): when the inner's class lacks it, a
+    # run that uses the member here dies inside this forward
+    unguarded_forwards: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
