@@ -168,11 +168,22 @@ def test_a_written_attribute_must_be_one_its_owner_sets_itself(tmp_path):
                           "from pkg.models.qwen import Head\n    from pkg.models.plain import PlainModel")
     gemma = gemma.replace("QwenModel(config)", "PlainModel(config)").replace(
         "self.lm_head = Head(config)", "self.lm_head = Head(config)\n            self.capture_aux_hidden_states = False")
+    ungated = RUNNER.replace('                if not hasattr(self.model, "set_eagle3_layers_to_capture"):\n'
+                             '                    raise ValueError("EAGLE3 needs set_eagle3_layers_to_capture")\n', "")
+    assert "raise" not in ungated
     root = _tree(tmp_path, {"pkg/models/plain.py": decoder, "pkg/models/gemma.py": gemma,
-                            "pkg/model_executor/model_runner.py": RUNNER})
+                            "pkg/model_executor/model_runner.py": ungated})
     analysis = analyze(root)
-    (hint,) = [f for f in analysis.findings if f.class_name == "GemmaForCausalLM" and f.code == "SC012"]
-    assert "`PlainModel` never sets itself" in hint.message and hint.implements == ()
+    # no EAGLE3 method of its own: the class is listed on the runner's line, with nothing to implement
+    (listed,) = [f for f in analysis.findings if f.code == "SC011"]
+    assert [(c.class_name, c.members, c.implements) for c in listed.classes] == [
+        ("GemmaForCausalLM", ("set_eagle3_layers_to_capture",), ())]
+    status = analysis.status_of(next(k for k in analysis.checked if k.qualname == "GemmaForCausalLM"))
+    assert status is not None
+    member = next(m for m in status.members if m.member == "set_eagle3_layers_to_capture")
+    assert str(member.provision.how) == "cannot tell"
+    assert ("the body sets `self.model.layers_to_capture`, which `PlainModel` never sets itself, so its forward "
+            "does not read it") in member.provision.why
 
 
 def test_a_wrapper_over_a_language_model_that_lacks_it_too_implements_it_there_and_forwards_it_in_one_edit(tmp_path):

@@ -176,10 +176,8 @@ IMPLEMENTABLE = Rule(
     "lacks can be implemented like a class holding the same parts",
     "A capability gate refuses the algorithm at start-up, and neither the class nor its inner model has the "
     "gate's member; but each member the algorithm needs can be modelled on a class that has the same parts "
-    "(see SC010). The source action \"Enable EAGLE3 for …\" (and `check --fix`) adds them all. When classes "
-    "holding the same parts have the members but their bodies use something this class lacks (its decoder "
-    "never sets `layers_to_capture`), the hint says what, and offers no fix. Text output shows hints only with "
-    "`--hints`; `--format json` always includes them.",
+    "(see SC010). The quick fix \"Enable EAGLE3 for …\" (and `check --fix --select SC012`) adds them all. "
+    "Text output shows hints only with `--hints`; `--format json` always includes them.",
     fix=Fix.IMPLEMENT)
 BROKEN_FORWARD = Rule(
     "SC013", "broken-forward", Severity.ERROR,

@@ -262,7 +262,9 @@ class Analogies:
                                 candidate.key.dotted, candidate, missing))
         fits = [c for c in fits if key not in self._index.mro(c.key)]  # a subclass's body is no model
         if fits:
-            best = min(fits, key=lambda c: (-self._parts(key, c), c.key.module != key.module, c.key.dotted))
+            # of the likeliest few (same module, the body that asks most of the class), the closest parts win
+            fits.sort(key=lambda c: (c.key.module != key.module, -len(c.reads + c.writes), c.key.dotted))
+            best = min(fits[:8], key=lambda c: (-self._parts(key, c), c.key.module != key.module, c.key.dotted))
             return Analogy(best, None, "")
         if not misfits:
             return None

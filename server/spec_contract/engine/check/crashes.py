@@ -10,8 +10,7 @@ evidence of intent, so an error keeps meaning "this run crashes":
   once on the worker line (SC011, a warning listing the classes); each class's check yields a per-class
   record that :func:`on_worker_lines` gathers, so a re-check of one class still updates the line's finding;
 * the algorithm is refused cleanly at a gate nothing here passes, but every member it needs can be
-  implemented by analogy: SC012, a hint, whose fix adds them all; when classes holding the same parts have
-  them but their bodies use what this class lacks, the hint says what, with no fix.
+  implemented by analogy: SC012, a hint, whose fix adds them all.
 
 Members an inner model has are the forward check's (SC001…SC005); they are not reported again here.
 """
@@ -21,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from spec_contract.engine.check.analogy import Analogies
-from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered
+from spec_contract.engine.check.gates import Gates, fallback_covered
 from spec_contract.engine.check.lookup import MemberLookup
 from spec_contract.engine.check.status import BASE_ALGORITHM, AlgorithmState, AlgorithmStatus, algorithm_statuses
 from spec_contract.engine.config import Config
@@ -74,12 +73,13 @@ def _provider(index: Index, provision: Provision) -> Provider:
 
 
 def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, contract: Contract, config: Config,
-                   analogies: Analogies | None, rel: Relative) -> list[Finding]:
-    """The class's SC010, SC011 (per-class records) and SC012 findings (see the module docstring)."""
+                   analogies: Analogies | None, rel: Relative, lookup: MemberLookup,
+                   reached: tuple[list[tuple[Role, CallSite]], Gates]) -> list[Finding]:
+    """The class's SC010, SC011 (per-class records) and SC012 findings (see the module docstring), from the
+    check's ``lookup`` and the sites and gates it found (``reached``)."""
     if _unknown_inner(index, key, config):
         return []  # its language model is of a class not known here: it may have what the class lacks
-    lookup = MemberLookup(index, key, config)
-    statuses = algorithm_statuses(lookup, cls.name, contract, config)
+    statuses = algorithm_statuses(lookup, cls.name, contract, config, reached=reached)
     provide = implementer(analogies, config)
     out: list[Finding] = []
     seen: set[str] = set()
@@ -102,7 +102,7 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
                 out.append(_crash(index, key, cls, path, status, crash.member, crash.role,
                                   crash.site if status.intent else earliest, provision, config, rel))
         elif status.state is AlgorithmState.REFUSED and not status.intent:
-            hint = _implementable(index, key, cls, path, status, lookup, contract, config, analogies)
+            hint = _implementable(index, key, cls, path, status, lookup, reached, analogies, config)
             if hint is not None:
                 out.append(hint)
     return out
@@ -138,49 +138,38 @@ def _crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: Al
 
 
 def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus,
-                   lookup: MemberLookup, contract: Contract, config: Config,
-                   analogies: Analogies | None) -> Finding | None:
+                   lookup: MemberLookup, reached: tuple[list[tuple[Role, CallSite]], Gates],
+                   analogies: Analogies | None, config: Config) -> Finding | None:
     """SC012 when every member the refused algorithm needs (the gate's, and those its uses past the gate
-    lack) has a model among the classes holding the same parts: with the fix when each of their bodies fits,
-    else saying what the class lacks for them (the decoder never sets ``layers_to_capture``)."""
+    lack) can be implemented by analogy."""
     if analogies is None or status.gate is None:
         return None
-    needed = [status.gate.member] + sorted(_past_gate(lookup, contract, config, cls.name, status.algorithm)
-                                           - {status.gate.member})
+    needed = [status.gate.member] + sorted(_past_gate(lookup, reached, status.algorithm) - {status.gate.member})
     provide = implementer(analogies, config)
     provisions = []
     for member in needed:
         found = provide(lookup, member)
-        # a member no class holding the same parts has (no model named at all) says the class is far from it
-        if found is None or found.like is None:
-            return None
+        if found is None or found.how not in (How.IMPLEMENT, How.BOTH):
+            return None  # no model fits: nothing to offer (the status says what the closest lacks)
         provisions.append((member, found))
     names = ", ".join(f"`{m}`" for m in needed)
     first = provisions[0][1]
     like = (first.like or "").rsplit(".", 1)[-1]
     where = f"{status.gate.path.rsplit('/', 1)[-1]}:{status.gate.span.line + 1}"
-    lacking = [(m, p) for m, p in provisions if p.how not in (How.IMPLEMENT, How.BOTH)]
-    if not lacking:
-        message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where}, but the class "
-                   f"could support it: {names} can be implemented like `{like}` "
-                   f"({len(needed)} member{'s' if len(needed) > 1 else ''})")
-    else:  # it holds the parts its models hold, but not all they use: say what is missing, offer no fix
-        message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where}; classes holding "
-                   f"the same parts support it, but not by their bodies alone: "
-                   + "; ".join(f"`{m}`: {p.why}" for m, p in lacking))
+    message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where}, but the class "
+               f"could support it: {names} can be implemented like `{like}` "
+               f"({len(needed)} member{'s' if len(needed) > 1 else ''})")
     return Finding(
         code=IMPLEMENTABLE.code, severity=config.severity[IMPLEMENTABLE.code], path=path, span=cls.span,
         class_name=cls.name, class_qualname=key.dotted, member=needed[0], roles=(status.gate.role,),
         delegate=first.delegate or "", inner_class=(first.inner_class or "").rsplit(".", 1)[-1],
         provider=_provider(index, first), call_sites=(status.gate,), message=message, algorithm=status.algorithm,
-        implements=() if lacking else tuple(provisions))
+        implements=tuple(provisions))
 
 
-def _past_gate(lookup: MemberLookup, contract: Contract, config: Config, name: str, algorithm: str) -> set[str]:
+def _past_gate(lookup: MemberLookup, reached: tuple[list[tuple[Role, CallSite]], Gates], algorithm: str) -> set[str]:
     """The members the algorithm's unguarded uses read that the class lacks (what enabling it needs)."""
-    roles = config.roles_for_class(name)
-    sites = class_sites(contract, roles, lookup, config.draft_shaped(name))
-    gates = Gates(sites, lookup, config)
+    sites, gates = reached
     claimed = None if algorithm == BASE_ALGORITHM else algorithm
     return {site.member for role, site in sites
             if site.algorithm == claimed and role is Role.TARGET and not site.guarded and not site.condition
@@ -215,9 +204,10 @@ def _worker_line(site_path: str, span: Span, algorithm: str, records: list[Findi
     run = "EAGLE" if algorithm == BASE_ALGORITHM else algorithm
     names = ", ".join(f"`{c.class_name}`" for c in listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5
                                                                   else "")
-    message = (f"no gate refuses {run} for the {len(listed)} registered class{'es' if len(listed) > 1 else ''} "
-               f"that lack {', '.join(f'`{m}`' for m in members)} ({names}); they crash here "
-               f"({site.phase}, after loading)")
+    many = len(listed) > 1
+    message = (f"no gate refuses {run} for the {len(listed)} registered class{'es' if many else ''} "
+               f"that lack{'' if many else 's'} {', '.join(f'`{m}`' for m in members)} ({names}); "
+               f"{'they crash' if many else 'it crashes'} here ({site.phase}, after loading)")
     return Finding(
         code=UNREFUSED_CRASH.code, severity=first.severity, path=site_path, span=span, class_name="",
         class_qualname=f"{rel(site_path)}:{span.line + 1}", member=members[0], roles=first.roles, delegate="",

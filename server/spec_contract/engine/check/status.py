@@ -200,12 +200,16 @@ def _first(sites: list[CallSite]) -> CallSite:
 
 
 def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, config: Config,
-                       implement: Implementer | None = None) -> list[AlgorithmStatus]:
-    """Each algorithm's status for the class ``lookup`` asks about (see the module docstring)."""
+                       implement: Implementer | None = None,
+                       reached: tuple[list[tuple[Role, CallSite]], Gates] | None = None) -> list[AlgorithmStatus]:
+    """Each algorithm's status for the class ``lookup`` asks about (see the module docstring); ``reached``:
+    the class's sites and gates, when the caller has them already (the check)."""
     roles = config.roles_for_class(name)
     draft_shaped = config.draft_shaped(name)
-    sites = class_sites(contract, roles, lookup, draft_shaped)
-    gates = Gates(sites, lookup, config)
+    if reached is None:
+        sites = class_sites(contract, roles, lookup, draft_shaped)
+        reached = sites, Gates(sites, lookup, config)
+    sites, gates = reached
     out = []
     for algorithm in [BASE_ALGORITHM] + [spec.name for spec in config.algorithms]:
         claimed = None if algorithm == BASE_ALGORITHM else algorithm

@@ -108,7 +108,7 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
                                          rel))
     for gate, member in gates.reported():
         findings.append(_missing_capability(key, cls, path, gate, member, lookup, config, rel))
-    findings += crash_findings(index, key, cls, path, contract, config, analogies, rel)
+    findings += crash_findings(index, key, cls, path, contract, config, analogies, rel, lookup, (sites, gates))
     findings += broken_forwards(index, key, cls, path, sites, gates, lookup, draft_shaped, config, rel)
     return [f for f in findings if f.code in config.select and f.code not in cls.suppressed
             and "*" not in cls.suppressed]
