@@ -26,23 +26,28 @@ def agreement(analysis: Analysis) -> list[str]:
     selections = {name: select(analysis.config, analysis.config.engine_package, name) for name in matrix.algorithms}
     out = []
     for f in analysis.findings:
-        meaning = "crashes" if f.severity == "error" else "refused" if f.code in ("SC003", "SC006") else None
+        meaning = "crashes" if f.severity == "error" or f.classes else "refused" if f.code in ("SC003", "SC006") else None
         if meaning is None:
             continue
-        row = rows.get(f.class_qualname)
-        if row is None:
-            out.append(f"{f.code} {f.class_name}.{f.member}: no row")
-            continue
-        columns = [c for c in row.cells if selected(f, selections[c.algorithm]) and row.role in f.roles]
-        if not columns:
-            out.append(f"{f.code} {f.class_name}.{f.member}: no cell")
-        for cell in columns:
-            if cell.state != meaning and not (meaning == "refused" and cell.state == "crashes"):
-                out.append(f"{f.code} {f.class_name}.{f.member} × {cell.algorithm}: {cell.state}")
-            if f.member not in {p.member for p in cell.problems if p.state == meaning}:
-                out.append(f"{f.code} {f.class_name}.{f.member} × {cell.algorithm}: member not in the cell")
+        # a worker-line finding (SC011) is about each class it lists, for each member listed
+        about = [(c.class_qualname, m) for c in f.classes for m in c.members] or [(f.class_qualname, f.member)]
+        for qualname, member in about:
+            row = rows.get(qualname)
+            if row is None:
+                out.append(f"{f.code} {qualname}.{member}: no row")
+                continue
+            columns = [c for c in row.cells if selected(f, selections[c.algorithm]) and row.role in f.roles]
+            if not columns:
+                out.append(f"{f.code} {qualname}.{member}: no cell")
+            for cell in columns:
+                if cell.state != meaning and not (meaning == "refused" and cell.state == "crashes"):
+                    out.append(f"{f.code} {qualname}.{member} × {cell.algorithm}: {cell.state}")
+                if member not in {p.member for p in cell.problems if p.state == meaning}:
+                    out.append(f"{f.code} {qualname}.{member} × {cell.algorithm}: member not in the cell")
     for row in matrix.rows:
-        codes = {(f.code, f.member) for f in analysis.findings if f.class_qualname == row.qualname}
+        codes = {(f.code, m) for f in analysis.findings for c in f.classes if c.class_qualname == row.qualname
+                 for m in c.members}
+        codes |= {(f.code, f.member) for f in analysis.findings if f.class_qualname == row.qualname}
         for cell in row.cells:
             for problem in cell.problems:
                 if problem.state == "crashes" and (problem.code, problem.member) not in codes \
@@ -193,3 +198,24 @@ def test_a_matrix_of_a_tree_it_could_not_read_whole_exits_2(tmp_path, capsys):
     assert main(["matrix", "--no-cache", "--engine", str(engine)]) == 2
     captured = capsys.readouterr()
     assert "TowerForConditionalGeneration" in captured.out and "could not be read" in captured.err
+
+
+def test_a_member_no_inner_model_has_is_a_crash_cell_with_the_check_s_finding(tmp_path):
+    """A class with no inner model that lacks what every EAGLE run uses: the check lists it on the worker line
+    (SC011, no sign of support), and the matrix shows the crash in every column whose run makes that use."""
+    bare = """
+        class BareForCausalLM:
+            def __init__(self, config):
+                self.config = config
+
+        EntryClass = [BareForCausalLM]
+    """
+    analysis = analyze(engine_tree(tmp_path, {"srt/models/bare.py": bare}))
+    listed = [(f.code, f.member) for f in analysis.findings if any(c.class_name == "BareForCausalLM" for c in f.classes)]
+    assert ("SC011", "get_embed_and_head") in listed
+    states = cells(analysis)
+    assert (states[("BareForCausalLM", "EAGLE")], states[("BareForCausalLM", "EAGLE3")]) == ("crashes", "crashes")
+    row = next(r for r in support_matrix(analysis).rows if r.class_name == "BareForCausalLM")
+    eagle = row.cells[0]
+    assert [(p.code, p.member, p.uses[0].phase) for p in eagle.problems] == [("SC011", "get_embed_and_head", "start-up")]
+    assert agreement(analysis) == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spec_contract.engine.check.status import BASE_ALGORITHM
 from spec_contract.engine.config import Config
 from spec_contract.engine.launch.command import LaunchError
 
@@ -37,7 +38,9 @@ class Selection:
     gates: frozenset[str] = frozenset()
 
     def selects(self, algorithm: str | None) -> bool:
-        return self.family if algorithm is None else algorithm in self.algorithms
+        """Whether the run makes a use of ``algorithm`` (None, or the status model's ``BASE_ALGORITHM``: the
+        family's shared uses)."""
+        return self.family if algorithm is None or algorithm == BASE_ALGORITHM else algorithm in self.algorithms
 
 
 def valid_names(config: Config, engine: str) -> list[str]:

@@ -51,8 +51,9 @@ def support_matrix(analysis: Analysis) -> Matrix:
     engine = analysis.config.engine_package
     selections = [select(analysis.config, engine, name) for name in names]
     by_class: dict[str, list[Finding]] = {}
-    for finding in analysis.findings:
-        by_class.setdefault(finding.class_qualname, []).append(finding)
+    for finding in analysis.findings:  # each finding under every class it concerns (see verdict.concerns)
+        for qualname in dict.fromkeys((finding.class_qualname, *(c.class_qualname for c in finding.classes))):
+            by_class.setdefault(qualname, []).append(finding)
     facts: dict[ClassKey, ClassFacts] = {}
     rows = []
     for arch, key in architectures(analysis).items():

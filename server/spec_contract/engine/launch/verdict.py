@@ -8,8 +8,8 @@ first worker line, phase and provision (the fix); a refusal its gate; the check'
 member, when there is one, lends its code. So a preflight verdict, a matrix cell, hover and ``check`` can
 never disagree about a class.
 
-Two readings are this module's own. A crash the status model lists but ``check`` reports no finding for (a
-member no inner model has, which the check does not report yet) is a note, not a crash: the verdict's
+Two readings are this module's own. A crash the status model lists but ``check`` reports no finding for
+(neither the class's own nor a worker-line finding listing it, SC011) is a note, not a crash: the verdict's
 state, and a preflight's exit code, rest only on crashes the check stands behind, so every crash cell has a
 finding. And a Protocol capability the class declares but that fails for it (SC007)
 is a crash at start-up, not a refusal (the engine's check passes and the run dies after it), whatever the
@@ -111,7 +111,7 @@ def selected(finding: Finding, selection: Selection) -> bool:
     """Whether a run of the selection meets the finding: its algorithm (a capability's; a refusal of the
     algorithms whose gates the run passes first, too), else any of its uses'."""
     if finding.algorithm is not None:
-        return finding.algorithm in selection.algorithms or \
+        return selection.selects(finding.algorithm) or \
             finding.algorithm in selection.gates and finding.code in _REFUSALS
     return any(selection.selects(site.algorithm) for site in finding.call_sites)
 
@@ -136,10 +136,15 @@ class ClassFacts:
     findings: tuple[Finding, ...]
 
 
+def concerns(finding: Finding, qualname: str) -> bool:
+    """Whether the finding is about the class: its own, or a worker-line finding that lists it (SC011)."""
+    return finding.class_qualname == qualname or any(listed.class_qualname == qualname for listed in finding.classes)
+
+
 def class_facts(analysis: Analysis, key: ClassKey, findings: tuple[Finding, ...] | None = None) -> ClassFacts:
-    """The class's facts; ``findings``, when given, are already the class's own."""
+    """The class's facts; ``findings``, when given, are already those that concern it."""
     if findings is None:
-        findings = tuple(f for f in analysis.findings if f.class_qualname == key.dotted)
+        findings = tuple(f for f in analysis.findings if concerns(f, key.dotted))
     return ClassFacts(key, analysis.status_of(key), findings)
 
 
@@ -154,7 +159,10 @@ def _statuses(facts: ClassFacts, selection: Selection) -> list[AlgorithmStatus]:
 def _code(facts: ClassFacts, member: str | None, algorithm: str, codes: tuple[str, ...] = ()) -> str:
     """The code of the check's finding for the member (no member: the algorithm's capability finding)."""
     for f in facts.findings:
-        if (member is None or f.member == member) and (not codes or f.code in codes) \
+        listed = next((c for c in f.classes if c.class_qualname == facts.key.dotted), None)
+        if member is not None and listed is not None and member not in listed.members:
+            continue
+        if (member is None or f.member == member or listed is not None) and (not codes or f.code in codes) \
                 and (member is not None or f.algorithm == algorithm):
             return f.code
     return ""
