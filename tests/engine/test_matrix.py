@@ -219,3 +219,39 @@ def test_a_member_no_inner_model_has_is_a_crash_cell_with_the_check_s_finding(tm
     eagle = row.cells[0]
     assert [(p.code, p.member, p.uses[0].phase) for p in eagle.problems] == [("SC011", "get_embed_and_head", "start-up")]
     assert agreement(analysis) == []
+
+
+def test_an_error_the_status_model_does_not_list_is_still_a_crash_cell(tmp_path):
+    """A forward to an inner model that lacks the member (SC013): the class 'has' it, so the status model
+    lets the run pass the gate, but the check says the run crashes in the forward; the cell says so too."""
+    files = {
+        "srt/models/inner.py": """
+            class InnerForCausalLM:
+                def get_embed_and_head(self):
+                    return None, None
+
+            EntryClass = [InnerForCausalLM]
+        """,
+        "srt/models/handing.py": """
+            from sglang.srt.models.inner import InnerForCausalLM
+
+
+            class HandingForConditionalGeneration:
+                def __init__(self, config):
+                    self.language_model = InnerForCausalLM()
+
+                def get_embed_and_head(self):
+                    return self.language_model.get_embed_and_head()
+
+                def set_dflash_layers_to_capture(self, layers):
+                    self.language_model.set_dflash_layers_to_capture(layers)
+
+            EntryClass = [HandingForConditionalGeneration]
+        """,
+    }
+    analysis = analyze(engine_tree(tmp_path, files))
+    broken = [(f.code, f.member) for f in analysis.findings if f.class_name == "HandingForConditionalGeneration"
+              and f.severity == "error"]
+    assert ("SC013", "set_dflash_layers_to_capture") in broken, broken
+    assert cells(analysis)[("HandingForConditionalGeneration", "DFLASH")] == "crashes"
+    assert agreement(analysis) == []

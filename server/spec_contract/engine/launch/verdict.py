@@ -33,6 +33,7 @@ from spec_contract.engine.launch.algorithms import Selection
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import CallSite, Finding, Phase, Role
+from spec_contract.engine.rules import Severity
 
 
 class State(str, enum.Enum):
@@ -224,6 +225,15 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
                 unconfirmed.setdefault(problem.member, problem)
                 continue
             problems.setdefault((problem.state, problem.member, problem.message if not problem.member else ""), problem)
+    # an error the check reports that the status model does not list as a crash (a forward to an inner
+    # model that lacks the member, SC013): the check's word that the run crashes there stands
+    for f in facts.findings:
+        if f.severity == Severity.ERROR and f.class_qualname == key.dotted and role in f.roles \
+                and selected(f, selection) and (State.CRASHES, f.member, "") not in problems:
+            sites = [site for site in f.call_sites if f.algorithm is not None or selection.selects(site.algorithm)]
+            problems[(State.CRASHES, f.member, "")] = Problem(State.CRASHES, f.code, f.member, f.message,
+                                                             uses_of(analysis, sites), "")
+            unconfirmed.pop(f.member, None)
     notes = [f"`{f.member}` is used only when {f.condition or 'a rare condition holds'}: the run crashes then"
              for f in facts.findings if f.code == "SC004" and role in f.roles and selected(f, selection)]
     notes += [f"the class lacks `{p.member}`, which {p.uses[0].path}:{p.uses[0].line} uses ({p.uses[0].phase}); "
