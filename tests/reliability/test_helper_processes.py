@@ -73,3 +73,25 @@ def test_no_launch_command_lets_a_helper_process_import_from_the_workspace(launc
         assert server.exit_code() == 0
     assert any("multiprocessing.forkserver" in c for c in children), children  # the helpers did start
     assert ran(markers) == []
+
+
+def test_isolating_the_helpers_leaves_this_process_environment_as_it_was(monkeypatch):
+    """PYTHONSAFEPATH is set while the fork server starts, not for good: a host program's (or this test
+    suite's) later ``python -m`` keeps the environment it had."""
+    import threading
+
+    from spec_contract.engine import parallel
+
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)  # a second thread, as in the server: no plain fork
+    other.start()
+    try:
+        context = parallel._context()
+        assert context is not None and context.get_start_method() != "fork"
+        results = dict(parallel._shared(4, os.getpid().__add__, 2, context))
+    finally:
+        release.set()
+        other.join()
+    assert sorted(results) == [0, 1, 2, 3]
+    assert "PYTHONSAFEPATH" not in os.environ

@@ -16,6 +16,7 @@ workspace code, and a worker that fails to start or dies only means its items ar
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import pickle
@@ -80,34 +81,48 @@ def _fork_safe() -> bool:
     return sys.platform == "linux" and threading.active_count() == 1
 
 
-def _children_run_isolated() -> bool:
+def _children_can_run_isolated() -> bool:
     """Whether the interpreters multiprocessing starts (the fork server, spawned workers, the resource
     tracker) can be kept from importing anything from the working directory, usually the user's project.
 
     Each starts as ``python -c …``, which puts that directory first on ``sys.path`` before its first import
     (``multiprocessing`` itself, ``selectors``, …), unless it runs isolated. multiprocessing passes this
-    process's ``-I`` or ``-P`` on to them; otherwise ``PYTHONSAFEPATH`` (Python 3.11+) does the same, and is set
-    here for good, so every interpreter this process starts later inherits it too (which only makes them
-    safer: jedi's environment subprocess, say). Where neither can work (Python 3.10, or ``-E``, which
+    process's ``-I`` or ``-P`` on to them; otherwise ``PYTHONSAFEPATH`` (Python 3.11+) does the same, set
+    while they start (see ``_isolated_starts``). Where neither can work (Python 3.10, or ``-E``, which
     multiprocessing passes on and which ignores the variable) no interpreter is started at all.
     """
     if sys.flags.isolated or getattr(sys.flags, "safe_path", False):
         return True
-    if sys.version_info < (3, 11) or sys.flags.ignore_environment:
-        return False
+    return sys.version_info >= (3, 11) and not sys.flags.ignore_environment
+
+
+@contextlib.contextmanager
+def _isolated_starts(context: Context) -> Iterator[None]:
+    """``PYTHONSAFEPATH`` set while the interpreters ``context`` may start are started, and restored after:
+    this process's own later subprocesses (a host program's, a test suite's) get the environment it had."""
+    if context.get_start_method() == "fork" or sys.flags.isolated or getattr(sys.flags, "safe_path", False):
+        yield
+        return
+    before = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONSAFEPATH"] = "1"
-    return True
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = before
 
 
 def _context() -> Context | None:
     """fork is the cheapest start; where it is unsafe a fork server, started fresh, forks the workers; and
     where there is no fork server (Windows), workers are spawned. None: no worker can start safely (see
-    ``_children_run_isolated``), this process works alone."""
+    ``_children_can_run_isolated``), this process works alone."""
     import multiprocessing
 
     if _fork_safe():
         return multiprocessing.get_context("fork")
-    if not _children_run_isolated():
+    if not _children_can_run_isolated():
         return None
     if "forkserver" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("forkserver")
@@ -168,6 +183,32 @@ def _received(process: Any, receiver: Any) -> Any:
         return None
 
 
+def _start(context: Context, count: int, processes: int, work: Callable[[int], Any],
+           report: Callable[[], Any] | None, started: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+    """The shared claim counter and its lock (None, None: none could be made, this process works alone), and
+    up to ``processes - 1`` workers started on them, appended to ``started`` with their pipes."""
+    try:
+        bounds, lock = context.RawArray("i", [0, count]), context.Lock()
+    except (ImportError, OSError):  # no shared semaphores on this system (some sandboxes): work alone
+        return None, None
+    for _ in range(processes - 1):
+        receiver, sender = context.Pipe(duplex=False)
+        process = context.Process(target=_serve, args=(work, report, bounds, lock, sender), daemon=True)
+        # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), a
+        # fork server that died before answering (EOFError), or a start from a process that is itself
+        # still starting, as a spawned worker that re-runs a host program's unguarded main module is
+        # (RuntimeError). Whoever did start goes on claiming.
+        try:
+            process.start()
+        except (EOFError, OSError, RuntimeError, ValueError):
+            receiver.close()
+            break
+        finally:
+            sender.close()  # this process's copy: the worker's exit then ends the pipe
+        started.append((process, receiver))
+    return bounds, lock
+
+
 def _shared(count: int, work: Callable[[int], T], processes: int,
             context: Context | None, report: Callable[[], Any] | None = None,
             reports: list[Any] | None = None) -> Iterator[tuple[int, T]]:
@@ -180,25 +221,8 @@ def _shared(count: int, work: Callable[[int], T], processes: int,
     started: list[tuple[Any, Any]] = []  # (process, connection to read its results from)
     bounds = lock = None
     if context is not None and processes > 1 and count > 1:
-        try:
-            bounds, lock = context.RawArray("i", [0, count]), context.Lock()
-        except (ImportError, OSError):  # no shared semaphores on this system (some sandboxes): work alone
-            bounds = lock = None
-        for _ in range(processes - 1 if lock is not None else 0):
-            receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(target=_serve, args=(work, report, bounds, lock, sender), daemon=True)
-            # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), a
-            # fork server that died before answering (EOFError), or a start from a process that is itself
-            # still starting, as a spawned worker that re-runs a host program's unguarded main module is
-            # (RuntimeError). Whoever did start goes on claiming.
-            try:
-                process.start()
-            except (EOFError, OSError, RuntimeError, ValueError):
-                receiver.close()
-                break
-            finally:
-                sender.close()  # this process's copy: the worker's exit then ends the pipe
-            started.append((process, receiver))
+        with _isolated_starts(context):
+            bounds, lock = _start(context, count, processes, work, report, started)
     try:
         for i in _claims_from_back(bounds, lock, count):
             done[i] = True
