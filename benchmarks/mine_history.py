@@ -132,7 +132,9 @@ def _generated(root: Path, wanted: set[tuple[str, str]]) -> dict[str, dict[str, 
         copy = Path(scratch) / root.name
         shutil.copytree(root, copy, ignore=lambda folder, names: [
             n for n in names if not n.endswith(".py") and not (Path(folder) / n).is_dir()])
-        subprocess.run([sys.executable, "-m", "spec_contract", "check", str(copy), "--fix", "--no-cache"],
+        # the implement findings too (SC010-SC012: the worker line's classes are fixed where a model fits)
+        subprocess.run([sys.executable, "-m", "spec_contract", "check", str(copy), "--fix", "--no-cache",
+                        "--select", "SC001,SC002,SC003,SC004,SC005,SC010,SC011,SC012,SC013"],
                        env=env_with_cache(None), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         out: dict[str, dict[str, dict[str, Facts]]] = {}
         for rel, cls in sorted(wanted):
@@ -187,8 +189,11 @@ def pair_facts(root: Path, cache: Path, old: Facts, new: Facts, pair: str) -> Fa
     tool = {"findings": report["findings"], "contract": contract, "provided": provided,
             "registered": {where(key): [where(base) for base in index.mro(key)] for key in analysis.checked}}
     wanted = {(f["path"], f["class"]) for f in fixes("", "", old, new, tool) if f["kind"] == "implement"}
-    # check --fix edits only files holding a finding: without one, there is nothing to run it for
-    tool["generated"] = _generated(root, {w for w in wanted if w[0] in {f.get("path") for f in report["findings"]}})
+    # check --fix edits only files holding a finding (or listed by one): without one, there is nothing to run
+    # it for
+    holding = {f.get("path") for f in report["findings"]} | {
+        c.get("path") for f in report["findings"] for c in f.get("classes", [])}
+    tool["generated"] = _generated(root, {w for w in wanted if w[0] in holding})
     cached.write_text(json.dumps(tool))
     return tool
 
@@ -231,6 +236,10 @@ def _named_members(finding: Facts) -> Iterator[tuple[str, str, str | None]]:
     yield path, finding.get("class", ""), finding.get("method", "")
     for extra in finding.get("also", []) + finding.get("implements", []):
         yield path, finding.get("class", ""), extra.get("method", "")
+    # a chain: implemented in the language model, which the finding names as where to implement it
+    for extra in finding.get("implements", []) + [i for c in finding.get("classes", []) for i in c.get("implements", [])]:
+        if extra.get("in_class") and extra.get("in_path"):
+            yield extra["in_path"], extra["in_class"], extra.get("method", "")
     for member in finding.get("members", []):
         yield path, finding.get("class", ""), member if isinstance(member, str) else member.get("method", "")
     for listed in finding.get("classes", []):

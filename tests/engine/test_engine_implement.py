@@ -276,3 +276,19 @@ def test_a_refused_algorithm_the_class_could_support_is_a_hint_its_fix_enables_a
     assert only_adds_lines(before, after) and "self.model.layers_to_capture = [i + 1 for i in layer_ids]" in after
     status = analyze(root).status_of(next(k for k in analysis.checked if k.qualname == "GemmaForCausalLM"))
     assert status is not None and str(status.algorithm("EAGLE3").state) == "supported"
+
+
+def test_the_fix_of_a_worker_line_implements_each_listed_class_a_model_fits(tmp_path):
+    """A class holding the parts but none of EAGLE is listed on the line (SC011), with how to implement what it
+    lacks; the line's fix (``--fix --select SC011``) writes it into the class's own file."""
+    plain = GEMMA.replace("        def set_embed_and_head(self, embed, head):\n            pass\n", "")
+    root = _tree(tmp_path, {"pkg/models/gemma.py": plain})
+    analysis = analyze(root)
+    (line,) = [f for f in analysis.findings if f.code == "SC011"]
+    ((listed_member, provision),) = line.classes[0].implements
+    assert (line.classes[0].class_name, listed_member, str(provision.how)) == (
+        "GemmaForCausalLM", "get_embed_and_head", "implement")
+    changed = _fix(root, analysis, [line])
+    ((before, after),) = changed.values()
+    assert only_adds_lines(before, after) and "return self.model.embed_tokens.weight, self.lm_head.weight" in after
+    assert [f for f in analyze(root).findings if f.code == "SC011"] == []

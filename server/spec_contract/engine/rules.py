@@ -168,8 +168,9 @@ UNREFUSED_CRASH = Rule(
     "gate refuses them first: a run with one loads the weights and then dies with `AttributeError` there "
     "instead of a clear refusal. For the engine this is a missing gate as much as a missing member, so it is "
     "said once, on the worker line, not once per class. `--format json` lists each class (`classes`: path, "
-    "class, members); hover and the reports give each class's status.",
-    fix=Fix.NONE)
+    "class, members, and how each member can be implemented); hover and the reports give each class's status. "
+    "`check --fix --select SC011` implements the members of the listed classes where a model fits (see SC010).",
+    fix=Fix.IMPLEMENT)
 IMPLEMENTABLE = Rule(
     "SC012", "implementable", Severity.HINT,
     "the engine refuses the algorithm for this class cleanly, but the class could support it: every member it "

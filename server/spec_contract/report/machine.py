@@ -31,17 +31,17 @@ def _semantics(finding, report: Report) -> dict:
         out["also"] = [{"method": f.member, "delegate": f.delegate, "inner_class": f.inner_class}
                        for f in finding.also]
     if finding.implements:  # SC010/SC012: how the fix provides each member (like which class, where)
-        out["implements"] = _implements(finding.implements)
+        out["implements"] = _implements(finding.implements, report)
     if finding.classes:  # SC011: each class that crashes at the worker line
         out["classes"] = [{"path": report.rel(c.path), "class": c.class_name, "qualname": c.class_qualname,
-                           "members": list(c.members), "implements": _implements(c.implements)}
+                           "members": list(c.members), "implements": _implements(c.implements, report)}
                           for c in finding.classes]
     return out
 
 
-def _implements(implements: tuple) -> list[dict]:
-    return [{"method": member, "how": str(p.how), "like": p.like, "in_class": p.in_class, "delegate": p.delegate}
-            for member, p in implements]
+def _implements(implements: tuple, report: Report) -> list[dict]:
+    return [{"method": member, "how": str(p.how), "like": p.like, "in_class": p.in_class,
+             "in_path": report.rel(p.path) if p.path else None, "delegate": p.delegate} for member, p in implements]
 
 
 def render_json(report: Report) -> str:

@@ -77,8 +77,9 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
                    reached: tuple[list[tuple[Role, CallSite]], Gates]) -> list[Finding]:
     """The class's SC010, SC011 (per-class records) and SC012 findings (see the module docstring), from the
     check's ``lookup`` and the sites and gates it found (``reached``)."""
-    if _unknown_inner(index, key, config):
-        return []  # its language model is of a class not known here: it may have what the class lacks
+    # a language model of a class not known here may have what the class lacks: what to forward is unknown, so
+    # the class counts as showing no support (it is listed where it crashes, never an error)
+    unknown = _unknown_inner(index, key, config)
     statuses = algorithm_statuses(lookup, cls.name, contract, config, reached=reached)
     provide = implementer(analogies, config)
     out: list[Finding] = []
@@ -99,9 +100,10 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
                     continue
                 seen.add(crash.member)
                 provision = provide(lookup, crash.member) or crash.provision
-                out.append(_crash(index, key, cls, path, status, crash.member, crash.role,
-                                  crash.site if status.intent else earliest, provision, config, rel))
-        elif status.state is AlgorithmState.REFUSED and not status.intent:
+                intent = status.intent and not unknown
+                out.append(_crash(index, key, cls, path, status, intent, crash.member, crash.role,
+                                  crash.site if intent else earliest, provision, config, rel))
+        elif status.state is AlgorithmState.REFUSED and not status.intent and not unknown:
             hint = _implementable(index, key, cls, path, status, lookup, reached, analogies, config)
             if hint is not None:
                 out.append(hint)
@@ -120,13 +122,13 @@ def _unknown_inner(index: Index, key: ClassKey, config: Config) -> bool:
     return False
 
 
-def _crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus, member: str,
-           role: Role, site: CallSite, provision: Provision, config: Config, rel: Relative) -> Finding:
+def _crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus, intent: bool,
+           member: str, role: Role, site: CallSite, provision: Provision, config: Config, rel: Relative) -> Finding:
     where = f"{rel(site.path)}:{site.span.line + 1}"
     what = "calls" if site.is_call else "reads"
     shared = [BASE_ALGORITHM] + [a.name for a in config.algorithms if not a.files]  # those running the shared uses
     run = f"a run of {' or '.join(shared) if status.algorithm == BASE_ALGORITHM else status.algorithm}"
-    rule = MISSING_IMPLEMENTATION if status.intent else UNREFUSED_CRASH
+    rule = MISSING_IMPLEMENTATION if intent else UNREFUSED_CRASH
     message = (f"`{cls.name}` does not implement `{member}`, and no inner model has it; {run} {what} it at "
                f"{where} and crashes there ({site.phase}); {provision_words(member, provision)}")
     return Finding(

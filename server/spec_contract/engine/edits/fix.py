@@ -7,12 +7,13 @@ so neither the CLI's plain check nor the language server's start-up pays for lib
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from spec_contract.engine.edits.refusals import LIBCST, UNREAD, Added, Fixes, Refusal, file_refusal
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.results import Finding, Forward, How, Span, TextEdit
-from spec_contract.engine.rules import BY_CODE, Fix
+from spec_contract.engine.rules import BY_CODE, MISSING_IMPLEMENTATION, Fix
 
 if TYPE_CHECKING:
     from spec_contract.engine.edits.stubs import Delegation
@@ -62,6 +63,11 @@ def _delegations(analysis: Analysis, finding: Finding,
     forwards every member the algorithm needs past its gate); or, for an implement finding, each member's
     implementation modelled on another class, in this class or, for a chain, in its language model with a
     forward here. ``make`` is the stub generator's ``Delegation``."""
+    if finding.classes:  # a worker line's classes (SC011): each implemented as its own finding would be
+        return [pair for listed in finding.classes if listed.implements
+                for pair in _delegations(analysis, replace(finding, code=MISSING_IMPLEMENTATION.code, path=listed.path,
+                                                           class_name=listed.class_name, implements=listed.implements,
+                                                           classes=()), make)]
     here = (finding.path, finding.class_name)
     if BY_CODE[finding.code].fix is Fix.IMPLEMENT and not finding.implements:
         return []  # no model fits: the message says what is missing, nothing is guessed
