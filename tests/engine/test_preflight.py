@@ -102,6 +102,9 @@ def test_a_gate_the_class_fails_is_a_refusal_and_a_draft_head_lacking_a_member_c
     code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft, "DFLASH"))
     assert code == 1
     assert [(s, c, m) for s, c, m, _ in problems(result, "target")] == [("refused", "SC003", "set_dflash_layers_to_capture")]
+    worker = "srt/speculative/dflash_worker.py"
+    said = f"raises at {worker}:{line_of(engine, worker, 'raise ValueError')}: DFLASH needs set_dflash_layers_to_capture"
+    assert said in result["verdicts"][0]["problems"][0]["message"]  # the engine's own words, from its raise
     code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft, "EAGLE3"))
     assert [(s, m) for s, _, m, _ in problems(result, "draft")] == [("crashes", "set_embed_and_head")]
 

@@ -21,7 +21,8 @@ def cell_reason(cell: Verdict) -> tuple[str, str]:
     where = f" at {first.uses[0].path}:{first.uses[0].line}" if first.uses else ""
     members = [p.member for p in cell.problems if p.member and p.state is first.state]
     what = f"{', '.join(f'`{m}`' for m in members)}: " if members else ""
-    why = f"{cell.state}: {what}{first.message if not members else first.code}{where}"
+    detail = first.code if members and first.code else first.message
+    why = f"{cell.state}: {what}{detail}{where}"
     fixes = [p.fix for p in cell.problems if p.fix]
     return (why, "; ".join(dict.fromkeys(fixes)))
 

@@ -50,7 +50,7 @@ def _problem_lines(problem: Problem) -> list[str]:
             lines.append("      also " + ", ".join(f"{u.path}:{u.line}" for u in problem.uses[1:]))
     else:
         lines.append(f"  {what} ({problem.code or 'gate'}): {state}")
-    if problem.code == "" or not problem.fix:
+    if problem.code == "" or not problem.fix or problem.state is VerdictState.REFUSED:
         lines.append(f"      {problem.message}")
     if problem.fix:
         lines.append(f"      fix: {problem.fix}")

@@ -30,6 +30,7 @@ from spec_contract.engine.check.status import (
     Provision,
 )
 from spec_contract.engine.launch.algorithms import Selection
+from spec_contract.engine.launch.refusals import gate_message
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import CallSite, Finding, Phase, Role
@@ -183,6 +184,10 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
             if finding is not None else ()
         fix = status.why if status.why.startswith(("forward", "add")) else ""
         message = f"the engine refuses {status.algorithm} for this class at start-up: {status.why}"
+        site = status.gate
+        said = gate_message(site.path, site.gate_line) if site is not None and site.gate_line is not None else None
+        if site is not None and said is not None:
+            message += f"; it raises at {analysis.relative(site.path)}:{said[0]}: {said[1]}"
         return [Problem(State.REFUSED, finding.code if finding else "", member, message, gate, fix)]
     if state is AlgorithmState.UNVERIFIABLE:
         return [Problem(State.UNKNOWN, _code(facts, None, status.algorithm, ("SC008",)), None,
