@@ -32,7 +32,7 @@ td.crashes { background: var(--crash); } td.degraded { background: var(--degrade
 td.cannot-tell { background: var(--unknown); }
 td.cell .tip { display: none; position: absolute; z-index: 2; left: 50%; top: 100%; width: 28em;
                transform: translateX(-50%); background: #222; color: #eee; font-weight: 400; text-align: left;
-               padding: .5em .7em; border-radius: 4px; box-shadow: 0 2px 8px #0008; }
+               padding: .5em .7em; border-radius: 4px; box-shadow: 0 2px 8px #0008; overflow-wrap: anywhere; }
 td.cell:hover .tip, td.cell:focus .tip, td.cell.pinned .tip { display: block; }
 .tip b { color: #fff; } .muted { opacity: .7; } code { font-size: .95em; } .tip code { color: #ffd54f; }
 .legend span { display: inline-block; color: #fff; padding: 0 .5em; margin-right: .3em; border-radius: 3px; }
