@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis
     from spec_contract.engine.read.discovery import RULE as DISCOVERY_RULE
-    from spec_contract.engine.read.discovery import Found, find_project, nested_projects
+    from spec_contract.engine.read.discovery import Found, find_project, is_project, nested_projects
     from spec_contract.engine.read.files import SourceFile, decode, read_bytes, relative_to
     from spec_contract.engine.resolve.roles import RoleClass, role_classes
     from spec_contract.engine.results import (
@@ -82,6 +82,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Found": ("read.discovery", "Found"),
     "find_project": ("read.discovery", "find_project"),
     "nested_projects": ("read.discovery", "nested_projects"),
+    "is_project": ("read.discovery", "is_project"),
     "SourceFile": ("read.files", "SourceFile"),
     "decode": ("read.files", "decode"),
     "read_bytes": ("read.files", "read_bytes"),
@@ -151,7 +152,7 @@ __all__ = [
     "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "LineIndex",
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
-    "find_project", "fingerprint", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
+    "find_project", "fingerprint", "is_project", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
     "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
     "RoleClass", "role_classes",
     # before the launch (engine/launch/)

@@ -56,12 +56,24 @@ class Folder:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one analysis (and its publishing) at a time
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once the first analysis finished
     early: asyncio.Event = field(default_factory=asyncio.Event)  # set once a first pass over open files finished
+    inner_projects: dict[str, bool] = field(default_factory=dict)  # folder below the root -> a project of its own
 
     def contains(self, path: str) -> bool:
+        """Whether ``path`` is in this folder's project: under its root, and not in a project of its own
+        inside it (a vendored copy with its own ``[tool.spec-contract]``, which the analysis leaves out: its
+        documents go to the project discovery finds for them)."""
         try:
-            Path(path).relative_to(self.root)
+            relative = Path(path).relative_to(self.root)
         except ValueError:
             return False
+        inside = self.root
+        for part in relative.parts[:-1]:
+            inside = inside / part
+            key = str(inside)
+            if key not in self.inner_projects:
+                self.inner_projects[key] = engine.is_project(key)
+            if self.inner_projects[key]:
+                return False
         return True
 
     def shows(self, path: str) -> bool:

@@ -54,13 +54,14 @@ def module_name(path: Path) -> str:
 
 def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
              unlisted: dict[str, str] | None = None,
-             own_project: Callable[[str], bool] | None = None) -> list[SourceFile]:
+             own_project: Callable[[str], bool] | None = None, nested: list[str] | None = None) -> list[SourceFile]:
     """Every ``.py`` file under ``root`` (or ``root`` itself), skipping excluded trees and symlink loops.
 
     Directories that cannot be listed (no permission, an I/O error) are added to ``unlisted`` (path → why):
     what they hold is unknown, so a run that passes over them must say so rather than pass. A folder below
     ``root`` holding a ``pyproject.toml`` for which ``own_project`` says yes is a project of its own (a
-    vendored copy with its own ``[tool.spec-contract]``): its tree is not part of this one.
+    vendored copy with its own ``[tool.spec-contract]``): its tree is not part of this one (its folder is
+    added to ``nested``).
 
     Module names are relative to the import root: the parent of the outermost directory with an
     ``__init__.py`` above the file (checking ``sglang/srt`` still names its files ``sglang.srt.…``). Directories without one below it are namespace packages (SGLang's
@@ -96,6 +97,8 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
         if own_project is not None and "pyproject.toml" in filenames and dirpath != str(root) \
                 and own_project(dirpath):
             dirnames[:] = []
+            if nested is not None:
+                nested.append(dirpath)
             continue
         rel_dir = dirpath[len(str(root)) + 1:].replace(os.sep, "/")
         rel_dir = rel_dir + "/" if rel_dir else ""

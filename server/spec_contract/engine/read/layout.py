@@ -61,10 +61,12 @@ def lay_out(root: Path, config: Config, overlays: Iterable[str], engine: Install
     """Walk the tree and sort its files into workers and models; ``overlays`` are the editor buffers, some
     of which may be new files the walk cannot see yet."""
     unlisted: dict[str, str] = {}
-    files = discover(root, config.include, config.exclude, unlisted, own_project=is_project)
+    nested: list[str] = []
+    files = discover(root, config.include, config.exclude, unlisted, own_project=is_project, nested=nested)
     seen = {f.path for f in files}
-    for path in overlays:  # unsaved new files the walk cannot see yet
-        if path.endswith(".py") and path not in seen and Path(path).is_relative_to(root):
+    for path in overlays:  # unsaved new files the walk cannot see yet (not those of a project inside this one)
+        if path.endswith(".py") and path not in seen and Path(path).is_relative_to(root) \
+                and not any(Path(path).is_relative_to(inner) for inner in nested):
             files.append(source_for(path, root, files))
     count = len(files)
     workers = [f for f in files if glob_match(f.rel, config.workers)]
