@@ -37,7 +37,6 @@ class Sources:
     def __init__(self) -> None:
         self.overlays: dict[str, str] = {}
         self.dirty: set[str] = set()  # paths touched since the last whole analysis
-        self.unsaved = False  # files hashed since the saved signatures were last taken (see ``to_save``)
         self._memos: dict[str, StatementMemo] = {}  # per editor buffer: its statements, parsed once each
         self._digests: dict[str, str] = {}  # path → digest of the text last read, until the path is touched
         # Files read by the running analysis (None between analyses: an editor query reads the disk afresh
@@ -108,7 +107,6 @@ class Sources:
             result = decode(read_bytes(path))
             read = self._reads[path] = (result.text, result.digest, result.problem)
             self._digests[path] = result.digest
-            self.unsaved = True
             if before is not None and before == signature(path):  # not written to while read
                 self._hashed[path] = (before, read_at)
         return read
@@ -129,18 +127,31 @@ class Sources:
         return [path for path, (_, _, problem) in (self._reads or {}).items() if problem == "unreadable"]
 
     # the saved signatures ----------------------------------------------------------------------------
+    @property
+    def unsaved(self) -> bool:
+        """Whether ``to_save`` would save a signature not saved yet. A file read again with the signature
+        and digest it was saved with adds nothing (every run reads the engine package's ``__init__.py``
+        before the saved signatures are restored: counting it would write a warm run's results again)."""
+        return any(self._saved(path, taken, read_at) != self._signatures.get(path)
+                   for path, (taken, read_at) in self._hashed.items() if self._saved(path, taken, read_at))
+
+    def _saved(self, path: str, taken: Signature, read_at: int) -> tuple[Signature, str] | None:
+        """The signature ``to_save`` keeps for a file hashed in this process, or None."""
+        # A file written shortly before it was read may be written again within its timestamp's granularity
+        # (a few ms here, seconds on some filesystems) without a new signature: hash it again next time rather
+        # than trust its signature (git's "racy" entries). (A file that could not be read is tried again each
+        # run: a chmod changes no signature.)
+        if taken[1] < read_at - _RACY_NS and self._digests.get(path):
+            return taken, self._digests[path]
+        return None
+
     def restore(self, signatures: dict[str, tuple[Signature, str]]) -> None:
         self._signatures = signatures
 
     def to_save(self) -> dict[str, tuple[Signature, str]]:
         """The signatures to save: the restored ones plus those of the files hashed since."""
-        # A file written shortly before it was read may be written again within its timestamp's granularity
-        # (a few ms here, seconds on some filesystems) without a new signature: hash it again next time rather
-        # than trust its signature (git's "racy" entries).
         for path, (taken, read_at) in self._hashed.items():
-            # (A file that could not be read is tried again each run: a chmod changes no signature.)
-            if taken[1] < read_at - _RACY_NS and self._digests.get(path):
-                self._signatures[path] = (taken, self._digests[path])
+            if (saved := self._saved(path, taken, read_at)) is not None:
+                self._signatures[path] = saved
         self._hashed = {}
-        self.unsaved = False
         return self._signatures
