@@ -178,6 +178,7 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
     from spec_contract.engine import (
         ConfigError,
         Found,
+        Listings,
         Project,
         find_project,
         load_config,
@@ -190,6 +191,7 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
     overrides = {"profile": args.profile} if args.profile else None
     profile = None  # the profile's worker globs, for discovery's second step; read once, when first needed
     targets: dict[Path, _Target] = {}
+    listings = Listings()  # each folder listed once, for discovery and the projects' first walks
     # Each PATH's project, then the projects of their own below a folder PATH (a vendored copy with its own
     # [tool.spec-contract]): the project around one leaves its tree out, so each is checked once, as itself
     queue: list[tuple[Path, Found | None]] = [(_resolved(given), None) for given in args.paths or ["."]]
@@ -198,15 +200,17 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
         if profile is None:
             profile = load_config(None, args.config, overrides)
         if found is None:
-            found = find_project(path, profile.workers, profile.exclude)
+            found = find_project(path, profile.workers, profile.exclude, listings)
             if path.is_dir():
-                queue += [(inner, Found(inner, "pyproject")) for inner in nested_projects(path, profile.exclude)]
+                queue += [(inner, Found(inner, "pyproject"))
+                          for inner in nested_projects(path, profile.exclude, listings)]
         target = targets.get(found.root)
         if target is None:
             config = load_config(found.root, args.config, overrides)
             if getattr(args, "select", None) is not None:  # `--select ""` too: it would report nothing
                 config = with_select(config, _codes(args.select))
-            project = Project(found.root, config, python=args.python, use_cache=not args.no_cache)
+            project = Project(found.root, config, python=args.python, use_cache=not args.no_cache,
+                              listings=listings)
             target = targets[found.root] = _Target(project, found, [])
         target.paths.append(path)
     return list(targets.values())

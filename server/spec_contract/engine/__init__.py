@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.read.discovery import RULE as DISCOVERY_RULE
     from spec_contract.engine.read.discovery import Found, find_project, is_project, nested_projects
     from spec_contract.engine.read.files import SourceFile, decode, read_bytes, relative_to
+    from spec_contract.engine.read.listing import Listings
     from spec_contract.engine.resolve.roles import RoleClass, role_classes
     from spec_contract.engine.results import (
         CallSite,
@@ -87,6 +88,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "decode": ("read.files", "decode"),
     "read_bytes": ("read.files", "read_bytes"),
     "relative_to": ("read.files", "relative_to"),
+    "Listings": ("read.listing", "Listings"),
     "RoleClass": ("resolve.roles", "RoleClass"),
     "role_classes": ("resolve.roles", "role_classes"),
     "Refusal": ("edits.refusals", "Refusal"),
@@ -149,7 +151,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = [
     "AlgorithmState", "BASE_ALGORITHM", "Crash", "How", "Phase", "Provision", "class_status",
     "Added", "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
-    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "LineIndex",
+    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "LineIndex", "Listings",
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
     "find_project", "fingerprint", "is_project", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",

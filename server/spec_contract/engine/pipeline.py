@@ -23,6 +23,7 @@ from spec_contract.engine.kept import KeptResults
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.read.files import SourceFile, relative_to
 from spec_contract.engine.read.layout import InstalledEngine, Layout, lay_out
+from spec_contract.engine.read.listing import Listings
 from spec_contract.engine.read.sources import Sources
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.profile_paths import unresolved
@@ -73,7 +74,7 @@ def _empty_contract(config: Config, workers: int) -> str:
 
 class Pipeline:
     def __init__(self, root: Path, config: Config, python: str | None, sources: Sources,
-                 store: ResultsStore) -> None:
+                 store: ResultsStore, listings: Listings | None = None) -> None:
         self.root = root
         self.config = config
         self._sources = sources
@@ -82,6 +83,7 @@ class Pipeline:
         self._registered = Registered(sources, config)
         self._engine = InstalledEngine(root, config, python)
         self._layout: Layout | None = None
+        self._listings = listings  # the folders the run listed before (for the first walk only)
         self._read_in_focus: set[str] = set()  # changed files a focused analysis may have summarised since
         self._generation = 0
         self._last: Analysis | None = None
@@ -134,7 +136,8 @@ class Pipeline:
         if self._layout is None:
             self._kept.forget()
             self._restored = False
-            self._layout = lay_out(self.root, self.config, self._sources.overlays, self._engine)
+            self._layout = lay_out(self.root, self.config, self._sources.overlays, self._engine, self._listings)
+            self._listings = None  # a later walk is for files that appeared or went: list the folders again
         layout = self._layout
         stats.files_seen = layout.seen
 

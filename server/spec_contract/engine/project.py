@@ -20,19 +20,21 @@ from spec_contract.engine.cache import SummaryCache
 from spec_contract.engine.config import Config
 from spec_contract.engine.pipeline import Pipeline
 from spec_contract.engine.queries import Analysis
+from spec_contract.engine.read.listing import Listings
 from spec_contract.engine.read.sources import Sources
 from spec_contract.engine.results_store import ResultsStore
 
 
 class Project:
     def __init__(self, root: Path | str, config: Config, *, python: str | None = None, use_cache: bool = True,
-                 cache_dir: Path | None = None) -> None:
+                 cache_dir: Path | None = None, listings: Listings | None = None) -> None:
         self.root = Path(root).resolve()
         self.config = config
         self.python = python
         self._sources = Sources()
         store = ResultsStore(self.root, config, SummaryCache(cache_dir) if use_cache else None)
-        self._pipeline = Pipeline(self.root, config, python, self._sources, store)
+        # ``listings``: the folders a run (the CLI's) listed while finding the project, for its first walk
+        self._pipeline = Pipeline(self.root, config, python, self._sources, store, listings)
 
     def set_overlay(self, path: str, text: str) -> None:
         """Analyse ``text`` (an editor buffer) for ``path`` instead of the file, until :meth:`clear_overlay`."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spec_contract.engine.read.files import glob_match, read_bytes
+from spec_contract.engine.read.listing import Listings, walk
 
 RULE = ("The project is found by walking up from each PATH: the nearest pyproject.toml with a "
         "[tool.spec-contract] table, else the top of the __init__.py package chain (or the folder above it) "
@@ -69,17 +70,17 @@ def is_project(folder: str) -> bool:
     return has_table(Path(folder) / "pyproject.toml")
 
 
-def nested_projects(folder: Path, exclude: tuple[str, ...]) -> list[Path]:
+def nested_projects(folder: Path, exclude: tuple[str, ...], listings: Listings | None = None) -> list[Path]:
     """The project roots below ``folder`` (at any depth; ``folder`` itself not included), in walk order: each
     is analysed as its own project, and the project around it leaves its tree out (see ``discover``)."""
-    return [Path(dirpath) for dirpath, filenames in _walk(folder, exclude)
+    return [Path(dirpath) for dirpath, filenames in _walk(folder, exclude, listings)
             if dirpath != str(folder) and "pyproject.toml" in filenames and is_project(dirpath)]
 
 
-def _walk(folder: Path, exclude: tuple[str, ...]) -> Iterator[tuple[str, list[str]]]:
+def _walk(folder: Path, exclude: tuple[str, ...], listings: Listings | None) -> Iterator[tuple[str, list[str]]]:
     """Each folder under ``folder`` with its file names, past the folders no project's code is in."""
     top = str(folder)
-    for dirpath, dirnames, filenames in os.walk(top):
+    for dirpath, dirnames, filenames in walk(top, listings):
         rel_dir = dirpath[len(top) + 1:].replace(os.sep, "/")
         rel_dir = rel_dir + "/" if rel_dir else ""
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED and not d.endswith(".egg-info")
@@ -87,10 +88,11 @@ def _walk(folder: Path, exclude: tuple[str, ...]) -> Iterator[tuple[str, list[st
         yield dirpath, filenames
 
 
-def holds_workers(folder: Path, workers: tuple[str, ...], exclude: tuple[str, ...]) -> bool:
+def holds_workers(folder: Path, workers: tuple[str, ...], exclude: tuple[str, ...],
+                  listings: Listings | None = None) -> bool:
     """Whether some file under ``folder`` matches the worker globs (stops at the first)."""
     top = str(folder)
-    for dirpath, filenames in _walk(folder, exclude):
+    for dirpath, filenames in _walk(folder, exclude, listings):
         rel_dir = dirpath[len(top) + 1:].replace(os.sep, "/")
         rel_dir = rel_dir + "/" if rel_dir else ""
         if any(name.endswith(".py") and glob_match(rel_dir + name, workers) for name in filenames):
@@ -98,11 +100,13 @@ def holds_workers(folder: Path, workers: tuple[str, ...], exclude: tuple[str, ..
     return False
 
 
-def find_project(path: Path, workers: tuple[str, ...], exclude: tuple[str, ...]) -> Found:
+def find_project(path: Path, workers: tuple[str, ...], exclude: tuple[str, ...],
+                 listings: Listings | None = None) -> Found:
     """The project ``path`` (a file or folder, which need not exist yet) belongs to; see the module docstring.
 
     ``workers`` and ``exclude`` are the profile's globs (with ``--config`` or editor overrides applied),
-    used by step 2 only: a project with its own table names its workers itself.
+    used by step 2 only: a project with its own table names its workers itself. ``listings``: the run's
+    folder listings, when it keeps them for its later walks.
     """
     start = Path(os.path.abspath(path))
     folder = start if start.is_dir() else start.parent
@@ -114,7 +118,7 @@ def find_project(path: Path, workers: tuple[str, ...], exclude: tuple[str, ...])
     for candidate in ([top, top.parent] if top is not None else [folder]):
         if candidate.name in _ENVIRONMENTS or candidate.parent == candidate:
             continue
-        if holds_workers(candidate, workers, exclude):
+        if holds_workers(candidate, workers, exclude, listings):
             return Found(candidate, "workers")
     for candidate in chain:
         if (candidate / ".git").exists():

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from spec_contract.engine.read.globs import glob_match
+from spec_contract.engine.read.listing import Listings, walk
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -54,7 +55,8 @@ def module_name(path: Path) -> str:
 
 def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...] = (),
              unlisted: dict[str, str] | None = None,
-             own_project: Callable[[str], bool] | None = None, nested: list[str] | None = None) -> list[SourceFile]:
+             own_project: Callable[[str], bool] | None = None, nested: list[str] | None = None,
+             listings: Listings | None = None) -> list[SourceFile]:
     """Every ``.py`` file under ``root`` (or ``root`` itself), skipping excluded trees and symlink loops.
 
     Directories that cannot be listed (no permission, an I/O error) are added to ``unlisted`` (path → why):
@@ -66,6 +68,7 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
     Module names are relative to the import root: the parent of the outermost directory with an
     ``__init__.py`` above the file (checking ``sglang/srt`` still names its files ``sglang.srt.…``). Directories without one below it are namespace packages (SGLang's
     ``srt/models`` is one), so they stay part of the name; files outside any package are named from ``root``.
+    ``listings``: the folders the run has listed already (see ``listing``).
     """
     root = root.resolve()
     if root.is_file():
@@ -82,7 +85,7 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
         if unlisted is not None and error.filename is not None:
             unlisted[os.fspath(error.filename)] = error.strerror or type(error).__name__
 
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=True):
+    for dirpath, dirnames, filenames in walk(root, listings, onerror=unreadable, followlinks=True):
         try:
             info = os.stat(dirpath)
         except OSError as error:

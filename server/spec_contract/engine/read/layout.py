@@ -16,6 +16,7 @@ from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.read.discovery import is_project
 from spec_contract.engine.read.environment import locate_engine
 from spec_contract.engine.read.files import SourceFile, discover, glob_match, source_for, text_digest
+from spec_contract.engine.read.listing import Listings
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,14 @@ class InstalledEngine:
         return self._files
 
 
-def lay_out(root: Path, config: Config, overlays: Iterable[str], engine: InstalledEngine) -> Layout:
+def lay_out(root: Path, config: Config, overlays: Iterable[str], engine: InstalledEngine,
+            listings: Listings | None = None) -> Layout:
     """Walk the tree and sort its files into workers and models; ``overlays`` are the editor buffers, some
-    of which may be new files the walk cannot see yet."""
+    of which may be new files the walk cannot see yet; ``listings``, the folders the run listed already."""
     unlisted: dict[str, str] = {}
     nested: list[str] = []
-    files = discover(root, config.include, config.exclude, unlisted, own_project=is_project, nested=nested)
+    files = discover(root, config.include, config.exclude, unlisted, own_project=is_project, nested=nested,
+                     listings=listings)
     seen = {f.path for f in files}
     for path in overlays:  # unsaved new files the walk cannot see yet (not those of a project inside this one)
         if path.endswith(".py") and path not in seen and Path(path).is_relative_to(root) \
