@@ -6,6 +6,7 @@ each fixture is a small tree of our own."""
 from __future__ import annotations
 
 from engine_trees import WORKER, analyze, base_tree, findings, line_of
+from spec_contract.engine.resolve.index import ClassKey
 
 GATED_WORKER = """
     class EAGLEWorker:
@@ -79,3 +80,15 @@ def test_an_inner_that_has_the_member_or_is_unknown_says_nothing(tmp_path):
     for inner in ("LlamaForCausalLM", "ExternalModel"):
         root = base_tree(tmp_path / inner, vl(inner=inner))
         assert [f for f in findings(analyze(root)) if f[0] == "SC013"] == [], inner
+
+
+def test_the_status_model_says_the_algorithm_crashes_there_and_guesses_no_implementation(tmp_path):
+    """Hover, preflight and the matrix read the status: they must not call the class supported while the check
+    reports the crash, nor offer to implement a member the class already has."""
+    analysis = analyze(base_tree(tmp_path, vl()))
+    (eagle,) = [a for a in analysis.status_of(ClassKey("pkg.models.vl", "Dense")).algorithms if a.algorithm == "EAGLE"]
+    assert (str(eagle.state), eagle.members) == ("crashes", ("get_embed_and_head",))
+    (crash,) = [c for c in eagle.crashes if c.member == "get_embed_and_head"]
+    assert (str(crash.provision.how), crash.provision.why) == (
+        "cannot tell", "the class hands it to `self.model` (`TextDecoder`), which lacks it: add it to that class")
+    assert [f.code for f in analysis.findings] == ["SC013"]  # not an SC010 to implement it again

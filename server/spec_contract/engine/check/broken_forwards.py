@@ -16,28 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from spec_contract.engine.check.gates import Gates, fallback_covered
-from spec_contract.engine.check.lookup import MemberLookup
+from spec_contract.engine.check.lookup import Broken, MemberLookup
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
-from spec_contract.engine.results import CallSite, Finding, Provider, Role, Span
+from spec_contract.engine.results import CallSite, Finding, Provider, Role
 from spec_contract.engine.rules import BROKEN_FORWARD
 from spec_contract.engine.summarise.summary import ClassSummary
 
 Relative = Callable[[str], str]
-
-
-def landing(index: Index, key: ClassKey, path: str) -> tuple[ClassKey, ...] | None:
-    """The classes ``self.<path>`` may hold on an instance of ``key`` (None: some step is not known here)."""
-    holders: tuple[ClassKey, ...] = (key,)
-    for attr in path.split("."):
-        reached: list[ClassKey] = []
-        for holder in holders:
-            inners = index.delegates(holder).get(attr, ())
-            if not inners:
-                return None
-            reached += [inner for inner in inners if inner not in reached]
-        holders = tuple(reached)
-    return holders
 
 
 def broken_forwards(index: Index, key: ClassKey, cls: ClassSummary, path: str, sites: list[tuple[Role, CallSite]],
@@ -55,22 +41,16 @@ def broken_forwards(index: Index, key: ClassKey, cls: ClassSummary, path: str, s
     for member, pairs in sorted(reached.items()):
         decisive = [site for role, site in pairs if not site.guarded and not site.condition
                     and (role is Role.TARGET or draft_shaped)]
-        found = index.provision(key, member) if decisive else None
-        if found is None or found.member is None or found.member.kind not in ("method", "async_method", "property"):
-            continue
-        owner = index.class_summary(found.owner)
-        for forwarded, attr in owner.unguarded_forwards if owner is not None else ():
-            inners = landing(index, key, attr) if forwarded == member else None
-            if inners and all(index.provision(inner, member) is None for inner in inners):
-                out.append(_finding(index, key, cls, path, member, attr, inners, found.owner, found.member.span,
-                                    found.member.kind, pairs, decisive, config, rel))
-                break
+        broken = lookup.broken(member) if decisive else None
+        if broken is not None:
+            out.append(_finding(index, key, cls, path, member, broken, pairs, decisive, config, rel))
     return out
 
 
-def _finding(index: Index, key: ClassKey, cls: ClassSummary, path: str, member: str, attr: str,
-             inners: tuple[ClassKey, ...], owner: ClassKey, span: Span, kind: str,
+def _finding(index: Index, key: ClassKey, cls: ClassSummary, path: str, member: str, broken: Broken,
              pairs: list[tuple[Role, CallSite]], decisive: list[CallSite], config: Config, rel: Relative) -> Finding:
+    attr, inners, owner = broken.delegate, broken.inners, broken.owner
+    span, kind = broken.member.span, broken.member.kind
     first = decisive[0]
     inner_names = " or ".join(inner.qualname.rsplit(".", 1)[-1] for inner in inners)
     owner_path = index.path_of(owner.module) or ""

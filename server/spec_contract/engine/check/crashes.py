@@ -96,7 +96,8 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
             # without intent, the class is listed on the line where its run crashes first
             earliest = min((c.site for c in certain), key=lambda s: (s.phase is not Phase.START_UP, s.path, s.span))
             for crash in certain:
-                if crash.member in seen or crash.provision.how is How.FORWARD:
+                # a member the class has (its forward leads nowhere) is SC013's, never one to implement here
+                if crash.member in seen or crash.provision.how is How.FORWARD or lookup.provides(crash.member):
                     continue
                 seen.add(crash.member)
                 provision = provide(lookup, crash.member) or crash.provision

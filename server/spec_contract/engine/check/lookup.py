@@ -105,6 +105,30 @@ class _Inners:
         return None
 
 
+class Broken(NamedTuple):
+    """A member the class has by a body that hands it, untested, to ``self.<delegate>``, where every class that
+    may be held lacks it (``inners``): a run that uses it dies inside that body."""
+
+    delegate: str
+    inners: tuple[ClassKey, ...]
+    owner: ClassKey  # the class whose body it is: the class itself or a base
+    member: Member
+
+
+def landing(index: Index, key: ClassKey, path: str) -> tuple[ClassKey, ...] | None:
+    """The classes ``self.<path>`` may hold on an instance of ``key`` (None: some step is not known here)."""
+    holders: tuple[ClassKey, ...] = (key,)
+    for attr in path.split("."):
+        reached: list[ClassKey] = []
+        for holder in holders:
+            inners = index.delegates(holder).get(attr, ())
+            if not inners:
+                return None
+            reached += [inner for inner in inners if inner not in reached]
+        holders = tuple(reached)
+    return holders
+
+
 class MemberLookup:
     """What one class provides itself and what its inner models provide, asked once per member."""
 
@@ -113,6 +137,7 @@ class MemberLookup:
         self.key = key
         self._inners = _Inners(index, key, config.delegate_names, config.restrict_delegates)
         self._own: dict[str, bool] = {}
+        self._broken: dict[str, Broken | None] = {}
         self._inner: dict[str, Inner | None] = {}
         self._config_names: frozenset[str] | None = None  # see may_meet
 
@@ -121,6 +146,26 @@ class MemberLookup:
         if found is None:
             found = self._own[member] = self.index.provision(self.key, member) is not None
         return found
+
+    def broken(self, member: str) -> Broken | None:
+        """How the member the class has is a forward to nowhere (see :class:`Broken`); None when it is not: the
+        class lacks it, its body is its own, or a class that may be held has it or is not known here (the
+        class's own inner classes are followed: a subclass may build another than the base's forward expects)."""
+        if member not in self._broken:
+            self._broken[member] = self._find_broken(member)
+        return self._broken[member]
+
+    def _find_broken(self, member: str) -> Broken | None:
+        index = self.index
+        found = index.provision(self.key, member)
+        if found is None or found.member is None or found.member.kind not in ("method", "async_method", "property"):
+            return None
+        owner = index.class_summary(found.owner)
+        for forwarded, attr in owner.unguarded_forwards if owner is not None else ():
+            inners = landing(index, self.key, attr) if forwarded == member else None
+            if inners and all(index.provision(inner, member) is None for inner in inners):
+                return Broken(attr, inners, found.owner, found.member)
+        return None
 
     def inner(self, member: str) -> Inner | None:
         if member not in self._inner:

@@ -111,6 +111,11 @@ Implementer = Callable[[MemberLookup, str], Provision | None]  # implement by an
 def provision_of(lookup: MemberLookup, member: str, implement: Implementer | None = None) -> Provision:
     """How a member the class lacks can be provided: forward to an inner model that has it, else as
     ``implement`` finds (by analogy), else cannot tell."""
+    broken = lookup.broken(member) if lookup.provides(member) else None
+    if broken is not None:  # it has the member, but hands it to inner classes that all lack it
+        names = " or ".join(f"`{inner.qualname.rsplit('.', 1)[-1]}`" for inner in broken.inners)
+        return Provision(How.UNKNOWN, why=f"the class hands it to `self.{broken.delegate}` ({names}), which lacks "
+                                          "it: add it to that class")
     inner = lookup.inner(member)
     if inner is not None:
         return Provision(How.FORWARD, inner.delegate, inner.key.qualname)
@@ -246,8 +251,10 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         lacking: dict[tuple[str, Role], list[CallSite]] = {}
         degraded: set[str] = set()
         for role, site in mine:
-            if gates.refuses(site) or site.condition or fallback_covered(site, lookup) \
-                    or lookup.provides(site.member):
+            # a member the class has by a forward to nowhere passes every gate and then crashes (SC013)
+            nowhere = lookup.provides(site.member) and lookup.broken(site.member) is not None
+            if site.condition or fallback_covered(site, lookup) \
+                    or not nowhere and (gates.refuses(site) or lookup.provides(site.member)):
                 continue
             if site.guarded:
                 degraded.add(site.member)
