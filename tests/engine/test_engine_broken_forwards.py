@@ -92,3 +92,15 @@ def test_the_status_model_says_the_algorithm_crashes_there_and_guesses_no_implem
     assert (str(crash.provision.how), crash.provision.why) == (
         "cannot tell", "the class hands it to `self.model` (`TextDecoder`), which lacks it: add it to that class")
     assert [f.code for f in analysis.findings] == ["SC013"]  # not an SC010 to implement it again
+
+
+def test_an_inner_with_a_base_from_outside_the_tree_may_have_it(tmp_path):
+    """transformers' ``PreTrainedModel`` has ``get_input_embeddings``: a base the tree cannot read may provide
+    the member, so nothing is said; torch's ``nn.Module`` has no contract member, so it does not stop the check."""
+    for base, expected in (("PreTrainedModel", []), ("nn.Module", ["SC013"])):
+        files = vl()
+        files["pkg/models/vl.py"] = files["pkg/models/vl.py"].replace(
+            "class TextDecoder:", f"class TextDecoder({base}):").replace(
+            "from outside.models import ExternalModel",
+            "from outside.models import ExternalModel\n    from torch import nn\n    from transformers import PreTrainedModel")
+        assert [f[0] for f in findings(analyze(base_tree(tmp_path / base, files)))] == expected, base

@@ -163,9 +163,20 @@ class MemberLookup:
         owner = index.class_summary(found.owner)
         for forwarded, attr in owner.unguarded_forwards if owner is not None else ():
             inners = landing(index, self.key, attr) if forwarded == member else None
-            if inners and all(index.provision(inner, member) is None for inner in inners):
+            if inners and all(index.provision(inner, member) is None and self._known_bases(inner) for inner in inners):
                 return Broken(attr, inners, found.owner, found.member)
         return None
+
+    def _known_bases(self, key: ClassKey) -> bool:
+        """Whether every base along ``key``'s MRO is a class of the tree or torch's ``nn.Module`` (which has no
+        contract member): a base from outside (transformers' ``PreTrainedModel`` has ``get_input_embeddings``)
+        may provide what the tree does not show."""
+        for owner in self.index.mro(key):
+            cls = self.index.class_summary(owner)
+            for base in cls.bases if cls is not None else ():
+                if base[-1] not in ("Module", "object") and self.index.resolve_class(owner.module, base) is None:
+                    return False
+        return True
 
     def inner(self, member: str) -> Inner | None:
         if member not in self._inner:
