@@ -8,7 +8,7 @@ code and severity on a wrapper that lacks the member.
 from __future__ import annotations
 
 import pytest
-from engine_trees import WORKER, analyze, base_tree, contract, line_of
+from engine_trees import WORKER, analyze, base_tree, contract, forward_findings, line_of
 from spec_contract.engine.config import ConfigError
 
 BARE_WRAPPER = {"pkg/models/llava.py": """
@@ -32,7 +32,7 @@ def only_target_entry(root, guarded: bool, is_call: bool = True, needle: str = "
 
 
 def sole_finding(analysis) -> tuple[str, str]:
-    (finding,) = analysis.findings
+    (finding,) = forward_findings(analysis)
     assert (finding.class_name, finding.member, finding.delegate) == (
         "LlavaForConditionalGeneration", "get_embed_and_head", "language_model")
     return finding.code, finding.severity

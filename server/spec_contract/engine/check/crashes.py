@@ -22,7 +22,13 @@ from collections.abc import Callable, Iterable
 from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.gates import Gates, fallback_covered
 from spec_contract.engine.check.lookup import MemberLookup
-from spec_contract.engine.check.status import BASE_ALGORITHM, AlgorithmState, AlgorithmStatus, algorithm_statuses
+from spec_contract.engine.check.status import (
+    BASE_ALGORITHM,
+    AlgorithmState,
+    AlgorithmStatus,
+    algorithm_statuses,
+    provision_of,
+)
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import (
@@ -84,13 +90,11 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
     provide = implementer(analogies, config)
     out: list[Finding] = []
     seen: set[str] = set()
-    selectors = config.speculative_conditions.union({"self"}, *(a.conditions for a in config.algorithms))
     for status in statuses:
         if status.state is AlgorithmState.CRASHES:
-            # certain crashes only: a target use past no test but those selecting the algorithm (a use past
-            # ``self._projection_enabled and …`` runs only when a flag the engine does not follow is set)
+            # certain crashes of the target only (see ``Crash.certain``)
             certain = [c for c in status.crashes if c.member in status.members and c.role is Role.TARGET
-                       and c.site.taken <= selectors]
+                       and c.certain]
             if not certain:
                 continue
             # without intent, the class is listed on the line where its run crashes first
@@ -101,11 +105,12 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
                     continue
                 seen.add(crash.member)
                 provision = provide(lookup, crash.member) or crash.provision
-                intent = status.intent and not unknown
+                # an attribute (``lm_head``) is a part the class lacks, not a body to write: listed, never an error
+                intent = status.intent and not unknown and crash.site.is_call
                 out.append(_crash(index, key, cls, path, status, intent, crash.member, crash.role,
                                   crash.site if intent else earliest, provision, config, rel))
-        elif status.state is AlgorithmState.REFUSED and not status.intent and not unknown:
-            hint = _implementable(index, key, cls, path, status, lookup, reached, analogies, config)
+        elif status.state is AlgorithmState.REFUSED and not unknown:
+            hint = _implementable(index, key, cls, path, status, lookup, reached, analogies, config, rel)
             if hint is not None:
                 out.append(hint)
     return out
@@ -142,7 +147,7 @@ def _crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: Al
 
 def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus,
                    lookup: MemberLookup, reached: tuple[list[tuple[Role, CallSite]], Gates],
-                   analogies: Analogies | None, config: Config) -> Finding | None:
+                   analogies: Analogies | None, config: Config, rel: Relative) -> Finding | None:
     """SC012 when every member the refused algorithm needs (the gate's, and those its uses past the gate
     lack) can be implemented by analogy."""
     if analogies is None or status.gate is None:
@@ -151,14 +156,15 @@ def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, st
     provide = implementer(analogies, config)
     provisions = []
     for member in needed:
-        found = provide(lookup, member)
+        found = provision_of(lookup, member, provide)  # a member an inner model has is forwarded (SC003's)
         if found is None or found.how not in (How.IMPLEMENT, How.BOTH):
             return None  # no model fits: nothing to offer (the status says what the closest lacks)
         provisions.append((member, found))
     names = ", ".join(f"`{m}`" for m in needed)
     first = provisions[0][1]
     like = (first.like or "").rsplit(".", 1)[-1]
-    where = f"{status.gate.path.rsplit('/', 1)[-1]}:{status.gate.span.line + 1}"
+    line = status.gate.gate_line if status.gate.gate_line is not None else status.gate.span.line
+    where = f"{rel(status.gate.path)}:{line + 1}"
     message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where}, but the class "
                f"could support it: {names} can be implemented like `{like}` "
                f"({len(needed)} member{'s' if len(needed) > 1 else ''})")

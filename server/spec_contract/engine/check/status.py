@@ -70,9 +70,12 @@ class Crash:
 
     member: str
     role: Role
-    site: CallSite  # the first use a run reaches (start-up ones first)
+    site: CallSite  # the first use a run reaches (start-up ones first; a certain one, if any is)
     phase: Phase
     provision: Provision
+    # the use runs past no test but those selecting the algorithm: a run of it certainly reaches the line (a use
+    # past ``self._projection_enabled and …`` runs only when a flag the engine does not follow is set)
+    certain: bool = True
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,7 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         sites = class_sites(contract, roles, lookup, draft_shaped)
         reached = sites, Gates(sites, lookup, config)
     sites, gates = reached
+    selectors = config.speculative_conditions.union({"self"}, *(a.conditions for a in config.algorithms))
     out = []
     for algorithm in [BASE_ALGORITHM] + [spec.name for spec in config.algorithms]:
         claimed = None if algorithm == BASE_ALGORITHM else algorithm
@@ -233,8 +237,11 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
             gated = {m for _, site in sites for m in site.gate}
             has_some = any(lookup.provides(site.member) for _, site in sites
                            if site.is_call and (site.algorithm in shared or site.member in gated))
-        else:
-            has_some = any(lookup.provides(site.member) for role, site in mine if site.is_call and role is primary)
+        else:  # its own methods; an algorithm with no worker files of its own runs the shared uses too
+            own = {claimed} | (set() if any(spec.files for spec in config.algorithms if spec.name == claimed)
+                               else {None})
+            has_some = any(lookup.provides(site.member) for role, site in sites
+                           if site.is_call and role is primary and site.algorithm in own)
         stop = next((g for g in (gates.stopping(role, claimed) for role in roles) if g is not None), None)
         if stop is not None:
             first = _first(stop.sites)
@@ -262,8 +269,10 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
                 lacking.setdefault((site.member, role), []).append(site)
         crashes = []
         for (member, role), found in sorted(lacking.items()):
-            first = _first(found)
-            crashes.append(Crash(member, role, first, first.phase, provision_of(lookup, member, implement)))
+            certain = [site for site in found if site.taken <= selectors]
+            first = _first(certain or found)
+            crashes.append(Crash(member, role, first, first.phase, provision_of(lookup, member, implement),
+                                 bool(certain)))
         degraded -= {c.member for c in crashes}
         # a draft use on a class that is no draft by shape crashes only if a draft checkpoint names the class
         decisive = [c for c in crashes if c.role is not Role.DRAFT or draft_shaped or roles == (Role.DRAFT,)]
