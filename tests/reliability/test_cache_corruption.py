@@ -174,3 +174,19 @@ def test_the_command_with_a_damaged_cache_prints_what_no_cache_prints(tree, tmp_
             entry.write_bytes(damage(entry.read_bytes()))
         result = check()
         assert (result.returncode, result.stderr, findings(result)) == (1, "", findings(reference))
+
+
+def test_a_change_in_any_engine_stage_folder_is_another_cache(tmp_path):
+    """Summaries written by other engine code are never read: the cache's name digests every engine module,
+    those in its stage folders (``summarise/``, ``check/`` …) too, not only the top-level ones."""
+    from spec_contract.engine import cache
+
+    engine = Path(cache.__file__).parent
+    copy = tmp_path / "spec_contract"
+    shutil.copytree(engine, copy / "engine")
+    shutil.copytree(engine.parent / "profiles", copy / "profiles")
+    before = cache.engine_fingerprint(copy / "engine")
+    assert before == cache.engine_fingerprint(engine)  # the same code, wherever it lies
+    statements = copy / "engine" / "summarise" / "statements.py"
+    statements.write_text(statements.read_text() + "\n# another build\n")
+    assert cache.engine_fingerprint(copy / "engine") != before

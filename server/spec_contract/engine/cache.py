@@ -32,12 +32,13 @@ _CHECKSUM_BYTES = 32
 RESULT_KEYS = frozenset({"contract", "checked", "registered", "digests"})
 
 
-def engine_fingerprint() -> str:
-    """A digest of the engine's own source: summaries and results made by other code are never reused,
-    even between two builds that carry the same version number (a development checkout)."""
+def engine_fingerprint(engine: Path = Path(__file__).parent) -> str:
+    """A digest of the engine's own source, its stage folders included (``summarise/``, ``check/`` …), and of
+    the profiles: summaries and results made by other code are never reused, even between two builds that
+    carry the same version number (a development checkout)."""
     digest = hashlib.sha1(__version__.encode())
-    engine = Path(__file__).parent
-    for source in sorted(engine.glob("*.py")) + sorted((engine.parent / "profiles").glob("*.toml")):
+    for source in sorted(engine.rglob("*.py")) + sorted((engine.parent / "profiles").glob("*.toml")):
+        digest.update(source.relative_to(engine.parent).as_posix().encode())
         digest.update(source.read_bytes())
     return digest.hexdigest()[:12]
 
