@@ -263,19 +263,24 @@ def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, Mod
         yield from zip(batches[i], summaries)
 
 
-def map_forked(count: int, work: Callable[[int], T], processes: int, report: Callable[[], Any]
+def map_forked(count: int, work: Callable[[int], T], processes: int, report: Callable[[], Any], first: int = 0
                ) -> tuple[list[T], list[Any]] | None:
     """``[work(i) for i in range(count)]`` shared with forked processes, and what ``report`` returned at the
     end in each of them; None where forking is unsafe (see ``_fork_safe``), for the caller to work alone.
 
     A forked process starts as a copy of this one: ``work`` can be any function, and it finds every summary
     and memo made so far. What it adds to its copy (files it read, classes it resolved) stays there, apart
-    from the results and the report.
+    from the results and the report. So the ``first`` items are done here before any process is forked:
+    what most items read (for class checks: the configs, layers and distributed state every model file
+    imports), each process then inherits instead of reading it again.
     """
-    if processes <= 1 or count < 2 or not _fork_safe():
+    first = min(first, count)
+    if processes <= 1 or count - first < 2 or not _fork_safe():
         return None
     import multiprocessing
 
     reports: list[Any] = []
-    results = dict(_shared(count, work, processes, multiprocessing.get_context("fork"), report, reports))
+    results = {i: work(i) for i in range(first)}
+    results.update((first + i, result) for i, result in _shared(
+        count - first, lambda i: work(first + i), processes, multiprocessing.get_context("fork"), report, reports))
     return [results[i] for i in range(count)], reports

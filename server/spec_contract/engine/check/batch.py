@@ -23,6 +23,10 @@ from spec_contract.engine.stats import Stats
 
 Checked = tuple[list[Finding], frozenset[str]]  # a class's findings, and the modules its check read
 
+# Classes checked before the others are shared with forked processes: what they read, most classes read, and
+# the processes inherit it (SGLang 0.5.23, two processes: 8.5 -> 7.9 MB parsed in all, 7.6 alone)
+_CHECKED_BEFORE_FORKING = 4
+
 
 def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config: Config, *,
                   gated: tuple[GatedCapability, ...], registry: ModelRegistry | None,
@@ -49,7 +53,7 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
         return found, index.stop(recorded)
 
     shared = map_forked(len(keys), check, processes_for(len(keys), "classes"),
-                        report=lambda: (stats, problems_of(stats)))
+                        report=lambda: (stats, problems_of(stats)), first=_CHECKED_BEFORE_FORKING)
     if shared is None:
         return [check(i) for i in range(len(keys))]
     results, reports = shared
