@@ -93,3 +93,26 @@ def test_capability_findings_offer_their_own_fix_and_never_a_forward():
         ("quickfix", "Ignore SC006 for this class"),
         ("quickfix", "Ignore SC007 for this class"),
     ]
+
+
+def test_implement_findings_offer_to_implement_like_their_model_and_nothing_when_no_model_fits():
+    from spec_contract.engine.results import How, Provision
+
+    like = Provision(How.IMPLEMENT, like="m.qwen.Qwen", body="def m(self):\n    return 1\n", path="/w/llava.py",
+                     in_class="Llava")
+    sc010 = Finding(**{**finding("get_embed_and_head", code="SC010").__dict__,
+                       "implements": (("get_embed_and_head", like),)})
+    both = Provision(How.BOTH, delegate="language_model", inner_class="Llama", like="m.qwen.Qwen", body="",
+                     path="/w/llama.py", in_class="Llama")
+    chain = Finding(**{**finding("set_embed", qualname="m.llava.Other", line=30, code="SC010").__dict__,
+                       "implements": (("set_embed", both),)})
+    hint = Finding(**{**finding("set_eagle3_layers_to_capture", qualname="m.llava.Third", line=50,
+                                code="SC012").__dict__,
+                      "severity": "hint", "algorithm": "EAGLE3", "implements": (("set_eagle3_layers_to_capture", like),)})
+    unfit = finding("get_embed_and_head", qualname="m.llava.Fourth", line=70, code="SC010")  # no implements
+    assert [t for k, t in titles(plan([sc010, chain, hint, unfit], (0, 80), [], None)) if not t.startswith("Ignore")] == [
+        "Implement `get_embed_and_head` like `Qwen`",
+        "Implement `set_embed` in `Llama` like `Qwen` and forward it to `self.language_model`",
+        "Enable EAGLE3 for `Third`: implement 1 member like `Qwen`",
+        "Add all missing delegations in this file (spec-contract)",
+    ]

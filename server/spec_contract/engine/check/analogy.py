@@ -29,7 +29,7 @@ import ast
 import builtins
 import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from spec_contract.engine.check.lookup import MemberLookup
@@ -146,6 +146,11 @@ class Analogies:
         self._bound: dict[str, frozenset[str]] = {}  # module → its top-level names
         self._provisions: dict[tuple[ClassKey, str], Provision | None] = {}
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
+
+    def warm(self, members: Iterable[str]) -> None:
+        """Find the candidates of ``members`` now (before the check forks, so the processes share them)."""
+        for member in members:
+            self.candidates(member)
 
     def candidates(self, member: str) -> list[Candidate]:
         found = self._candidates.get(member)

@@ -52,8 +52,11 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
                      for f in found]
         return found, index.stop(recorded)
 
-    shared = map_forked(len(keys), check, processes_for(len(keys), "classes"),
-                        report=lambda: (stats, problems_of(stats)), first=_CHECKED_BEFORE_FORKING)
+    processes = processes_for(len(keys), "classes")
+    if analogies is not None and processes > 1:  # found once here, not once in each forked process
+        analogies.warm(entry.member for entry in contract.entries if entry.is_call)
+    shared = map_forked(len(keys), check, processes, report=lambda: (stats, problems_of(stats)),
+                        first=_CHECKED_BEFORE_FORKING)
     if shared is None:
         return [check(i) for i in range(len(keys))]
     results, reports = shared

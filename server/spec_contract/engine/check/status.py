@@ -5,15 +5,18 @@ uses, and for each member it lacks, how that member can be provided. Findings, h
 The front door exports the API (``spec_contract.engine``); its dataclasses only grow, fields are never
 renamed:
 
-* :func:`class_status` (``index, key, contract, config, capabilities=(), rel=str``) → :class:`ClassStatus` or
-  None; ``Analysis.status_of(key)`` and ``Analysis.class_at(path, line, col)`` answer the same;
+* :func:`class_status` (``index, key, contract, config, capabilities=(), rel=str, implement=None``) →
+  :class:`ClassStatus` or None; ``Analysis.status_of(key)`` (with the analysis' implement by analogy),
+  ``Analysis.statuses()`` (every checked class) and ``Analysis.class_at(path, line, col)`` answer the same;
 * :class:`ClassStatus`: the class (``qualname``, ``name``, ``path``, ``span``), each contract member it or an
   inner model has or a run lacks (:class:`MemberStatus`), and each algorithm (:class:`AlgorithmStatus`);
 * :class:`AlgorithmStatus`: ``state`` (:class:`AlgorithmState`) is ``supported``, ``refused`` (``gate``: the
   first gate it fails that refuses at start-up), ``crashes`` (``crashes``: each member a run reaches and the
-  class lacks, with the worker line, its :class:`~spec_contract.engine.results.Phase` and how to provide it),
-  ``degraded`` (``degraded``: guarded reads of members it lacks) or ``unverifiable`` (a Protocol capability
-  whose language model the HF config picks); ``members`` are what to provide to enable or fix it;
+  class lacks, a :class:`Crash` with the worker line, its :class:`~spec_contract.engine.results.Phase`, how to
+  provide it and whether a run of the algorithm certainly reaches the line), ``degraded`` (``degraded``:
+  guarded reads of members it lacks) or ``unverifiable`` (a Protocol capability whose language model the HF
+  config picks); ``members`` are what to provide to enable or fix it; ``intent`` whether the class shows it
+  means to support the algorithm (what makes a crash an error, SC010, rather than a line of SC011);
 * :class:`Provision`: ``how`` (:class:`How`) is ``forward`` (to ``delegate``, whose class ``inner_class`` has
   it), ``implement`` (like ``like``, a class holding the same parts), ``both`` (implement in ``inner_class``,
   forward in this class) or ``cannot tell`` (``why``).
