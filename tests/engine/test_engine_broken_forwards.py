@@ -104,3 +104,18 @@ def test_an_inner_with_a_base_from_outside_the_tree_may_have_it(tmp_path):
             "from outside.models import ExternalModel",
             "from outside.models import ExternalModel\n    from torch import nn\n    from transformers import PreTrainedModel")
         assert [f[0] for f in findings(analyze(base_tree(tmp_path / base, files)))] == expected, base
+
+
+def test_a_subclass_that_calls_torchs_init_past_its_base_builds_only_its_own_inner(tmp_path):
+    """SGLang's DeepseekV4 NextN and vLLM's Qwen3.5 shape: ``nn.Module.__init__(self)`` instead of
+    ``super().__init__()``, so the base's ``__init__`` (and its ``self.model``) never runs; the inherited forward
+    lands on the subclass's own inner model only."""
+    files = vl()
+    files["pkg/models/vl.py"] = files["pkg/models/vl.py"].replace(
+        "class VLBase:", "class VLBase(nn.Module):").replace(
+        "        super().__init__(config, language_model_cls={inner})".format(inner="TextDecoder"),
+        "        nn.Module.__init__(self)\n            self.model = TextDecoder(config)").replace(
+        "from outside.models import ExternalModel", "from outside.models import ExternalModel\n    from torch import nn")
+    analysis = analyze(base_tree(tmp_path, files))
+    assert [k.qualname for k in analysis.index.delegates(ClassKey("pkg.models.vl", "Dense"))["model"]] == ["TextDecoder"]
+    assert [f[:3] for f in findings(analysis)] == [("SC013", "Dense", "get_embed_and_head")]

@@ -132,9 +132,17 @@ class Delegates:
             return at + 1
         skip = target[-1] == "super"
         named = self._reader.resolve_class(here.module, target[:-1] if skip else target)
+        if named is None and not skip and any(target in self._bases_written(later) for later in mro[at + 1:]):
+            # ``nn.Module.__init__(self)``: a class from outside the tree that a later class of the MRO names as
+            # its base comes after that class, so the call passes every class up to it
+            return max(i for i, later in enumerate(mro) if target in self._bases_written(later)) + 1
         if named is None or named not in mro:
             return None
         return mro.index(named) + (1 if skip else 0)
+
+    def _bases_written(self, key: ClassKey) -> tuple[Chain, ...]:
+        cls = self._reader.class_summary(key)
+        return cls.bases if cls is not None else ()
 
     def _default_for(self, key: ClassKey, owner: ClassKey, delegate: Delegate) -> tuple[ClassKey, Chain]:
         """Where a delegate's class comes from for instances of ``key``: a parameter's class default is the
