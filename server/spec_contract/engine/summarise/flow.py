@@ -574,12 +574,20 @@ def _facts(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
 
 
 def _names(test: ast.expr) -> frozenset[str]:
+    """The names and attribute names anywhere in ``test``: what ``ast.walk`` would find, without walking
+    into a name's or a constant's fields (nothing there is named) or a generator per node (every ``if`` of a
+    worker asks)."""
     out = set()
-    for node in ast.walk(test):
-        if isinstance(node, ast.Name):
+    stack: list[ast.AST] = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Name:
             out.add(node.id)
-        elif isinstance(node, ast.Attribute):
+        elif type(node) is ast.Attribute:
             out.add(node.attr)
+            stack.append(node.value)
+        elif type(node) is not ast.Constant:
+            stack.extend(ast.iter_child_nodes(node))
     return frozenset(out)
 
 
