@@ -119,3 +119,11 @@ def test_a_subclass_that_calls_torchs_init_past_its_base_builds_only_its_own_inn
     analysis = analyze(base_tree(tmp_path, files))
     assert [k.qualname for k in analysis.index.delegates(ClassKey("pkg.models.vl", "Dense"))["model"]] == ["TextDecoder"]
     assert [f[:3] for f in findings(analysis)] == [("SC013", "Dense", "get_embed_and_head")]
+
+
+def test_a_forward_inside_a_try_that_catches_attribute_error_is_not_broken(tmp_path):
+    body = ("        try:\n"
+            "            return self.model.get_embed_and_head()\n"
+            "        except AttributeError:\n"
+            "            return None, None\n")
+    assert [f for f in findings(analyze(base_tree(tmp_path, vl(body)))) if f[0] == "SC013"] == []

@@ -304,15 +304,23 @@ def _forwarded_to(member: str, statements: list[ast.stmt]) -> list[str]:
 
 def _tests_for(method: ast.FunctionDef | ast.AsyncFunctionDef, path: str, member: str) -> bool:
     """Whether the method asks ``hasattr(self.<path>, "<member>")`` or ``getattr(self.<path>, "<member>", …)``
-    anywhere: a forward it guards so raises its own error, or none, when the inner lacks the member. Walked only
-    for the few methods that forward their own member."""
+    anywhere, or catches ``AttributeError``: a forward it guards so raises its own error, or none, when the inner
+    lacks the member. Walked only for the few methods that forward their own member."""
     holder = ("self", *path.split("."))
     for node in ast.walk(method):
+        if isinstance(node, ast.Try) and any(_catches_attribute_error(h) for h in node.handlers):
+            return True  # ``except AttributeError`` (or broader) around it: it does not crash the run there
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr") \
                 and len(node.args) >= 2 and chain_of(node.args[0]) == holder \
                 and isinstance(node.args[1], ast.Constant) and node.args[1].value == member:
             return True
     return False
+
+
+def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(c is None or isinstance(c, ast.Name) and c.id in ("AttributeError", "Exception", "BaseException")
+               for c in caught)
 
 
 def _dict_lookup(value: ast.expr) -> str | None:
