@@ -281,3 +281,41 @@ async def test_capability_finding_hover_and_enable_fix(client, demo):
     else:
         remaining = await wait_for_diagnostics(client, uri, lambda d: len(d) == 1, "the gate finding gone")
     assert members(remaining) == ["get_embed_and_head"]
+
+
+async def test_an_implement_finding_and_its_quick_fix(client, demo):
+    """A class with its own embedding and head that takes the draft's (part of EAGLE) but lacks
+    get_embed_and_head, which no inner model has: SC010, an error naming its model; the quick fix writes the
+    model's body, and the finding is gone."""
+    path = demo / "minisgl/models/mistral.py"
+    path.write_text(
+        "class MistralForCausalLM:\n"
+        "    def __init__(self, config):\n"
+        "        self.embed_tokens = None\n"
+        "        self.lm_head = None\n\n"
+        "    def set_embed_and_head(self, embed, head):\n"
+        "        self.embed_tokens = embed\n"
+        "        self.lm_head = head\n\n\n"
+        "EntryClass = MistralForCausalLM\n")
+    await initialize(client, [demo])
+    original = path.read_text()
+    uri = open_document(client, path)
+    (diagnostic,) = await indexed_diagnostics(client, uri, 1)
+    assert (diagnostic.code, diagnostic.severity) == ("SC010", types.DiagnosticSeverity.Error)
+    assert "implement it like `LlamaForCausalLM.get_embed_and_head`" in diagnostic.message
+    text = await hover_text(client, uri, 0, 8)
+    assert "implement like `LlamaForCausalLM`" in text
+    actions = await code_actions(client, uri, [diagnostic])
+    implement = next(a for a in actions if a.title.startswith("Implement"))
+    assert implement.title == "Implement `get_embed_and_head` like `LlamaForCausalLM`"
+    fixed = apply_edits(original, edits_for(implement.edit, uri), ENCODINGS[client.editor])
+    compile(fixed, "mistral.py", "exec")
+    assert "    def get_embed_and_head(self):\n        return self.embed_tokens, self.lm_head\n" in fixed
+    replace_document(client, uri, fixed, 2)
+    # now that it serves EAGLE's target, EAGLE3's capture (which its model has too) is what it lacks
+    if is_pull(client):
+        remaining = await diagnostics_now(client, uri)
+    else:
+        remaining = await wait_for_diagnostics(client, uri, lambda d: members(d) == ["set_eagle3_layers_to_capture"],
+                                               "the implement finding gone")
+    assert members(remaining) == ["set_eagle3_layers_to_capture"]

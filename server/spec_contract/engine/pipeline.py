@@ -163,11 +163,10 @@ class Pipeline:
         problems: dict[str, str] = {}
         gated = self._gated(index, layout, changed)
         self._kept.update_capabilities(gated)
-        # the models of implementations: the files of the classes checked now or before (summarised already;
-        # an editor's focused analysis checks a few, the kept results hold the others)
-        candidates = {key.module for key in checked} | {key.module for key in self._kept.checked}
-        analogies = Analogies(index, [(m.path, m.module) for m in layout.models if m.module in candidates],
-                              lambda path: self._sources.text(path)[0])
+        # the models of implementations: the model files that register classes (read by their text, so an
+        # editor's focused analysis finds the same ones as a whole one)
+        analogies = Analogies(index, [(m.path, m.module) for m in layout.models],
+                              lambda path: self._sources.text(path)[0], self.config.entry_class_variable)
         self._check(checked, changed, index, contract, gated, stats, problems, analogies)
         findings = on_worker_lines(self._kept.findings(checked), self.relative)
         self._generation += 1

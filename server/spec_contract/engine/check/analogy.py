@@ -17,8 +17,8 @@ Of the candidates that fit, the one whose parts match most closely wins (its del
 classes, shared bases, then the same module); when none fits, the closest says which attribute is missing.
 The fix is the candidate's definition itself (decorators and signature included), re-indented.
 
-The candidates come from the files of the checked (registered) classes, which the analysis summarises anyway;
-the candidates of a member are found once per process. A candidate body is parsed from its file's text, which
+The candidates come from the model files that register classes (their text names the profile's entry-class
+variable), which a whole analysis summarises anyway; the candidates of a member are found once per process. A candidate body is parsed from its file's text, which
 the index's recording does not see (an edit that adds a candidate elsewhere is picked up by the next whole
 analysis).
 """
@@ -135,12 +135,15 @@ def _definition(lines: list[str], line: int) -> str:
 
 class Analogies:
     """Implement by analogy for one analysis (see the module docstring): ``models`` are the model files
-    (path, module), ``text`` reads a file as the analysis does."""
+    (path, module), ``text`` reads a file as the analysis does, ``registers`` is the profile's entry-class
+    variable (None: every model file may hold candidates)."""
 
-    def __init__(self, index: Index, models: Sequence[tuple[str, str]], text: Callable[[str], str | None]) -> None:
+    def __init__(self, index: Index, models: Sequence[tuple[str, str]], text: Callable[[str], str | None],
+                 registers: str | None = None) -> None:
         self._index = index
         self._models = models
         self._text = text
+        self._registers = registers  # the profile's entry-class variable: only files naming it hold models
         self._candidates: dict[str, list[Candidate]] = {}
         self._defining: dict[str, list[tuple[str, str, str]]] | None = None  # method name → (path, module, text)
         self._bound: dict[str, frozenset[str]] = {}  # module → its top-level names
@@ -163,7 +166,7 @@ class Analogies:
             self._defining = {}
             for path, module in self._models:
                 text = self._text(path)
-                if text is None:
+                if text is None or (self._registers is not None and self._registers not in text):
                     continue
                 for name in set(_DEFINES.findall(text)):
                     self._defining.setdefault(name, []).append((path, module, text))
