@@ -272,15 +272,20 @@ async def test_capability_finding_hover_and_enable_fix(client, demo):
     actions = await code_actions(client, uri, [gate])
     enable = next(a for a in actions if a.title.startswith("Enable"))
     assert enable.title == "Enable EAGLE3 for `LlavaForConditionalGeneration`: forward `set_eagle3_layers_to_capture`"
-    fixed = apply_edits(original, edits_for(enable.edit, uri), ENCODINGS[client.editor])
-    compile(fixed, "llava.py", "exec")
+    fixed, remaining = await applied(client, uri, original, enable, ["get_embed_and_head"])
     assert "return self.language_model.set_eagle3_layers_to_capture(" in fixed
+    assert members(remaining) == ["get_embed_and_head"]
+
+
+async def applied(client, uri, original, action, left):
+    """Apply the action's edit as the editor would (it must compile) and wait until the diagnostics name
+    the members ``left``: (the fixed text, those diagnostics)."""
+    fixed = apply_edits(original, edits_for(action.edit, uri), ENCODINGS[client.editor])
+    compile(fixed, uri, "exec")
     replace_document(client, uri, fixed, 2)
     if is_pull(client):
-        remaining = await diagnostics_now(client, uri)
-    else:
-        remaining = await wait_for_diagnostics(client, uri, lambda d: len(d) == 1, "the gate finding gone")
-    assert members(remaining) == ["get_embed_and_head"]
+        return fixed, await diagnostics_now(client, uri)
+    return fixed, await wait_for_diagnostics(client, uri, lambda d: members(d) == left, f"only {left} left")
 
 
 async def test_an_implement_finding_and_its_quick_fix(client, demo):
@@ -308,14 +313,7 @@ async def test_an_implement_finding_and_its_quick_fix(client, demo):
     actions = await code_actions(client, uri, [diagnostic])
     implement = next(a for a in actions if a.title.startswith("Implement"))
     assert implement.title == "Implement `get_embed_and_head` like `LlamaForCausalLM`"
-    fixed = apply_edits(original, edits_for(implement.edit, uri), ENCODINGS[client.editor])
-    compile(fixed, "mistral.py", "exec")
-    assert "    def get_embed_and_head(self):\n        return self.embed_tokens, self.lm_head\n" in fixed
-    replace_document(client, uri, fixed, 2)
     # now that it serves EAGLE's target, EAGLE3's capture (which its model has too) is what it lacks
-    if is_pull(client):
-        remaining = await diagnostics_now(client, uri)
-    else:
-        remaining = await wait_for_diagnostics(client, uri, lambda d: members(d) == ["set_eagle3_layers_to_capture"],
-                                               "the implement finding gone")
+    fixed, remaining = await applied(client, uri, original, implement, ["set_eagle3_layers_to_capture"])
+    assert "    def get_embed_and_head(self):\n        return self.embed_tokens, self.lm_head\n" in fixed
     assert members(remaining) == ["set_eagle3_layers_to_capture"]
