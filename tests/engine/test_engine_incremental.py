@@ -412,3 +412,23 @@ def test_a_whole_analysis_after_a_focused_one_checks_again_what_the_focused_one_
     proj.set_overlay(llama, llama_text.replace("def get_embed_and_head", "def get_embedding_and_head"))
     proj.analyze(focus=[llama])  # checks LlamaForCausalLM only
     assert findings(proj.analyze()) == ONLY_SET  # the wrapper no longer lacks what its inner lost
+
+
+def test_a_warm_run_on_an_unchanged_tree_writes_nothing(tmp_path):
+    """Every file read has the signature and digest the cache saved for it, so there is nothing to save:
+    not even for the engine package's ``__init__.py``, which each run reads before the saved signatures are
+    restored (it was hashed again, and the results rewritten, on every warm run)."""
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper(), "sglang/__init__.py": ""})  # the engine package
+    for path in root.rglob("*.py"):  # older than the racy window, so each signature is saved
+        os.utime(path, ns=(time.time_ns() - 10**10, time.time_ns() - 10**10))
+    cache_dir = tmp_path / "cache"
+    project(root, use_cache=True, cache_dir=cache_dir).analyze()  # fill
+    project(root, use_cache=True, cache_dir=cache_dir).analyze()  # the signatures of files hashed first
+
+    def entries() -> dict[str, tuple[int, int]]:
+        return {str(p): (p.stat().st_ino, p.stat().st_mtime_ns) for p in cache_dir.rglob("*") if p.is_file()}
+
+    before = entries()
+    warm = project(root, use_cache=True, cache_dir=cache_dir).analyze()
+    assert findings(warm) == BOTH
+    assert entries() == before
