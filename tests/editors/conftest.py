@@ -216,3 +216,13 @@ def emacs_with_eglot() -> Editor:
     if probe.returncode != 0:
         _missing_editor(f"Eglot is not available in {found}: {probe.stderr.strip()[-300:]}")
     return Editor(Path(found), f"{_version_line(found)}, {probe.stdout.strip()}")
+
+
+@pytest.fixture(scope="session")
+def tmux() -> str:
+    """tmux: a real terminal for an editor whose screen a test reads (Debian: tmux)."""
+    found = shutil.which("tmux")
+    if found is None:
+        _missing_editor("tmux is not installed")
+    assert found is not None
+    return found

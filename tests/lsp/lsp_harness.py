@@ -36,6 +36,13 @@ CLIENTS: dict[str, Callable[[], types.ClientCapabilities]] = {
 ENCODINGS = {"neovim-0.11": "utf-8", "emacs-29.1": "utf-32", "vscode-1.139.1": "utf-16"}
 
 
+def client_info(editor: str) -> types.ClientInfo:
+    """The clientInfo each editor sent when its initialize was recorded."""
+    recorded = {"neovim-0.11": "neovim-0.11.0"}.get(editor, editor)
+    data = json.loads((CLIENT_DIR / f"{recorded}.json").read_text())
+    return get_converter().structure(data["clientInfo"], types.ClientInfo)
+
+
 def make_client() -> LanguageClient:
     """pytest-lsp's client plus the client-side requests our server sends that it does not answer."""
     client = pytest_lsp.make_test_lsp_client()
@@ -73,6 +80,7 @@ async def initialize(
             workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
             root_uri=folders[0].as_uri() if folders else None,
             initialization_options=initialization_options,
+            client_info=client_info(client.editor),
         )
     )
     client.init_result = result

@@ -116,3 +116,24 @@ def test_implement_findings_offer_to_implement_like_their_model_and_nothing_when
         "Enable EAGLE3 for `Third`: implement 1 member like `Qwen`",
         "Add all missing delegations in this file (spec-contract)",
     ]
+
+
+def test_the_most_severe_fix_comes_first_and_the_menu_stays_short():
+    """Issue 23, item 6: on a class with an information, a warning and errors, the first entry fixes an error;
+    per-finding fixes stop at MAX_SINGLE_FIXES, "Add all N" counts the members it adds, one Ignore per class."""
+    def graded(member, code, severity):
+        return Finding(**{**finding(member, code=code).__dict__, "severity": severity})
+
+    findings = [graded("get_hot_token_ids", "SC002", "information"), graded("get_embed_and_head", "SC001", "error"),
+                graded("set_embed_and_head", "SC005", "warning"), graded("set_eagle3_layers_to_capture", "SC001", "error"),
+                graded("get_hidden_dim", "SC004", "information")]
+    planned = plan(findings, (5, 5), [], ["quickfix"])
+    assert [p.title for p in planned] == [
+        "Add delegation of `get_embed_and_head` to `self.language_model`",
+        "Add delegation of `set_eagle3_layers_to_capture` to `self.language_model`",
+        "Add delegation of `set_embed_and_head` to `self.language_model`",
+        "Add all 5 missing delegations to `Llava`",
+        "Ignore SC001 for this class",
+    ]
+    assert [p.preferred for p in planned] == [True, True, True, False, False]
+    assert len(planned[3].findings) == 5

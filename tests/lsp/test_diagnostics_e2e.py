@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from lsp_harness import (
     diagnostics_now,
@@ -20,6 +21,7 @@ from lsp_harness import (
 from lsprotocol import types
 
 EXPECTED = ["get_embed_and_head", "set_eagle3_layers_to_capture"]
+KIMI = Path(__file__).resolve().parents[1] / "fixtures" / "kimi_k25"
 
 
 def paths(demo):
@@ -241,3 +243,19 @@ async def test_closing_an_unsaved_buffer_goes_back_to_the_disk_content(client, d
         assert members((await pull(client, uri)).items) == EXPECTED
     else:
         await wait_for_diagnostics(client, uri, lambda d: members(d) == EXPECTED, "the file on disk's two")
+
+
+async def test_the_most_severe_finding_is_the_one_each_editor_shows_first(client, tmp_path):
+    """Issue 23, item 3: the Kimi class has two errors, a warning and an information on its name. VS Code's hover
+    and Emacs list a line's diagnostics in the order sent, so the errors go first; Neovim's default sign and
+    virtual text show the last, so for Neovim (its clientInfo) the errors go last. Within a severity the
+    engine's order stands."""
+    kimi = tmp_path / "kimi_k25"
+    shutil.copytree(KIMI, kimi)
+    await initialize(client, [kimi])
+    uri = open_document(client, kimi / "sglang/srt/models/kimi_k25.py")
+    found = await indexed_diagnostics(client, uri, 4)
+    worst_first = [types.DiagnosticSeverity.Error] * 2 + [types.DiagnosticSeverity.Warning,
+                                                          types.DiagnosticSeverity.Information]
+    expected = worst_first[::-1] if client.editor.startswith("neovim") else worst_first
+    assert [d.severity for d in found] == expected, [(d.code, d.severity) for d in found]

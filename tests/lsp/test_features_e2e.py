@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from lsp_harness import (
     ENCODINGS,
     apply_edits,
@@ -18,6 +21,7 @@ from lsp_harness import (
 )
 from lsprotocol import types
 
+KIMI = Path(__file__).resolve().parents[1] / "fixtures" / "kimi_k25"
 WORKER_LINE = 10  # embed, head = self.target_worker.model_runner.model.get_embed_and_head()
 
 
@@ -36,26 +40,29 @@ async def test_hover_on_wrapper_definition_and_call_site(client, demo):
     await initialize(client, [demo])
     llava = open_document(client, demo / "minisgl/models/llava.py")
     text = await hover_text(client, llava, 5, 10)
-    assert text.startswith("**`LlavaForConditionalGeneration`**")
-    assert "- `get_embed_and_head` (target, required): **missing** — `LlamaForCausalLM` provides it via `self.language_model`" in text
-    assert "- `set_embed_and_head` (draft, required): forwarded to `self.language_model`" in text
-    assert "- EAGLE3: crashes: `set_eagle3_layers_to_capture` at [`minisgl/model_executor/model_runner.py:14`]" in text
+    # Worded as the diagnostics are (code, severity, counts), the members with findings first (issue 23, item 6),
+    # each place as plain path:line text before its link (item 7: Neovim shows the Markdown as it is).
+    assert text.startswith("**`LlavaForConditionalGeneration`** — speculative-decoding contract (3 members; 2 errors)")
+    assert "- `get_embed_and_head` (target): **missing**, SC001 error — `LlamaForCausalLM` provides it via `self.language_model`" in text
+    assert "- `set_embed_and_head` (draft): forwarded to `self.language_model`" in text
+    assert text.index("SC001 error") < text.index("forwarded to")
+    assert "- EAGLE3: crashes: `set_eagle3_layers_to_capture` at `minisgl/model_executor/model_runner.py:14` ([open](" in text
     assert "(start-up; forward it to `self.language_model` (`LlamaForCausalLM` has it))" in text
     worker_uri = (demo / "minisgl/speculative/eagle_worker.py").as_uri()
-    assert f"[`minisgl/speculative/eagle_worker.py:11`]({worker_uri}#L11)" in text
+    assert f"`minisgl/speculative/eagle_worker.py:11` ([open]({worker_uri}#L11))" in text
 
     llama = open_document(client, demo / "minisgl/models/llama.py")
     text = await hover_text(client, llama, 16, 12)
     assert text.startswith("**`get_embed_and_head`** is part of the speculative-decoding contract")
     assert (
-        f"- target model, required: called by [`minisgl/speculative/eagle_worker.py:11`]({worker_uri}#L11)"
+        f"- target model, required: called by `minisgl/speculative/eagle_worker.py:11` ([open]({worker_uri}#L11))"
         " — `embed, head = self.target_worker.model_runner.model.get_embed_and_head()`"
     ) in text
 
     worker = open_document(client, demo / "minisgl/speculative/eagle_worker.py")
     text = await hover_text(client, worker, WORKER_LINE, 65)
     assert text.startswith("**`get_embed_and_head`** on the target model — required")
-    assert f"- `LlamaForCausalLM` ([`minisgl/models/llama.py:17`]({(demo / 'minisgl/models/llama.py').as_uri()}#L17))" in text
+    assert f"- `LlamaForCausalLM` (`minisgl/models/llama.py:17` ([open]({(demo / 'minisgl/models/llama.py').as_uri()}#L17)))" in text
     assert "Wrappers that do not forward it:\n- `LlavaForConditionalGeneration`" in text
 
     nothing = await client.text_document_hover_async(types.HoverParams(**at(worker, 0, 3)))
@@ -267,7 +274,7 @@ async def test_capability_finding_hover_and_enable_fix(client, demo):
 
     text = await hover_text(client, uri, 5, 10)
     assert "**Speculative algorithms**" in text
-    assert "model_runner.py#L16) — forward `set_eagle3_layers_to_capture` to enable it" in text
+    assert "model_runner.py#L16)) — forward `set_eagle3_layers_to_capture` to enable it" in text
 
     actions = await code_actions(client, uri, [gate])
     enable = next(a for a in actions if a.title.startswith("Enable"))
@@ -317,3 +324,33 @@ async def test_an_implement_finding_and_its_quick_fix(client, demo):
     fixed, remaining = await applied(client, uri, original, implement, ["set_eagle3_layers_to_capture"])
     assert "    def get_embed_and_head(self):\n        return self.embed_tokens, self.lm_head\n" in fixed
     assert members(remaining) == ["set_eagle3_layers_to_capture"]
+
+
+        remaining = await diagnostics_now(client, uri)
+    else:
+        remaining = await wait_for_diagnostics(client, uri, lambda d: len(d) == 1, "the gate finding gone")
+    assert members(remaining) == ["get_embed_and_head"]
+
+
+async def test_kimi_menu_is_short_worst_first_and_add_all_adds_what_it_says(client, tmp_path):
+    """Issue 23, item 6, on the Kimi fixture (two errors, a warning, an information on the class name): the
+    first entry fixes an error, the quick-fix menu has at most five entries, and "Add all N" adds N members."""
+    kimi = tmp_path / "kimi_k25"
+    shutil.copytree(KIMI, kimi)
+    await initialize(client, [kimi])
+    path = kimi / "sglang/srt/models/kimi_k25.py"
+    uri = open_document(client, path)
+    diagnostics = await indexed_diagnostics(client, uri, 4)
+    class_line = next(i for i, line in enumerate(path.read_text().splitlines()) if line.startswith("class "))
+    actions = await code_actions(client, uri, diagnostics, only=["quickfix"], line=class_line)
+    titles = [a.title for a in actions]
+    assert len(titles) <= 5, titles
+    assert titles[0] in ("Add delegation of `get_embed_and_head` to `self.language_model`",
+                         "Add delegation of `set_eagle3_layers_to_capture` to `self.language_model`"), titles
+    assert "Add all 4 missing delegations to `KimiK25ForConditionalGeneration`" in titles, titles
+    add_all = actions[titles.index("Add all 4 missing delegations to `KimiK25ForConditionalGeneration`")]
+    original = path.read_text()
+    fixed = apply_edits(original, edits_for(add_all.edit, uri), ENCODINGS[client.editor])
+    added = {line.split("(")[0].split()[-1] for line in fixed.splitlines() if line.strip().startswith("def ")} - {
+        line.split("(")[0].split()[-1] for line in original.splitlines() if line.strip().startswith("def ")}
+    assert added == {"get_embed_and_head", "set_eagle3_layers_to_capture", "set_embed_and_head", "get_hot_token_ids"}

@@ -56,7 +56,7 @@ def neovim_config_argv() -> list[str]:
 
 def neovim_readme_argv() -> list[str]:
     readme = (REPO / "editors" / "neovim" / "README.md").read_text()
-    snippet = readme.split("## Neovim 0.8 to 0.10", 1)[1].split("```lua\n", 1)[1].split("```", 1)[0]
+    snippet = readme.split("## Neovim 0.7 to 0.10", 1)[1].split("```lua\n", 1)[1].split("```", 1)[0]
     (cmd,) = re.findall(r"cmd = \{([^}]*)\}", snippet)
     return _lua_strings(cmd)
 

@@ -19,13 +19,14 @@ from pygls.workspace import PositionCodec
 from spec_contract.engine import BY_CODE, MISSING_CAPABILITY, Fix
 from spec_contract.lsp.convert import to_range, uri_of
 from spec_contract.lsp.data import Action, CodeActionData, FindingKey
-from spec_contract.lsp.diagnostics import SOURCE, finding_key
+from spec_contract.lsp.diagnostics import SOURCE, finding_key, severity_of
 
 if TYPE_CHECKING:
     from spec_contract.engine import Analysis, Finding, Fixes, Span, TextEdit
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND]
+MAX_SINGLE_FIXES = 3  # per-finding fixes in one menu, the most severe first; "Add all" covers the rest
 
 
 @dataclass(frozen=True)
@@ -76,65 +77,58 @@ def _title(finding: Finding) -> str:
     return f"Add delegation of `{finding.member}` to `self.{finding.delegate}`"
 
 
+def _fixable(finding: Finding) -> bool:
+    """The finding's fix adds members: a forward, or an implementation when some model fits (else the message
+    says what is missing)."""
+    rule = BY_CODE[finding.code]
+    return rule.forwards and (rule.fix is not Fix.IMPLEMENT or bool(finding.implements))
+
+
+def _members_forwarded(findings: Sequence[Finding]) -> int:
+    """How many members the edits for ``findings`` add: a capability finding forwards those past its gate too,
+    an implement fix the members it writes."""
+    return len({f.member for f in findings} | {also.member for f in findings for also in f.also}
+               | {member for f in findings for member, _ in f.implements})
+
+
 def plan(
     findings: Sequence[Finding],
     requested_lines: tuple[int, int],
     diagnostic_keys: Iterable[FindingKey],
     only: Sequence[str] | None,
 ) -> list[Planned]:
-    """The actions to offer for one file's findings, in the order an editor should list them."""
+    """The actions to offer for one file's findings, in the order an editor should list them: the fix of the
+    most severe finding here first (preferred), the fixes of the next most severe up to :data:`MAX_SINGLE_FIXES`,
+    one "Add all N" per class (N: the members it adds), one "Ignore" per class (its most severe code), and the
+    file-wide fix (a source action, not in the quick-fix menu). A class with many findings so gets a handful of
+    entries, not one per finding: the others are in "Add all"."""
     keys = set(diagnostic_keys)
-    here = [f for f in findings if _intersects(f.span, requested_lines) or finding_key(f) in keys]
+    here = sorted((f for f in findings if _intersects(f.span, requested_lines) or finding_key(f) in keys),
+                  key=severity_of)
     planned: list[Planned] = []
     for finding in here:
+        if len(planned) == MAX_SINGLE_FIXES:
+            break
         if BY_CODE[finding.code].fix is Fix.DECLARE:  # not declared: the fix is a base class, not a forward
             planned.append(Planned(
                 title=f"Declare `{finding.member}` on `{finding.class_name}`",
                 kind=types.CodeActionKind.QuickFix.value, action="declare", findings=(finding,), preferred=True))
-        if not BY_CODE[finding.code].forwards or (BY_CODE[finding.code].fix is Fix.IMPLEMENT
-                                                  and not finding.implements):
-            continue  # no fix, or no model fits (the message says what is missing)
-        planned.append(
-            Planned(
-                title=_title(finding),
-                kind=types.CodeActionKind.QuickFix.value,
-                action="delegate",
-                findings=(finding,),
-                preferred=True,
-            )
-        )
-    forwarding = [f for f in findings if BY_CODE[f.code].forwards
-                  and (BY_CODE[f.code].fix is not Fix.IMPLEMENT or f.implements)]
-    by_class: dict[str, list[Finding]] = {}
-    for finding in here:
-        if BY_CODE[finding.code].forwards:
-            by_class.setdefault(finding.class_qualname, [])
-    for finding in forwarding:
-        if finding.class_qualname in by_class:
-            by_class[finding.class_qualname].append(finding)
-    for class_findings in by_class.values():
+        elif _fixable(finding):
+            planned.append(Planned(title=_title(finding), kind=types.CodeActionKind.QuickFix.value,
+                                   action="delegate", findings=(finding,), preferred=True))
+    forwarding = [f for f in findings if _fixable(f)]
+    classes = list(dict.fromkeys(f.class_qualname for f in here))
+    for qualname in classes:
+        class_findings = [f for f in forwarding if f.class_qualname == qualname]
         if len(class_findings) >= 2:
-            planned.append(
-                Planned(
-                    title=f"Add all {len(class_findings)} missing delegations to `{class_findings[0].class_name}`",
-                    kind=types.CodeActionKind.QuickFix.value,
-                    action="delegateAll",
-                    findings=tuple(class_findings),
-                )
-            )
-    seen: set[tuple[str, str]] = set()
-    for finding in here:
-        if (finding.class_qualname, finding.code) in seen:
-            continue
-        seen.add((finding.class_qualname, finding.code))
-        planned.append(
-            Planned(
-                title=f"Ignore {finding.code} for this class",
-                kind=types.CodeActionKind.QuickFix.value,
-                action="ignore",
-                findings=(finding,),
-            )
-        )
+            planned.append(Planned(
+                title=f"Add all {_members_forwarded(class_findings)} missing delegations to "
+                      f"`{class_findings[0].class_name}`",
+                kind=types.CodeActionKind.QuickFix.value, action="delegateAll", findings=tuple(class_findings)))
+    for qualname in classes:
+        worst = next(f for f in here if f.class_qualname == qualname)
+        planned.append(Planned(title=f"Ignore {worst.code} for this class", kind=types.CodeActionKind.QuickFix.value,
+                               action="ignore", findings=(worst,)))
     if forwarding:
         planned.append(
             Planned(

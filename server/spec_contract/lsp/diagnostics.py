@@ -52,6 +52,10 @@ def diagnostic_data(finding: Finding) -> DiagnosticData:
     )
 
 
+def severity_of(finding: Finding) -> types.DiagnosticSeverity:
+    return SEVERITY.get(finding.severity, types.DiagnosticSeverity.Error)
+
+
 def to_diagnostic(
     finding: Finding, lines_for: Callable[[str], Sequence[str]], codec: PositionCodec, related: bool
 ) -> types.Diagnostic:
@@ -85,7 +89,7 @@ def to_diagnostic(
     return types.Diagnostic(
         range=to_range(finding.span, lines_for(finding.path), codec),
         message=message,
-        severity=SEVERITY.get(finding.severity, types.DiagnosticSeverity.Error),
+        severity=severity_of(finding),
         code=finding.code,
         source=SOURCE,
         related_information=related_information,
@@ -110,8 +114,12 @@ def compute_reports(
     codec: PositionCodec,
     related: bool,
     converter: cattrs.Converter,
+    worst_last: bool = False,
 ) -> tuple[dict[str, FileReport], dict[str, bool]]:
     """New reports for ``paths`` (others carried over) and, per path, whether its diagnostics changed.
+
+    Each file's diagnostics go in order of severity, the most severe first (``worst_last``: last, for a client
+    whose default shows the last diagnostic of a line, see ``ClientFeatures``), in the engine's order within one.
 
     Pure, so it can run on the engine thread while the event loop keeps reading the previous reports.
     A file whose findings all went away keeps an (empty) report so that the client gets told to clear it.
@@ -123,7 +131,7 @@ def compute_reports(
         by_path.setdefault(finding.path, []).append(finding)
     touched = analysis.changed_paths  # None: unknown, every file may have changed
     for path in paths:
-        findings = tuple(by_path.get(path, ()))
+        findings = tuple(sorted(by_path.get(path, ()), key=severity_of, reverse=worst_last))
         old = previous.get(path)
         if old is not None and touched is not None and path not in touched and old.findings == findings:
             changed[path] = False  # same text, same findings: the report stands as it is (a keystroke elsewhere)

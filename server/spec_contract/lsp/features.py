@@ -29,9 +29,13 @@ class ClientFeatures:
     disabled_actions: bool = False  # a code action may be listed as disabled, with the reason shown
     document_changes: bool = False  # versioned ``documentChanges`` in a WorkspaceEdit
     markdown_hover: bool = True
+    # Where several diagnostics share a line, Neovim's default signs and virtual text (0.7 and 0.11 alike, without
+    # `severity_sort`) show the last one; VS Code's hover and Emacs list them in the order sent. So the most
+    # severe finding goes last for Neovim and first for everyone else: the one a user sees is the worst.
+    worst_last: bool = False
 
     @classmethod
-    def of(cls, capabilities: types.ClientCapabilities) -> ClientFeatures:
+    def of(cls, capabilities: types.ClientCapabilities, client: types.ClientInfo | None = None) -> ClientFeatures:
         def cap(field: str, default: Any = None) -> Any:
             return get_capability(capabilities, field, default)
 
@@ -56,4 +60,5 @@ class ClientFeatures:
             disabled_actions=bool(cap("text_document.code_action.disabled_support", False)),
             document_changes=bool(cap("workspace.workspace_edit.document_changes", False)),
             markdown_hover=types.MarkupKind.Markdown in formats,
+            worst_last=client is not None and client.name == "Neovim",
         )

@@ -59,7 +59,7 @@ async def initialize(server: LanguageServer, session: Session, params: types.Ini
     """Decide features from the client's capabilities, and register those that depend on them, before pygls
     computes the server's capabilities."""
     ParserLinesWorkspace.recast(server.workspace)
-    session.features = ClientFeatures.of(params.capabilities)
+    session.features = ClientFeatures.of(params.capabilities, params.client_info)
     session.client_pid = params.process_id
     session.init_options = settings.section_of(params.initialization_options)
     if session.features.pull_diagnostics:

@@ -8,6 +8,7 @@ queries; this module only words the answer.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from spec_contract.lsp.convert import to_range, uri_of
+from spec_contract.lsp.diagnostics import severity_of
 
 if TYPE_CHECKING:
     from spec_contract.engine import (
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
         ClassStatus,
         ContractEntry,
         Finding,
+        MemberStatus,
         Provider,
         Provision,
     )
@@ -32,20 +35,41 @@ STATUS_WORDS = {"provided": "provided", "forwarded": "forwarded", "missing": "**
 
 
 def _link(path: str, line: int, relative: Callable[[str], str]) -> str:
-    """``[rel/path.py:12](file:///abs/rel/path.py#L12)`` for a 0-based line."""
-    return f"[`{relative(path)}:{line + 1}`]({uri_of(path)}#L{line + 1})"
+    """``rel/path.py:12`` as plain text, then a ``file:///…#L12`` link for a 0-based line: clients that show
+    the Markdown as it is (Neovim) still give a readable ``path:line``, which a terminal can open."""
+    return f"`{relative(path)}:{line + 1}` ([open]({uri_of(path)}#L{line + 1}))"
 
 
 def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def class_markdown(status: ClassStatus, relative: Callable[[str], str]) -> str:
-    lines = [f"**`{status.name}`** — speculative-decoding contract ({len(status.members)} members)", ""]
-    for member in status.members:
+def class_markdown(status: ClassStatus, relative: Callable[[str], str], findings: Sequence[Finding] = ()) -> str:
+    """The class's contract members, those with a finding first, the most severe first, each worded as its
+    diagnostic is (code and severity); a member not forwarded that no finding reports is said to be so."""
+    worst: dict[str, Finding] = {}
+    for finding in sorted(findings, key=severity_of):
+        worst.setdefault(finding.member, finding)
+    counts = Counter(str(severity_of(f).name).lower() for f in findings)
+    tally = ", ".join(f"{n} {word}{'s' if n > 1 and word != 'information' else ''}"
+                      for word in ("error", "warning", "information", "hint") if (n := counts[word]))
+    lines = [f"**`{status.name}`** — speculative-decoding contract ({len(status.members)} members"
+             f"{'; ' + tally if tally else ''})", ""]
+
+    def rank(member: MemberStatus) -> tuple[int, int]:
+        finding = worst.get(member.member)
+        return (int(severity_of(finding)), 0) if finding else (9, 0 if member.status == "missing" else 1)
+
+    for member in sorted(status.members, key=rank):
+        found = worst.get(member.member)
         roles = "/".join(member.roles)
-        need = "required" if member.required else "optional"
-        text = f"- `{member.member}` ({roles}, {need}): {STATUS_WORDS.get(member.status, member.status)}"
+        if found is not None:
+            state = f"**missing**, {found.code} {str(severity_of(found).name).lower()}"
+        elif member.status == "missing":
+            state = "not forwarded, no finding"
+        else:
+            state = STATUS_WORDS.get(member.status, member.status)
+        text = f"- `{member.member}` ({roles}): {state}"
         if member.status == "forwarded" and member.delegate:
             text += f" to `self.{member.delegate}`"
         if member.status == "missing" and member.inner_class:
@@ -149,7 +173,8 @@ def hover_for(
     span = None
     status = analysis.class_at(path, line, col)
     if status is not None and status.members:
-        value, span = class_markdown(status, relative), status.span
+        findings = [f for f in analysis.findings if f.class_qualname == status.qualname]
+        value, span = class_markdown(status, relative, findings), status.span
     if value is None:
         definition = analysis.member_definition_at(path, line, col)
         if definition is not None and definition[1]:
