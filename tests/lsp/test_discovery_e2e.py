@@ -62,6 +62,11 @@ async def test_a_file_in_no_analysable_project_is_reported_once_with_the_fix(neo
     assert len(shown) == 1, shown
     assert f"Tried the project root {package}" in shown[0]
     assert "no installed 'sglang' package" in shown[0] and "[tool.spec-contract]" in shown[0]
+    # Each editor's setting for the interpreter, and the message ends where it should (issue 23, item 7).
+    for setting in ("specContract.interpreter (VS Code)", "`cmd` (Neovim)", "spec-contract-eglot-python (Emacs)",
+                    "--python (command line)."):
+        assert setting in shown[0], shown[0]
+    assert shown[0].endswith("--python (command line).")
 
 
 async def test_baselined_findings_are_hints(neovim, demo: Path):

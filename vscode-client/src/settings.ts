@@ -47,6 +47,7 @@ export function analysisSettings(folder = primaryFolder()): Record<string, unkno
     return {
         enable: config.get('enable'),
         profile: config.get('profile'),
+        select: config.get('select'),
         severity: config.get('severity'),
         include: config.get('include'),
         exclude: config.get('exclude'),

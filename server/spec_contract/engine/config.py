@@ -304,8 +304,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("import-strategy", "client", "`useBundled`", "Which server runs: the one the extension carries "
             "(`useBundled`) or the one installed in the interpreter's environment (`fromEnvironment`) (VS Code).",
             where="client"),
-    Setting("server", "client", "`spec-contract serve`", "The command that starts the server (VS Code).",
-            where="client"),
+    Setting("server", "client", "`spec-contract serve`", "The command that starts the server: `server.command` "
+            "(a command of your own) and `server.args` (arguments appended) (VS Code).", where="client"),
     Setting("trace", "client", "`off`", "Protocol tracing in the output channel (VS Code).", where="client"),
 )
 BY_NAME: dict[str, Setting] = {s.name.replace("-", "_"): s for s in SETTINGS}
@@ -321,6 +321,14 @@ def settings_table() -> str:
         if s.camel != s.name and s.where != "tree":
             key += f" (`{s.camel}`)"
         rows.append(f"| {key} | {where[s.where]} | {s.default} | {s.doc} |")
+    return "\n".join(rows)
+
+
+def editor_settings_table() -> str:
+    """The VS Code extension README's table: the keys an editor sets in its ``specContract`` section, from the
+    same schema as :func:`settings_table` (a test keeps the README equal to it)."""
+    rows = ["| setting | default | meaning |", "|---|---|---|"]
+    rows += [f"| `specContract.{s.camel}` | {s.default} | {s.doc} |" for s in SETTINGS if s.where != "tree"]
     return "\n".join(rows)
 
 

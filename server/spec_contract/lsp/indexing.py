@@ -328,8 +328,8 @@ def tell(session: Session, root: Path, what: str, reason: str) -> None:
         return
     session.folders.told.add(root)
     session.editor.warn_user(
-        f"spec-contract: {what} is not analysed: {reason}. Tried the project root {root}. To fix it, open the "
-        "engine's checkout (the folder holding its speculative workers) as the workspace, or add a "
-        "[tool.spec-contract] table to a pyproject.toml at the project root (with `workers = [...]` if the "
-        "workers are elsewhere), or run the server with a Python where the engine is installed "
-        "(specContract.interpreter in VS Code; --python on the command line).")
+        f"spec-contract: {what} is not analysed: {reason}. Tried the project root {root}. Fix: open the engine's "
+        "checkout (the folder holding its speculative workers) as the workspace; or add a [tool.spec-contract] "
+        "table to the project's pyproject.toml (`workers = [...]` if the workers are elsewhere); or run the "
+        "server with a Python where the engine is installed: specContract.interpreter (VS Code), the "
+        "interpreter in the client's `cmd` (Neovim), spec-contract-eglot-python (Emacs), --python (command line).")
