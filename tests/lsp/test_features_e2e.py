@@ -326,12 +326,6 @@ async def test_an_implement_finding_and_its_quick_fix(client, demo):
     assert members(remaining) == ["set_eagle3_layers_to_capture"]
 
 
-        remaining = await diagnostics_now(client, uri)
-    else:
-        remaining = await wait_for_diagnostics(client, uri, lambda d: len(d) == 1, "the gate finding gone")
-    assert members(remaining) == ["get_embed_and_head"]
-
-
 async def test_kimi_menu_is_short_worst_first_and_add_all_adds_what_it_says(client, tmp_path):
     """Issue 23, item 6, on the Kimi fixture (two errors, a warning, an information on the class name): the
     first entry fixes an error, the quick-fix menu has at most five entries, and "Add all N" adds N members."""
