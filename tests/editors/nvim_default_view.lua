@@ -31,8 +31,10 @@ timer:start(50, 50, vim.schedule_wrap(function()
   end
   if #ours >= wanted then
     timer:stop()
-    local f = assert(io.open(env.SC_REPORT, 'w'))
+    -- Written whole, then renamed: the test polls for the file and must never read half of it.
+    local f = assert(io.open(env.SC_REPORT .. '.part', 'w'))
     f:write(vim.fn.json_encode({ diagnostics = ours }))
     f:close()
+    assert(os.rename(env.SC_REPORT .. '.part', env.SC_REPORT))
   end
 end))
