@@ -181,12 +181,17 @@ def test_every_bad_input_is_one_line_and_exit_2(tmp_path):
     nameless = checkpoint(tmp_path / "nameless", "X")
     (nameless / "config.json").write_text('{"model_type": "llama"}')
     unknown = checkpoint(tmp_path / "unknown", "NoSuchModelForCausalLM")
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "config.json")  # read as plain text, it would block preflight for ever
     flags = ("preflight", "--no-cache", "--engine", str(engine))
     cases = {
         "missing config.json": ((*flags, "--model", str(tmp_path / "empty"), "--algorithm", "EAGLE3"),
                                 "no config.json in"),
         "unreadable config.json": ((*flags, "--model", str(unreadable), "--algorithm", "EAGLE3"), "cannot read it"),
         "not JSON": ((*flags, "--model", str(broken), "--algorithm", "EAGLE3"), "not valid JSON"),
+        "a FIFO as config.json": ((*flags, "--model", str(fifo), "--algorithm", "EAGLE3"),
+                                  "cannot read it: not a regular file"),
         "no architecture": ((*flags, "--model", str(nameless), "--algorithm", "EAGLE3"), "names no architecture"),
         "unknown architecture": ((*flags, "--model", str(unknown), "--algorithm", "EAGLE3"),
                                  "names NoSuchModelForCausalLM, which the engine does not register"),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from spec_contract.engine.launch.command import LaunchError
+from spec_contract.engine.read.files import read_text
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -62,7 +63,7 @@ def config_path(name: str, env: dict[str, str] | None = None, revision: str = "m
     repo = cache / ("models--" + name.replace("/", "--"))
     ref = repo / "refs" / revision
     try:
-        snapshot = ref.read_text(encoding="utf-8").strip() if ref.is_file() else revision
+        snapshot = read_text(ref).strip() if ref.is_file() else revision
     except OSError as exc:
         raise LaunchError(f"{name}: cannot read {ref}: {exc.strerror or exc}") from None
     found = repo / "snapshots" / snapshot / "config.json"
@@ -77,7 +78,7 @@ def read_checkpoint(name: str, env: dict[str, str] | None = None) -> Checkpoint:
     """The checkpoint's config, with its architectures; a config that names none is an error."""
     path = config_path(name, env)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         raise LaunchError(f"{name}: no config.json in {path.parent}") from None
     except (OSError, UnicodeDecodeError) as exc:

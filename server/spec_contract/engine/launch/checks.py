@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from spec_contract.engine.launch.checkpoint import Checkpoint
+from spec_contract.engine.read.files import read_text
 
 _ALLOW = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 _TRUE = ("1", "true", "yes", "on", "y", "t")  # what SGLang's ``EnvBool`` reads as set
@@ -111,7 +112,7 @@ def _sources(root: Path, globs: tuple[str, ...]) -> Iterator[Path]:
 
 def _parse(path: Path) -> tuple[str, ast.Module] | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
         return text, ast.parse(text)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None

@@ -22,6 +22,7 @@ from spec_contract.engine.launch.verdict import ORDER, State, Verdict, class_fac
 from spec_contract.engine.project import Project
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.read.environment import locate_engine
+from spec_contract.engine.read.files import read_text
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import Role
 
@@ -43,7 +44,7 @@ class Engine:
         for info in sorted(self.root.parent.glob(f"{self.root.name}-*.dist-info")):
             return info.name[len(self.root.name) + 1:-len(".dist-info")]
         try:
-            text = (self.root / "_version.py").read_text(encoding="utf-8")
+            text = read_text(self.root / "_version.py")
         except (OSError, UnicodeDecodeError):
             return None
         found = re.search(r"^__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)['\"]", text, re.M)

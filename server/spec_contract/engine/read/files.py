@@ -7,6 +7,7 @@ unreadable, symlink loops) are reported with a reason instead of raising, so one
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
@@ -165,6 +166,22 @@ def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes | str:
         return "unreadable"
     finally:
         os.close(fd)
+
+
+def read_text(path: str | Path, limit: int = MAX_FILE_BYTES) -> str:
+    """A regular file's UTF-8 text, for what is read whole outside the scan (checkpoint configs, an engine's
+    ``_version.py``): ``OSError`` with a one-line ``strerror`` when it is not a regular file (a FIFO would
+    block for ever), cannot be read or is over ``limit`` bytes; ``UnicodeDecodeError`` when it is not UTF-8."""
+    data = read_bytes(str(path), limit)
+    if data == "not-a-file":
+        raise OSError(errno.EINVAL, "not a regular file")
+    if isinstance(data, str):
+        if not os.path.lexists(path):
+            raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
+        raise OSError(errno.EACCES, "cannot be read")
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes")
+    return data.decode("utf-8")
 
 
 def decode(data: bytes | str | None) -> ReadResult:

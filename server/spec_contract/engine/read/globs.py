@@ -16,18 +16,21 @@ import itertools
 import re
 from collections.abc import Callable
 
-_COMBINED: dict[tuple[str, ...], re.Pattern[str]] = {}
+_COMBINED: dict[tuple[str, ...], tuple[re.Pattern[str], tuple[tuple[str, ...], ...]]] = {}
 _STAR_RUN = re.compile(r"\*{3,}")
 _ANY_FOLDERS = "(?:.*/)?"  # ``**/``: no folder, or any folders
 
 
 def glob_match(rel: str, globs: tuple[str, ...]) -> bool:
     """``**``-aware matching of a relative posix path (``PurePosixPath.full_match`` needs 3.13)."""
-    combined = _COMBINED.get(globs)
-    if combined is None:  # one alternation per glob list: one regex match per path, however many globs
-        combined = _COMBINED[globs] = re.compile(
-            "|".join(f"(?:{glob_regex(g, f'g{i}')})" for i, g in enumerate(globs)) or r"(?!)")
-    return combined.match(rel) is not None
+    matcher = _COMBINED.get(globs)
+    if matcher is None:  # one alternation per glob list: one regex match per path, however many globs
+        regular = [g for g in globs if not _inside_segment(normalised_glob(g))]
+        rare = tuple(_tokens(normalised_glob(g)) for g in globs if _inside_segment(normalised_glob(g)))
+        matcher = _COMBINED[globs] = (re.compile(
+            "|".join(f"(?:{glob_regex(g, f'g{i}')})" for i, g in enumerate(regular)) or r"(?!)"), rare)
+    combined, rare = matcher
+    return combined.match(rel) is not None or any(_match_tokens(tokens, rel) for tokens in rare)
 
 
 def normalised_glob(glob: str) -> str:
@@ -49,8 +52,8 @@ def glob_regex(glob: str, name: str) -> str:
 
     glob = normalised_glob(glob)
     segments = glob.split("/")
-    if any("**" in s and s != "**" for s in segments):  # ``x**``: crosses folders, so no first fit is safe
-        return _plain(glob)
+    if _inside_segment(glob):  # ``x**``: crosses folders, so no first fit is safe (see _match_tokens)
+        raise ValueError(f"{glob!r} has ** inside a segment: match it with _match_tokens")
     pieces: list[str] = []  # one per segment; _ANY_FOLDERS for a ``**/``
     for i, segment in enumerate(segments):
         last = i == len(segments) - 1
@@ -78,20 +81,49 @@ def _segment(text: str, atomic: Callable[[str], str]) -> str:
     return chunks[0] + middle + "[^/]*" + chunks[-1]
 
 
-def _plain(glob: str) -> str:
-    """The glob wildcard by wildcard, for the rare one with ``**`` inside a segment (``x**/y``, ``a**b``)."""
+def _inside_segment(glob: str) -> bool:
+    """Whether ``glob`` has ``**`` inside a segment (``x**/y``, ``a**b``): a wildcard that crosses folders."""
+    return any("**" in segment and segment != "**" for segment in glob.split("/"))
+
+
+def _tokens(glob: str) -> tuple[str, ...]:
+    """The glob's wildcards and characters, one token each: ``**/`` (any folders), ``**`` (anything),
+    ``*`` (anything within a segment), ``?`` (one character but ``/``), or a literal character."""
     out, i = [], 0
     while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append(_ANY_FOLDERS)
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
+        for token in ("**/", "**", "*"):
+            if glob.startswith(token, i):
+                out.append(token)
+                i += len(token)
+                break
         else:
-            out.append("[^/]*" if glob[i] == "*" else _literal(glob[i]))
+            out.append(glob[i])
             i += 1
-    return "".join(out) + r"\Z"
+    return tuple(out)
+
+
+def _match_tokens(tokens: tuple[str, ...], path: str) -> bool:
+    """Whether the whole ``path`` matches ``tokens``, for the rare glob with ``**`` inside a segment: no
+    first fit is safe there, so rather than a regex that backtracks (``a**a**a**…b`` grows exponentially),
+    the set of path positions reachable after each token is carried forward: O(tokens × path²) at worst."""
+    positions = {0}
+    for token in tokens:
+        following: set[int] = set()
+        for start in positions:
+            if token == "**":
+                following.update(range(start, len(path) + 1))
+            elif token == "**/":  # no folder, or any folders up to a "/"
+                following.add(start)
+                following.update(j + 1 for j in range(start, len(path)) if path[j] == "/")
+            elif token == "*":
+                end = path.find("/", start)
+                following.update(range(start, (len(path) if end < 0 else end) + 1))
+            elif start < len(path) and (path[start] == token or (token == "?" and path[start] != "/")):
+                following.add(start + 1)
+        positions = following
+        if not positions:
+            return False
+    return len(path) in positions
 
 
 def _literal(text: str) -> str:
