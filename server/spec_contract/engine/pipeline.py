@@ -18,6 +18,7 @@ from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.batch import check_classes
 from spec_contract.engine.check.crashes import on_worker_lines
 from spec_contract.engine.check.protocols import GatedCapability, gated_capabilities
+from spec_contract.engine.check.wrappers import without_handed_crashes
 from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.kept import KeptResults
 from spec_contract.engine.queries import Analysis
@@ -29,6 +30,7 @@ from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.profile_paths import unresolved
 from spec_contract.engine.resolve.registered import Registered
 from spec_contract.engine.resolve.registry import ModelRegistry
+from spec_contract.engine.resolve.roles import HeldModels, RoleClass
 from spec_contract.engine.results import Contract
 from spec_contract.engine.results_store import ResultsStore
 from spec_contract.engine.stats import Stats
@@ -91,6 +93,7 @@ class Pipeline:
         self._restored = False  # whether the kept results were restored (or looked for) since the last walk
         # the last gated capabilities, with the layout and the modules they were read from
         self._gated_from: tuple[Layout, frozenset[str], tuple[GatedCapability, ...]] | None = None
+        self._held = HeldModels()
 
     def changed(self, path: str, exists: bool | None = None) -> None:
         """``path``'s text changed; ``exists`` (when it may have changed): whether there is a file now. A file
@@ -147,6 +150,7 @@ class Pipeline:
         registry, replaced = self._registered.model_registry(layout)
         if replaced:  # every class is checked again
             self._kept.checked = {}
+            self._held.kept = None
         index = Index(layout.by_module, layout.packages, load, self.config.registry_candidates,
                       engine=(self.config.engine_package, tuple(w.module for w in layout.workers)),
                       architectures=registry.architectures if registry is not None else None)
@@ -167,8 +171,11 @@ class Pipeline:
         # editor's focused analysis finds the same ones as a whole one)
         analogies = Analogies(index, [(m.path, m.module) for m in layout.models],
                               lambda path: self._sources.text(path)[0], self.config.entry_class_variable)
-        self._check(checked, changed, index, contract, gated, stats, problems, analogies)
-        findings = on_worker_lines(self._kept.findings(checked), self.relative)
+        held = self._held.find(index, checked, self.config, contract.members(), changed)
+        self._kept.unsaved |= self._held.unsaved
+        self._check(checked + list(held), changed, index, contract, gated, stats, problems, analogies, held)
+        findings = on_worker_lines(without_handed_crashes(self._kept.findings(checked + list(held)), held),
+                                   self.relative)
         self._generation += 1
         if focus is None:
             self._sources.dirty.clear()
@@ -185,7 +192,7 @@ class Pipeline:
             findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
             checked=tuple(checked), models=tuple(layout.models), index=index, config=self.config, stats=stats,
             problems=problems, overlays=dict(self._sources.overlays), relative=self.relative, focus=focus,
-            changed_paths=changed_paths, capabilities=gated, analogies=analogies,
+            changed_paths=changed_paths, capabilities=gated, analogies=analogies, held=held,
             notes=tuple(filter(None, [self._kept.engine_note, _unread_note(unread, self.relative),
                                       _nothing_checked_note(self.config, layout, focus, checked)])), unread=unread,
         )
@@ -269,13 +276,13 @@ class Pipeline:
 
     def _check(self, checked: list[ClassKey], changed: set[str], index: Index, contract: Contract,
                gated: tuple[GatedCapability, ...], stats: Stats, problems: dict[str, str],
-               analogies: Analogies) -> None:
+               analogies: Analogies, held: dict[ClassKey, RoleClass]) -> None:
         """Check again the classes never checked and those whose check read a changed module."""
         stale = self._kept.stale(checked, changed)
         for key, result in zip(stale, check_classes(
                 stale, index, contract, self.config, gated=gated, registry=self._registered.registry,
                 relative=self.relative, problems_of=self._summaries.problems, stats=stats, problems=problems,
-                analogies=analogies)):
+                analogies=analogies, held=held)):
             self._kept.keep(key, result)
 
     # the saved results -----------------------------------------------------------------------------
@@ -290,6 +297,7 @@ class Pipeline:
             "contract": self._kept.contract, "checked": self._kept.checked, "registered": self._registered.known,
             "dispatched": self._registered.dispatched,
             "digests": digests, "signatures": self._sources.to_save(), "engine_note": self._kept.engine_note,
+            "held": self._held.kept,
         })
         self._kept.unsaved = self._registered.unsaved = False
 
@@ -301,6 +309,7 @@ class Pipeline:
         self._kept.restore(saved)
         self._registered.known = saved["registered"]
         self._registered.dispatched = saved.get("dispatched", {})
+        self._held.kept = saved.get("held")
         self._sources.restore(saved.get("signatures", {}))
         return {m for m, digest in saved["digests"].items()
                 if m not in layout.by_module or self._sources.digest(layout.by_module[m].path) != digest}

@@ -14,9 +14,11 @@ from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.crashes import implementer
 from spec_contract.engine.check.protocols import GatedCapability
 from spec_contract.engine.check.status import ClassStatus, class_status
+from spec_contract.engine.check.wrappers import held_sites
 from spec_contract.engine.config import Config
 from spec_contract.engine.read.files import SourceFile, decode, read_bytes
 from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.roles import RoleClass
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, Provider, Span
 from spec_contract.engine.stats import Stats
 from spec_contract.engine.summarise.deferred import all_classes
@@ -52,6 +54,9 @@ class Analysis:
     # implement by analogy (the candidates of this analysis' classes): how a member no inner model has can be
     # provided, for the status model
     analogies: Analogies | None = None
+    # the language models no registry names, each with the wrapper that hands it members (``resolve.roles``):
+    # checked, and given a status, for those members only
+    held: dict[ClassKey, RoleClass] = field(default_factory=dict)
 
     def findings_for(self, path: str) -> list[Finding]:
         return [f for f in self.findings if f.path == path]
@@ -63,7 +68,7 @@ class Analysis:
 
     def class_at(self, path: str, line: int, col: int) -> ClassStatus | None:
         """Contract status of the checked class whose name is under the cursor."""
-        for key in self.checked:
+        for key in self.checked + tuple(self.held):
             cls = self.index.class_summary(key)
             if cls is None or self.index.path_of(key.module) != path or not _contains(cls.span, line, col):
                 continue
@@ -72,12 +77,16 @@ class Analysis:
 
     def status_of(self, key: ClassKey) -> ClassStatus | None:
         """The status model of one class (see ``check.status``): what findings, hover and the reports read."""
+        role = self.held.get(key)
+        reached = held_sites(self.index, role, self.contract, self.config) if role is not None else None
+        if role is not None and reached is None:
+            return None  # handed nothing: its wrapper's status says what a run asks of it
         return class_status(self.index, key, self.contract, self.config, self.capabilities, self.relative,
-                            implementer(self.analogies, self.config))
+                            implementer(self.analogies, self.config), reached[:2] if reached else None)
 
     def statuses(self) -> list[ClassStatus]:
-        """The status of every checked class, in the order they were checked."""
-        return [s for s in (self.status_of(key) for key in self.checked) if s is not None]
+        """The status of every checked class, in the order they were checked, then the held language models."""
+        return [s for s in (self.status_of(key) for key in self.checked + tuple(self.held)) if s is not None]
 
     def member_definition_at(self, path: str, line: int, col: int) -> tuple[str, list[ContractEntry]] | None:
         """A contract member's definition in a model class under the cursor, with the contract's uses."""

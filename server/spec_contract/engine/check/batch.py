@@ -18,6 +18,7 @@ from spec_contract.engine.parallel import map_forked, processes_for
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.platforms import branch_of
 from spec_contract.engine.resolve.registry import ModelRegistry
+from spec_contract.engine.resolve.roles import RoleClass
 from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.stats import Stats
 
@@ -31,10 +32,12 @@ _CHECKED_BEFORE_FORKING = 4
 def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config: Config, *,
                   gated: tuple[GatedCapability, ...], registry: ModelRegistry | None,
                   relative: Callable[[str], str], problems_of: Callable[[Stats], dict[str, str]],
-                  stats: Stats, problems: dict[str, str], analogies: Analogies | None = None) -> list[Checked]:
+                  stats: Stats, problems: dict[str, str], analogies: Analogies | None = None,
+                  held: dict[ClassKey, RoleClass] | None = None) -> list[Checked]:
     """Each class's findings, with the modules its check read; ``gated``: the profile's Protocol capabilities
     that the workers gate (see ``check.protocols``). Forked processes add their problems (as ``problems_of``
-    finds them in each) and stats to ``problems`` and ``stats``."""
+    finds them in each) and stats to ``problems`` and ``stats``. ``held``: the language models no registry
+    names, with the wrapper that holds each (``resolve.roles``)."""
 
     capabilities = list(gated)
 
@@ -43,7 +46,10 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
         recorded.add(keys[i].module)
         if registry is not None:  # what the class's inner models are depends on the registry's text
             recorded.update(registry.modules)
-        found = check_class(index, keys[i], contract, config, relative, analogies)
+        role = (held or {}).get(keys[i])
+        if role is not None and role.wrapper is not None:  # what it is handed is the wrapper's text
+            recorded.add(role.wrapper.module)
+        found = check_class(index, keys[i], contract, config, relative, analogies, role)
         if gated:
             found = capability_findings(index, keys[i], config, capabilities, found, relative)
         branch = branch_of(index, keys[i].module)

@@ -133,16 +133,20 @@ def provision_of(lookup: MemberLookup, member: str, implement: Implementer | Non
 
 def class_status(index: Index, key: ClassKey, contract: Contract, config: Config,
                  capabilities: Sequence[GatedCapability] = (), rel: Callable[[str], str] = str,
-                 implement: Implementer | None = None) -> ClassStatus | None:
+                 implement: Implementer | None = None,
+                 reached: tuple[list[tuple[Role, CallSite]], Gates] | None = None) -> ClassStatus | None:
     """The status of the class (see the module docstring); None for a class the index does not know.
     ``capabilities``: the Protocol capabilities the workers gate; ``rel`` shortens paths in what is said of
-    them; ``implement``: how a member no inner model has can be implemented (None: cannot tell)."""
+    them; ``implement``: how a member no inner model has can be implemented (None: cannot tell); ``reached``:
+    the uses a run meets and the gates they pass, when not the class's own (a held language model's are its
+    wrapper's, narrowed to what the wrapper hands it: ``check.wrappers.held_sites``)."""
     cls = index.class_summary(key)
     path = index.path_of(key.module)
     if cls is None or path is None:
         return None
     lookup = MemberLookup(index, key, config)
-    algorithms = algorithm_statuses(lookup, cls.name, contract, config, implement)
+    algorithms = algorithm_statuses(lookup, cls.name, contract, config, implement, reached=reached)
+    handed = {site.member for _, site in reached[0]} if reached is not None else None
     crashing = {c.member: c.provision for a in algorithms for c in a.crashes}
     members: dict[str, list[ContractEntry]] = {}
     for role in config.roles_for_class(cls.name):
@@ -151,6 +155,8 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
     draft_shaped = config.draft_shaped(cls.name)
     statuses = []
     for member, entries in sorted(members.items()):
+        if handed is not None and member not in handed:
+            continue
         # as the check: draft uses that no worker taking any model as its draft reaches never meet this class
         meeting = [(e, tuple(s for s in e.call_sites if may_meet_class(e.role, s, draft_shaped)))
                    for e in entries]

@@ -18,6 +18,7 @@ it. What a missing forward costs decides the finding's kind (see :mod:`spec_cont
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.broken_forwards import broken_forwards
@@ -26,8 +27,10 @@ from spec_contract.engine.check.gates import Gate, Gates, class_sites, fallback_
 from spec_contract.engine.check.lookup import Inner, MemberLookup
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
-from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Role
+from spec_contract.engine.resolve.roles import RoleClass
+from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Role, Severity
 from spec_contract.engine.rules import (
+    BROKEN_FORWARD,
     MISSING_CAPABILITY,
     MISSING_CONDITIONAL_FORWARD,
     MISSING_DRAFT_FORWARD,
@@ -77,20 +80,25 @@ def _site_rule(role: Role, site: CallSite, draft_shaped: bool) -> Rule:
 
 
 def check_class(index: Index, key: ClassKey, contract: Contract, config: Config, rel: Relative,
-                analogies: Analogies | None = None) -> list[Finding]:
+                analogies: Analogies | None = None, held: RoleClass | None = None) -> list[Finding]:
     """Findings for one model class (``rel`` shortens paths for messages), with those the status model gives
-    for members no inner model has (``check.crashes``; ``analogies`` implements them by analogy)."""
+    for members no inner model has (``check.crashes``; ``analogies`` implements them by analogy). ``held``: how
+    the class plays a role when no registry names it (see :func:`held_sites`)."""
     cls = index.class_summary(key)
     path = index.path_of(key.module)
     if cls is None or path is None:
         return []
     lookup = MemberLookup(index, key, config)
     draft_shaped = config.draft_shaped(cls.name)
-    roles = config.roles_for_class(cls.name)
-    sites = class_sites(contract, roles, lookup, draft_shaped)
-
-    # Capability gates first: the uses past a gate the class fails never run.
-    gates = Gates(sites, lookup, config)
+    if held is not None and held.wrapper is not None:
+        found = held_sites(index, held, contract, config)
+        if found is None:
+            return []
+        sites, gates, draft_shaped = found
+    else:
+        sites = class_sites(contract, config.roles_for_class(cls.name), lookup, draft_shaped)
+        # Capability gates first: the uses past a gate the class fails never run.
+        gates = Gates(sites, lookup, config)
     wanted: dict[str, list[tuple[Role, CallSite]]] = {}
     for role, site in sites:
         if not gates.refuses(site) and not fallback_covered(site, lookup) and id(site) not in gates.past:
@@ -106,12 +114,56 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
         decisive = [site for role, site in pairs if _site_rule(role, site, draft_shaped) == rule]
         findings.append(_missing_forward(index, key, cls, path, member, inner, rule, pairs, decisive, lookup, config,
                                          rel))
-    for gate, member in gates.reported():
-        findings.append(_missing_capability(key, cls, path, gate, member, lookup, config, rel))
+    if held is None or held.wrapper is None:  # a held class's gates are its wrapper's: reported there
+        for gate, member in gates.reported():
+            findings.append(_missing_capability(key, cls, path, gate, member, lookup, config, rel))
     findings += crash_findings(index, key, cls, path, contract, config, analogies, rel, lookup, (sites, gates))
     findings += broken_forwards(index, key, cls, path, sites, gates, lookup, draft_shaped, config, rel)
+    if held is not None and held.wrapper is not None:
+        findings = [held_finding(held, f) for f in findings]
     return [f for f in findings if f.code in config.select and f.code not in cls.suppressed
             and "*" not in cls.suppressed]
+
+
+def held_sites(index: Index, role: RoleClass, contract: Contract, config: Config
+               ) -> tuple[list[tuple[Role, CallSite]], Gates, bool] | None:
+    """The uses a language model no registry names meets, and the gates they pass: the worker holds its
+    wrapper, so the wrapper's uses and gates (a gate tests the wrapper, which has the member it forwards),
+    narrowed to the members the wrapper hands to this class. None: a class handed nothing (one with a head
+    of its own is asked through its wrapper's check, which looks into it)."""
+    holder = role.wrapper
+    wrapper = index.class_summary(holder) if holder is not None else None
+    if holder is None or wrapper is None or not role.handed:
+        return None
+    outer = MemberLookup(index, holder, config)
+    draft_shaped = config.draft_shaped(wrapper.name)
+    every = class_sites(contract, config.roles_for_class(wrapper.name), outer, draft_shaped)
+    members = {m for m in role.handed if _hands_unguarded(index, holder, role.attr.split("."), m)}
+    handed = [(r, s) for r, s in every if s.member in members]
+    gates = Gates(every, outer, config)
+    # the wrapper passes a gate on a member it hands on (it has it), so the gated use runs and lands here
+    gates.refusing -= {id(site) for _, site in handed}
+    return handed, gates, draft_shaped
+
+
+def _hands_unguarded(index: Index, holder: ClassKey, attrs: list[str], member: str) -> bool:
+    """Whether ``holder`` hands ``member`` on along the attribute path ``attrs`` without testing first at any
+    step (``if hasattr(self.model, m): ... else: <fallback>`` never crashes on a class that lacks it)."""
+    found = index.provision(holder, member)
+    owner = index.class_summary(found.owner) if found is not None else None
+    if owner is None or not any(m == member and path.partition(".")[0] == attrs[0]
+                                for m, path in owner.unguarded_forwards):
+        return False
+    if len(attrs) == 1:
+        return True
+    return any(_hands_unguarded(index, inner, attrs[1:], member) for inner in index.delegates(holder).get(attrs[0], ()))
+
+
+def held_finding(role: RoleClass, finding: Finding) -> Finding:
+    """A finding on a held language model, said of the run of the wrapper that hands it the member."""
+    wrapper = role.wrapper.qualname.rsplit(".", 1)[-1] if role.wrapper is not None else ""
+    return replace(finding, message=f"{finding.message} (in a run of `{wrapper}`, which hands `{finding.member}` "
+                                    f"to it in `self.{role.attr}`)")
 
 
 def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, member: str, inner: Inner, rule: Rule,
@@ -183,3 +235,15 @@ def _quoted(condition: str) -> str:
 
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def without_handed_crashes(findings: list[Finding], held: Iterable[ClassKey]) -> list[Finding]:
+    """One crash said once: a wrapper's forward to nowhere (SC013) and a held language model's finding on the
+    same member report the same crash. The held class's finding stays when it is an error too (it is on the
+    class whose edit fixes it, and names the wrapper); a weaker one goes, so the crash keeps its error."""
+    names = {key.dotted for key in held}
+    broken = {(f.inner_class, f.member) for f in findings if f.code == BROKEN_FORWARD.code}
+    fixed = {(f.class_name, f.member) for f in findings if f.class_qualname in names and f.severity is Severity.ERROR}
+    return [f for f in findings
+            if not (f.code == BROKEN_FORWARD.code and (f.inner_class, f.member) in fixed)
+            and not (f.class_qualname in names and (f.class_name, f.member) in broken - fixed)]

@@ -80,3 +80,28 @@ def role_classes(index: Index, registered: Iterable[ClassKey], config: Config,
             out[inner] = RoleClass(inner, wrapper, reached, handed)
             pending.append((wrapper, inner, reached))
     return tuple(out.values())
+
+
+class HeldModels:
+    """The language models no registry names (the :func:`role_classes` not registered), kept with the modules
+    they were read from and found again only when the classes checked, the contract's members or one of those
+    modules changed: a run on an unchanged tree reads no summary. ``kept`` is what a results store saves."""
+
+    def __init__(self) -> None:
+        # ((classes checked, contract members), the held classes, the modules they were read from)
+        self.kept: tuple[tuple[tuple[ClassKey, ...], frozenset[str]], dict[ClassKey, RoleClass],
+                         frozenset[str]] | None = None
+        self.unsaved = False
+
+    def find(self, index: Index, checked: Iterable[ClassKey], config: Config, members: Iterable[str],
+             changed: set[str]) -> dict[ClassKey, RoleClass]:
+        keys = tuple(checked)
+        asked = (keys, frozenset(members))
+        if self.kept is not None and self.kept[0] == asked and not changed & self.kept[2]:
+            self.unsaved = False
+            return self.kept[1]
+        recorded = index.record()
+        recorded.update(key.module for key in keys)
+        held = {r.key: r for r in role_classes(index, keys, config, asked[1]) if not r.registered}
+        self.kept, self.unsaved = (asked, held, index.stop(recorded)), True
+        return held
