@@ -50,7 +50,7 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
         if role is not None and role.wrapper is not None:  # what it is handed is the wrapper's text
             recorded.add(role.wrapper.module)
         found = check_class(index, keys[i], contract, config, relative, analogies, role)
-        if gated:
+        if gated and role is None:  # the engine's isinstance gate asks the served class, never a held one
             found = capability_findings(index, keys[i], config, capabilities, found, relative)
         branch = branch_of(index, keys[i].module)
         if branch is not None:  # one platform's class of a per-platform package: the finding is that platform's
