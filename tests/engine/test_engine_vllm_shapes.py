@@ -9,6 +9,8 @@ The trees are the small vLLM-shaped ones of ``test_engine_vllm``, with one model
 
 from __future__ import annotations
 
+import textwrap
+
 from engine_trees import analyze, line_of
 from spec_contract.engine.edits.fix import declaration_edits
 from spec_contract.engine.resolve.index import ClassKey
@@ -325,3 +327,66 @@ def test_a_read_of_the_target_as_handed_that_only_backs_up_the_language_model_is
     read = 'getattr(target_language_model, "lm_head", None) or getattr(target_model, "lm_head", None)'
     analysis = analyze(_speculator_tree(tmp_path, read))
     assert [f for f in analysis.findings if f.member == "lm_head"] == []
+
+
+# vLLM 0.25.1's EagleLlamaForCausalLM/EagleMistralForCausalLM: nn.Module.__init__(self) instead of the base's
+# __init__, which assigns lm_head, so the head comes only from the target the loader shares it from
+HEADLESS_DRAFT = """
+    import torch.nn as nn
+
+    from .tiny import TinyForCausalLM, TinyModel
+
+
+    class EagleTinyForCausalLM(TinyForCausalLM):
+        def __init__(self, *, vllm_config, prefix=""):
+            nn.Module.__init__(self)
+            self.model = TinyModel()
+"""
+
+_AS_HANDED = 'getattr(target_model, "lm_head", None)'
+
+
+def _lm_head_findings(analysis):
+    return [(f.code, f.class_name, f.delegate, f.inner_class) for f in analysis.findings if f.member == "lm_head"]
+
+
+def test_a_shared_read_of_the_target_as_handed_crashes_with_a_draft_that_builds_no_head(tmp_path):
+    # upstream issue 48700: the guarded read finds no lm_head on the wrapper, the draft keeps the none it has,
+    # and its inherited compute_logits reads self.lm_head in the start-up dummy run
+    root = _speculator_tree(tmp_path, _AS_HANDED)
+    (root / MODELS / "tiny_eagle.py").write_text(textwrap.dedent(HEADLESS_DRAFT))
+    analysis = analyze(root)
+    assert _lm_head_findings(analysis) == [("SC001", "PictureForConditionalGeneration", "language_model",
+                                            "TinyForCausalLM")]
+    finding = next(f for f in analysis.findings if f.member == "lm_head")
+    assert finding.severity == "error" and "`EagleTinyForCausalLM` build none" in finding.message
+
+
+def test_a_shared_read_stays_optional_when_every_draft_builds_its_own_head(tmp_path):
+    root = _speculator_tree(tmp_path, _AS_HANDED)
+    (root / MODELS / "tiny_eagle.py").write_text(textwrap.dedent(HEADLESS_DRAFT).replace(
+        "nn.Module.__init__(self)", "super().__init__(vllm_config=vllm_config, prefix=prefix)"))
+    assert _lm_head_findings(analyze(root)) == [("SC002", "PictureForConditionalGeneration", "language_model",
+                                                 "TinyForCausalLM")]
+
+
+def test_a_wrapper_whose_language_model_the_config_names_crashes_there_too(tmp_path):
+    # vLLM 0.25.1's Mistral3 and Pixtral: init_vllm_registered_model(hf_config=config.text_config), a class not
+    # known here, but the wrapper as handed lacks lm_head whatever it is
+    root = _speculator_tree(tmp_path, _AS_HANDED)
+    (root / MODELS / "tiny_eagle.py").write_text(textwrap.dedent(HEADLESS_DRAFT))
+    (root / MODELS / "picture.py").write_text(picture(build="hf_config=vllm_config.hf_config.text_config"))
+    analysis = analyze(root)
+    assert _lm_head_findings(analysis) == [("SC001", "PictureForConditionalGeneration", "language_model", "")]
+
+
+def test_a_wrapper_with_experts_crashes_there_only_on_the_v2_runner_it_does_not_default_to(tmp_path):
+    root = _speculator_tree(tmp_path, _AS_HANDED)
+    (root / MODELS / "tiny_eagle.py").write_text(textwrap.dedent(HEADLESS_DRAFT))
+    text = picture(bases="nn.Module, SupportsMultiModal, MixtureOfExperts").replace(
+        "class PictureVisionTower", "class MixtureOfExperts:\n    pass\n\n\nclass PictureVisionTower")
+    (root / MODELS / "picture.py").write_text(text)
+    analysis = analyze(root)
+    assert _lm_head_findings(analysis) == [("SC004", "PictureForConditionalGeneration", "language_model",
+                                            "TinyForCausalLM")]
+    assert "VLLM_USE_V2_MODEL_RUNNER=1" in next(f.condition for f in analysis.findings if f.member == "lm_head")

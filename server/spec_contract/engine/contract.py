@@ -421,7 +421,8 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     condition_classes=use.condition_classes,
                     algorithm=algorithm_of(config, path, use.taken), unless=roles[role],
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
-                    phase=Phase.START_UP if key in start_up else Phase.FIRST_REQUEST, taken=use.taken))
+                    phase=Phase.START_UP if key in start_up else Phase.FIRST_REQUEST, taken=use.taken,
+                    shared=use.shared))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))

@@ -80,6 +80,10 @@ class CallSite:
     any_draft: bool = True
     phase: Phase = Phase.FIRST_REQUEST  # when the use runs: reached from a start-up method, else per request
     taken: frozenset[str] = frozenset()  # names of the enclosing tests (and ``and`` operands) it runs past
+    # a guarded read whose value the worker stores on another model object under the same name (vLLM 0.25.1's
+    # ``eagle_model.lm_head = target_lm_head``): when the read finds nothing, that object keeps its own, so
+    # the guard is only as good as the drafts that have one (see ``check.shares``)
+    shared: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.protocols import GatedCapability, capability_findings
+from spec_contract.engine.check.shares import Drafts
 from spec_contract.engine.check.wrappers import check_class
 from spec_contract.engine.config import Config
 from spec_contract.engine.parallel import map_forked, processes_for
@@ -40,6 +41,7 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
     names, with the wrapper that holds each (``resolve.roles``)."""
 
     capabilities = list(gated)
+    drafts = Drafts(index, config, registry.registered) if registry is not None else None
 
     def check(i: int) -> Checked:
         recorded = index.record()
@@ -49,7 +51,7 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
         role = (held or {}).get(keys[i])
         if role is not None and role.wrapper is not None:  # what it is handed is the wrapper's text
             recorded.add(role.wrapper.module)
-        found = check_class(index, keys[i], contract, config, relative, analogies, role)
+        found = check_class(index, keys[i], contract, config, relative, analogies, role, drafts)
         if gated and role is None:  # the engine's isinstance gate asks the served class, never a held one
             found = capability_findings(index, keys[i], config, capabilities, found, relative)
         branch = branch_of(index, keys[i].module)

@@ -25,10 +25,11 @@ from spec_contract.engine.check.broken_forwards import broken_forwards
 from spec_contract.engine.check.crashes import crash_findings
 from spec_contract.engine.check.gates import Gate, Gates, class_sites, fallback_covered
 from spec_contract.engine.check.lookup import Inner, MemberLookup
+from spec_contract.engine.check.shares import Drafts, has_experts
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.roles import RoleClass
-from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Role, Severity
+from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Provider, Role, Severity, Span
 from spec_contract.engine.rules import (
     BROKEN_FORWARD,
     MISSING_CAPABILITY,
@@ -71,16 +72,21 @@ def _arity_notes(sites: tuple[CallSite, ...], member: Member, inner_name: str, r
 _PRIORITY = (MISSING_FORWARD, MISSING_DRAFT_FORWARD, MISSING_CONDITIONAL_FORWARD, MISSING_OPTIONAL_FORWARD)
 
 
-def _site_rule(role: Role, site: CallSite, draft_shaped: bool) -> Rule:
+def _site_rule(role: Role, site: CallSite, draft_shaped: bool, drafts: Drafts | None = None,
+               experts: bool = False) -> Rule:
     if site.guarded:
-        return MISSING_OPTIONAL_FORWARD
+        if drafts is None or not drafts.needing(site, role):
+            return MISSING_OPTIONAL_FORWARD
+        # the V2 loader that shares the head is the default model runner only for checkpoints without experts
+        return MISSING_CONDITIONAL_FORWARD if experts else MISSING_FORWARD
     if site.condition:
         return MISSING_CONDITIONAL_FORWARD
     return MISSING_DRAFT_FORWARD if role is Role.DRAFT and not draft_shaped else MISSING_FORWARD
 
 
 def check_class(index: Index, key: ClassKey, contract: Contract, config: Config, rel: Relative,
-                analogies: Analogies | None = None, held: RoleClass | None = None) -> list[Finding]:
+                analogies: Analogies | None = None, held: RoleClass | None = None,
+                drafts: Drafts | None = None) -> list[Finding]:
     """Findings for one model class (``rel`` shortens paths for messages), with those the status model gives
     for members no inner model has (``check.crashes``; ``analogies`` implements them by analogy). ``held``: how
     the class plays a role when no registry names it (see :func:`held_sites`)."""
@@ -105,15 +111,26 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
             wanted.setdefault(site.member, []).append((role, site))
 
     findings = []
+    experts: bool | None = None  # asked only of a class that lacks a member a shared read hands the draft
     for member, pairs in sorted(wanted.items()):
+        if experts is None and drafts is not None and any(drafts.needing(s, r) for r, s in pairs):
+            experts = has_experts(index, key, config)
+        rules = {_site_rule(role, site, draft_shaped, drafts, bool(experts)) for role, site in pairs}
+        rule = next(r for r in _PRIORITY if r in rules)
+        decisive = [site for role, site in pairs if _site_rule(role, site, draft_shaped, drafts, bool(experts)) == rule]
+        shared = drafts is not None and all(s.guarded for s in decisive) and rule is not MISSING_OPTIONAL_FORWARD
         inner = lookup.missing(member)
         if inner is None:
+            unknown = _unknown_language_model(index, key, member, lookup, config) if shared else None
+            if unknown is not None and drafts is not None:
+                findings.append(_unshared(key, cls, path, member, unknown, rule, pairs, decisive, drafts, config,
+                                          rel))
             continue
-        rules = {_site_rule(role, site, draft_shaped) for role, site in pairs}
-        rule = next(r for r in _PRIORITY if r in rules)
-        decisive = [site for role, site in pairs if _site_rule(role, site, draft_shaped) == rule]
-        findings.append(_missing_forward(index, key, cls, path, member, inner, rule, pairs, decisive, lookup, config,
-                                         rel))
+        finding = _missing_forward(index, key, cls, path, member, inner, rule, pairs, decisive, lookup, config, rel)
+        if shared and drafts is not None:
+            finding = replace(finding, message=finding.message + _headless_words(rule, decisive, pairs, drafts),
+                              condition=_EXPERTS if rule is MISSING_CONDITIONAL_FORWARD else None)
+        findings.append(finding)
     if held is None or held.wrapper is None:  # a held class's gates are its wrapper's: reported there
         for gate, member in gates.reported():
             findings.append(_missing_capability(key, cls, path, gate, member, lookup, config, rel))
@@ -123,6 +140,52 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
         findings = [held_finding(held, f) for f in findings]
     return [f for f in findings if f.code in config.select and f.code not in cls.suppressed
             and "*" not in cls.suppressed]
+
+
+def _unknown_language_model(index: Index, key: ClassKey, member: str, lookup: MemberLookup,
+                            config: Config) -> str | None:
+    """The attribute holding a language model whose class is not known here (built from the architecture the
+    checkpoint's config names), when the class lacks the member: None when it has it or its inner is known."""
+    if lookup.provides(member):
+        return None
+    cls = index.class_summary(key)
+    known = index.delegates(key)
+    for attr in index.language_attrs(key) or config.delegate_names:
+        if attr not in known and any(d.attr == attr for d in (cls.delegates if cls else ())):
+            return attr
+    return None
+
+
+_EXPERTS = "the V2 model runner (a checkpoint with experts gets it only with VLLM_USE_V2_MODEL_RUNNER=1)"
+
+
+def _headless_words(rule: Rule, decisive: list[CallSite], pairs: list[tuple[Role, CallSite]], drafts: Drafts) -> str:
+    names = sorted({name.rsplit(".", 1)[-1] for role, site in pairs for name in drafts.needing(site, role)})
+    member = decisive[0].member
+    words = (f": guarded, but when it finds none the draft keeps its own `{member}`, and "
+             f"{_and([f'`{n}`' for n in names])} build none (their `__init__` skips the base's that assigns it), "
+             f"so such a draft's first use of `{member}` fails ({decisive[0].phase})")
+    return words + (f", only on {_EXPERTS}" if rule is MISSING_CONDITIONAL_FORWARD else "")
+
+
+def _unshared(key: ClassKey, cls: ClassSummary, path: str, member: str, attr: str, rule: Rule,
+              pairs: list[tuple[Role, CallSite]], decisive: list[CallSite], drafts: Drafts, config: Config,
+              rel: Relative) -> Finding:
+    """SC001 for a class whose language model's class is not known here: whatever it is, the wrapper as handed
+    lacks the member, which the loader shares with drafts that have none of their own."""
+    first = decisive[0]
+    what = "calls" if first.is_call else "reads"
+    message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` (built from the architecture the "
+               f"checkpoint's config names); the target model's contract {what} it at "
+               f"{rel(first.path)}:{first.span.line + 1}" + _headless_words(rule, decisive, pairs, drafts))
+    algorithms = {site.algorithm for site in decisive}
+    return Finding(
+        code=rule.code, severity=config.severity[rule.code], path=path, span=cls.span,
+        class_name=cls.name, class_qualname=key.dotted, member=member, roles=(Role.TARGET,), delegate=attr,
+        inner_class="", provider=Provider("", "", Span(0, 0, 0, 0), "attribute"),
+        call_sites=tuple(site for _, site in pairs), message=message,
+        algorithm=algorithms.pop() if len(algorithms) == 1 else None,
+        condition=_EXPERTS if rule is MISSING_CONDITIONAL_FORWARD else None)
 
 
 def held_sites(index: Index, role: RoleClass, contract: Contract, config: Config

@@ -36,7 +36,7 @@ class Delegates:
             if cls is None:
                 continue
             for delegate in cls.delegates:
-                if not self._runs(key, owner, delegate.method):
+                if not self.runs(key, owner, delegate.method):
                     continue
                 source, chain = self._default_for(key, owner, delegate)
                 for module, callee in self._constructed(key, source, chain):
@@ -98,7 +98,7 @@ class Delegates:
         found = [self._reader.resolve_class(module, chain) for module, chain in self._factory(key, "__new__")]
         return tuple(dict.fromkeys(c for c in found if c is not None and c != key))
 
-    def _runs(self, key: ClassKey, owner: ClassKey, method: str) -> bool:
+    def runs(self, key: ClassKey, owner: ClassKey, method: str) -> bool:
         """Whether ``owner``'s ``method`` runs for instances of ``key``: every override before it in the MRO
         calls up to it (``super().__init__(...)``), none skips past it (``super(Owner, self).__init__()``)
         or calls another base's instead. A call up that cannot be resolved counts as reaching it."""

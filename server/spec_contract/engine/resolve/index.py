@@ -26,11 +26,8 @@ __all__ = ["ClassKey", "FunctionKey", "Index", "ModuleKey", "Provision", "Resolv
 
 
 class Index(Recorder):
-    """Lazy, memoised view of the tree's modules and classes.
-
-    Every answer that reads modules is memoised with the modules it read (see :class:`Recorder`): the
-    project re-checks a class only when one of those changed.
-    """
+    """Lazy, memoised view of the tree's modules and classes: every answer that reads modules is memoised with
+    the modules it read (see :class:`Recorder`), so the project re-checks a class only when one of those changed."""
 
     def __init__(self, files: dict[str, SourceFile], packages: frozenset[str],
                  load: Callable[[SourceFile], ModuleSummary | None], registry: tuple[str, ...] = (),
@@ -271,6 +268,9 @@ class Index(Recorder):
 
     def delegates(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
         return self._delegates.of(key)
+
+    def runs(self, key: ClassKey, owner: ClassKey, method: str) -> bool:  # owner's method runs for key's instances
+        return self._delegates.runs(key, owner, method)
 
     def dispatched(self, key: ClassKey) -> tuple[ClassKey, ...]:
         return self._delegates.dispatched(key)

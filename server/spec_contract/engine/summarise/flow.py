@@ -80,6 +80,14 @@ class _OptionalReads:
                     self._reads[name] = index
                     return
 
+    def share(self, target: ast.Attribute, name: str, uses: list[Use]) -> None:
+        """``other.x = v`` after ``v = getattr(m, "x", None)``: the read's value becomes another object's ``x``
+        (vLLM 0.25.1's loader, ``eagle_model.lm_head = target_lm_head``), so a class without ``x`` leaves that
+        object with whatever ``x`` it has of its own."""
+        index = self._reads.get(name)
+        if index is not None and uses[index].member == target.attr and chain_of(target.value) != uses[index].receiver:
+            uses[index] = replace(uses[index], shared=True)
+
     def gate(self, test: ast.expr, uses: list[Use]) -> None:
         """The body of ``if v is None …: raise`` runs when the optional read of ``v`` found nothing: the read
         is a capability gate (required: the engine refuses the run), not a guard."""
@@ -124,6 +132,8 @@ class _FlowBuilder:
                 self._visit_target(target, ctx)
                 if type(target) is ast.Name:
                     self.optional_reads.remember(target.id, stmt.value, self.uses, before)
+                elif type(target) is ast.Attribute and type(stmt.value) is ast.Name:
+                    self.optional_reads.share(target, stmt.value.id, self.uses)
             return ctx
         if type(stmt) is ast.If:
             return self._if(stmt, ctx)

@@ -105,6 +105,9 @@ class Use:
     taken: frozenset[str] = frozenset()  # names of enclosing tests whose true branch this is (algorithms)
     gate_line: int | None = None  # 0-based line of the gate's test (the ``if not hasattr…``, the getattr)
     condition_classes: tuple[str, ...] = ()  # an ``isinstance`` condition's config classes (see CallSite)
+    # ``v = getattr(m, "x", None)`` and later ``other.x = v``: the optional read's value becomes another model
+    # object's ``x`` (the loader shares the target's ``lm_head`` with the draft it loads), see CallSite
+    shared: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,83 @@
+"""Guarded reads whose value the loader shares with the draft: a target without the member leaves a draft that
+has none of its own without it, so the guard does not save the run.
+
+vLLM 0.25.1's V2 speculators load the draft, then take ``target_lm_head = getattr(target_model, "lm_head",
+None)`` from the model as handed (not from ``get_language_model()``, which the same function asks for the
+embeddings) and, only when it found one, set ``eagle_model.lm_head = target_lm_head``. A multimodal wrapper
+keeps its head in its language model, so the read finds nothing and the draft keeps what it has; a draft whose
+class never builds a head (``EagleLlamaForCausalLM`` and ``EagleMistralForCausalLM`` call
+``nn.Module.__init__(self)`` instead of ``LlamaForCausalLM.__init__``, which assigns ``lm_head``) then dies in
+the ``compute_logits`` it inherits, ``self.logits_processor(self.lm_head, …)``, in the start-up dummy run
+(upstream issue 48700, Mistral3 with a Mistral EAGLE draft).
+
+Which drafts lack the member is read from their classes, never assumed: a registered draft head whose member
+is an attribute a base assigns in an ``__init__`` that does not run for it. A site on the files of one
+algorithm (DFLASH's loader) meets only that algorithm's drafts (by name, as the registry names them); the
+shared loader meets the others.
+"""
+
+from __future__ import annotations
+
+from spec_contract.engine.config import Config
+from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.results import CallSite, Role
+
+
+class Drafts:
+    """The registered draft heads, and which of them lack a member unless the loader shares the target's."""
+
+    def __init__(self, index: Index, config: Config, registered: tuple[tuple[str, str], ...]) -> None:
+        self._index = index
+        self._config = config
+        self._drafts = tuple(dict.fromkeys(ClassKey(module, name) for module, name in registered
+                                           if config.draft_shaped(name)))
+        self._own = tuple(a.name.casefold() for a in config.algorithms if a.files)  # algorithms with loaders
+        self._headless: dict[str, tuple[ClassKey, ...]] = {}
+
+    def needing(self, site: CallSite, role: Role) -> tuple[str, ...]:
+        """The drafts a shared target read must find the member for (their names; empty: the guard holds)."""
+        if not site.shared or role is not Role.TARGET:
+            return ()
+        mine = (site.algorithm or "").casefold()
+        return tuple(key.qualname for key in self._without(site.member)
+                     if (mine in self._own and mine in key.qualname.casefold())
+                     or (mine not in self._own and not any(a in key.qualname.casefold() for a in self._own)))
+
+    def _without(self, member: str) -> tuple[ClassKey, ...]:
+        found = self._headless.get(member)
+        if found is None:
+            found = self._headless[member] = tuple(key for key in self._drafts if self._skipped(key, member))
+        return found
+
+    def _skipped(self, key: ClassKey, member: str) -> bool:
+        """Whether ``key``'s ``member`` is only an attribute a base assigns in an ``__init__`` that never runs
+        for ``key`` (the class reads it in what it inherits, but never builds it)."""
+        index = self._index
+        if index.class_summary(key) is None:
+            return False
+        found = index.provision(key, member)
+        if found is None or found.member is None or found.member.kind != "instance_attribute":
+            return False
+        owner = index.class_summary(found.owner)
+        if owner is None:
+            return False
+        line = found.member.span.line
+        methods = [m for m in owner.members if m.kind in ("method", "async_method") and m.span.line <= line]
+        if not methods or max(methods, key=lambda m: m.span.line).name != "__init__":
+            return False  # assigned outside __init__: it may be built later
+        return not index.runs(key, found.owner, "__init__")
+
+
+def has_experts(index: Index, key: ClassKey, config: Config) -> bool:
+    """Whether every checkpoint of the class has experts, as far as its classes say: the class, or each class
+    its language model may be, declares vLLM's ``MixtureOfExperts`` or is named for its experts (``…Moe…``).
+    vLLM 0.25.1 runs such a checkpoint on the V1 model runner unless told otherwise, whose proposer takes the
+    head from ``get_language_model()``; a language model that may be dense keeps the V2 default."""
+    def moe(owner: ClassKey) -> bool:
+        return any(k.qualname.rsplit(".", 1)[-1] == "MixtureOfExperts" or "moe" in k.qualname.casefold()
+                   for k in index.mro(owner))
+    if moe(key):
+        return True
+    inners = [inner for attr in index.language_attrs(key) or config.delegate_names
+              for inner in index.delegates(key).get(attr, ())]
+    return bool(inners) and all(moe(inner) for inner in inners)
