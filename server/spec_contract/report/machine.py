@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from spec_contract import __version__
 from spec_contract.engine import RULES, Severity, fingerprint
 from spec_contract.report import Report, printable
+from spec_contract.report.indented_json import dumps
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
 
@@ -68,7 +68,7 @@ def render_json(report: Report) -> str:
         out["baseline"] = {"baselined": len(report.baselined), "stale": [
             {"code": e.code, "class": e.class_qualname, "member": e.member, "role": e.role, "path": e.path}
             for e in report.stale]}
-    return json.dumps(out, indent=1)
+    return dumps(out)
 
 
 def _capabilities(report: Report) -> dict:
@@ -82,7 +82,7 @@ def _capabilities(report: Report) -> dict:
 
 
 def render_json_contract(report: Report) -> str:
-    return json.dumps({"version": 1, "contract": _contract(report), **_capabilities(report)}, indent=1)
+    return dumps({"version": 1, "contract": _contract(report), **_capabilities(report)})
 
 
 def render_sarif(report: Report) -> str:
@@ -103,11 +103,11 @@ def render_sarif(report: Report) -> str:
         })
     rules = [{"id": rule.code, "name": rule.name, "shortDescription": {"text": rule.summary},
               "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]}} for rule in RULES]
-    return json.dumps({
+    return dumps({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
         "runs": [{"tool": {"driver": {"name": "spec-contract", "version": __version__, "rules": rules}},
                   "invocations": [_invocation(report)], "results": results}],
-    }, indent=1)
+    })
 
 
 def _workflow_data(text: str) -> str:
