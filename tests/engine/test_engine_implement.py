@@ -292,3 +292,37 @@ def test_the_fix_of_a_worker_line_implements_each_listed_class_a_model_fits(tmp_
     ((before, after),) = changed.values()
     assert only_adds_lines(before, after) and "return self.model.embed_tokens.weight, self.lm_head.weight" in after
     assert [f for f in analyze(root).findings if f.code == "SC011"] == []
+
+
+def test_a_class_the_loader_makes_of_every_draft_is_listed_with_the_draft_members_it_lacks(tmp_path):
+    """SGLang's loader names MindSporeForCausalLM for every model of a ``--model-impl mindspore`` run, the
+    draft's included (the profile's ``draft_classes``): the draft members it lacks crash that run as the
+    target's do, so they are listed with the class on the worker line where it crashes first; a class no
+    rewrite loads as a draft is listed with its target member only."""
+    models = """
+        import torch
+
+
+        class MindSporeForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                arch = self.get_arch(config)
+                self.model = arch(config=config)
+
+
+        class PlainForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                self.lm_head = None
+
+
+        EntryClass = [MindSporeForCausalLM, PlainForCausalLM]
+    """
+    root = _tree(tmp_path, {"pkg/models/mindspore.py": models})
+    analysis = analyze(root)
+    (finding,) = [f for f in analysis.findings if f.code == "SC011"]
+    assert str(finding.severity) == "warning" and finding.span.line + 1 == 5
+    assert finding.member == "get_embed_and_head"  # what most of the listed classes lack names the line
+    assert [(c.class_name, c.members) for c in finding.classes] == [
+        ("MindSporeForCausalLM", ("get_embed_and_head", "set_embed_and_head")),
+        ("PlainForCausalLM", ("get_embed_and_head",))]
+    assert "the 2 registered classes that lack some of `get_embed_and_head`, `set_embed_and_head`" in finding.message
+    assert not [f for f in analysis.findings if f.code in ("SC001", "SC010")]  # no run is certain to crash here

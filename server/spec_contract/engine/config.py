@@ -154,6 +154,12 @@ class Config:
         draft-role members missing elsewhere only matter if a draft checkpoint names the class."""
         return any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.draft_classes)
 
+    def loaded_as_draft(self, name: str) -> bool:
+        """Whether a config rewrite loads every draft checkpoint of a run as this class (``draft_classes``:
+        MindSpore's loader names ``MindSporeForCausalLM`` for each model under ``--model-impl mindspore``), so
+        a draft use it lacks crashes every such run, as a target use does."""
+        return any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_classes)
+
 
 def parse_chain(text: str) -> tuple[str, ...]:
     """``*.draft_runner_list[*].model`` → ``("*", "draft_runner_list", "[]", "model")``."""

@@ -17,6 +17,7 @@ Members an inner model has are the forward check's (SC001…SC005); they are not
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 
 from spec_contract.engine.check.analogy import Analogies
@@ -86,19 +87,23 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
     # a language model of a class not known here may have what the class lacks: what to forward is unknown, so
     # the class counts as showing no support (it is listed where it crashes, never an error)
     unknown = _unknown_inner(index, key, config)
+    as_draft = config.loaded_as_draft(cls.name)
     statuses = algorithm_statuses(lookup, cls.name, contract, config, reached=reached)
     provide = implementer(analogies, config)
     out: list[Finding] = []
     seen: set[str] = set()
     for status in statuses:
         if status.state is AlgorithmState.CRASHES:
-            # certain crashes of the target only (see ``Crash.certain``)
-            certain = [c for c in status.crashes if c.member in status.members and c.role is Role.TARGET
-                       and c.certain]
+            # certain crashes (see ``Crash.certain``) of the target, and of the draft on a class a config
+            # rewrite loads as every draft (a draft head's uses belong to its own algorithm's worker)
+            certain = [c for c in status.crashes if c.member in status.members and c.certain
+                       and (c.role is Role.TARGET or as_draft)]
             if not certain:
                 continue
             # without intent, the class is listed on the line where its run crashes first
-            earliest = min((c.site for c in certain), key=lambda s: (s.phase is not Phase.START_UP, s.path, s.span))
+            # (a target's: a draft's use comes after the target's have run)
+            first_uses = [c for c in certain if c.role is Role.TARGET] or certain
+            earliest = min((c.site for c in first_uses), key=lambda s: (s.phase is not Phase.START_UP, s.path, s.span))
             for crash in certain:
                 # a member the class has (its forward leads nowhere) is SC013's, never one to implement here
                 if crash.member in seen or crash.provision.how is How.FORWARD or lookup.provides(crash.member):
@@ -209,13 +214,17 @@ def _worker_line(site_path: str, span: Span, algorithm: str, records: list[Findi
                    for qualname, found in sorted(by_class.items()))
     first = records[0]
     site = first.call_sites[0]
-    members = sorted({f.member for f in records})
+    # the line's own member names the finding, then those most of the classes lack: one class's further members
+    # (a class loaded as every draft lists its draft members too) never rename the line's finding
+    lacking = Counter(m for c in listed for m in c.members)
+    members = sorted(lacking, key=lambda m: (m != site.member, -lacking[m], m))
     run = "EAGLE" if algorithm == BASE_ALGORITHM else algorithm
     names = ", ".join(f"`{c.class_name}`" for c in listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5
                                                                   else "")
     many = len(listed) > 1
+    some = "some of " if any(count < len(listed) for count in lacking.values()) else ""
     message = (f"no gate refuses {run} for the {len(listed)} registered class{'es' if many else ''} "
-               f"that lack{'' if many else 's'} {', '.join(f'`{m}`' for m in members)} ({names}); "
+               f"that lack{'' if many else 's'} {some}{', '.join(f'`{m}`' for m in members)} ({names}); "
                f"{'they crash' if many else 'it crashes'} here ({site.phase}, after loading)")
     return Finding(
         code=UNREFUSED_CRASH.code, severity=first.severity, path=site_path, span=span, class_name="",
