@@ -326,3 +326,85 @@ def test_a_class_the_loader_makes_of_every_draft_is_listed_with_the_draft_member
         ("PlainForCausalLM", ("get_embed_and_head",))]
     assert "the 2 registered classes that lack some of `get_embed_and_head`, `set_embed_and_head`" in finding.message
     assert not [f for f in analysis.findings if f.code in ("SC001", "SC010")]  # no run is certain to crash here
+
+
+def test_a_crash_no_model_fits_names_the_decoder_a_fix_must_edit_too_when_other_decoders_have_the_member(
+        tmp_path):
+    """The Qwen3-Next shape: the class holds a decoder that captures no layers (no ``layers_to_capture``),
+    while another class hands ``set_eagle3_layers_to_capture`` to its decoder, which implements it. Nothing
+    fits, so nothing is written, but the finding names the decoder as a class the fix edits too (JSON:
+    ``implements`` with how "cannot tell", ``in_class`` and why)."""
+    moe = """
+        import torch
+
+        from pkg.models.qwen import Head
+
+
+        class MoeModel(torch.nn.Module):
+            def __init__(self, config):
+                self.layers = []
+                self.layers_to_capture = []
+
+            def set_eagle3_layers_to_capture(self, layers_to_capture):
+                self.layers_to_capture = layers_to_capture
+
+
+        class MoeForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                self.model = MoeModel(config)
+                self.lm_head = Head(config)
+
+            def set_eagle3_layers_to_capture(self, layer_ids):
+                self.model.set_eagle3_layers_to_capture([i + 1 for i in layer_ids])
+
+
+        EntryClass = MoeForCausalLM
+    """
+    nxt = """
+        import torch
+
+        from pkg.models.qwen import Head
+
+
+        class NextModel(torch.nn.Module):
+            def __init__(self, config):
+                self.layers = []
+                self.embed_tokens = None
+
+
+        class NextForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                self.config = config
+                self.model = NextModel(config)
+                self.lm_head = Head(config)
+
+            def get_embed_and_head(self):
+                return self.model.embed_tokens.weight, self.lm_head.weight
+
+
+        EntryClass = NextForCausalLM
+    """
+    ungated = RUNNER.replace('                if not hasattr(self.model, "set_eagle3_layers_to_capture"):\n'
+                             '                    raise ValueError("EAGLE3 needs set_eagle3_layers_to_capture")\n', "")
+    root = _tree(tmp_path, {"pkg/models/moe.py": moe, "pkg/models/next.py": nxt,
+                            "pkg/model_executor/model_runner.py": ungated})
+    analysis = analyze(root)
+    (finding,) = [f for f in analysis.findings if f.class_name == "NextForCausalLM"
+                  and f.member == "set_eagle3_layers_to_capture"]
+    assert (finding.code, str(finding.severity)) == ("SC010", "error")  # it has get_embed_and_head: it means EAGLE
+    assert finding.implements == () and finding.delegate == ""  # nothing fits: nothing to write, no forward
+    (member, unfit), = finding.unfit
+    assert (member, str(unfit.how), unfit.in_class, unfit.delegate) == (
+        "set_eagle3_layers_to_capture", "cannot tell", "NextModel", "model")
+    assert ("`NextModel` (`self.model`) lacks it too, so a fix edits it as well: "
+            "`MoeModel.set_eagle3_layers_to_capture`, which `MoeForCausalLM` hands it to, is the closest model "
+            "there, but the body sets `self.layers_to_capture`, which `NextModel` never sets itself, so its forward "
+            "does not read it") in finding.message
+    assert delegation_edits(analysis, [finding]).edits == ()
+    done = subprocess.run([sys.executable, "-m", "spec_contract", "check", "--no-cache", "--format", "json",
+                           str(root)], capture_output=True, text=True, check=False)
+    (listed,) = [f for f in json.loads(done.stdout)["findings"] if f["class"] == "NextForCausalLM"
+                 and f["method"] == "set_eagle3_layers_to_capture"]
+    (entry,) = listed["implements"]
+    assert (entry["how"], entry["in_class"], entry["in_path"]) == ("cannot tell", "NextModel", "pkg/models/next.py")
+    assert "lacks it too" in entry["why"]

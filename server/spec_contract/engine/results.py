@@ -204,7 +204,10 @@ class Finding:
     # SC009/SC011: how the fix provides each member (implement like a candidate, or implement in the inner model
     # and forward here), the finding's own first
     implements: tuple[tuple[str, Provision], ...] = ()
-    classes: tuple[Listed, ...] = ()  # SC010: the classes that crash at this worker line, each with its members
+    classes: tuple[Listed, ...] = ()
+    # SC010/SC011 when no model fits and the fix must edit a part too (a decoder that lacks the member while the
+    # decoders other classes hand it to have it): the member and why nothing fits, naming that part
+    unfit: tuple[tuple[str, Provision], ...] = ()  # SC010: the classes that crash at this worker line, each with its members
 
     @property
     def role(self) -> Role:

@@ -30,8 +30,9 @@ def _semantics(finding, report: Report) -> dict:
     if finding.also:
         out["also"] = [{"method": f.member, "delegate": f.delegate, "inner_class": f.inner_class}
                        for f in finding.also]
-    if finding.implements:  # SC010/SC012: how the fix provides each member (like which class, where)
-        out["implements"] = _implements(finding.implements, report)
+    if finding.implements or finding.unfit:  # SC010/SC012: how the fix provides each member (like which class,
+        # where; "cannot tell" with the part a fix must edit too, and why no model fits)
+        out["implements"] = _implements(finding.implements + finding.unfit, report)
     if finding.classes:  # SC011: each class that crashes at the worker line
         out["classes"] = [{"path": report.rel(c.path), "class": c.class_name, "qualname": c.class_qualname,
                            "members": list(c.members), "implements": _implements(c.implements, report)}
@@ -41,7 +42,8 @@ def _semantics(finding, report: Report) -> dict:
 
 def _implements(implements: tuple, report: Report) -> list[dict]:
     return [{"method": member, "how": str(p.how), "like": p.like, "in_class": p.in_class,
-             "in_path": report.rel(p.path) if p.path else None, "delegate": p.delegate} for member, p in implements]
+             "in_path": report.rel(p.path) if p.path else None, "delegate": p.delegate,
+             **({"why": p.why} if p.why else {})} for member, p in implements]
 
 
 def render_json(report: Report) -> str:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from spec_contract.engine.check.lookup import MemberLookup
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.roles import HEADS
 from spec_contract.engine.results import How, Provision
 from spec_contract.engine.summarise.deferred import all_classes
 
@@ -158,6 +159,9 @@ class Analogies:
         self._text = text
         self._registers = registers  # the profile's entry-class variable: only files naming it hold models
         self._candidates: dict[str, list[Candidate]] = {}
+        # member → the classes whose body hands it to a part (``self.model.set_eagle3_layers_to_capture(…)``)
+        # and that part's attribute: the parts they hand it to are the models of a decoder's implementation
+        self._forwarders: dict[str, list[tuple[ClassKey, str]]] = {}
         self._defining: dict[str, list[tuple[str, str, str]]] | None = None  # method name → (path, module, text)
         self._bound: dict[str, frozenset[str]] = {}  # module → its top-level names
         self._lines: dict[str, list[str]] = {}  # path → its text's lines, for the candidates' definitions
@@ -213,8 +217,11 @@ class Analogies:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name != member:
             return None
         reads, writes, names = _body_facts(fn)
-        if any(len(chain) >= 2 and chain[-1] == member for chain in reads):
-            return None  # it hands the member on to an attribute: a forward, no model of an implementation
+        handed = [chain for chain in reads if len(chain) >= 2 and chain[-1] == member]
+        if handed:  # it hands the member on to an attribute: a forward, no model of an implementation
+            if len(handed[0]) == 2:
+                self._forwarders.setdefault(member, []).append((key, handed[0][0]))
+            return None
         return Candidate(key, tuple(sorted(reads)), tuple(sorted(writes)), names, definition, path, line)
 
     def provision(self, lookup: MemberLookup, member: str, config: Config) -> Provision | None:
@@ -247,8 +254,61 @@ class Analogies:
                     return self._provision(How.BOTH, inner, found.like, attr)
         closest = own.closest
         assert closest is not None  # an Analogy without a fit has its closest candidate
-        return Provision(How.UNKNOWN, like=closest.key.dotted if own.parts else None,
-                         why=f"`{_short(closest.key)}.{member}` is the closest model, but {own.why}")
+        why = f"`{_short(closest.key)}.{member}` is the closest model, but {own.why}"
+        like = closest.key.dotted if own.parts else None
+        part = self._unfit_part(key, member, config)
+        if part is None:
+            return Provision(How.UNKNOWN, like=like, why=why)
+        attr, inner, model, holder, missing = part
+        return Provision(How.UNKNOWN, like=like, delegate=attr, path=self._index.path_of(inner.module),
+                         in_class=inner.qualname,
+                         why=f"{why}; and `{_short(inner)}` (`self.{attr}`) lacks it too, so a fix edits it as well: "
+                             f"`{_short(model.key)}.{member}`, which `{_short(holder)}` hands it to, is the closest "
+                             f"model there, but {missing}")
+
+    def _unfit_part(self, key: ClassKey, member: str,
+                    config: Config) -> tuple[str, ClassKey, Candidate, ClassKey, str] | None:
+        """When neither the class nor its parts can take a candidate's body: the part (a decoder in one of the
+        profile's language-model attributes) that lacks the member while the parts other classes hand it to
+        have it (``Qwen2MoeForCausalLM`` hands ``set_eagle3_layers_to_capture`` to its ``Qwen2MoeModel``), so
+        the fix edits that part too: (attribute, part, the closest such model, the class handing it over, what
+        the part lacks for it). None: no such part."""
+        index = self._index
+
+        def bare(part: ClassKey) -> bool:  # a decoder: no head of its own (a language model has one)
+            return all(index.provision(part, head) is None for head in HEADS)
+
+        models = {inner: holder for holder, attr in self._forwarders.get(member, ())
+                  for inner in index.delegates(holder).get(attr, ()) if bare(inner)}
+        decoders = [c for c in self.candidates(member) if c.key in models]
+        if not decoders:
+            return None
+        for attr, inners in sorted(index.delegates(key).items()):
+            if attr not in config.delegate_names:
+                continue
+            for inner in inners:
+                if inner == key or index.provision(inner, member) is not None or not bare(inner):
+                    continue
+                bound = self._bound_names(inner)
+                scored = [(-self._parts(inner, c), c.key.module != inner.module, c.key.dotted, c) for c in decoders
+                          if c.key != inner]
+                if not scored:
+                    continue
+                model = min(scored, key=lambda item: item[:3])[3]
+                missing = self.missing(inner, model, bound)
+                # what the decoder's own attributes lack (its forward captures nothing), not a name to import
+                if missing is not None and f"the module of `{_short(inner)}`" not in missing:
+                    return attr, inner, model, models[model.key], missing
+        return None
+
+    def _bound_names(self, key: ClassKey) -> frozenset[str]:
+        """The names the module of ``key`` binds at its top level (memoised per module)."""
+        bound = self._bound.get(key.module)
+        if bound is None:
+            path = self._index.path_of(key.module)
+            text = self._text(path) if path is not None else None
+            bound = self._bound[key.module] = top_level_names(text) if text is not None else frozenset()
+        return bound
 
     def _provision(self, how: How, key: ClassKey, like: Candidate, delegate: str | None = None) -> Provision:
         return Provision(how, delegate=delegate, inner_class=key.qualname if how is How.BOTH else None,
@@ -270,11 +330,7 @@ class Analogies:
         candidates = [c for c in self.candidates(member) if c.key != key]
         if not candidates:
             return None
-        bound = self._bound.get(key.module)
-        if bound is None:
-            path = self._index.path_of(key.module)
-            text = self._text(path) if path is not None else None
-            bound = self._bound[key.module] = top_level_names(text) if text is not None else frozenset()
+        bound = self._bound_names(key)
         # the fit is asked of this class's own parts (loaded already); only the candidates that fit are
         # scored by their parts, which reads their classes too
         fits, misfits = [], []

@@ -144,10 +144,12 @@ def _crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: Al
                f"{where} and crashes there ({site.phase}); {provision_words(member, provision)}")
     return Finding(
         code=rule.code, severity=config.severity[rule.code], path=path, span=cls.span, class_name=cls.name,
-        class_qualname=key.dotted, member=member, roles=(role,), delegate=provision.delegate or "",
+        class_qualname=key.dotted, member=member, roles=(role,),
+        delegate=provision.delegate or "" if provision.how is not How.UNKNOWN else "",  # cannot tell: no forward
         inner_class=(provision.inner_class or "").rsplit(".", 1)[-1], provider=_provider(index, provision),
         call_sites=(site,), message=message, algorithm=status.algorithm,
-        implements=((member, provision),) if provision.how in (How.IMPLEMENT, How.BOTH) else ())
+        implements=((member, provision),) if provision.how in (How.IMPLEMENT, How.BOTH) else (),
+        unfit=((member, provision),) if provision.how is How.UNKNOWN and provision.in_class else ())
 
 
 def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus,
