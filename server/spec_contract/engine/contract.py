@@ -21,6 +21,7 @@ from spec_contract.engine.config import Config, ReceiverPattern
 from spec_contract.engine.read.files import glob_match
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Phase, Role
+from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
@@ -315,6 +316,13 @@ def algorithm_of(config: Config, path: str, taken: frozenset[str]) -> str | None
     return None
 
 
+def _routed_algorithm(config: Config, routed: tuple[object, frozenset[str]] | None) -> str | None:
+    """The algorithm of a use in drafters a routing picks (see ``routed``): the first of the profile's that picks
+    one of them (DFLASH for a method DFLASH's and DSPARK's drafters share); None when none is the profile's."""
+    picked = routed[1] if routed is not None else frozenset()
+    return next((a.name for a in config.algorithms if a.name in picked), None)
+
+
 def _reached_by_any_draft_worker(workers: list[ModuleSummary], index: Index,
                                  names: frozenset[str]) -> set[FunctionKey] | None:
     """The methods a worker that takes any registered model as its draft runs: its own, and those it inherits
@@ -378,6 +386,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     off_by_default = frozenset(config.off_by_default)
     entered_under = _entered_under(flow, off_by_default)
     start_up = _start_up(flow, config.start_up_methods)
+    routed = routed_uses(flow.functions, flow.classes, index)
     for key, fn in flow.functions.items():
         matched: dict[Chain, frozenset[tuple[Role, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
         uses = []
@@ -419,11 +428,12 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     guarded=use.guarded, is_call=use.is_call, arity=use.arity,
                     gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=condition,
                     condition_classes=use.condition_classes,
-                    algorithm=algorithm_of(config, path, use.taken), unless=roles[role],
+                    algorithm=algorithm_of(config, path, use.taken) or _routed_algorithm(config, routed.get(key)),
+                    unless=roles[role],
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
                     phase=Phase.START_UP if key in start_up else Phase.FIRST_REQUEST, taken=use.taken,
-                    shared=use.shared))
+                    shared=use.shared, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))
-    return Contract(tuple(entries))
+    return Contract(tuple(entries), routed_drafts(flow.functions))

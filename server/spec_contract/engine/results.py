@@ -84,6 +84,9 @@ class CallSite:
     # ``eagle_model.lm_head = target_lm_head``): when the read finds nothing, that object keeps its own, so
     # the guard is only as good as the drafts that have one (see ``check.shares``)
     shared: bool = False
+    # a draft use in drafters the workers hand only some draft classes (see ``routed``): a class meets it when,
+    # for one of the pairs, it is (or derives from) a class named in the first and none named in the second
+    only: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ class Contract:
     """role → member → uses, derived from the workers of one tree (or of the installed engine)."""
 
     entries: tuple[ContractEntry, ...] = ()
+    # the classes the workers route to a drafter by an ``isinstance`` test (see ``routed``): drafts, never targets
+    routed: tuple[str, ...] = ()
 
     def get(self, role: Role, member: str) -> ContractEntry | None:
         for entry in self.entries:

@@ -131,6 +131,9 @@ class FunctionFlow:
     aliases: tuple[tuple[Chain, Chain], ...]  # target chain (("x",) or ("self", "x")) ← value chain
     calls: tuple[CallFlow, ...]
     uses: tuple[Use, ...]
+    # how it routes draft models to drafters by their class (see ``summarise.routes``): (kind, classes, drafter,
+    # algorithms)
+    routes: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,87 @@
+"""The draft classes each worker method's draft uses can meet, when the workers route draft models to drafter
+classes by their class (see :mod:`~spec_contract.engine.summarise.routes`).
+
+A drafter the routing returns under ``isinstance(model, C)`` is handed instances of ``C`` only; the default of
+an algorithm is handed what that algorithm's class gate lets through (``not isinstance(draft_model, G)`` then
+``raise``), or any draft when nothing gates it. A method's draft uses meet the classes handed to the drafters
+that run it (the drafter itself, or one that inherits it without overriding): when each of those is handed
+named classes only, a class that is none of them never meets the use. Without routing, nothing is narrowed.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
+from spec_contract.engine.summarise.summary import FunctionFlow
+
+Meets = tuple[tuple[str, ...], tuple[str, ...]]  # (is one of these, and none of those): classes by name
+
+
+class _Drafter(NamedTuple):
+    meets: list[Meets] | None  # None: any draft
+    algorithms: set[str]  # the algorithms whose runs pick it (empty: cannot tell)
+
+
+def _handed(functions: dict[FunctionKey, FunctionFlow]) -> dict[str, _Drafter]:
+    """Drafter name → the classes it is handed, and the algorithms that pick it."""
+    routes = [route for fn in functions.values() for route in fn.routes]
+    gates: dict[str, set[str]] = {}
+    for kind, tested, _, algorithms in routes:
+        if kind == "gate":
+            for algorithm in algorithms:
+                gates.setdefault(algorithm, set()).update(tested)
+    handed: dict[str, _Drafter] = {}
+    for kind, tested, drafter, algorithms in routes:
+        if kind == "gate":
+            continue
+        found = handed.setdefault(drafter, _Drafter([], set()))
+        found.algorithms.update(algorithms)
+        if found.meets is None:
+            continue
+        but: tuple[str, ...] = ()
+        if kind == "default":
+            if not all(a in gates for a in algorithms):
+                handed[drafter] = found._replace(meets=None)  # a default nothing gates takes any draft
+                continue
+            tested = tuple(sorted({name for a in algorithms for name in gates[a]}))
+            # the classes routed to another drafter first, under the same algorithm or any, never get here
+            but = tuple(sorted({name for k, names, other, where in routes if k == "route" and other != drafter
+                                and (not where or set(where) & set(algorithms)) for name in names}))
+        found.meets.append((tested, but))
+    return handed
+
+
+def routed_drafts(functions: dict[FunctionKey, FunctionFlow]) -> tuple[str, ...]:
+    """The class names the routing tests to pick a drafter for: draft models, never served as targets."""
+    return tuple(sorted({name for fn in functions.values() for kind, names, _, _ in fn.routes if kind == "route"
+                         for name in names}))
+
+
+def routed_uses(functions: dict[FunctionKey, FunctionFlow], classes: dict[FunctionKey, ClassKey | None],
+                index: Index) -> dict[FunctionKey, tuple[tuple[Meets, ...], frozenset[str]]]:
+    """Worker method → the draft classes its draft uses can meet (empty: any), and the algorithms whose runs
+    reach it (empty: cannot tell), for the methods some routed drafter runs."""
+    handed = _handed(functions)
+    if not handed:
+        return {}
+    workers = {key.qualname.rsplit(".", 1)[-1]: key for key in set(classes.values()) if key is not None}
+    drafters = [(index.mro(workers[name]), got) for name, got in handed.items() if name in workers]
+    out: dict[FunctionKey, tuple[tuple[Meets, ...], frozenset[str]]] = {}
+    for key in functions:
+        owner = classes[key]
+        method = key.qualname.rsplit(".", 1)[-1]
+        running: list[_Drafter] = []
+        for mro, got in drafters:
+            if owner is None or owner not in mro:
+                continue
+            first = next((c for c in mro if FunctionKey(c.module, f"{c.qualname}.{method}") in functions), None)
+            if first == owner:  # the drafter runs this very method: no class before it overrides it
+                running.append(got)
+        if not running:
+            continue
+        meets = () if any(got.meets is None for got in running) else tuple(
+            dict.fromkeys(m for got in running for m in got.meets or ()))
+        algorithms = frozenset().union(*(got.algorithms for got in running))
+        out[key] = (meets, algorithms if all(got.algorithms for got in running) else frozenset())
+    return out

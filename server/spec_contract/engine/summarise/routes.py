@@ -1,0 +1,89 @@
+"""Which worker class a routing function hands each draft model to, read from its tests of the model's class.
+
+An SGLang-shaped fork (tokenspeed 0.1.1) picks the drafter for a loaded draft model in one function:
+``if isinstance(model, InklingForConditionalGenerationNextN): return Mtp``, else the algorithm's default
+from a literal table (``{"EAGLE3": Eagle, "DFLASH": DFlash, …}[spec_algo]``), and elsewhere refuses a draft
+of some algorithms that is not of a class (``if spec_algo in ("DFLASH", "DSPARK"): if not
+isinstance(draft_model, TargetCaptureConfigurator): raise``). A drafter's uses of its draft model then only
+ever meet the classes routed to it, so :mod:`~spec_contract.engine.contract` asks them of those only.
+
+Everything is kept by name, as written (``Mtp``, ``InklingForConditionalGenerationNextN``): the routing
+function imports them inside its body, and a class is matched by the names along its MRO.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+# (kind, classes tested, the drafter returned ("" for a gate), algorithms of the enclosing tests), where kind
+# is "route" (isinstance → return drafter), "default" (the literal table's entry) or "gate" (not isinstance →
+# raise)
+Route = tuple[str, tuple[str, ...], str, tuple[str, ...]]
+
+
+def routes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Route, ...]:
+    """The routes, defaults and class gates of one function (nothing for most functions: only statements
+    are walked, and only an ``if`` whose test calls ``isinstance`` or a table returned by subscript counts)."""
+    found = list(_walk(node.body, ()))
+    tables = dict(_tables(node.body))
+    for stmt in ast.walk(node) if tables else ():
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Subscript) \
+                and isinstance(stmt.value.value, ast.Name) and stmt.value.value.id in tables:
+            found += [("default", (), drafter, (algorithm,)) for algorithm, drafter in tables[stmt.value.value.id]]
+    return tuple(dict.fromkeys(found))
+
+
+def _walk(body: list[ast.stmt], algorithms: tuple[str, ...]) -> Iterator[Route]:
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            tested, negated = _isinstance_test(stmt.test)
+            if tested and not negated and stmt.body and isinstance(stmt.body[-1], ast.Return) \
+                    and isinstance(stmt.body[-1].value, ast.Name):
+                yield "route", tested, stmt.body[-1].value.id, algorithms + _algorithms(stmt.test)
+            elif tested and negated and stmt.body and isinstance(stmt.body[-1], ast.Raise):
+                yield "gate", tested, "", algorithms
+            inner = algorithms + _algorithms(stmt.test)
+            yield from _walk(stmt.body, inner)
+            yield from _walk(stmt.orelse, algorithms)
+        elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _walk(getattr(stmt, field, []), algorithms)
+
+
+def _isinstance_test(test: ast.expr) -> tuple[tuple[str, ...], bool]:
+    """The class names an ``isinstance(x, C)`` (or ``not isinstance(...)``) test names, and whether negated."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):  # ``algo == "MTP" and isinstance(m, C)``
+        found = [_isinstance_test(value) for value in test.values]
+        return next(((names, False) for names, negated in found if names and not negated), ((), False))
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance"
+            and len(call.args) == 2):
+        return (), False
+    kinds = call.args[1].elts if isinstance(call.args[1], ast.Tuple) else [call.args[1]]
+    names = tuple(k.attr if isinstance(k, ast.Attribute) else k.id for k in kinds
+                  if isinstance(k, (ast.Name, ast.Attribute)))
+    return names, negated
+
+
+def _algorithms(test: ast.expr) -> tuple[str, ...]:
+    """The strings an ``x == "DFLASH"`` or ``x in ("DFLASH", "DSPARK")`` test (or an ``and`` of them) names."""
+    out: list[str] = []
+    for node in ast.walk(test):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.In)):
+            right = node.comparators[0]
+            values = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+            out += [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+    return tuple(out)
+
+
+def _tables(body: list[ast.stmt]) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """Locals assigned a dict literal of string keys and class names: ``{"DFLASH": DFlash, …}``."""
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.Dict):
+            pairs = [(k.value, v.id) for k, v in zip(stmt.value.keys, stmt.value.values)
+                     if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Name)]
+            if pairs and len(pairs) == len(stmt.value.keys):
+                yield stmt.targets[0].id, pairs
