@@ -190,3 +190,31 @@ def test_a_change_in_any_engine_stage_folder_is_another_cache(tmp_path):
     statements = copy / "engine" / "summarise" / "statements.py"
     statements.write_text(statements.read_text() + "\n# another build\n")
     assert cache.engine_fingerprint(copy / "engine") != before
+
+
+def test_the_engine_digest_kept_by_file_signatures_follows_every_edit(tmp_path):
+    """The digest a warm run reads from its memo (names, sizes, modification times) is always the digest of
+    the text there: an edit of the same length, a memo folder with garbage or a FIFO in it change nothing."""
+    from spec_contract.engine import cache
+
+    engine = Path(cache.__file__).parent
+    copy = tmp_path / "spec_contract"
+    shutil.copytree(engine, copy / "engine")
+    shutil.copytree(engine.parent / "profiles", copy / "profiles")
+    memo = tmp_path / "memo"
+    first = cache.engine_fingerprint(copy / "engine", memo)
+    assert first == cache.engine_fingerprint(engine) and len(list(memo.iterdir())) == 1
+    assert cache.engine_fingerprint(copy / "engine", memo) == first
+    statements = copy / "engine" / "summarise" / "statements.py"
+    text = statements.read_text()
+    statements.write_text(text.replace("the", "THE", 1))  # the same size
+    os.utime(statements, ns=(statements.stat().st_atime_ns, statements.stat().st_mtime_ns + 1))
+    edited = cache.engine_fingerprint(copy / "engine")
+    assert edited != first and cache.engine_fingerprint(copy / "engine", memo) == edited
+    for kept in memo.iterdir():
+        kept.write_bytes(b"garbage\n")
+    assert cache.engine_fingerprint(copy / "engine", memo) == edited
+    for kept in memo.iterdir():
+        kept.unlink()
+        os.mkfifo(kept)  # never opened for a blocking read
+    assert cache.engine_fingerprint(copy / "engine", memo) == edited

@@ -30,17 +30,67 @@ _MAGIC = b"spec-contract cache 2\n"
 _CHECKSUM_BYTES = 32
 # What the pipeline always saves (``Pipeline._save``): a results entry without one of these is not used.
 RESULT_KEYS = frozenset({"contract", "checked", "registered", "digests"})
+_FINGERPRINT_CHARS = 12  # of the engine digest, in the cache folder's name
 
 
-def engine_fingerprint(engine: Path = Path(__file__).parent) -> str:
+def engine_fingerprint(engine: Path = Path(__file__).parent, memo: Path | None = None) -> str:
     """A digest of the engine's own source, its stage folders included (``summarise/``, ``check/`` …), and of
     the profiles: summaries and results made by other code are never reused, even between two builds that
-    carry the same version number (a development checkout)."""
+    carry the same version number (a development checkout).
+
+    Reading and hashing the ~80 files took 2.5 ms of every warm run, so with a ``memo`` folder the digest is
+    kept there under the files' names, sizes, modification times and inodes, and read back while those are
+    unchanged: the trust a warm run puts in the tree's files (``read.sources``), and Python in its bytecode
+    cache. An edit gives another signature, hence the digest of the new text."""
+    sources = _engine_sources(engine)
+    kept = memo / signature if memo is not None and (signature := _signature(engine, sources)) else None
+    if kept is not None:  # the digest, then the signature again: a damaged memo is never taken for a digest
+        known = _read_regular(kept)
+        if known is not None and len(known) == _FINGERPRINT_CHARS + 1 + len(kept.name) \
+                and known.endswith(f" {kept.name}".encode()) and known[:_FINGERPRINT_CHARS].isalnum():
+            return known[:_FINGERPRINT_CHARS].decode()
     digest = hashlib.sha1(__version__.encode())
-    for source in sorted(engine.rglob("*.py")) + sorted((engine.parent / "profiles").glob("*.toml")):
-        digest.update(source.relative_to(engine.parent).as_posix().encode())
-        digest.update(source.read_bytes())
-    return digest.hexdigest()[:12]
+    for relative, path in sources:
+        digest.update(relative.encode())
+        with open(path, "rb") as handle:
+            digest.update(handle.read())
+    fingerprint = digest.hexdigest()[:_FINGERPRINT_CHARS]
+    if kept is not None:
+        _write_atomically(kept, f"{fingerprint} {kept.name}".encode())
+    return fingerprint
+
+
+def _signature(engine: Path, sources: list[tuple[str, str]]) -> str | None:
+    """A digest of where the engine is and of each source file's name, size, modification time and inode;
+    None when a file went while it was listed (the content digest then says what is there)."""
+    parts = [str(engine)]
+    try:
+        for relative, path in sources:
+            info = os.stat(path)
+            parts.append(f"{relative}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}")
+    except OSError:
+        return None
+    return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+
+def _engine_sources(engine: Path) -> list[tuple[str, str]]:
+    """The engine's ``.py`` files at any depth and the profiles, as (path relative to the package, path), in
+    the order of the sorted paths (the digest's order)."""
+    found: list[tuple[str, str]] = []
+    folders = [(str(engine), engine.name)]
+    while folders:
+        folder, relative = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir():
+                    if entry.name != "__pycache__":
+                        folders.append((entry.path, f"{relative}/{entry.name}"))
+                elif entry.name.endswith(".py"):
+                    found.append((f"{relative}/{entry.name}", entry.path))
+    profiles = engine.parent / "profiles"
+    with os.scandir(profiles) as entries:
+        toml = sorted((f"profiles/{e.name}", e.path) for e in entries if e.name.endswith(".toml") and e.is_file())
+    return sorted(found, key=lambda source: source[0].split("/")) + toml
 
 
 def default_dir() -> Path:
@@ -48,7 +98,7 @@ def default_dir() -> Path:
     if not base:
         home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         base = os.path.join(home, "spec-contract")
-    return Path(base) / f"{__version__}-{engine_fingerprint()}"
+    return Path(base) / f"{__version__}-{engine_fingerprint(memo=Path(base) / 'fingerprints')}"
 
 
 def _checksum(payload: bytes) -> bytes:
@@ -153,18 +203,28 @@ class SummaryCache:
             data = encode_entry(value)
         except (pickle.PicklingError, RecursionError):  # a summary too deep to pickle: it is made again next run
             return
-        tmp = None
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            if target.is_dir() and not target.is_symlink():
-                # a folder where this entry belongs (a stray mkdir, a bad copy): os.replace cannot replace it,
-                # and the cache would stop for good. It is the cache's own name, so the entry takes its place.
-                shutil.rmtree(target)
-            os.replace(tmp, target)
-        except OSError:
+        if not _write_atomically(target, data):
             self._usable = False  # read-only home, full disk: carry on without persisting
-            if tmp is not None:
-                self._drop(Path(tmp))
+
+
+def _write_atomically(target: Path, data: bytes) -> bool:
+    """Write ``data`` to ``target`` through a temporary file and ``os.replace``; False when the disk refused."""
+    tmp = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        if target.is_dir() and not target.is_symlink():
+            # a folder where this entry belongs (a stray mkdir, a bad copy): os.replace cannot replace it,
+            # and the cache would stop for good. It is the cache's own name, so the entry takes its place.
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+        return True
+    except OSError:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        return False
