@@ -408,3 +408,31 @@ def test_a_crash_no_model_fits_names_the_decoder_a_fix_must_edit_too_when_other_
     (entry,) = listed["implements"]
     assert (entry["how"], entry["in_class"], entry["in_path"]) == ("cannot tell", "NextModel", "pkg/models/next.py")
     assert "lacks it too" in entry["why"]
+
+
+def test_the_texts_read_for_candidates_find_what_the_line_start_patterns_find():
+    """``defined_methods`` and ``top_level_names`` search for a literal and check the line start themselves;
+    they must find what the multi-line patterns they replace find, on the edges of those patterns: blank
+    lines before a top-level def (``^\\s+`` runs over them), ``async`` on its own line, form feeds and
+    other whitespace, a ``def`` inside a word, a first line without a newline before it."""
+    import re
+
+    from spec_contract.engine.check.analogy import defined_methods, top_level_names
+
+    defines = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)\s*\(", re.MULTILINE)
+    bindings = re.compile(r"^(?:(?:async\s+)?def\s+(\w+)|class\s+(\w+)|(\w+)\s*[:=])", re.MULTILINE)
+    imported = re.compile(r"^(?:from\s+\S+\s+)?import\s+([^\n(]*(?:\([^)]*\))?)", re.MULTILINE)
+    texts = ["async\n    def f(", "\n\ndef top(", "def first(", " def sp(", "xasync def g(", "  async  def h (",
+             "\tasync\tdef i(", "\x0c    def ff(", "\u2003def u(", "class A:\n    async\n    def j(self):",
+             "undef k(", "  x = 1\n\n\n  def l(", "a\n=1\nimport x\nfrom . import (a,\n b)\nimport \n\nimport os",
+             "import \n(foo\nclass B: pass", "    def m(\n", "\r\n    def crlf(", "\n", "", "x: int = 1\nasync def n():"]
+    for text in texts:
+        assert defined_methods(text) == set(defines.findall(text)), text
+        names = {n for groups in bindings.findall(text) for n in groups if n}
+        for found in imported.findall(text):
+            for part in found.strip("() \t").replace("\n", " ").split(","):
+                words = part.split()
+                if words:
+                    names.add(words[-1].split(".")[0] if len(words) < 3 else words[-1])
+        assert top_level_names(text) == names, text
+    assert defined_methods("class A:\n\n    async def f(self):\n        def inner(x): ...\ndef top(): ...") == {"f", "inner"}

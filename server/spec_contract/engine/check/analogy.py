@@ -108,14 +108,44 @@ def _body_facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[Chain],
     return reads, writes, frozenset(loaded - bound - _BUILTINS - {"self"})
 
 
-_TOP_BINDING = re.compile(r"^(?:(?:async\s+)?def\s+(\w+)|class\s+(\w+)|(\w+)\s*[:=])", re.MULTILINE)
-_IMPORTED = re.compile(r"^(?:from\s+\S+\s+)?import\s+([^\n(]*(?:\([^)]*\))?)", re.MULTILINE)
-_DEFINES = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)\s*\(", re.MULTILINE)
+# Statements at the start of a line. Each pattern starts with the newline before the line (the text is read
+# with one put in front) rather than with a multi-line ``^``: a pattern that starts with a literal is searched
+# for that character, one with ``^`` is tried at every character of the text (2-3x slower on model files).
+_TOP_BINDING = re.compile(r"\n(?:(?:async\s+)?def\s+(\w+)|class\s+(\w+)|(\w+)\s*[:=])")
+_IMPORTED = re.compile(r"\n(?:from\s+\S+\s+)?import\s+([^\n(]*(?:\([^)]*\))?)")
+_DEF = re.compile(r"def\s+(\w+)\s*\(")
+
+
+def _space_before(text: str, at: int) -> int:
+    """Where the whitespace just before ``text[at]`` starts (``at`` when there is none)."""
+    while at > 0 and text[at - 1].isspace():
+        at -= 1
+    return at
+
+
+def _indented(text: str, at: int) -> bool:
+    r"""Whether ``text[at]`` follows whitespace that runs back to the start of a line (``^\s+`` there)."""
+    start = _space_before(text, at)
+    return start < at and (start == 0 or "\n" in text[start:at - 1])
+
+
+def defined_methods(text: str) -> set[str]:
+    r"""The names of the indented ``def``s (and ``async def``s) of a text, as ``^\s+(?:async\s+)?def\s+(\w+)\s*\(``
+    finds them in multi-line mode: searched for the literal ``def``, then checked for what stands before it
+    (seven times faster than that pattern, which is tried at every character)."""
+    found = set()
+    for match in _DEF.finditer(text):
+        at = match.start()
+        before = _space_before(text, at)
+        if _indented(text, at) or (before < at and text.endswith("async", 0, before) and _indented(text, before - 5)):
+            found.add(match.group(1))
+    return found
 
 
 def top_level_names(text: str) -> frozenset[str]:
     """The names a module binds at its top level, read from its text: imports (``as`` names included), defs,
     classes and assignments (a superset is harmless: it only lets a body through that uses them)."""
+    text = "\n" + text
     names = {n for groups in _TOP_BINDING.findall(text) for n in groups if n}
     for imported in _IMPORTED.findall(text):
         for part in imported.strip("() \t").replace("\n", " ").split(","):
@@ -186,7 +216,7 @@ class Analogies:
                 text = self._text(path)
                 if text is None or (self._registers is not None and self._registers not in text):
                     continue
-                for name in set(_DEFINES.findall(text)):
+                for name in defined_methods(text):
                     self._defining.setdefault(name, []).append((path, module, text))
         out = []
         for path, module, text in self._defining.get(member, ()):
