@@ -7,6 +7,8 @@ file named after itself in a markers directory outside the workspace, and fails 
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
 from pathlib import Path
 
 # Modules the server, the interpreter's start-up or the processes the server starts import by name (runpy for
@@ -32,3 +34,26 @@ def plant_markers(workspace: Path, markers: Path) -> Path:
 def ran(markers: Path) -> list[str]:
     """The planted modules that ran (none, when all is well)."""
     return sorted(p.name for p in markers.iterdir()) if markers.is_dir() else []
+
+
+def imported_before_main(python: str) -> set[str]:
+    """The planted names a plain ``python -m`` imports from the working directory before the module it runs is
+    loaded (a venv's frozen runpy imports ``importlib`` there; the system Python's ``site`` has imported it
+    already): nothing the server does can keep those out, so a test of what happens *after* start-up removes
+    them. Found by running a probe module among the markers until it runs, dropping each marker that fired."""
+    fired: set[str] = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder, markers = Path(tmp) / "cwd", Path(tmp) / "markers"
+        folder.mkdir()
+        plant_markers(folder, markers)
+        (folder / "spec_contract.py").unlink()
+        (folder / "probe_main.py").write_text("")
+        for _ in SHADOWS:
+            if subprocess.run([python, "-m", "probe_main"], cwd=folder, capture_output=True, timeout=60).returncode == 0:
+                return fired
+            new = set(ran(markers)) - fired
+            assert new, "the probe failed and no marker fired"
+            fired |= new
+            for name in new:
+                (folder / f"{name}.py").unlink()
+    return fired

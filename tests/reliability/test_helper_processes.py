@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from framing import RawServer
-from hostile_workspace import ran
+from hostile_workspace import imported_before_main, ran
 from test_hostile_launch import WRAPPER, hostile_demo
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("spec-contract")
@@ -25,8 +25,9 @@ LAUNCHES = {
     # README, VS Code's `server` default and the Neovim README's "safe too"
     "spec-contract serve": [str(CONSOLE_SCRIPT), "serve"],
     "python -I -m spec_contract serve": [sys.executable, "-I", "-m", "spec_contract", "serve"],
-    # Not recommended anywhere (a workspace spec_contract.py shadows the package itself, which nothing can
-    # prevent), but everything after the package is loaded must still stay out of the workspace.
+    # Not recommended anywhere (a workspace spec_contract.py shadows the package itself, and so do the modules
+    # the interpreter's -m start-up imports, which nothing can prevent), but everything after the package is
+    # loaded must still stay out of the workspace.
     "python -m spec_contract serve": [sys.executable, "-m", "spec_contract", "serve"],
 }
 
@@ -55,7 +56,8 @@ def test_no_launch_command_lets_a_helper_process_import_from_the_workspace(launc
         pytest.skip(f"no console script next to {sys.executable} (not installed in a venv)")
     workspace, markers = hostile_demo(tmp_path)
     if "-I" not in argv and argv[0] == sys.executable:
-        (workspace / "spec_contract.py").unlink()
+        for name in {"spec_contract", *imported_before_main(sys.executable)}:
+            (workspace / f"{name}.py").unlink()
     env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(tmp_path / "cache")}  # cold: the helpers are needed
     env.pop("SPEC_CONTRACT_JOBS", None)
     env.pop("PYTHONSAFEPATH", None)
