@@ -197,6 +197,7 @@ class Analogies:
         self._lines: dict[str, list[str]] = {}  # path → its text's lines, for the candidates' definitions
         self._provisions: dict[tuple[ClassKey, str], Provision | None] = {}
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
+        self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``_parts``
 
     def warm(self, members: Iterable[str]) -> None:
         """Find the candidates of ``members`` now (before the check forks, so the processes share them)."""
@@ -412,20 +413,24 @@ class Analogies:
 
     def _parts(self, key: ClassKey, candidate: Candidate) -> int:
         """How closely the candidate's parts match the class's: delegates of the same name and class (or
-        sharing a base), and bases in common."""
-        index = self._index
-        mine = index.delegates(key)
-        score = 0
-        for attr, theirs in index.delegates(candidate.key).items():
-            ours = mine.get(attr)
-            if not ours:
-                continue
-            score += 1
-            ours_mro = {k for o in ours for k in index.mro(o)}
-            if any(k in ours_mro for t in theirs for k in index.mro(t)):
-                score += 2
-        shared = set(index.mro(key)[1:]) & set(index.mro(candidate.key)[1:])
-        return score + len(shared)
+        sharing a base), and bases in common. Memoised with the modules it read (a class and a candidate are
+        scored again and again: for the best fit, the closest misfit, and each part a fix may edit)."""
+        return self._index.memoised(self._scores, (key, candidate.key), _score, self._index, key, candidate.key)
+
+def _score(index: Index, key: ClassKey, other: ClassKey) -> int:
+    """See ``Analogies._parts``: how closely the parts of ``other`` match those of ``key``."""
+    mine = index.delegates(key)
+    score = 0
+    for attr, theirs in index.delegates(other).items():
+        ours = mine.get(attr)
+        if not ours:
+            continue
+        score += 1
+        ours_mro = {k for o in ours for k in index.mro(o)}
+        if any(k in ours_mro for t in theirs for k in index.mro(t)):
+            score += 2
+    shared = set(index.mro(key)[1:]) & set(index.mro(other)[1:])
+    return score + len(shared)
 
 
 def _short(key: ClassKey) -> str:

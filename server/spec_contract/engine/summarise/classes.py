@@ -97,7 +97,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
                 factories.append((stmt.name, made))
             instances = _local_instances(statements, local_classes) if local_classes else {}
             architectures = _architecture_locals(statements)
-            language_attrs += [a for a in _marked_language_attrs(stmt.body) if a not in language_attrs]
+            language_attrs += [a for a in _marked_language_attrs(every) if a not in language_attrs]
             for sub in statements:
                 _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes, instances,
                                          (stmt.name, defaults), architectures)
@@ -132,10 +132,11 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     ))
 
 
-def _marked_language_attrs(body: list[ast.stmt]) -> list[str]:
-    """``self.<attr>`` assigned inside ``with self._mark_language_model(...)`` blocks of a method body."""
+def _marked_language_attrs(statements: list[ast.stmt]) -> list[str]:
+    """``self.<attr>`` assigned inside ``with self._mark_language_model(...)`` blocks of a method body (all of
+    its statements, nested ones included: ``nested_statements`` of it)."""
     found = []
-    for stmt in nested_statements(body):
+    for stmt in statements:
         if isinstance(stmt, ast.With) and any(
                 isinstance(item.context_expr, ast.Call)
                 and (chain_of(item.context_expr.func) or ("",))[-1] == "_mark_language_model" for item in stmt.items):
