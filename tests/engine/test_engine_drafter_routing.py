@@ -109,3 +109,11 @@ def test_without_the_routing_every_drafter_meets_every_draft(tmp_path):
     # the same drafters with no routing function and no refusal: each one's members are asked of every head
     analysis = analyze(_tree(tmp_path, routing="", factory=""))
     assert {("SC001", "OtherNextN", "num_depths"), ("SC001", "OtherNextN", "embed_tokens")} <= set(_reported(analysis))
+
+
+def test_a_class_test_of_the_target_is_no_draft_gate(tmp_path):
+    # the same refusal asked of the target model: DFLASH's default then meets any draft
+    factory = FACTORY.replace("isinstance(draft_model, CaptureConfigurator)",
+                              "isinstance(model_runner.model, CaptureConfigurator)")
+    found = set(_reported(analyze(_tree(tmp_path, factory=factory))))
+    assert {("SC001", "OtherNextN", "embed_tokens"), ("SC001", "DepthNextN", "embed_tokens")} <= found

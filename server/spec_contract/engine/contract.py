@@ -386,7 +386,12 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     off_by_default = frozenset(config.off_by_default)
     entered_under = _entered_under(flow, off_by_default)
     start_up = _start_up(flow, config.start_up_methods)
-    routed = routed_uses(flow.functions, flow.classes, index)
+
+    def is_draft(key: FunctionKey, subject: str) -> bool:  # a routing's class test is of the draft model
+        return bool(subject) and any(role == Role.DRAFT for chain in flow.expand(key, tuple(subject.split(".")))
+                                     for role, _, _ in receivers.roles(chain, flow.functions[key].class_name))
+
+    routed = routed_uses(flow.functions, flow.classes, index, is_draft)
     for key, fn in flow.functions.items():
         matched: dict[Chain, frozenset[tuple[Role, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
         uses = []
@@ -436,4 +441,4 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))
-    return Contract(tuple(entries), routed_drafts(flow.functions))
+    return Contract(tuple(entries), routed_drafts(flow.functions, is_draft))

@@ -10,6 +10,7 @@ named classes only, a class that is none of them never meets the use. Without ro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
@@ -23,12 +24,17 @@ class _Drafter(NamedTuple):
     algorithms: set[str]  # the algorithms whose runs pick it (empty: cannot tell)
 
 
-def _handed(functions: dict[FunctionKey, FunctionFlow]) -> dict[str, _Drafter]:
+DraftTest = Callable[[FunctionKey, str], bool]  # whether the dotted expression stands for the draft model there
+
+
+def _handed(functions: dict[FunctionKey, FunctionFlow], is_draft: DraftTest) -> dict[str, _Drafter]:
     """Drafter name → the classes it is handed, and the algorithms that pick it."""
     routes = [route for fn in functions.values() for route in fn.routes]
     gates: dict[str, set[str]] = {}
-    for kind, tested, _, algorithms in routes:
-        if kind == "gate":
+    for key, fn in functions.items():
+        for kind, tested, subject, algorithms in fn.routes:
+            if kind != "gate" or not is_draft(key, subject):
+                continue  # a class test of the target is no draft gate
             for algorithm in algorithms:
                 gates.setdefault(algorithm, set()).update(tested)
     handed: dict[str, _Drafter] = {}
@@ -52,17 +58,18 @@ def _handed(functions: dict[FunctionKey, FunctionFlow]) -> dict[str, _Drafter]:
     return handed
 
 
-def routed_drafts(functions: dict[FunctionKey, FunctionFlow]) -> tuple[str, ...]:
-    """The class names the routing tests to pick a drafter for: draft models, never served as targets."""
-    return tuple(sorted({name for fn in functions.values() for kind, names, _, _ in fn.routes if kind == "route"
-                         for name in names}))
+def routed_drafts(functions: dict[FunctionKey, FunctionFlow], is_draft: DraftTest) -> tuple[str, ...]:
+    """The class names the routing tests to pick a drafter for, and those a draft must be of: draft models,
+    never served as targets."""
+    return tuple(sorted({name for key, fn in functions.items() for kind, names, subject, _ in fn.routes
+                         if kind == "route" or kind == "gate" and is_draft(key, subject) for name in names}))
 
 
 def routed_uses(functions: dict[FunctionKey, FunctionFlow], classes: dict[FunctionKey, ClassKey | None],
-                index: Index) -> dict[FunctionKey, tuple[tuple[Meets, ...], frozenset[str]]]:
+                index: Index, is_draft: DraftTest) -> dict[FunctionKey, tuple[tuple[Meets, ...], frozenset[str]]]:
     """Worker method → the draft classes its draft uses can meet (empty: any), and the algorithms whose runs
     reach it (empty: cannot tell), for the methods some routed drafter runs."""
-    handed = _handed(functions)
+    handed = _handed(functions, is_draft)
     if not handed:
         return {}
     workers = {key.qualname.rsplit(".", 1)[-1]: key for key in set(classes.values()) if key is not None}

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import cast
 
-# (kind, classes tested, the drafter returned ("" for a gate), algorithms of the enclosing tests), where kind
-# is "route" (isinstance → return drafter), "default" (the literal table's entry) or "gate" (not isinstance →
-# raise)
+from spec_contract.engine.summarise.syntax import chain_of
+
+# (kind, classes tested, the drafter returned (for a gate: the object tested, dotted), algorithms of the
+# enclosing tests), where kind is "route" (isinstance → return drafter), "default" (the literal table's entry)
+# or "gate" (not isinstance → raise)
 Route = tuple[str, tuple[str, ...], str, tuple[str, ...]]
 
 
@@ -42,7 +45,8 @@ def _walk(body: list[ast.stmt], algorithms: tuple[str, ...]) -> Iterator[Route]:
                     and isinstance(stmt.body[-1].value, ast.Name):
                 yield "route", tested, stmt.body[-1].value.id, algorithms + _algorithms(stmt.test)
             elif tested and negated and stmt.body and isinstance(stmt.body[-1], ast.Raise):
-                yield "gate", tested, "", algorithms
+                subject = chain_of(cast(ast.Call, cast(ast.UnaryOp, stmt.test).operand).args[0])
+                yield "gate", tested, ".".join(subject or ()), algorithms
             inner = algorithms + _algorithms(stmt.test)
             yield from _walk(stmt.body, inner)
             yield from _walk(stmt.orelse, algorithms)
