@@ -165,7 +165,8 @@ def _headless_words(rule: Rule, decisive: list[CallSite], pairs: list[tuple[Role
     words = (f": guarded, but when it finds none the draft keeps its own `{member}`, and "
              f"{_and([f'`{n}`' for n in names])} build none (their `__init__` skips the base's that assigns it), "
              f"so such a draft's first use of `{member}` fails ({decisive[0].phase})")
-    return words + (f", only on {_EXPERTS}" if rule is MISSING_CONDITIONAL_FORWARD else "")
+    return words + (f", only on {_EXPERTS}" if rule is MISSING_CONDITIONAL_FORWARD
+                    else ", on the V2 model runner, the default for a checkpoint without experts")
 
 
 def _unshared(key: ClassKey, cls: ClassSummary, path: str, member: str, attr: str, rule: Rule,
