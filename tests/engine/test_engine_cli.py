@@ -38,11 +38,11 @@ def test_demo_json_report_has_the_fixed_schema_and_exit_code_1(tmp_path):
             for f in report["findings"]] == [
         ("SC001", "error", "minisgl/models/llava.py", 6, 7, 6, 36, "LlavaForConditionalGeneration",
          "get_embed_and_head", "target", "language_model", "LlamaForCausalLM",
-         [{"path": "minisgl/speculative/eagle_worker.py", "line": 11, "guarded": False}]),
+         [{"path": "minisgl/speculative/eagle_worker.py", "line": 11, "guarded": False, "phase": "start-up"}]),
         ("SC001", "error", "minisgl/models/llava.py", 6, 7, 6, 36, "LlavaForConditionalGeneration",
          "set_eagle3_layers_to_capture", "target", "language_model", "LlamaForCausalLM",
-         [{"path": "minisgl/model_executor/model_runner.py", "line": 14, "guarded": False,
-           "algorithm": "EAGLE3"}]),  # algorithm: additive (the contract semantics of issue 12)
+         [{"path": "minisgl/model_executor/model_runner.py", "line": 14, "guarded": False, "phase": "start-up",
+           "algorithm": "EAGLE3"}]),  # algorithm, phase: additive (the contract semantics of issues 12 and 20)
     ]
     assert report["findings"][1]["algorithm"] == "EAGLE3"
     assert all(set(e) == {"role", "method", "required", "call_sites"} for e in report["contract"])
@@ -135,9 +135,9 @@ def test_out_of_tree_models_take_the_contract_from_the_installed_engine(tmp_path
     assert [(f["class"], f["method"], f["path"], f["inner_class"], f["call_sites"])
             for f in json.loads(result.stdout)["findings"]] == [
         ("MyLlava", "get_embed_and_head", "mymodels/llava.py", "LlamaForCausalLM",
-         [{"path": worker, "line": 5, "guarded": False}]),
+         [{"path": worker, "line": 5, "guarded": False, "phase": "start-up"}]),
         ("MyLlava", "set_embed_and_head", "mymodels/llava.py", "LlamaForCausalLM",
-         [{"path": worker, "line": 6, "guarded": False}]),
+         [{"path": worker, "line": 6, "guarded": False, "phase": "start-up"}]),
     ]
 
 

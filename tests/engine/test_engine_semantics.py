@@ -586,3 +586,34 @@ def test_a_character_str_splitlines_breaks_at_above_and_inside_the_class_leaves_
         + source[end_of_helper:])
     path.write_text(fixed)
     assert analyze(root).findings == ()
+
+
+# when a run fails ------------------------------------------------------------------------------------------
+
+def test_each_message_says_when_the_run_fails_start_up_or_first_request(tmp_path):
+    """Issue 20, item 6: a missing forward reached from a start-up method (``__init__``) fails while the server
+    starts, after the weights load; one reached only from a per-batch method fails at the first request; a
+    capability gate refuses at start-up. The message, the call sites and the status say the same phase."""
+    worker = """
+        class EAGLEWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                embed, head = self.target_worker.model_runner.model.get_embed_and_head()
+
+            def forward_batch_speculative_generation(self, batch):
+                return self.target_worker.model_runner.model.logits_processor(batch)
+    """
+    root = tree(tmp_path, {RUNNER: GATED_RUNNER, EAGLE: worker, "pkg/models/llava.py": wrapper()})
+    analysis = analyze(root)
+    said = {(f.code, f.member): f.message.split("; ", 1)[-1] for f in forward_findings(analysis)
+            if f.class_name != "LlamaForCausalLM"}
+    assert said[("SC001", "get_embed_and_head")] == (
+        "the target model's contract calls it at pkg/speculative/eagle_worker.py:4 (start-up)")
+    assert said[("SC001", "logits_processor")] == (
+        "the target model's contract calls it at pkg/speculative/eagle_worker.py:7 (first request)")
+    refused = sorted(f.message.rsplit(" at ", 1)[-1] for f in forward_findings(analysis) if f.code == "SC003")
+    assert refused == ["its check in pkg/model_executor/model_runner.py:4 (start-up)",
+                       "its check in pkg/model_executor/model_runner.py:8 (start-up)"]
+    assert {(s.member, str(s.phase)) for e in analysis.contract.entries for s in e.call_sites
+            if s.path.endswith("eagle_worker.py")} == {("get_embed_and_head", "start-up"),
+                                                       ("logits_processor", "first request")}

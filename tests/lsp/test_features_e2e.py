@@ -56,12 +56,12 @@ async def test_hover_on_wrapper_definition_and_call_site(client, demo):
     assert text.startswith("**`get_embed_and_head`** is part of the speculative-decoding contract")
     assert (
         f"- target model, required: called by `minisgl/speculative/eagle_worker.py:11` ([open]({worker_uri}#L11))"
-        " — `embed, head = self.target_worker.model_runner.model.get_embed_and_head()`"
+        " (start-up) — `embed, head = self.target_worker.model_runner.model.get_embed_and_head()`"
     ) in text
 
     worker = open_document(client, demo / "minisgl/speculative/eagle_worker.py")
     text = await hover_text(client, worker, WORKER_LINE, 65)
-    assert text.startswith("**`get_embed_and_head`** on the target model — required")
+    assert text.startswith("**`get_embed_and_head`** on the target model — required (start-up)")
     assert f"- `LlamaForCausalLM` (`minisgl/models/llama.py:17` ([open]({(demo / 'minisgl/models/llama.py').as_uri()}#L17)))" in text
     assert "Wrappers that do not forward it:\n- `LlavaForConditionalGeneration`" in text
 
@@ -274,7 +274,7 @@ async def test_capability_finding_hover_and_enable_fix(client, demo):
 
     text = await hover_text(client, uri, 5, 10)
     assert "**Speculative algorithms**" in text
-    assert "model_runner.py#L16)) — forward `set_eagle3_layers_to_capture` to enable it" in text
+    assert "model_runner.py#L16)) (start-up) — forward `set_eagle3_layers_to_capture` to enable it" in text
 
     actions = await code_actions(client, uri, [gate])
     enable = next(a for a in actions if a.title.startswith("Enable"))

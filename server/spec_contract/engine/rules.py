@@ -71,8 +71,9 @@ MISSING_FORWARD = Rule(
     "a run with this class reaches a worker line that uses a member the wrapper does not forward",
     "A worker uses the member on the model object with no guard, no capability gate comes first, and the "
     "class can play that role (a target: a generative model; a draft: a draft head). The run loads the "
-    "models, reaches that line and dies with `AttributeError`. Forward the member (the quick fix and "
-    "`check --fix` add the delegation).")
+    "models, reaches that line and dies with `AttributeError`; the message says when: at start-up (after the "
+    "weights load) or at the first request, and `--format json` gives each call site's `phase`. Forward the "
+    "member (the quick fix and `check --fix` add the delegation).")
 MISSING_OPTIONAL_FORWARD = Rule(
     "SC002", "missing-optional-forward", Severity.INFORMATION,
     "a guarded (optional) contract member is not forwarded: the run takes a degraded path",

@@ -80,7 +80,7 @@ def class_markdown(status: ClassStatus, relative: Callable[[str], str], findings
         if member.call_sites:
             site = member.call_sites[0]
             more = f" (+{len(member.call_sites) - 1})" if len(member.call_sites) > 1 else ""
-            text += f"; called at {_link(site.path, site.span.line, relative)}{more}"
+            text += f"; called at {_link(site.path, site.span.line, relative)} ({site.phase}){more}"
         lines.append(text)
     if status.algorithms:
         lines += ["", "**Speculative algorithms**", ""]
@@ -105,7 +105,8 @@ def _algorithm_words(algorithm: AlgorithmStatus, relative: Callable[[str], str])
     if algorithm.state == "supported":
         return "supported"
     if algorithm.state == "refused":
-        where = f" at {_link(algorithm.gate.path, algorithm.gate.span.line, relative)}" if algorithm.gate else ""
+        where = (f" at {_link(algorithm.gate.path, algorithm.gate.span.line, relative)} ({algorithm.gate.phase})"
+                 if algorithm.gate else "")
         return f"not supported, refused{where} — {algorithm.why}"
     if algorithm.state == "unverifiable":
         return f"cannot be told here — {algorithm.why}"
@@ -124,9 +125,10 @@ def definition_markdown(member: str, entries: Sequence[ContractEntry], relative:
     for entry in entries:
         need = "required" if entry.required else "optional"
         for site in entry.call_sites:
-            guard = " (guarded)" if site.guarded else ""
+            guard = ", guarded" if site.guarded else ""
             lines.append(
-                f"- {entry.role} model, {need}: called by {_link(site.path, site.span.line, relative)}{guard}"
+                f"- {entry.role} model, {need}: called by {_link(site.path, site.span.line, relative)} "
+                f"({site.phase}{guard})"
                 f" — `{site.text}`"
             )
     return "\n".join(lines)
@@ -140,7 +142,7 @@ def call_site_markdown(
     relative: Callable[[str], str],
 ) -> str:
     need = "required" if entry is None or entry.required else "optional (every use is guarded)"
-    lines = [f"**`{site.member}`** on the {site.role} model — {need}", ""]
+    lines = [f"**`{site.member}`** on the {site.role} model — {need} ({site.phase})", ""]
     if implementers:
         lines.append("Implemented by:")
         lines += [

@@ -79,7 +79,8 @@ class Report:
         return [_view(gated) for analysis in self.analyses for gated in analysis.capabilities]
 
     def site(self, site: CallSite) -> dict[str, object]:
-        out = {"path": self.rel(site.path), "line": site.span.line + 1, "guarded": site.guarded}
+        out = {"path": self.rel(site.path), "line": site.span.line + 1, "guarded": site.guarded,
+               "phase": str(site.phase)}  # when a run reaches it: start-up (after loading) or first request
         if site.algorithm:  # the contract-semantics fields, present only when they say something
             out["algorithm"] = site.algorithm
         if site.gate:

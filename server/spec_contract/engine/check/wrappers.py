@@ -29,7 +29,7 @@ from spec_contract.engine.check.shares import Drafts, has_experts
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.roles import RoleClass
-from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Provider, Role, Severity, Span
+from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Phase, Provider, Role, Severity, Span
 from spec_contract.engine.rules import (
     BROKEN_FORWARD,
     MISSING_CAPABILITY,
@@ -238,14 +238,15 @@ def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, 
     roles = tuple(dict.fromkeys(role for role, _ in pairs))
     inner_cls = index.class_summary(inner.owner)
     inner_name = inner.key.qualname.rsplit(".", 1)[-1]
-    first = decisive[0]
+    # the use a run reaches first: a start-up one before the others (then in file order)
+    first = min(decisive, key=lambda s: s.phase is not Phase.START_UP)
     what = "calls" if first.is_call else "reads"
     role_text = " and ".join(f"the {role} model's" for role in roles)
     where = f"{rel(first.path)}:{first.span.line + 1}"
     message = f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}); {role_text} contract {what} it at {where}"
-    if rule is MISSING_OPTIONAL_FORWARD:
-        message += " (guarded, so optional)"
-    elif rule is MISSING_CONDITIONAL_FORWARD and first.condition:
+    # when the run dies there: while the server starts (after loading), or at the first request
+    message += " (guarded, so optional)" if rule is MISSING_OPTIONAL_FORWARD else f" ({first.phase})"
+    if rule is MISSING_CONDITIONAL_FORWARD and first.condition:
         message += f", only when {_quoted(first.condition)}"
     elif rule is MISSING_DRAFT_FORWARD:
         message += "; that crashes only if a draft checkpoint names this class"
@@ -281,7 +282,7 @@ def _missing_capability(key: ClassKey, cls: ClassSummary, path: str, gate: Gate,
     refused = algorithm + "".join(f" (and {name})" for name in names[:1]) + "".join(f" (and {n})" for n in names[1:])
     line = first.gate_line if first.gate_line is not None else first.span.line
     message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}), so the engine refuses "
-               f"{refused} for it at its check in {rel(first.path)}:{line + 1}")
+               f"{refused} for it at its check in {rel(first.path)}:{line + 1} ({first.phase})")
     if also:
         message += "; past that check it also needs " + _and([f"`{f.member}`" for f in also])
     sites = tuple(gate.sites) + tuple(site for found in gate.behind.values() for site in found)
