@@ -57,11 +57,21 @@ class Folder:
     ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once the first analysis finished
     early: asyncio.Event = field(default_factory=asyncio.Event)  # set once a first pass over open files finished
     inner_projects: dict[str, bool] = field(default_factory=dict)  # folder below the root -> a project of its own
+    contained: dict[str, bool] = field(default_factory=dict)  # path -> contains(path), read from inner_projects
 
     def contains(self, path: str) -> bool:
         """Whether ``path`` is in this folder's project: under its root, and not in a project of its own
         inside it (a vendored copy with its own ``[tool.spec-contract]``, which the analysis leaves out: its
-        documents go to the project discovery finds for them)."""
+        documents go to the project discovery finds for them).
+
+        Kept per path, as the answers for its folders are: every analysis asks it again of every file with a
+        finding before it publishes (248 paths on SGLang 0.5.23: 3.2 ms of pathlib on the event loop per keystroke)."""
+        known = self.contained.get(path)
+        if known is None:
+            known = self.contained[path] = self._contains(path)
+        return known
+
+    def _contains(self, path: str) -> bool:
         try:
             relative = Path(path).relative_to(self.root)
         except ValueError:
