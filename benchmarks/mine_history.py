@@ -77,6 +77,27 @@ def hands_over(member: str, paths: dict[str, list[str]]) -> bool:
     return any(path.endswith(f".{member}") and path.count(".") >= 2 for path in paths["read"])
 
 
+def with_new_helpers(paths: dict[str, list[str]], members: dict[str, Facts], before: dict[str, Facts],
+                     seen: frozenset[str] = frozenset()) -> dict[str, list[str]]:
+    """The paths of a body with each call of a helper method added in the same change (``self._shard_weight(x)``,
+    a method of the newer class the older class did not have) replaced by that helper's own paths.
+
+    Such a helper is the fix's own code split in two, not a part of the model: the older class has no
+    ``_shard_weight`` for a generated body to call, and what the fix reads and writes of the model is what the
+    helper reads and writes. A method the older class already had is a part of the model and stays a read."""
+    reads: set[str] = set()
+    writes = set(paths["write"])
+    for path in paths["read"]:
+        name = path.split(".")[1] if path.count(".") == 1 else None
+        if name is None or name not in members or name in before or name in seen:
+            reads.add(path)
+            continue
+        expanded = with_new_helpers(members[name]["paths"], members, before, seen | {name})
+        reads.update(expanded["read"])
+        writes.update(expanded["write"])
+    return {"read": sorted(reads), "write": sorted(writes)}
+
+
 def class_members(tree: ast.Module) -> dict[str, dict[str, Facts]]:
     """Top-level classes → their own methods and properties → the attribute paths their bodies use."""
     out: dict[str, dict[str, Facts]] = {}
@@ -140,7 +161,8 @@ def _generated(root: Path, wanted: set[tuple[str, str]]) -> dict[str, dict[str, 
         for rel, cls in sorted(wanted):
             before = class_members(ast.parse((root / rel).read_bytes())).get(cls, {})
             after = class_members(ast.parse((copy / rel).read_bytes())).get(cls, {})
-            added = {m: facts["paths"] for m, facts in after.items() if m not in before}
+            added = {m: with_new_helpers(facts["paths"], after, before) for m, facts in after.items()
+                     if m not in before}
             if added:
                 out.setdefault(rel, {})[cls] = added
     return out
@@ -160,7 +182,7 @@ def candidates(old: Facts, new: Facts) -> Iterator[tuple[str, str, str, Facts]]:
             if before is not None:
                 for member, facts in members.items():
                     if member not in before:
-                        yield rel, cls, member, facts
+                        yield rel, cls, member, {**facts, "paths": with_new_helpers(facts["paths"], members, before)}
 
 
 def pair_facts(root: Path, cache: Path, old: Facts, new: Facts, pair: str) -> Facts:
