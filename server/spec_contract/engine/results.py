@@ -151,6 +151,29 @@ class How(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class Capture:
+    """The rest of an EAGLE-3 implementation whose decoder does not capture aux hidden states yet: the class's
+    ``forward`` unpacks them and hands them to its logits processor, its decoder (``self.<delegate>``, class
+    ``decoder`` in ``decoder_path``) records ``expression`` before each layer of ``layers_to_capture`` and
+    returns them, as the decoder ``like`` does (see :mod:`spec_contract.engine.check.capture`)."""
+
+    delegate: str
+    decoder: str  # the decoder's qualified name in its module
+    decoder_path: str
+    like: str  # the dotted name of the decoder whose forward is the model
+    expression: str  # what that forward records per captured layer (``hidden_states + residual``); empty:
+    # the decoder captures already, only the class's ``forward`` is changed
+
+    def words(self) -> str:
+        """What the fix changes beside the member, as every front end says it."""
+        if not self.expression:
+            return (f" (also makes its forward hand the aux hidden states `{self.decoder.rsplit('.', 1)[-1]}` "
+                    "captures to its logits processor)")
+        return (f" (also makes `{self.decoder.rsplit('.', 1)[-1]}.forward` capture aux hidden states like "
+                f"`{self.like.rsplit('.', 1)[-1]}.forward`)")
+
+
+@dataclass(frozen=True)
 class Provision:
     how: How
     delegate: str | None = None  # forward / both: the attribute path of the inner model
@@ -162,6 +185,7 @@ class Provision:
     in_class: str | None = None  # both: that class's qualified name in its module (implement: the class itself)
     like_path: str | None = None  # implement / both: the file of the model, and the 0-based line of its ``def``
     like_line: int | None = None
+    capture: Capture | None = None  # implement / both: the decoder and forward changes the body needs too
 
 
 @dataclass(frozen=True)

@@ -102,9 +102,12 @@ def only_adds_lines(original: str, new: str) -> bool:
     """Whether ``new`` holds every line of ``original`` unchanged (line ending included) and in order, with
     only new lines between them: what a fix may do to a file.
 
-    Two exceptions, both from edits that add members: the original's last line may gain the line break it
-    lacked, and a line may be split in two where it had whitespace or nothing (``class W(Base): pass`` →
-    ``class W(Base):`` and an indented ``pass``), the second part only gaining indentation.
+    Three exceptions: the original's last line may gain the line break it lacked, and a line may be split in
+    two where it had whitespace or nothing (``class W(Base): pass`` → ``class W(Base):`` and an indented
+    ``pass``), the second part only gaining indentation (both from edits that add members); and the EAGLE-3
+    decoder capture (:mod:`spec_contract.engine.check.capture`) may number a layer loop (``for layer in
+    self.layers:`` → ``for i, layer in enumerate(self.layers):``) and pass
+    ``aux_hidden_states=aux_hidden_states`` to a call, exactly those insertions into a line.
     """
     old_lines, new_lines = lines_with_ends(original), lines_with_ends(new)
     j = 0
@@ -112,7 +115,8 @@ def only_adds_lines(original: str, new: str) -> bool:
         last_unended = i == len(old_lines) - 1 and not line.endswith(("\n", "\r"))
         while j < len(new_lines):
             candidate = new_lines[j]
-            if candidate == line or (last_unended and candidate.rstrip("\r\n") == line):
+            if candidate == line or (last_unended and candidate.rstrip("\r\n") == line) or \
+                    _capture_inserted(line, candidate):
                 j += 1
                 break
             if j + 1 < len(new_lines) and _split_from(line, candidate, new_lines[j + 1], last_unended):
@@ -122,6 +126,17 @@ def only_adds_lines(original: str, new: str) -> bool:
         else:
             return False
     return True
+
+
+_NUMBERED = re.compile(r"\bfor i, (\w+) in enumerate\((.*)\):")
+
+
+def _capture_inserted(line: str, candidate: str) -> bool:
+    """Whether ``candidate`` is ``line`` with the decoder capture's insertions (see :func:`only_adds_lines`)."""
+    if "aux_hidden_states=aux_hidden_states" not in candidate and "enumerate(" not in candidate:
+        return False
+    undone = _NUMBERED.sub(r"for \1 in \2:", candidate.replace(", aux_hidden_states=aux_hidden_states", ""))
+    return undone != candidate and undone == line
 
 
 def _split_from(line: str, head: str, tail: str, last_unended: bool) -> bool:

@@ -65,10 +65,11 @@ def _title(finding: Finding) -> str:
             return (f"Enable {finding.algorithm} for `{finding.class_name}`: implement {count} "
                     f"member{'s' if count > 1 else ''} like `{like}`")
         provision = finding.implements[0][1]
+        also = provision.capture.words() if provision.capture is not None else ""
         if provision.how == "both":
-            return (f"Implement `{finding.member}` in `{provision.inner_class}` like `{like}` and forward it to "
-                    f"`self.{provision.delegate}`")
-        return f"Implement `{finding.member}` like `{like}`"
+            return (f"Implement `{finding.member}` in `{provision.inner_class}` like `{like}`{also} and forward it "
+                    f"to `self.{provision.delegate}`")
+        return f"Implement `{finding.member}` like `{like}`{also}"
     if finding.also:
         count = 1 + len(finding.also)
         return f"Enable {finding.algorithm or 'the capability'} for `{finding.class_name}`: forward {count} members"

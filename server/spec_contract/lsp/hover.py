@@ -93,11 +93,12 @@ def provision_words(provision: Provision) -> str:
     """How a missing member can be provided, as hover and messages say it."""
     if provision.how == "forward":
         return f"forward it to `self.{provision.delegate}` (`{_short(provision.inner_class or '')}` has it)"
+    also = provision.capture.words() if provision.capture is not None else ""
     if provision.how == "implement":
-        return f"implement like `{_short(provision.like or '')}`"
+        return f"implement like `{_short(provision.like or '')}`{also}"
     if provision.how == "both":
-        return (f"implement it in `{_short(provision.inner_class or '')}` like `{_short(provision.like or '')}`, "
-                f"and forward it to `self.{provision.delegate}`")
+        return (f"implement it in `{_short(provision.inner_class or '')}` like `{_short(provision.like or '')}`"
+                f"{also}, and forward it to `self.{provision.delegate}`")
     return f"cannot tell how to provide it: {provision.why}"
 
 

@@ -32,11 +32,13 @@ import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from spec_contract.engine.check import capture as capturing
+from spec_contract.engine.check.capture_fit import Captures
 from spec_contract.engine.check.lookup import MemberLookup
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.roles import HEADS
-from spec_contract.engine.results import How, Provision
+from spec_contract.engine.results import Capture, How, Provision
 from spec_contract.engine.summarise.deferred import all_classes
 
 _BUILTINS = frozenset(dir(builtins))
@@ -50,10 +52,12 @@ class Candidate:
     key: ClassKey
     reads: tuple[Chain, ...]  # self.<chain> read (attribute paths after ``self``)
     writes: tuple[Chain, ...]
-    names: frozenset[str]  # other free names the definition uses (modules, helpers, annotations)
+    names: frozenset[str]  # other free names the definition uses (modules, helpers, the return annotation)
     text: str  # the definition, decorators included, dedented
     path: str
     line: int  # 0-based line of the ``def``
+    annotations: tuple[tuple[int, int, int, str], ...] = ()  # each parameter annotation: (line, from, to) and
+    # the names it uses; dropped where the class's module does not bind them (they only document the call)
 
 
 @dataclass(frozen=True)
@@ -64,12 +68,14 @@ class Analogy:
     closest: Candidate | None
     why: str  # when nothing fits: which attribute the closest candidate uses that the class lacks
     parts: int = 0  # when nothing fits: how many of the closest candidate's parts the class holds too
+    capture: Capture | None = None  # the decoder capture the candidate's body needs as well (check.capture)
 
 
 def _body_facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[Chain], set[Chain], frozenset[str]]:
     """What a definition's body uses, in one walk of it: the maximal ``self.a.b`` chains it reads and writes
     (``del`` counts as a write), and the names it loads that it does not bind itself (parameters, locals,
-    comprehension targets, nested definitions, imports).
+    comprehension targets, nested definitions, imports), less those only its parameter annotations use
+    (:func:`adapted` drops those where the target module lacks them).
 
     One walk with a plain stack instead of one ``ast.walk`` per kind of node: a cold run reads the candidate
     bodies of every contract member before its check forks, on one core (SGLang 0.5.23: 343 bodies)."""
@@ -78,6 +84,7 @@ def _body_facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[Chain],
     loaded: set[str] = set()
     bound = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
     inner: set[int] = set()  # the values of attributes: parts of a longer chain, never maximal
+    skip = {id(a) for a in _parameter_annotations_nodes(fn)}  # names only these use need not be bound
     stack: list[ast.AST] = [fn]
     while stack:
         node = stack.pop()
@@ -101,11 +108,50 @@ def _body_facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[Chain],
             bound.update((a.asname or a.name).split(".")[0] for a in node.names)
         for field in node._fields:
             child = getattr(node, field, None)
-            if isinstance(child, ast.AST):
+            if isinstance(child, ast.AST) and id(child) not in skip:
                 stack.append(child)
             elif isinstance(child, list):
-                stack.extend(c for c in child if isinstance(c, ast.AST))
+                stack.extend(c for c in child if isinstance(c, ast.AST) and id(c) not in skip)
     return reads, writes, frozenset(loaded - bound - _BUILTINS - {"self"})
+
+
+def _parameter_annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int, int, int, str], ...]:
+    """(0-based line, start, end column, names) of each parameter annotation written on its parameter's line:
+    the text ``: Optional[List[int]]`` between the name and the annotation's end."""
+    out = []
+    for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg, fn.args.kwarg):
+        note = arg.annotation if arg is not None else None
+        if arg is None or note is None or note.end_lineno != arg.lineno or note.end_col_offset is None:
+            continue
+        names = " ".join(sorted({n.id for n in ast.walk(note) if isinstance(n, ast.Name)}))
+        out.append((arg.lineno - 1, arg.col_offset + len(arg.arg), note.end_col_offset, names))
+    return tuple(out)
+
+
+def adapted(candidate: Candidate, bound: frozenset[str]) -> str:
+    """The candidate's definition less the parameter annotations that use names the target module does not
+    bind (``layer_ids: Optional[List[int]] = None`` → ``layer_ids=None`` in a module without ``List``)."""
+    lines = candidate.text.splitlines(keepends=True)
+    for line, start, end, names in sorted(candidate.annotations, reverse=True):
+        if set(names.split()) - bound - _BUILTINS:
+            text = lines[line]
+            rest = text[end:]
+            if rest.startswith(" = "):
+                rest = "=" + rest[3:]
+            lines[line] = text[:start] + rest
+    return "".join(lines)
+
+
+def _parameter_annotations_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """The parameter annotations :func:`adapted` can drop (written on their parameter's line)."""
+    return [arg.annotation for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg,
+                                       fn.args.kwarg)
+            if arg is not None and arg.annotation is not None and arg.annotation.end_lineno == arg.lineno]
+
+
+_TOP_BINDING = re.compile(r"^(?:(?:async\s+)?def\s+(\w+)|class\s+(\w+)|(\w+)\s*[:=])", re.MULTILINE)
+_IMPORTED = re.compile(r"^(?:from\s+\S+\s+)?import\s+([^\n(]*(?:\([^)]*\))?)", re.MULTILINE)
+_DEFINES = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)\s*\(", re.MULTILINE)
 
 
 # Statements at the start of a line. Each pattern starts with the newline before the line (the text is read
@@ -198,6 +244,7 @@ class Analogies:
         self._provisions: dict[tuple[ClassKey, str], Provision | None] = {}
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
         self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``_parts``
+        self._captures = Captures(index, text)
 
     def warm(self, members: Iterable[str]) -> None:
         """Find the candidates of ``members`` now (before the check forks, so the processes share them)."""
@@ -253,7 +300,8 @@ class Analogies:
             if len(handed[0]) == 2:
                 self._forwarders.setdefault(member, []).append((key, handed[0][0]))
             return None
-        return Candidate(key, tuple(sorted(reads)), tuple(sorted(writes)), names, definition, path, line)
+        return Candidate(key, tuple(sorted(reads)), tuple(sorted(writes)), names, definition, path, line,
+                         _parameter_annotations(fn))
 
     def provision(self, lookup: MemberLookup, member: str, config: Config) -> Provision | None:
         """See :meth:`_provision_of` (memoised: the check asks for each crash and each refused algorithm)."""
@@ -272,7 +320,7 @@ class Analogies:
         if own is None:
             return None
         if own.like is not None:
-            return self._provision(How.IMPLEMENT, key, own.like)
+            return self._provision(How.IMPLEMENT, key, own.like, capture=own.capture)
         for attr, inners in sorted(self._index.delegates(key).items(),
                                    key=lambda item: (item[0] not in config.delegate_names, item[0])):
             if attr not in config.delegate_names:
@@ -282,7 +330,7 @@ class Analogies:
                     continue
                 found = self.implement(MemberLookup(self._index, inner, config), member)  # memoised by class
                 if found is not None and found.like is not None:
-                    return self._provision(How.BOTH, inner, found.like, attr)
+                    return self._provision(How.BOTH, inner, found.like, attr, found.capture)
         closest = own.closest
         assert closest is not None  # an Analogy without a fit has its closest candidate
         why = f"`{_short(closest.key)}.{member}` is the closest model, but {own.why}"
@@ -341,10 +389,12 @@ class Analogies:
             bound = self._bound[key.module] = top_level_names(text) if text is not None else frozenset()
         return bound
 
-    def _provision(self, how: How, key: ClassKey, like: Candidate, delegate: str | None = None) -> Provision:
+    def _provision(self, how: How, key: ClassKey, like: Candidate, delegate: str | None = None,
+                   capture: Capture | None = None) -> Provision:
         return Provision(how, delegate=delegate, inner_class=key.qualname if how is How.BOTH else None,
-                         like=like.key.dotted, body=like.text, path=self._index.path_of(key.module),
-                         in_class=key.qualname, like_path=like.path, like_line=like.line)
+                         like=like.key.dotted, body=adapted(like, self._bound.get(key.module, frozenset())),
+                         path=self._index.path_of(key.module),
+                         in_class=key.qualname, like_path=like.path, like_line=like.line, capture=capture)
 
     # fitting ---------------------------------------------------------------------------------------
     def implement(self, lookup: MemberLookup, member: str) -> Analogy | None:
@@ -380,16 +430,50 @@ class Analogies:
             return Analogy(best, None, "")
         if not misfits:
             return None
+        with_capture = self._with_capture(key, [item[3] for item in misfits], bound)
+        if with_capture is not None:
+            return with_capture
         # the closest misfit: of the likeliest few (same module, most paths), the one whose parts match best
         misfits.sort(key=lambda item: item[:3])
         closest = max(misfits[:6], key=lambda item: self._parts(key, item[3]))
         return Analogy(None, closest[3], closest[4], self._parts(key, closest[3]))
 
-    def missing(self, key: ClassKey, candidate: Candidate, bound: frozenset[str]) -> str | None:
-        """Why the candidate's body does not fit the class (None: it fits)."""
+    def _with_capture(self, key: ClassKey, misfits: list[Candidate], bound: frozenset[str]) -> Analogy | None:
+        """When the candidates miss only because the class and its decoder do not capture aux hidden states
+        yet (``capture_aux_hidden_states``, ``model.layers_to_capture``): the closest such candidate with the
+        decoder capture that makes its body work (:mod:`spec_contract.engine.check.capture`), or, when that
+        change does not apply to the class's shape, the candidate and why not. None: no candidate misses
+        only that."""
+        fits: list[tuple[Candidate, str, str]] = []
+        for candidate in misfits:
+            delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
+            if delegate is None or ("capture_aux_hidden_states",) not in candidate.writes:
+                continue
+            plain = self.missing(key, candidate, bound)
+            skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
+            if plain is not None and self.missing(key, candidate, bound, skip) is None and \
+                    key not in self._index.mro(candidate.key):
+                fits.append((candidate, delegate, plain))
+        if not fits:
+            return None
+        fits.sort(key=lambda f: (f[0].key.module != key.module, -len(f[0].reads + f[0].writes), f[0].key.dotted))
+        best, delegate, plain = min(fits[:8], key=lambda f: (-self._parts(key, f[0]), f[0].key.module != key.module,
+                                                              f[0].key.dotted))
+        try:
+            capture = self._captures.capture(key, delegate, [f[0].key for f in fits if f[1] == delegate])
+        except capturing.Declined as why:
+            return Analogy(None, best, f"{plain}, and making it capture them does not apply here: {why}",
+                           self._parts(key, best))
+        return Analogy(best, None, "", capture=capture)
+
+    def missing(self, key: ClassKey, candidate: Candidate, bound: frozenset[str],
+                skip: frozenset[Chain] = frozenset()) -> str | None:
+        """Why the candidate's body does not fit the class (None: it fits); the writes in ``skip`` are not
+        asked (another part of the change provides them)."""
         index = self._index
         name = key.qualname
-        for chain, written in [(c, False) for c in candidate.reads] + [(c, True) for c in candidate.writes]:
+        for chain, written in [(c, False) for c in candidate.reads] + [(c, True) for c in candidate.writes
+                                                                         if c not in skip]:
             if index.provision(key, chain[0]) is None:
                 if written and len(chain) == 1:
                     return (f"the body sets `self.{chain[0]}`, which `{name}` never sets itself, so its forward "

@@ -61,10 +61,11 @@ def implementer(analogies: Analogies | None, config: Config) -> Callable[[Member
 def provision_words(member: str, provision: Provision) -> str:
     """How the fix provides a member, for messages."""
     short = (provision.like or "").rsplit(".", 1)[-1]
+    also = provision.capture.words() if provision.capture is not None else ""
     if provision.how is How.IMPLEMENT:
-        return f"implement it like `{short}.{member}`"
+        return f"implement it like `{short}.{member}`{also}"
     if provision.how is How.BOTH:
-        return (f"implement it in `{provision.inner_class}` like `{short}.{member}` and forward it to "
+        return (f"implement it in `{provision.inner_class}` like `{short}.{member}`{also} and forward it to "
                 f"`self.{provision.delegate}`")
     return f"cannot tell how to provide it: {provision.why}" if provision.why else "cannot tell how to provide it"
 

@@ -6,9 +6,11 @@ so neither the CLI's plain check nor the language server's start-up pays for lib
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spec_contract.engine.edits.refusals import LIBCST, UNREAD, Added, Fixes, Refusal, file_refusal
 from spec_contract.engine.queries import Analysis
@@ -38,23 +40,70 @@ def delegation_edits(analysis: Analysis, findings: Iterable[Finding]) -> Fixes:
     edits: list[TextEdit] = []
     refused: list[Refusal] = []
     added: list[Added] = []
+    decoders: set[tuple[str, str]] = set()  # decoders made to capture already (two classes may share one)
     for (path, class_name), pairs in sorted(by_class.items()):
         source = analysis.source(path)
         if source is None:
             refused.append(Refusal(path, class_name, UNREAD))
             continue
         try:
+            captured = _capture_edits(analysis, path, source, class_name, [d for d, _ in pairs], decoders)
             edit = delegation_edit(path, source, class_name, [d for d, _ in pairs])
         except StubError as err:
             refused.append(Refusal(path, class_name, str(err)))
             continue
         if edit is not None:
-            edits.append(edit)
+            edits += [edit, *captured]
             once: dict[str, tuple[Delegation, Finding]] = {}  # a member named twice is added once
             for delegation, why in pairs:
                 once.setdefault(delegation.member, (delegation, why))
             added += [Added(path, class_name, d.member, d.delegate, why) for d, why in once.values()]
     return Fixes(tuple(edits), tuple(refused), tuple(added))
+
+
+def _capture_edits(analysis: Analysis, path: str, source: str, class_name: str, delegations: list[Delegation],
+                   decoders: set[tuple[str, str]]) -> list[TextEdit]:
+    """The rest of an EAGLE-3 implementation whose decoder does not capture yet (:mod:`check.capture`): the
+    class's and its decoder's insertions, planned again on the text being edited. A shape the change does not
+    apply to raises :class:`StubError` with the reason, so the member is not added alone (that would only move
+    the crash)."""
+    from spec_contract.engine.check import capture as capturing
+    from spec_contract.engine.edits.stubs import StubError
+
+    out: list[TextEdit] = []
+    for capture in {d.capture for d in delegations if d.capture is not None}:
+        try:
+            cls = _top_class(capturing, source, class_name)
+        except capturing.Declined as why:
+            raise StubError(str(why)) from why
+        own = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if not {d.member for d in delegations if d.capture == capture} - own:
+            continue  # the member is there already: applying the fix twice adds nothing
+        decoder_source = source if capture.decoder_path == path else analysis.source(capture.decoder_path)
+        if decoder_source is None:
+            raise StubError(f"{UNREAD}: {capture.decoder_path}")
+        try:
+            plan = capturing.model_plan(source, cls, capture.delegate)
+            decoder = (capture.decoder_path, capture.decoder)
+            if capture.expression and decoder not in decoders:  # none: the decoder captures already
+                out += [TextEdit(capture.decoder_path, Span(i.line, i.col, i.line, i.col), i.text)
+                        for i in capturing.decoder_plan(decoder_source, _top_class(capturing, decoder_source,
+                                                                                   capture.decoder),
+                                                        capture.expression)]
+                decoders.add(decoder)
+        except capturing.Declined as why:
+            raise StubError(f"making `{capture.decoder}` capture aux hidden states does not apply: {why}") from why
+        out += [TextEdit(path, Span(i.line, i.col, i.line, i.col), i.text) for i in plan]
+    return out
+
+
+def _top_class(capturing: Any, source: str, name: str) -> Any:
+    """The top-level class ``name`` of ``source``, parsed alone (:func:`check.capture.class_node`)."""
+    matches = list(re.finditer(rf"^class {re.escape(name)}\b", source, re.MULTILINE))
+    match = matches[-1] if matches else None  # the last definition: the one the runtime uses
+    if match is None:
+        raise capturing.Declined(f"`{name}` is not a top-level class of its file")
+    return capturing.class_node(source, source.count("\n", 0, match.start()))
 
 
 def _delegations(analysis: Analysis, finding: Finding,
@@ -79,7 +128,7 @@ def _delegations(analysis: Analysis, finding: Finding,
     out: list[tuple[tuple[str, str], Delegation]] = []
     for member, provision in finding.implements:
         implement = make(member=member, delegate="", kind="method", inner_source=None, inner_line=None,
-                         body=provision.body)
+                         body=provision.body, capture=provision.capture)
         if provision.how is How.BOTH and provision.path and provision.in_class and provision.delegate:
             out.append(((provision.path, provision.in_class), implement))
             model = analysis.source(provision.like_path) if provision.like_path else None

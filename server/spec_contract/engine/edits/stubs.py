@@ -24,7 +24,7 @@ from libcst.helpers import get_full_name_for_node, get_full_name_for_node_or_rai
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from spec_contract.engine.edits.refusals import LIBCST, file_refusal, too_deep
-from spec_contract.engine.results import Span, TextEdit
+from spec_contract.engine.results import Capture, Span, TextEdit
 from spec_contract.engine.summarise.suppression import COMMENT, comment, extended
 from spec_contract.engine.text import LINE_BREAK, lines_with_ends
 
@@ -44,6 +44,7 @@ class Delegation:
     inner_line: int | None  # 0-based line of the member's name in inner_source
     # an implementation instead of a forward: the whole definition (decorators, signature, body), dedented
     body: str | None = None
+    capture: Capture | None = None  # the decoder capture the implementation needs too (check.capture)
 
 
 class StubError(ValueError):

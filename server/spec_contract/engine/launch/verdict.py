@@ -121,11 +121,12 @@ def selected(finding: Finding, selection: Selection) -> bool:
 def fix_words(member: str, provision: Provision) -> str:
     if provision.how is How.FORWARD:
         return f"forward `{member}` to `self.{provision.delegate}` ({provision.inner_class})"
+    also = provision.capture.words() if provision.capture is not None else ""
     if provision.how is How.IMPLEMENT:
-        return f"implement `{member}` as `{provision.like}` does"
+        return f"implement `{member}` as `{provision.like}` does{also}"
     if provision.how is How.BOTH:
-        return (f"implement `{member}` in `{provision.inner_class}` as `{provision.like}` does, and forward it to "
-                f"`self.{provision.delegate}`")
+        return (f"implement `{member}` in `{provision.inner_class}` as `{provision.like}` does{also}, and forward "
+                f"it to `self.{provision.delegate}`")
     return f"add `{member}` (cannot tell how: {provision.why})" if provision.why else f"add `{member}`"
 
 

@@ -1,0 +1,69 @@
+"""Whether the EAGLE-3 decoder capture (:mod:`spec_contract.engine.check.capture`) applies to a class, read
+through the index: the class and its decoder parsed alone from their files' text (memoised per class), and
+the value recorded per layer taken from decoders that capture already."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from spec_contract.engine.check import capture as capturing
+from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.results import Capture
+
+
+class Captures:
+    """The decoder captures of one analysis (``text`` reads a file as the analysis does)."""
+
+    def __init__(self, index: Index, text: Callable[[str], str | None]) -> None:
+        self._index = index
+        self._text = text
+        self._nodes: dict[ClassKey, ast.ClassDef | str] = {}  # a class parsed alone, or why it cannot be
+
+    def capture(self, key: ClassKey, delegate: str, models: list[ClassKey]) -> Capture:
+        """The decoder capture for the class (see :mod:`spec_contract.engine.check.capture`), with the value
+        recorded per layer taken from the decoders of ``models`` that capture; or :class:`capture.Declined`."""
+        index = self._index
+        owners = index.delegates(key).get(delegate, ())
+        if len(owners) != 1:
+            raise capturing.Declined(f"`self.{delegate}` is not one known decoder class")
+        decoder = owners[0]
+        mine, node = self._node(key), self._node(decoder)
+        path = index.path_of(key.module)
+        text = self._text(path) if path else None
+        decoder_path = index.path_of(decoder.module)
+        decoder_text = self._text(decoder_path) if decoder_path else None
+        assert text is not None and decoder_text is not None and decoder_path is not None  # _node read them
+        capturing.model_plan(text, mine, delegate)
+        if index.provision(decoder, "layers_to_capture") is not None:  # it captures: only the class's part
+            return Capture(delegate, decoder.qualname, decoder_path, decoder.dotted, "")
+        recorded = [(expr, owner) for model in models for owner in index.delegates(model).get(delegate, ())
+                    for expr in capturing.recorded(self._node(owner, strict=False))]
+        expression, like = capturing.fitting_expression(node, recorded)
+        capturing.decoder_plan(decoder_text, node, expression)
+        return Capture(delegate, decoder.qualname, decoder_path, like.dotted, expression)
+
+    def _node(self, key: ClassKey, strict: bool = True) -> ast.ClassDef:
+        """The class parsed alone (memoised); when it cannot be, :class:`capture.Declined` (or, not
+        ``strict``, an empty class)."""
+        found = self._nodes.get(key)
+        if found is None:
+            path = self._index.path_of(key.module)
+            text = self._text(path) if path else None
+            cls = self._index.class_summary(key)
+            try:
+                if text is None or cls is None or "." in key.qualname:
+                    raise capturing.Declined(f"`{_short(key)}` is not a top-level class of a file read here")
+                found = capturing.class_node(text, cls.span.line)
+            except capturing.Declined as why:
+                found = str(why)
+            self._nodes[key] = found
+        if isinstance(found, str):
+            if strict:
+                raise capturing.Declined(found)
+            return ast.ClassDef(name=key.qualname, bases=[], keywords=[], body=[], decorator_list=[])
+        return found
+
+
+def _short(key: ClassKey) -> str:
+    return key.qualname.rsplit(".", 1)[-1]
