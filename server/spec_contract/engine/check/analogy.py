@@ -243,8 +243,8 @@ class Analogies:
         self._lines: dict[str, list[str]] = {}  # path → its text's lines, for the candidates' definitions
         self._provisions: dict[tuple[ClassKey, str], Provision | None] = {}
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
-        self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``_parts``
-        self._captures = Captures(index, text)
+        self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``parts``
+        self.captures = Captures(index, text)  # the EAGLE-3 decoder captures (see _with_capture)
 
     def warm(self, members: Iterable[str]) -> None:
         """Find the candidates of ``members`` now (before the check forks, so the processes share them)."""
@@ -369,7 +369,7 @@ class Analogies:
                 if inner == key or index.provision(inner, member) is not None or not bare(inner):
                     continue
                 bound = self._bound_names(inner)
-                scored = [(-self._parts(inner, c), c.key.module != inner.module, c.key.dotted, c) for c in decoders
+                scored = [(-self.parts(inner, c), c.key.module != inner.module, c.key.dotted, c) for c in decoders
                           if c.key != inner]
                 if not scored:
                     continue
@@ -426,45 +426,17 @@ class Analogies:
         if fits:
             # of the likeliest few (same module, the body that asks most of the class), the closest parts win
             fits.sort(key=lambda c: (c.key.module != key.module, -len(c.reads + c.writes), c.key.dotted))
-            best = min(fits[:8], key=lambda c: (-self._parts(key, c), c.key.module != key.module, c.key.dotted))
+            best = min(fits[:8], key=lambda c: (-self.parts(key, c), c.key.module != key.module, c.key.dotted))
             return Analogy(best, None, "")
         if not misfits:
             return None
-        with_capture = self._with_capture(key, [item[3] for item in misfits], bound)
+        with_capture = _with_capture(self, self._index, key, [item[3] for item in misfits], bound)
         if with_capture is not None:
             return with_capture
         # the closest misfit: of the likeliest few (same module, most paths), the one whose parts match best
         misfits.sort(key=lambda item: item[:3])
-        closest = max(misfits[:6], key=lambda item: self._parts(key, item[3]))
-        return Analogy(None, closest[3], closest[4], self._parts(key, closest[3]))
-
-    def _with_capture(self, key: ClassKey, misfits: list[Candidate], bound: frozenset[str]) -> Analogy | None:
-        """When the candidates miss only because the class and its decoder do not capture aux hidden states
-        yet (``capture_aux_hidden_states``, ``model.layers_to_capture``): the closest such candidate with the
-        decoder capture that makes its body work (:mod:`spec_contract.engine.check.capture`), or, when that
-        change does not apply to the class's shape, the candidate and why not. None: no candidate misses
-        only that."""
-        fits: list[tuple[Candidate, str, str]] = []
-        for candidate in misfits:
-            delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
-            if delegate is None or ("capture_aux_hidden_states",) not in candidate.writes:
-                continue
-            plain = self.missing(key, candidate, bound)
-            skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
-            if plain is not None and self.missing(key, candidate, bound, skip) is None and \
-                    key not in self._index.mro(candidate.key):
-                fits.append((candidate, delegate, plain))
-        if not fits:
-            return None
-        fits.sort(key=lambda f: (f[0].key.module != key.module, -len(f[0].reads + f[0].writes), f[0].key.dotted))
-        best, delegate, plain = min(fits[:8], key=lambda f: (-self._parts(key, f[0]), f[0].key.module != key.module,
-                                                              f[0].key.dotted))
-        try:
-            capture = self._captures.capture(key, delegate, [f[0].key for f in fits if f[1] == delegate])
-        except capturing.Declined as why:
-            return Analogy(None, best, f"{plain}, and making it capture them does not apply here: {why}",
-                           self._parts(key, best))
-        return Analogy(best, None, "", capture=capture)
+        closest = max(misfits[:6], key=lambda item: self.parts(key, item[3]))
+        return Analogy(None, closest[3], closest[4], self.parts(key, closest[3]))
 
     def missing(self, key: ClassKey, candidate: Candidate, bound: frozenset[str],
                 skip: frozenset[Chain] = frozenset()) -> str | None:
@@ -495,14 +467,14 @@ class Analogies:
                 return f"the body uses `{free}`, which the module of `{name}` does not bind"
         return None
 
-    def _parts(self, key: ClassKey, candidate: Candidate) -> int:
+    def parts(self, key: ClassKey, candidate: Candidate) -> int:
         """How closely the candidate's parts match the class's: delegates of the same name and class (or
         sharing a base), and bases in common. Memoised with the modules it read (a class and a candidate are
         scored again and again: for the best fit, the closest misfit, and each part a fix may edit)."""
         return self._index.memoised(self._scores, (key, candidate.key), _score, self._index, key, candidate.key)
 
 def _score(index: Index, key: ClassKey, other: ClassKey) -> int:
-    """See ``Analogies._parts``: how closely the parts of ``other`` match those of ``key``."""
+    """See ``Analogies.parts``: how closely the parts of ``other`` match those of ``key``."""
     mine = index.delegates(key)
     score = 0
     for attr, theirs in index.delegates(other).items():
@@ -519,3 +491,33 @@ def _score(index: Index, key: ClassKey, other: ClassKey) -> int:
 
 def _short(key: ClassKey) -> str:
     return key.qualname.rsplit(".", 1)[-1]
+
+
+def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: list[Candidate],
+                  bound: frozenset[str]) -> Analogy | None:
+    """When the candidates miss only because the class and its decoder do not capture aux hidden states
+    yet (``capture_aux_hidden_states``, ``model.layers_to_capture``): the closest such candidate with the
+    decoder capture that makes its body work (:mod:`spec_contract.engine.check.capture`), or, when that
+    change does not apply to the class's shape, the candidate and why not. None: no candidate misses
+    only that."""
+    fits: list[tuple[Candidate, str, str]] = []
+    for candidate in misfits:
+        delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
+        if delegate is None or ("capture_aux_hidden_states",) not in candidate.writes:
+            continue
+        plain = analogies.missing(key, candidate, bound)
+        skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
+        if plain is not None and analogies.missing(key, candidate, bound, skip) is None and \
+                key not in index.mro(candidate.key):
+            fits.append((candidate, delegate, plain))
+    if not fits:
+        return None
+    fits.sort(key=lambda f: (f[0].key.module != key.module, -len(f[0].reads + f[0].writes), f[0].key.dotted))
+    best, delegate, plain = min(fits[:8], key=lambda f: (-analogies.parts(key, f[0]), f[0].key.module != key.module,
+                                                          f[0].key.dotted))
+    try:
+        capture = analogies.captures.capture(key, delegate, [f[0].key for f in fits if f[1] == delegate])
+    except capturing.Declined as why:
+        return Analogy(None, best, f"{plain}, and making it capture them does not apply here: {why}",
+                       analogies.parts(key, best))
+    return Analogy(best, None, "", capture=capture)
