@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
 from spec_contract.engine.results import Span
-from spec_contract.engine.summarise.routes import routes
+from spec_contract.engine.summarise.routes import Route, routes
 from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, Use
 from spec_contract.engine.summarise.syntax import Lines, chain_of, dotted
 
@@ -645,4 +645,10 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
     params = tuple(a.arg for a in node.args.posonlyargs + node.args.args)
     kwonly = tuple(a.arg for a in node.args.kwonlyargs)
     return FunctionFlow(qualname, class_name, params, kwonly, tuple(builder.aliases), tuple(builder.calls),
-                        tuple(builder.uses), routes(node))
+                        tuple(builder.uses), _routes(node, lines))
+
+
+def _routes(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines) -> tuple[Route, ...]:
+    """A function's routes (see ``routes``), looked for only when its text tests a class: most never do."""
+    text = lines.lines[node.lineno - 1:node.end_lineno]
+    return routes(node) if any("isinstance(" in line for line in text) else ()

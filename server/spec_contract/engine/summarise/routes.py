@@ -37,22 +37,23 @@ def routes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Route, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _walk(body: list[ast.stmt], algorithms: tuple[str, ...]) -> Iterator[Route]:
+def _walk(body: list[ast.stmt], tests: tuple[ast.expr, ...]) -> Iterator[Route]:
+    """The routes and gates under ``tests`` (the enclosing ``if`` tests, read for algorithms only when one is
+    found: most functions have none, and most tests name none)."""
     for stmt in body:
         if isinstance(stmt, ast.If):
             tested, negated = _isinstance_test(stmt.test)
             if tested and not negated and stmt.body and isinstance(stmt.body[-1], ast.Return) \
                     and isinstance(stmt.body[-1].value, ast.Name):
-                yield "route", tested, stmt.body[-1].value.id, algorithms + _algorithms(stmt.test)
+                yield "route", tested, stmt.body[-1].value.id, _algorithms(tests + (stmt.test,))
             elif tested and negated and stmt.body and isinstance(stmt.body[-1], ast.Raise):
                 subject = chain_of(cast(ast.Call, cast(ast.UnaryOp, stmt.test).operand).args[0])
-                yield "gate", tested, ".".join(subject or ()), algorithms
-            inner = algorithms + _algorithms(stmt.test)
-            yield from _walk(stmt.body, inner)
-            yield from _walk(stmt.orelse, algorithms)
+                yield "gate", tested, ".".join(subject or ()), _algorithms(tests)
+            yield from _walk(stmt.body, tests + (stmt.test,))
+            yield from _walk(stmt.orelse, tests)
         elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
             for field in ("body", "orelse", "finalbody"):
-                yield from _walk(getattr(stmt, field, []), algorithms)
+                yield from _walk(getattr(stmt, field, []), tests)
 
 
 def _isinstance_test(test: ast.expr) -> tuple[tuple[str, ...], bool]:
@@ -71,10 +72,10 @@ def _isinstance_test(test: ast.expr) -> tuple[tuple[str, ...], bool]:
     return names, negated
 
 
-def _algorithms(test: ast.expr) -> tuple[str, ...]:
-    """The strings an ``x == "DFLASH"`` or ``x in ("DFLASH", "DSPARK")`` test (or an ``and`` of them) names."""
+def _algorithms(tests: tuple[ast.expr, ...]) -> tuple[str, ...]:
+    """The strings ``x == "DFLASH"`` or ``x in ("DFLASH", "DSPARK")`` tests (or ``and`` of them) name."""
     out: list[str] = []
-    for node in ast.walk(test):
+    for node in (node for test in tests for node in ast.walk(test)):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.In)):
             right = node.comparators[0]
             values = right.elts if isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
