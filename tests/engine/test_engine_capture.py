@@ -155,7 +155,10 @@ def test_a_decoder_without_a_residual_records_its_hidden_states(tmp_path):
         "hidden_states, residual = layer(positions, hidden_states, forward_batch, residual)",
         "hidden_states = layer(positions, hidden_states, forward_batch)")
     _, analysis = _analyze(tmp_path, plain)
-    assert _provision(analysis).capture.expression == "hidden_states"
+    capture = _provision(analysis).capture
+    assert capture.expression == "hidden_states" and capture.like == ""  # QwenModel records what it lacks
+    assert capture.words() == (" (also makes `PlainModel.forward` capture aux hidden states: its `hidden_states` "
+                               "before each captured layer)")
 
 
 def _declined(tmp_path, plain, why):

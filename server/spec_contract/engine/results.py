@@ -160,17 +160,19 @@ class Capture:
     delegate: str
     decoder: str  # the decoder's qualified name in its module
     decoder_path: str
-    like: str  # the dotted name of the decoder whose forward is the model
+    like: str  # the dotted name of the decoder whose forward is the model (empty: none, see ``words``)
     expression: str  # what that forward records per captured layer (``hidden_states + residual``); empty:
     # the decoder captures already, only the class's ``forward`` is changed
 
     def words(self) -> str:
         """What the fix changes beside the member, as every front end says it."""
+        decoder = self.decoder.rsplit(".", 1)[-1]
         if not self.expression:
-            return (f" (also makes its forward hand the aux hidden states `{self.decoder.rsplit('.', 1)[-1]}` "
-                    "captures to its logits processor)")
-        return (f" (also makes `{self.decoder.rsplit('.', 1)[-1]}.forward` capture aux hidden states like "
-                f"`{self.like.rsplit('.', 1)[-1]}.forward`)")
+            return f" (also makes its forward hand the aux hidden states `{decoder}` captures to its logits processor)"
+        if not self.like:
+            return (f" (also makes `{decoder}.forward` capture aux hidden states: its `hidden_states` before each "
+                    "captured layer)")
+        return f" (also makes `{decoder}.forward` capture aux hidden states like `{self.like.rsplit('.', 1)[-1]}.forward`)"
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ read one set of rules: the edit re-plans on the text it edits.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -127,16 +128,16 @@ def recorded(cls: ast.ClassDef) -> list[ast.expr]:
     return out
 
 
-def fitting_expression(decoder: ast.ClassDef, models: list[tuple[ast.expr, T]]) -> tuple[str, T]:
+def fitting_expression(decoder: ast.ClassDef, models: Sequence[tuple[ast.expr, T]]) -> tuple[str, T | None]:
     """Of the models' recorded expressions (each with its decoder), the first whose names the decoder's
-    ``forward`` binds; a decoder with no ``residual`` of its own records ``hidden_states`` (as upstream's
-    Gemma 3 does)."""
+    ``forward`` binds; else a decoder with no ``residual`` of its own records ``hidden_states`` (as upstream's
+    Gemma 3 does), modelled on no decoder (None)."""
     bound = _bound(_method(decoder, "forward"))
-    if "residual" not in bound and models:  # no residual stream of its own: the layer's input is the whole state
-        models = [*models, (ast.Name("hidden_states"), models[0][1])]
     for expr, like in models:
         if {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} <= bound:
             return ast.unparse(expr), like
+    if "residual" not in bound and models:  # no residual stream of its own: the layer's input is the whole state
+        return "hidden_states", None
     seen = ", ".join(sorted({f"`{ast.unparse(e)}`" for e, _ in models})) or "nothing"
     raise Declined(f"no decoder that captures records a value `{decoder.name}.forward` has (they record {seen})")
 

@@ -41,7 +41,7 @@ class Captures:
                     for expr in capturing.recorded(self._node(owner, strict=False))]
         expression, like = capturing.fitting_expression(node, recorded)
         capturing.decoder_plan(decoder_text, node, expression)
-        return Capture(delegate, decoder.qualname, decoder_path, like.dotted, expression)
+        return Capture(delegate, decoder.qualname, decoder_path, like.dotted if like else "", expression)
 
     def _node(self, key: ClassKey, strict: bool = True) -> ast.ClassDef:
         """The class parsed alone (memoised); when it cannot be, :class:`capture.Declined` (or, not
