@@ -436,3 +436,52 @@ def test_the_texts_read_for_candidates_find_what_the_line_start_patterns_find():
                     names.add(words[-1].split(".")[0] if len(words) < 3 else words[-1])
         assert top_level_names(text) == names, text
     assert defined_methods("class A:\n\n    async def f(self):\n        def inner(x): ...\ndef top(): ...") == {"f", "inner"}
+
+
+def test_intent_is_per_algorithm_a_dflash_capture_method_shows_no_eagle_support(tmp_path):
+    """Issue 20, item 5: what makes a crash an error is evidence that the class means to support *that*
+    algorithm. A class with EAGLE3's capture method lacks EAGLE's get_embed_and_head: it meant EAGLE and crashes
+    (SC010). A class with only DFLASH's capture method shows no EAGLE support: its EAGLE run crashes for want of a
+    gate, said once on the worker line (SC011), never an error (it was one while every gate's member counted)."""
+    runner = RUNNER + """
+            if self.spec_algorithm.is_dflash():
+                if not hasattr(self.model, "set_dflash_layers_to_capture"):
+                    raise ValueError("DFLASH needs set_dflash_layers_to_capture")
+                self.model.set_dflash_layers_to_capture(self.layer_ids)
+    """
+    models = """
+        import torch
+
+        from pkg.models.qwen import Head, QwenModel
+
+
+        class AuxCaptureForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                self.model = QwenModel(config)
+                self.lm_head = Head(config)
+
+            def set_eagle3_layers_to_capture(self, layer_ids):
+                self.model.layers_to_capture = [i + 1 for i in layer_ids]
+
+
+        class FlashOnlyForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                self.model = QwenModel(config)
+                self.lm_head = Head(config)
+
+            def set_dflash_layers_to_capture(self, layer_ids):
+                self.model.layers_to_capture = [i + 1 for i in layer_ids]
+
+
+        EntryClass = [AuxCaptureForCausalLM, FlashOnlyForCausalLM]
+    """
+    root = _tree(tmp_path, {"pkg/model_executor/model_runner.py": runner, "pkg/models/mixed.py": models})
+    analysis = analyze(root)
+    errors = sorted((f.code, f.class_name, f.member) for f in analysis.findings if str(f.severity) == "error")
+    assert ("SC010", "AuxCaptureForCausalLM", "get_embed_and_head") in errors
+    assert not any(name == "FlashOnlyForCausalLM" for _, name, _ in errors), errors
+    (line,) = [f for f in analysis.findings if f.code == "SC011" and f.member == "get_embed_and_head"]
+    assert ("FlashOnlyForCausalLM", ("get_embed_and_head",)) in [(c.class_name, c.members) for c in line.classes]
+    assert "AuxCaptureForCausalLM" not in [c.class_name for c in line.classes]
+    eagle = analysis.status_of(next(k for k in analysis.checked if k.qualname == "FlashOnlyForCausalLM"))
+    assert eagle is not None and not eagle.algorithm("EAGLE").intent

@@ -238,14 +238,13 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         # as ``lm_head`` every model has say nothing)
         primary = roles[0] if draft_shaped or roles == (Role.DRAFT,) else Role.TARGET
         # The shared uses are made by every run of the algorithms that have no worker files of their own: a
-        # class with their methods, in either role, means to make them too
-        # (EAGLE3 runs the EAGLE workers), and a method some algorithm's gate asks for is a capability the
-        # class was given for speculative decoding
+        # class with their methods, in either role, means to make them too (EAGLE3 runs the EAGLE workers).
+        # Intent is per algorithm: the members of an algorithm with workers of its own (DFLASH's, DSPARK's
+        # capture methods) say nothing of EAGLE
         if algorithm == BASE_ALGORITHM:
             shared = {None} | {spec.name for spec in config.algorithms if not spec.files}
-            gated = {m for _, site in sites for m in site.gate}
             has_some = any(lookup.provides(site.member) for _, site in sites
-                           if site.is_call and (site.algorithm in shared or site.member in gated))
+                           if site.is_call and site.algorithm in shared)
         else:  # its own methods; an algorithm with no worker files of its own runs the shared uses too
             own = {claimed} | (set() if any(spec.files for spec in config.algorithms if spec.name == claimed)
                                else {None})
