@@ -280,3 +280,52 @@ def test_classes_checked_in_forked_processes_give_the_findings_problems_and_coun
     assert several.problems == one.problems and [Path(p).name for p in one.problems] == ["i7.py"]
     assert several.stats.files_skipped == one.stats.files_skipped == {"syntax-error": 1}
     assert several.stats.files_parsed == one.stats.files_parsed
+
+
+def _dies() -> int:
+    os._exit(3)
+
+
+def test_work_done_in_the_background_comes_back_and_a_death_is_no_result():
+    """``in_background``: the forked process's result (made from this process's state, which it inherits),
+    and None when it dies without sending, so the caller does the work itself; in a process running other
+    threads nothing is forked at all."""
+    state = {"members": ["get_embed_and_head"]}
+    if not parallel._fork_safe():
+        pytest.skip("forking is unsafe here (not Linux, or other threads run)")
+    assert parallel.in_background(lambda: [m.upper() for m in state["members"]])() == ["GET_EMBED_AND_HEAD"]
+    assert parallel.in_background(_dies)() is None
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert parallel.in_background(lambda: "forked")() is None
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_a_cold_check_finds_the_implement_candidates_in_the_background_with_the_same_findings(tmp_path, monkeypatch):
+    """The check of many classes, shared with forked processes, takes its implement candidates from a process
+    that found them while this one found the held classes: the same findings as one process finding all."""
+    models = {f"pkg/models/m{i}.py": f"""
+        from pkg.models.llama import LlamaForCausalLM
+
+        class Wrapper{i}:
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+
+        EntryClass = Wrapper{i}
+    """ for i in range(12)}
+    root = base_tree(tmp_path, models)
+    monkeypatch.setitem(parallel.MIN_PER_PROCESS, "classes", 2)
+    started = []
+    real = checking_module.in_background
+    monkeypatch.setattr(checking_module, "in_background", lambda work: started.append(work) or real(work))
+    monkeypatch.setenv("SPEC_CONTRACT_JOBS", "1")
+    one = Project(root, load_config(root), use_cache=False).analyze()
+    monkeypatch.setenv("SPEC_CONTRACT_JOBS", "2")
+    several = Project(root, load_config(root), use_cache=False).analyze()
+    if parallel.processes_for(12, "classes") > 1:  # not on a one-core machine
+        assert len(started) == 1
+    assert findings(several) == findings(one) and len(findings(one)) == 24

@@ -284,3 +284,47 @@ def map_forked(count: int, work: Callable[[int], T], processes: int, report: Cal
     results.update((first + i, result) for i, result in _shared(
         count - first, lambda i: work(first + i), processes, multiprocessing.get_context("fork"), report, reports))
     return [results[i] for i in range(count)], reports
+
+
+def _serve_one(work: Callable[[], Any], connection: Any) -> None:
+    """A forked process of :func:`in_background`: do the work, send its result once."""
+    gc.disable()  # see _serve
+    try:
+        connection.send(work())
+    except (BrokenPipeError, OSError):  # the reader is gone (it stopped waiting, or exited): nobody wants it
+        pass
+    finally:
+        connection.close()
+
+
+def in_background(work: Callable[[], T]) -> Callable[[], T | None]:
+    """``work()`` done by a forked process while this one goes on with other work; the function returned
+    waits for its result, None where none came (forking is unsafe here, see ``_fork_safe``, or the process
+    could not start or died): the caller then does the work itself. Call it exactly once.
+
+    What the forked process adds to its copy of this one (memos, summaries) stays there: only the result
+    comes back, pickled. A result of None is no result."""
+    if not _fork_safe():
+        return lambda: None
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_serve_one, args=(work, sender), daemon=True)
+    try:
+        process.start()
+    except (EOFError, OSError, RuntimeError, ValueError):  # see _start
+        receiver.close()
+        return lambda: None
+    finally:
+        sender.close()
+
+    def result() -> T | None:
+        try:
+            return _received(process, receiver)
+        finally:
+            receiver.close()
+            process.join()
+
+    return result
+

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from spec_contract.engine.check.analogy import Analogies
-from spec_contract.engine.check.batch import check_classes
+from spec_contract.engine.check.batch import check_classes, warm_ahead
 from spec_contract.engine.check.crashes import on_worker_lines
 from spec_contract.engine.check.protocols import GatedCapability, gated_capabilities
 from spec_contract.engine.check.wrappers import without_handed_crashes
@@ -171,7 +171,11 @@ class Pipeline:
         # editor's focused analysis finds the same ones as a whole one)
         analogies = Analogies(index, [(m.path, m.module) for m in layout.models],
                               lambda path: self._sources.text(path)[0], self.config.entry_class_variable)
-        held = self._held.find(index, checked, self.config, contract.members(), changed)
+        adopt = warm_ahead(analogies, contract, len(self._kept.stale(checked, changed)))
+        try:
+            held = self._held.find(index, checked, self.config, contract.members(), changed)
+        finally:
+            adopt()
         self._kept.unsaved |= self._held.unsaved
         self._check(checked + list(held), changed, index, contract, gated, stats, problems, analogies, held)
         findings = on_worker_lines(without_handed_crashes(self._kept.findings(checked + list(held)), held),

@@ -251,6 +251,18 @@ class Analogies:
         for member in members:
             self.candidates(member)
 
+    def warmed(self, members: list[str]) -> dict[str, tuple[list[Candidate], list[tuple[ClassKey, str]]]]:
+        """What :meth:`warm` finds of ``members`` (candidates, forwarders), for another process to :meth:`adopt`."""
+        self.warm(members)
+        return {member: (self._candidates[member], self._forwarders.get(member, [])) for member in members}
+
+    def adopt(self, found: dict[str, tuple[list[Candidate], list[tuple[ClassKey, str]]]]) -> None:
+        """What another process found (see :meth:`warmed`), as if found here."""
+        for member, (candidates, forwarders) in found.items():
+            if member not in self._candidates:
+                self._candidates[member] = candidates
+                self._forwarders.setdefault(member, []).extend(forwarders)
+
     def candidates(self, member: str) -> list[Candidate]:
         found = self._candidates.get(member)
         if found is None:
@@ -284,9 +296,7 @@ class Analogies:
     def _candidate(self, key: ClassKey, member: str, path: str, text: str, line: int) -> Candidate | None:
         """The candidate whose ``def`` is at ``line`` of ``text``: only the definition is parsed (its extent
         read from the indentation), not the file."""
-        lines = self._lines.get(path)
-        if lines is None:
-            lines = self._lines[path] = text.splitlines(keepends=True)
+        lines = self._lines.get(path) or self._lines.setdefault(path, text.splitlines(keepends=True))
         definition = _definition(lines, line)
         try:
             fn = ast.parse(definition).body[0]
