@@ -6,7 +6,9 @@ the README's table all read this registry, so a kind is added here and nowhere e
 
 What each severity promises: an **error** means a run with the class reaches a worker line that raises
 ``AttributeError``; a **warning** is a capability the class loses (the engine refuses it cleanly at start-up)
-or a crash that needs an unusual configuration; **information** is a degraded path or a rare condition.
+or a crash that needs an unusual configuration; **information** is a degraded path or a rare condition; a
+**hint** is what a class could gain by implementing members like a class holding the same parts (a capability
+refused cleanly, SC012, or a guarded call the worker skips, SC014).
 """
 
 from __future__ import annotations
@@ -193,11 +195,25 @@ BROKEN_FORWARD = Rule(
     "forwarding again would not help, so there is no quick fix.",
     fix=Fix.NONE)
 
+MISSING_OPTIONAL_IMPLEMENTATION = Rule(
+    "SC014", "missing-optional-implementation", Severity.HINT,
+    "a guarded (optional) contract member that no inner model has is not implemented, though a class holding the "
+    "same parts implements it: the run takes a degraded path",
+    "The worker calls the member only when the model has it (`hasattr`, `getattr(…, None)`, `except "
+    "AttributeError`), so a run with the class does not crash: it skips the call and goes without what the "
+    "member does (a draft that lacks `set_lm_head_from_target` keeps its own `lm_head` instead of sharing the "
+    "target's). No inner model has the member, so there is nothing to forward (that is SC002's case), but a "
+    "class holding the same parts implements it, and its body fits this class (see SC010): the message names "
+    "the guarded call site, what the run loses, and the model; the quick fix and `check --fix --select SC014` "
+    "insert that body. A hint, not information: that a sibling implements it is a suggestion, not a sign this "
+    "class meant to; text output shows hints only with `--hints`, `--format json` always includes them.",
+    fix=Fix.IMPLEMENT)
+
 RULES: tuple[Rule, ...] = (
     MISSING_FORWARD, MISSING_OPTIONAL_FORWARD, MISSING_CAPABILITY,
     MISSING_CONDITIONAL_FORWARD, MISSING_DRAFT_FORWARD, CAPABILITY_NOT_DECLARED,
     CAPABILITY_NOT_BACKED, CAPABILITY_UNVERIFIABLE, CAPABILITY_NOT_DECLARABLE, MISSING_IMPLEMENTATION,
-    UNREFUSED_CRASH, IMPLEMENTABLE, BROKEN_FORWARD,
+    UNREFUSED_CRASH, IMPLEMENTABLE, BROKEN_FORWARD, MISSING_OPTIONAL_IMPLEMENTATION,
 )
 
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

@@ -10,13 +10,17 @@ evidence of intent, so an error keeps meaning "this run crashes":
   once on the worker line (SC011, a warning listing the classes); each class's check yields a per-class
   record that :func:`on_worker_lines` gathers, so a re-check of one class still updates the line's finding;
 * the algorithm is refused cleanly at a gate nothing here passes, but every member it needs can be
-  implemented by analogy: SC012, a hint, whose fix adds them all.
+  implemented by analogy: SC012, a hint, whose fix adds them all;
+* the run is degraded: a worker calls a member only when the model has it (``hasattr`` first), the class and
+  its inner models lack it, and a class holding the same parts implements it in a body that fits this one:
+  SC014, a hint (nothing crashes), saying the guarded call site, what the run goes without, and the model.
 
 Members an inner model has are the forward check's (SC001…SC005); they are not reported again here.
 """
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from collections.abc import Callable, Iterable
 
@@ -44,7 +48,12 @@ from spec_contract.engine.results import (
     Role,
     Span,
 )
-from spec_contract.engine.rules import IMPLEMENTABLE, MISSING_IMPLEMENTATION, UNREFUSED_CRASH
+from spec_contract.engine.rules import (
+    IMPLEMENTABLE,
+    MISSING_IMPLEMENTATION,
+    MISSING_OPTIONAL_IMPLEMENTATION,
+    UNREFUSED_CRASH,
+)
 from spec_contract.engine.summarise.summary import ClassSummary
 
 Relative = Callable[[str], str]
@@ -83,7 +92,7 @@ def _provider(index: Index, provision: Provision) -> Provider:
 def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, contract: Contract, config: Config,
                    analogies: Analogies | None, rel: Relative, lookup: MemberLookup,
                    reached: tuple[list[tuple[Role, CallSite]], Gates]) -> list[Finding]:
-    """The class's SC010, SC011 (per-class records) and SC012 findings (see the module docstring), from the
+    """The class's SC010, SC011 (per-class records), SC012 and SC014 findings (see the module docstring), from the
     check's ``lookup`` and the sites and gates it found (``reached``)."""
     # a language model of a class not known here may have what the class lacks: what to forward is unknown, so
     # the class counts as showing no support (it is listed where it crashes, never an error)
@@ -119,7 +128,72 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
             hint = _implementable(index, key, cls, path, status, lookup, reached, analogies, config, rel)
             if hint is not None:
                 out.append(hint)
+    if analogies is not None and not unknown:
+        out += _degraded(index, key, cls, path, statuses, lookup, reached[0], analogies, config, rel)
     return out
+
+
+def _degraded(index: Index, key: ClassKey, cls: ClassSummary, path: str, statuses: list[AlgorithmStatus],
+              lookup: MemberLookup, sites: list[tuple[Role, CallSite]], analogies: Analogies, config: Config,
+              rel: Relative) -> list[Finding]:
+    """SC014 for each method only guarded calls of the class's own role use, which neither the class nor an
+    inner model has (an inner's is SC002's forward) and which a class holding the same parts implements in a
+    body that fits this one (a member nothing fits is no sign the class could have it)."""
+    draft_shaped = config.draft_shaped(cls.name)
+    primary = {Role.DRAFT} if draft_shaped else {Role.TARGET} & set(config.roles_for_class(cls.name))
+    if config.loaded_as_draft(cls.name):
+        primary.add(Role.DRAFT)
+    # a draft head named for an algorithm with workers of its own (``DFlash2DraftModel``) is loaded by those
+    # workers only, never by the others' (SGLang's DFlashWorkerV2 is no EAGLEWorkerV2)
+    own = next((a.name for a in config.algorithms if a.files and draft_shaped and a.name.lower() in cls.name.lower()),
+               None)
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for status in statuses:
+        claimed = None if status.algorithm == BASE_ALGORITHM else status.algorithm
+        for member in status.degraded:
+            guarded = [(role, site) for role, site in sites
+                       if site.member == member and site.guarded and _skipped(site) and not site.condition
+                       and site.algorithm == claimed and role in primary
+                       and (own is None or role is not Role.DRAFT or site.algorithm == own)]
+            if member in seen or not guarded or lookup.provides(member) or lookup.inner(member) is not None:
+                continue
+            analogy = analogies.implement(lookup, member)
+            provision = analogies.provision(lookup, member, config)
+            if analogy is None or analogy.like is None or provision is None or provision.how is not How.IMPLEMENT:
+                continue
+            seen.add(member)
+            role, site = min(guarded, key=lambda pair: (pair[1].phase is not Phase.START_UP, pair[1].path,
+                                                        pair[1].span))
+            writes = sorted("self." + ".".join(chain) for chain in analogy.like.writes)
+            short = (provision.like or "").rsplit(".", 1)[-1]
+            loses = (f"so `{cls.name}` keeps its own {', '.join(f'`{w}`' for w in writes)}, which "
+                     f"`{short}.{member}` sets" if writes else "so the run goes without what it returns")
+            message = (f"`{cls.name}` does not implement `{member}`, and no inner model has it; a run of "
+                       f"{status.algorithm} calls it at {rel(site.path)}:{site.span.line + 1} only when the model "
+                       f"has it (`{site.text}`), so it skips the call: no crash, a degraded run ({loses}); "
+                       f"{provision_words(member, provision)}")
+            out.append(Finding(
+                code=MISSING_OPTIONAL_IMPLEMENTATION.code, severity=config.severity[MISSING_OPTIONAL_IMPLEMENTATION.code],
+                path=path, span=cls.span, class_name=cls.name, class_qualname=key.dotted, member=member,
+                roles=(role,), delegate="", inner_class="", provider=_provider(index, provision), call_sites=(site,),
+                message=message, algorithm=status.algorithm, implements=((member, provision),)))
+    return out
+
+
+def _skipped(site: CallSite) -> bool:
+    """Whether the guarded use is a call made for its effect, a statement of its own line: without the member the
+    worker skips it and the run goes without that effect. A call whose value the worker uses (``return
+    m.get_embed_and_head_for_draft(e)``) has a path that computes the value otherwise (``get_embed_and_head()``),
+    which is no loss; a call spread over lines is not told, so nothing is said."""
+    if not site.is_call:
+        return False
+    try:
+        body = ast.parse(site.text).body
+    except SyntaxError:
+        return False
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Call) \
+        and isinstance(body[0].value.func, ast.Attribute) and body[0].value.func.attr == site.member
 
 
 def _unknown_inner(index: Index, key: ClassKey, config: Config) -> bool:
