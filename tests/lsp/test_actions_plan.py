@@ -110,6 +110,10 @@ def test_implement_findings_offer_to_implement_like_their_model_and_nothing_when
                                 code="SC012").__dict__,
                       "severity": "hint", "algorithm": "EAGLE3", "implements": (("set_eagle3_layers_to_capture", like),)})
     unfit = finding("get_embed_and_head", qualname="m.llava.Fourth", line=70, code="SC010")  # no implements
+    # a degraded run's hint implements the one member the guarded call skips: it enables nothing
+    skipped = Finding(**{**finding("set_lm_head_from_target", qualname="m.llava.Fifth", line=75, code="SC014").__dict__,
+                         "severity": "hint", "algorithm": "EAGLE", "implements": (("set_lm_head_from_target", like),)})
+    assert titles(plan([skipped], (75, 75), [], None))[0] == ("quickfix", "Implement `set_lm_head_from_target` like `Qwen`")
     assert [t for k, t in titles(plan([sc010, chain, hint, unfit], (0, 80), [], None)) if not t.startswith("Ignore")] == [
         "Implement `get_embed_and_head` like `Qwen`",
         "Implement `set_embed` in `Llama` like `Qwen` and forward it to `self.language_model`",

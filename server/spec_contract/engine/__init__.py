@@ -61,7 +61,7 @@ if TYPE_CHECKING:
         Span,
         TextEdit,
     )
-    from spec_contract.engine.rules import BY_CODE, MISSING_CAPABILITY, RULES, Fix, Rule, Severity
+    from spec_contract.engine.rules import BY_CODE, IMPLEMENTABLE, MISSING_CAPABILITY, RULES, Fix, Rule, Severity
     from spec_contract.engine.stats import Stats
     from spec_contract.engine.text import LineIndex, apply_edits, lines_with_ends, only_adds_lines
 
@@ -122,6 +122,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TextEdit": ("results", "TextEdit"),
     "BY_CODE": ("rules", "BY_CODE"),
     "MISSING_CAPABILITY": ("rules", "MISSING_CAPABILITY"),
+    "IMPLEMENTABLE": ("rules", "IMPLEMENTABLE"),
     "RULES": ("rules", "RULES"),
     "Rule": ("rules", "Rule"),
     "Fix": ("rules", "Fix"),
@@ -151,7 +152,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = [
     "AlgorithmState", "BASE_ALGORITHM", "Crash", "How", "Phase", "Provision", "class_status",
     "Added", "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
-    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "LineIndex", "Listings",
+    "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "IMPLEMENTABLE", "LineIndex",
+    "Listings",
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
     "find_project", "fingerprint", "is_project", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",

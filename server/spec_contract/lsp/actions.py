@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from spec_contract.engine import BY_CODE, MISSING_CAPABILITY, Fix
+from spec_contract.engine import BY_CODE, IMPLEMENTABLE, MISSING_CAPABILITY, Fix
 from spec_contract.lsp.convert import to_range, uri_of
 from spec_contract.lsp.data import Action, CodeActionData, FindingKey
 from spec_contract.lsp.diagnostics import SOURCE, finding_key, severity_of
@@ -57,10 +57,11 @@ def _intersects(span: Span, rng_lines: tuple[int, int]) -> bool:
 
 def _title(finding: Finding) -> str:
     """What the quick fix for one finding does; a capability fix forwards the gate member and those past it;
-    an implement fix writes the members like the class they are modelled on (a hint's enables its algorithm)."""
+    an implement fix writes the members like the class they are modelled on (SC012's enables its algorithm;
+    SC014's, a hint too, only implements the member a guarded call skips)."""
     if BY_CODE[finding.code].fix is Fix.IMPLEMENT:
         like = (finding.implements[0][1].like or "").rsplit(".", 1)[-1]
-        if len(finding.implements) > 1 or finding.severity == "hint":
+        if len(finding.implements) > 1 or finding.code == IMPLEMENTABLE.code:
             count = len(finding.implements)
             return (f"Enable {finding.algorithm} for `{finding.class_name}`: implement {count} "
                     f"member{'s' if count > 1 else ''} like `{like}`")
