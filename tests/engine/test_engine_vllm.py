@@ -852,3 +852,39 @@ def test_hover_shows_each_class_verdict_on_the_protocol_capability(tmp_path):
     assert [c for c in codes(analysis) if c[0] in ("SC006", "SC007")] == [
         ("SC006", "PictureForConditionalGeneration", "SupportsEagle3", "warning"),
         ("SC007", "PlainForCausalLM", "SupportsEagle3", "error")]
+
+
+HELD = """
+    import torch.nn as nn
+
+    from .interfaces import SupportsEagle3
+    from .plain import PlainModel
+
+
+    class HeldLLMForCausalLM(nn.Module, SupportsEagle3):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            self.model = PlainModel()
+            self.logits_processor = None
+
+
+    class HeldVisionForConditionalGeneration(nn.Module):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            self.language_model = HeldLLMForCausalLM(vllm_config=vllm_config)
+"""
+
+
+def test_a_language_model_no_registry_names_is_never_asked_the_protocol_gate(tmp_path):
+    """The engine's isinstance gate (``supports_eagle3(self.get_model())``) asks the served class, the wrapper:
+    a held language model that declares the Protocol with a holder that is not the mixin would fail it if it
+    were served (PlainForCausalLM's SC007), but nothing serves it, so it gets no capability finding (vLLM
+    0.33.0's Granite4VisionLLMForCausalLM had a false SC007 so); it is still checked as a held class."""
+    registry = REGISTRY.replace(
+        '"PictureForConditionalGeneration": ("picture", "PictureForConditionalGeneration"),',
+        '"PictureForConditionalGeneration": ("picture", "PictureForConditionalGeneration"),\n'
+        '        "HeldVisionForConditionalGeneration": ("held", "HeldVisionForConditionalGeneration"),')
+    analysis = analyze(vllm_tree(tmp_path, {f"{MODELS}/registry.py": registry, f"{MODELS}/held.py": HELD}))
+    assert "HeldLLMForCausalLM" in {key.qualname for key in analysis.held}  # held: checked, for what it is handed
+    assert [f for f in analysis.findings if f.class_name == "HeldLLMForCausalLM"] == []
+    assert ("SC007", "PlainForCausalLM", "SupportsEagle3", "error") in codes(analysis)  # the same shape, served
