@@ -722,7 +722,8 @@ def test_the_contract_lists_the_gated_protocol_capability_and_what_it_requires(t
         "defaults": ["set_aux_hidden_state_layers", "get_eagle3_default_aux_hidden_state_layers"]}
     runner = "vllm/v1/worker/gpu_model_runner.py"
     assert capability["gate_sites"] == [
-        {"path": runner, "line": line_of(root, runner, "if not supports_eagle3"), "guarded": False}]
+        {"path": runner, "line": line_of(root, runner, "if not supports_eagle3"), "guarded": False,
+         "phase": "start-up"}]  # the capability check runs while the model loads
     proposer = "vllm/v1/spec_decode/eagle.py"
     assert [(s["path"], s["line"]) for s in capability["reads"]] == [
         (proposer, line_of(root, proposer, "self.embed = language_model.model.embed_tokens"))]

@@ -43,7 +43,7 @@ from spec_contract.engine.check.aux_returns import (
 from spec_contract.engine.config import Capability, Config
 from spec_contract.engine.contract import algorithm_of
 from spec_contract.engine.resolve.index import ClassKey, Index
-from spec_contract.engine.results import CallSite, Finding, Provider, Role, Span
+from spec_contract.engine.results import CallSite, Finding, Phase, Provider, Role, Span
 from spec_contract.engine.summarise.classes import ARCHITECTURE
 from spec_contract.engine.summarise.summary import ClassSummary, ModuleSummary
 
@@ -102,8 +102,9 @@ def _check_sites(path: str, text: str, check: str) -> list[CallSite]:
         match = pattern.search(line)
         if match and not stripped.startswith(("def ", "from ", "import ", "#")):
             span = Span(number, match.start(), number, match.start() + len(check))
+            # the profile's capability check runs while the model loads (SC006/SC007 say so): start-up
             sites.append(CallSite(path=path, span=span, role=Role.TARGET, member=check, text=stripped,
-                                  guarded=False, is_call=True))
+                                  guarded=False, is_call=True, phase=Phase.START_UP))
     return sites
 
 
@@ -119,7 +120,7 @@ def _language_reads(workers: list[ModuleSummary], capability: Capability, config
                         and use.receiver[-1].endswith(capability.language_attr) \
                         and algorithm_of(config, summary.path, use.taken) in (None, capability.name):
                     reads.append(CallSite(path=summary.path, span=use.span, role=Role.TARGET, member=use.member,
-                                          text=use.text, guarded=False, is_call=use.is_call))
+                                          text=use.text, guarded=False, is_call=use.is_call, phase=Phase.START_UP))
     return tuple(sorted(reads, key=lambda site: (site.path, site.span)))
 
 
