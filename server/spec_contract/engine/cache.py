@@ -14,7 +14,6 @@ analysis later. It is deleted and counts as a miss, so the run rebuilds it; no c
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import shutil
@@ -23,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from spec_contract import __version__
+from spec_contract.engine.digests import blake2b
 from spec_contract.engine.summarise.summary import ModuleSummary
 
 # Bumped when the layout of an entry changes; part of every entry's header.
@@ -49,7 +49,7 @@ def engine_fingerprint(engine: Path = Path(__file__).parent, memo: Path | None =
         if known is not None and len(known) == _FINGERPRINT_CHARS + 1 + len(kept.name) \
                 and known.endswith(f" {kept.name}".encode()) and known[:_FINGERPRINT_CHARS].isalnum():
             return known[:_FINGERPRINT_CHARS].decode()
-    digest = hashlib.sha1(__version__.encode())
+    digest = blake2b(__version__.encode(), digest_size=20)
     for relative, path in sources:
         digest.update(relative.encode())
         with open(path, "rb") as handle:
@@ -70,7 +70,7 @@ def _signature(engine: Path, sources: list[tuple[str, str]]) -> str | None:
             parts.append(f"{relative}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}")
     except OSError:
         return None
-    return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    return blake2b("\0".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 def _engine_sources(engine: Path) -> list[tuple[str, str]]:
@@ -102,7 +102,7 @@ def default_dir() -> Path:
 
 
 def _checksum(payload: bytes) -> bytes:
-    return hashlib.blake2b(payload, digest_size=_CHECKSUM_BYTES).digest()
+    return blake2b(payload, digest_size=_CHECKSUM_BYTES).digest()
 
 
 def encode_entry(value: object) -> bytes:
@@ -149,11 +149,11 @@ class SummaryCache:
 
     def _path(self, key: str) -> Path:
         # Keys hold configuration text (the entry-class variable): hashed, they can name no other path.
-        name = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        name = blake2b(key.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
         return self.directory / name[:2] / f"{name[2:]}.pickle"
 
     def _results_path(self, key: str) -> Path:
-        name = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        name = blake2b(key.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
         return self.directory / "results" / f"{name}.pickle"
 
     def get(self, key: str) -> ModuleSummary | None:

@@ -11,7 +11,6 @@ baseline that silently matched nothing would pass every old finding as new, or h
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from spec_contract.engine.config import ConfigError, read_settings_file
+from spec_contract.engine.digests import sha256
 from spec_contract.engine.results import Finding
 
 VERSION = 1
@@ -35,7 +35,7 @@ def identity(finding: Finding) -> tuple[str, str, str, str]:
 
 def fingerprint(finding: Finding) -> str:
     """The identity as a short stable hash: JSON's ``fingerprint`` and SARIF's ``partialFingerprints``."""
-    return hashlib.sha256("\0".join(identity(finding)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return sha256("\0".join(identity(finding)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)

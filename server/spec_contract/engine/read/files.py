@@ -8,7 +8,6 @@ unreadable, symlink loops) are reported with a reason instead of raising, so one
 from __future__ import annotations
 
 import errno
-import hashlib
 import io
 import os
 import stat
@@ -17,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from spec_contract.engine.digests import content_digest
 from spec_contract.engine.read.globs import glob_match
 from spec_contract.engine.read.listing import Listings, walk
 
@@ -38,7 +38,7 @@ class SourceFile:
 @dataclass(frozen=True)
 class ReadResult:
     text: str | None
-    digest: str  # sha1 of the bytes; "" when unreadable
+    digest: str  # content_digest of the bytes; "" when unreadable
     problem: str | None  # why ``text`` is None: "binary", "too-large", "undecodable", "unreadable", "not-a-file"
 
 
@@ -188,7 +188,7 @@ def decode(data: bytes | str | None) -> ReadResult:
     """Text of a Python source file, or why there is none (``data`` is what :func:`read_bytes` returned)."""
     if data is None or isinstance(data, str):
         return ReadResult(None, "", data or "unreadable")
-    digest = hashlib.sha1(data).hexdigest()
+    digest = content_digest(data)
     if len(data) > MAX_FILE_BYTES:
         return ReadResult(None, digest, "too-large")
     if b"\0" in data:
@@ -204,7 +204,7 @@ def decode(data: bytes | str | None) -> ReadResult:
 
 
 def text_digest(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return content_digest(text.encode("utf-8", "surrogatepass"))
 
 
 def relative_to(path: str, root: Path) -> str:

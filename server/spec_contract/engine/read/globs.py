@@ -30,7 +30,9 @@ def glob_match(rel: str, globs: tuple[str, ...]) -> bool:
         matcher = _COMBINED[globs] = (re.compile(
             "|".join(f"(?:{glob_regex(g, f'g{i}')})" for i, g in enumerate(regular)) or r"(?!)"), rare)
     combined, rare = matcher
-    return combined.match(rel) is not None or any(_match_tokens(tokens, rel) for tokens in rare)
+    if combined.match(rel) is not None:
+        return True
+    return bool(rare) and any(_match_tokens(tokens, rel) for tokens in rare)  # no generator for the usual none
 
 
 def normalised_glob(glob: str) -> str:
