@@ -251,18 +251,6 @@ class Analogies:
         for member in members:
             self.candidates(member)
 
-    def warmed(self, members: list[str]) -> dict[str, tuple[list[Candidate], list[tuple[ClassKey, str]]]]:
-        """What :meth:`warm` finds of ``members`` (candidates, forwarders), for another process to :meth:`adopt`."""
-        self.warm(members)
-        return {member: (self._candidates[member], self._forwarders.get(member, [])) for member in members}
-
-    def adopt(self, found: dict[str, tuple[list[Candidate], list[tuple[ClassKey, str]]]]) -> None:
-        """What another process found (see :meth:`warmed`), as if found here."""
-        for member, (candidates, forwarders) in found.items():
-            if member not in self._candidates:
-                self._candidates[member] = candidates
-                self._forwarders.setdefault(member, []).extend(forwarders)
-
     def candidates(self, member: str) -> list[Candidate]:
         found = self._candidates.get(member)
         if found is None:
@@ -497,6 +485,24 @@ def _score(index: Index, key: ClassKey, other: ClassKey) -> int:
             score += 2
     shared = set(index.mro(key)[1:]) & set(index.mro(other)[1:])
     return score + len(shared)
+
+
+Warmed = dict[str, tuple[list[Candidate], list[tuple[ClassKey, str]]]]  # member → (candidates, forwarders)
+
+
+def warmed(analogies: Analogies, members: list[str]) -> Warmed:
+    """What ``Analogies.warm`` finds of ``members``, for another process to :func:`adopt` (module functions,
+    as the class is at its size limit)."""
+    analogies.warm(members)
+    return {member: (analogies._candidates[member], analogies._forwarders.get(member, [])) for member in members}
+
+
+def adopt(analogies: Analogies, found: Warmed) -> None:
+    """What another process found (see :func:`warmed`), as if ``analogies`` had found it."""
+    for member, (candidates, forwarders) in found.items():
+        if member not in analogies._candidates:
+            analogies._candidates[member] = candidates
+            analogies._forwarders.setdefault(member, []).extend(forwarders)
 
 
 def _short(key: ClassKey) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
-from spec_contract.engine.check.analogy import Analogies
+from spec_contract.engine.check.analogy import Analogies, adopt, warmed
 from spec_contract.engine.check.protocols import GatedCapability, capability_findings
 from spec_contract.engine.check.shares import Drafts
 from spec_contract.engine.check.wrappers import check_class
@@ -39,14 +39,14 @@ def warm_ahead(analogies: Analogies, contract: Contract, classes: int) -> Callab
     here, as before."""
     if processes_for(classes, "classes") <= 1:
         return lambda: None
-    found = in_background(partial(analogies.warmed, [entry.member for entry in contract.entries if entry.is_call]))
+    found = in_background(partial(warmed, analogies, [entry.member for entry in contract.entries if entry.is_call]))
 
-    def adopt() -> None:
+    def adopting() -> None:
         candidates = found()
         if candidates is not None:
-            analogies.adopt(candidates)
+            adopt(analogies, candidates)
 
-    return adopt
+    return adopting
 
 
 def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config: Config, *,
