@@ -120,6 +120,12 @@ def test_implement_findings_offer_to_implement_like_their_model_and_nothing_when
         "Enable EAGLE3 for `Third`: implement 1 member like `Qwen`",
         "Add all missing delegations in this file (spec-contract)",
     ]
+    # enabling a refused algorithm is a source action (issue 20, item 5), listed for the class, not a quick fix
+    assert titles(plan([hint], (50, 50), [], None))[0] == (
+        "source.enableEagle3.spec-contract", "Enable EAGLE3 for `Third`: implement 1 member like `Qwen`")
+    assert [k for k, _ in titles(plan([hint], (50, 50), [], ["source"]))] == [
+        "source.enableEagle3.spec-contract", "source.fixAll.spec-contract"]
+    assert titles(plan([hint], (50, 50), [], ["quickfix"])) == [("quickfix", "Ignore SC012 for this class")]
 
 
 def test_the_most_severe_fix_comes_first_and_the_menu_stays_short():

@@ -348,3 +348,45 @@ async def test_kimi_menu_is_short_worst_first_and_add_all_adds_what_it_says(clie
     added = {line.split("(")[0].split()[-1] for line in fixed.splitlines() if line.strip().startswith("def ")} - {
         line.split("(")[0].split()[-1] for line in original.splitlines() if line.strip().startswith("def ")}
     assert added == {"get_embed_and_head", "set_eagle3_layers_to_capture", "set_embed_and_head", "get_hot_token_ids"}
+
+
+async def test_enable_eagle3_is_a_source_action_that_implements_the_members(client, demo):
+    """Issue 20, item 5: a class the EAGLE3 gate refuses cleanly, which could implement the gate's member like
+    its sibling, gets a hint (SC012); "Enable EAGLE3 for X" is a source action (source.enableEagle3.spec-contract,
+    listed when the client asks for source actions on the class), not a quick fix; its edit writes the member
+    like the model, and the hint goes."""
+    runner = demo / "minisgl/model_executor/model_runner.py"
+    runner.write_text(runner.read_text().replace(
+        "        if self.eagle_use_aux_hidden_state:\n",
+        "        if self.eagle_use_aux_hidden_state:\n"
+        "            if not hasattr(self.model, \"set_eagle3_layers_to_capture\"):\n"
+        "                raise ValueError(\"EAGLE3 needs set_eagle3_layers_to_capture\")\n"))
+    path = demo / "minisgl/models/mistral.py"
+    path.write_text(
+        "class MistralForCausalLM:\n"
+        "    def __init__(self, config):\n"
+        "        self.embed_tokens = None\n"
+        "        self.lm_head = None\n"
+        "        self.capture_layers = []\n\n"
+        "    def get_embed_and_head(self):\n"
+        "        return self.embed_tokens, self.lm_head\n\n"
+        "    def set_embed_and_head(self, embed, head):\n"
+        "        self.embed_tokens = embed\n"
+        "        self.lm_head = head\n\n\n"
+        "EntryClass = MistralForCausalLM\n")
+    await initialize(client, [demo])
+    original = path.read_text()
+    uri = open_document(client, path)
+    (hint,) = await indexed_diagnostics(client, uri, 1)
+    assert (hint.code, hint.severity) == ("SC012", types.DiagnosticSeverity.Hint)
+    quick = await code_actions(client, uri, [hint], only=[types.CodeActionKind.QuickFix], line=0)
+    assert [a.title for a in quick] == ["Ignore SC012 for this class"]
+    source = await code_actions(client, uri, [], only=[types.CodeActionKind.Source], line=0)
+    enable = next(a for a in source if a.title.startswith("Enable"))
+    assert (enable.kind, enable.title) == ("source.enableEagle3.spec-contract",
+                                           "Enable EAGLE3 for `MistralForCausalLM`: implement 1 member like "
+                                           "`LlamaForCausalLM`")
+    fixed, remaining = await applied(client, uri, original, enable, [])
+    assert ("    def set_eagle3_layers_to_capture(self, layer_ids=None):\n"
+            "        self.capture_layers = list(layer_ids or [])\n") in fixed
+    assert remaining == []

@@ -180,7 +180,8 @@ IMPLEMENTABLE = Rule(
     "lacks can be implemented like a class holding the same parts",
     "A capability gate refuses the algorithm at start-up, and neither the class nor its inner model has the "
     "gate's member; but each member the algorithm needs can be modelled on a class that has the same parts "
-    "(see SC010). The quick fix \"Enable EAGLE3 for …\" (and `check --fix --select SC012`) adds them all. "
+    "(see SC010). The source action \"Enable EAGLE3 for …\" (`source.enableEagle3.spec-contract`, in the "
+    "editor's source-action menu on the class; `check --fix --select SC012` on the command line) adds them all. "
     "Text output shows hints only with `--hints`; `--format json` always includes them.",
     fix=Fix.IMPLEMENT)
 BROKEN_FORWARD = Rule(

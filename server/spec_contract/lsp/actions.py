@@ -25,7 +25,15 @@ if TYPE_CHECKING:
     from spec_contract.engine import Analysis, Finding, Fixes, Span, TextEdit
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
-KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND]
+KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.Source, types.CodeActionKind.SourceFixAll,
+         FIX_ALL_KIND]
+
+
+def enable_kind(algorithm: str | None) -> str:
+    """The source action that enables a refused algorithm on a class (SC012's fix): a change the user asks for,
+    not the repair of a problem, so ``source.enableEagle3.spec-contract`` (a sub-kind of ``source``, named as
+    ruff names ``source.fixAll.ruff``), which a client lists in its source-action menu and binds to a key."""
+    return f"{types.CodeActionKind.Source.value}.enable{(algorithm or 'Algorithm').capitalize()}.{SOURCE}"
 MAX_SINGLE_FIXES = 3  # per-finding fixes in one menu, the most severe first; "Add all" covers the rest
 
 
@@ -102,7 +110,8 @@ def plan(
     """The actions to offer for one file's findings, in the order an editor should list them: the fix of the
     most severe finding here first (preferred), the fixes of the next most severe up to :data:`MAX_SINGLE_FIXES`,
     one "Add all N" per class (N: the members it adds), one "Ignore" per class (its most severe code), and the
-    file-wide fix (a source action, not in the quick-fix menu). A class with many findings so gets a handful of
+    file-wide fix (a source action, not in the quick-fix menu); enabling a refused algorithm (SC012's hint) is
+    a source action of its own for the class (see :func:`enable_kind`). A class with many findings so gets a handful of
     entries, not one per finding: the others are in "Add all"."""
     keys = set(diagnostic_keys)
     here = sorted((f for f in findings if _intersects(f.span, requested_lines) or finding_key(f) in keys),
@@ -111,6 +120,8 @@ def plan(
     for finding in here:
         if len(planned) == MAX_SINGLE_FIXES:
             break
+        if finding.code == IMPLEMENTABLE.code:  # a source action, after the quick fixes
+            continue
         if BY_CODE[finding.code].fix is Fix.DECLARE:  # not declared: the fix is a base class, not a forward
             planned.append(Planned(
                 title=f"Declare `{finding.member}` on `{finding.class_name}`",
@@ -118,6 +129,8 @@ def plan(
         elif _fixable(finding):
             planned.append(Planned(title=_title(finding), kind=types.CodeActionKind.QuickFix.value,
                                    action="delegate", findings=(finding,), preferred=True))
+    planned += [Planned(title=_title(f), kind=enable_kind(f.algorithm), action="delegate", findings=(f,))
+                for f in here if f.code == IMPLEMENTABLE.code and _fixable(f)]
     forwarding = [f for f in findings if _fixable(f)]
     classes = list(dict.fromkeys(f.class_qualname for f in here))
     for qualname in classes:
