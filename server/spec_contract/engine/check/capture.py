@@ -30,6 +30,7 @@ read one set of rules: the edit re-plans on the text it edits.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -76,6 +77,38 @@ def class_node(text: str, line: int) -> ast.ClassDef:
     return node
 
 
+def class_methods(text: str, name: str, defs: dict[str, list[int]]) -> ast.ClassDef:
+    """The class ``name`` holding only the methods whose ``def`` lines (0-based) ``defs`` gives, each parsed
+    alone at its own indentation, with the file's lines and columns: what the plans ask of a class (its
+    ``__init__`` and ``forward``), at a fraction of parsing the whole class."""
+    lines = lines_with_ends(text)
+    body: list[ast.stmt] = []
+    for line in sorted(n for found in defs.values() for n in found):
+        if line >= len(lines):
+            raise Declined(f"`{name}` is not where its summary puts it")
+        indent = _indent(lines, line)
+        end, tree = line + 1, None
+        for _ in range(8):  # a signature's closing ``) -> T:`` line stands at the def's indentation: go on
+            while end < len(lines):
+                stripped = lines[end].strip()
+                if stripped and not stripped.startswith("#") and len(_indent(lines, end)) <= len(indent):
+                    break
+                end += 1
+            try:
+                tree = ast.parse("class _:\n" + "".join(lines[line:end]) if indent else "".join(lines[line:end]))
+                break
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                end += 1
+        if tree is None:
+            raise Declined(f"a method of `{name}` does not parse alone")
+        fn = tree.body[0].body[0] if indent and isinstance(tree.body[0], ast.ClassDef) else tree.body[0]
+        if not isinstance(fn, ast.FunctionDef):
+            raise Declined(f"a method of `{name}` does not parse alone")
+        ast.increment_lineno(fn, line - 1 if indent else line)
+        body.append(fn)
+    return ast.ClassDef(name=name, bases=[], keywords=[], body=body, decorator_list=[])
+
+
 def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef:
     found = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name]
     if len(found) != 1:
@@ -83,8 +116,10 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef:
     return found[0]
 
 
-def _walk(fn: ast.FunctionDef) -> list[ast.AST]:
-    """The nodes of ``fn``'s own body (not of functions or classes defined in it)."""
+@functools.lru_cache(maxsize=512)
+def _walk(fn: ast.FunctionDef) -> tuple[ast.AST, ...]:
+    """The nodes of ``fn``'s own body (not of functions or classes defined in it); memoised, as the plans
+    ask each forward several questions and the classes parsed are memoised by their analysis."""
     out: list[ast.AST] = []
     pending: list[ast.AST] = list(fn.body)
     while pending:
@@ -92,7 +127,7 @@ def _walk(fn: ast.FunctionDef) -> list[ast.AST]:
         out.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             pending.extend(ast.iter_child_nodes(node))
-    return out
+    return tuple(out)
 
 
 def _mentions(fn: ast.FunctionDef, attr: str) -> bool:

@@ -19,6 +19,7 @@ class Captures:
         self._index = index
         self._text = text
         self._nodes: dict[ClassKey, ast.ClassDef | str] = {}  # a class parsed alone, or why it cannot be
+        self._records: dict[ClassKey, list[ast.expr]] = {}
 
     def capture(self, key: ClassKey, delegate: str, models: list[ClassKey]) -> Capture:
         """The decoder capture for the class (see :mod:`spec_contract.engine.check.capture`), with the value
@@ -38,10 +39,17 @@ class Captures:
         if index.provision(decoder, "layers_to_capture") is not None:  # it captures: only the class's part
             return Capture(delegate, decoder.qualname, decoder_path, decoder.dotted, "")
         recorded = [(expr, owner) for model in models for owner in index.delegates(model).get(delegate, ())
-                    for expr in capturing.recorded(self._node(owner, strict=False))]
+                    for expr in self._recorded(owner)]
         expression, like = capturing.fitting_expression(node, recorded)
         capturing.decoder_plan(decoder_text, node, expression)
         return Capture(delegate, decoder.qualname, decoder_path, like.dotted if like else "", expression)
+
+    def _recorded(self, key: ClassKey) -> list[ast.expr]:
+        """What the decoder ``key`` records per captured layer (memoised: every class asks the same few)."""
+        found = self._records.get(key)
+        if found is None:
+            found = self._records[key] = capturing.recorded(self._node(key, strict=False))
+        return found
 
     def _node(self, key: ClassKey, strict: bool = True) -> ast.ClassDef:
         """The class parsed alone (memoised); when it cannot be, :class:`capture.Declined` (or, not
@@ -54,7 +62,11 @@ class Captures:
             try:
                 if text is None or cls is None or "." in key.qualname:
                     raise capturing.Declined(f"`{_short(key)}` is not a top-level class of a file read here")
-                found = capturing.class_node(text, cls.span.line)
+                defs: dict[str, list[int]] = {}
+                for member in cls.members:
+                    if member.name in ("__init__", "forward") and member.kind == "method":
+                        defs.setdefault(member.name, []).append(member.span.line)
+                found = capturing.class_methods(text, _short(key), defs)
             except capturing.Declined as why:
                 found = str(why)
             self._nodes[key] = found
