@@ -153,9 +153,9 @@ def _generated(root: Path, wanted: set[tuple[str, str]]) -> dict[str, dict[str, 
         copy = Path(scratch) / root.name
         shutil.copytree(root, copy, ignore=lambda folder, names: [
             n for n in names if not n.endswith(".py") and not (Path(folder) / n).is_dir()])
-        # the implement findings too (SC010-SC012: the worker line's classes are fixed where a model fits)
+        # the implement findings too (SC010-SC012, SC014: the worker line's classes are fixed where a model fits)
         subprocess.run([sys.executable, "-m", "spec_contract", "check", str(copy), "--fix", "--no-cache",
-                        "--select", "SC001,SC002,SC003,SC004,SC005,SC010,SC011,SC012,SC013"],
+                        "--select", "SC001,SC002,SC003,SC004,SC005,SC010,SC011,SC012,SC013,SC014"],
                        env=env_with_cache(None), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         out: dict[str, dict[str, dict[str, Facts]]] = {}
         for rel, cls in sorted(wanted):
