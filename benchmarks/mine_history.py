@@ -262,6 +262,10 @@ def _named_members(finding: Facts) -> Iterator[tuple[str, str, str | None]]:
     for extra in finding.get("implements", []) + [i for c in finding.get("classes", []) for i in c.get("implements", [])]:
         if extra.get("in_class") and extra.get("in_path"):
             yield extra["in_path"], extra["in_class"], extra.get("method", "")
+        # an implementation whose decoder must capture aux hidden states too names that decoder as a class
+        # the fix of this member edits (upstream may have put the member itself there)
+        if extra.get("capture"):
+            yield extra["capture"]["decoder_path"], extra["capture"]["decoder"], extra.get("method", "")
     for member in finding.get("members", []):
         yield path, finding.get("class", ""), member if isinstance(member, str) else member.get("method", "")
     for listed in finding.get("classes", []):

@@ -10,6 +10,10 @@ hold the same parts and capture nothing yet.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 
 from engine_trees import analyze, make_tree
 from spec_contract.engine.edits.fix import delegation_edits
@@ -221,3 +225,18 @@ def test_a_class_that_does_not_run_its_decoder_once_is_declined(tmp_path):
               "does not assign `hidden_states = self.model(…)` (or a call handed `self.model`) once")
 
 
+
+
+def test_the_json_report_names_the_decoder_the_fix_edits_too(tmp_path):
+    """A CI tool reading ``--format json`` sees every class the fix changes: the finding is on the class, and
+    its ``implements`` entry carries the decoder whose forward the fix makes capture."""
+    root, _ = _analyze(tmp_path / "tree")
+    out = subprocess.run([sys.executable, "-m", "spec_contract", "check", str(root / "pkg"), "--format", "json",
+                          "--no-cache"], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(tmp_path / "cache")})
+    entries = [i for f in json.loads(out.stdout)["findings"]
+               for i in f.get("implements", []) + [j for c in f.get("classes", []) for j in c["implements"]]
+               if i["in_class"] == "PlainForCausalLM" and i["method"] == "set_eagle3_layers_to_capture"]
+    assert entries, out.stdout + out.stderr
+    assert all(e["capture"] == {"decoder": "PlainModel", "decoder_path": "models/plain.py",
+                                "like": "pkg.models.qwen.QwenModel", "delegate": "model"} for e in entries), entries

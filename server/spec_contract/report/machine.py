@@ -43,7 +43,17 @@ def _semantics(finding, report: Report) -> dict:
 def _implements(implements: tuple, report: Report) -> list[dict]:
     return [{"method": member, "how": str(p.how), "like": p.like, "in_class": p.in_class,
              "in_path": report.rel(p.path) if p.path else None, "delegate": p.delegate,
-             **({"why": p.why} if p.why else {})} for member, p in implements]
+             **({"why": p.why} if p.why else {}), **_capture(p, report)} for member, p in implements]
+
+
+def _capture(p, report: Report) -> dict:
+    """The decoder an EAGLE-3 implementation edits too (its forward made to capture aux hidden states), so a
+    CI tool sees every class the fix changes, not only the one the finding is on."""
+    if p.capture is None:
+        return {}
+    c = p.capture
+    return {"capture": {"decoder": c.decoder, "decoder_path": report.rel(c.decoder_path), "like": c.like or None,
+                        "delegate": c.delegate}}
 
 
 def render_json(report: Report) -> str:
