@@ -24,6 +24,11 @@ WORKER = """
                 self.draft_runner.model.set_lm_head_from_target(target_lm_head)
             if hasattr(self.draft_runner.model, "get_hidden_size"):
                 self.hidden = self.draft_runner.model.get_hidden_size()
+            self.tied = (
+                self.draft_runner.model.get_tied_head()
+                if hasattr(self.draft_runner.model, "get_tied_head")
+                else None
+            )
 """
 
 TARGET = """
@@ -62,6 +67,9 @@ DRAFTS = """
 
         def get_hidden_size(self):
             return self.config.hidden_size
+
+        def get_tied_head(self):
+            return self.lm_head
 
 
     class NemoForCausalLMMTP(torch.nn.Module):
@@ -105,7 +113,9 @@ def _tree(tmp_path):
 def test_a_draft_head_lacking_a_member_its_worker_calls_only_when_present_gets_a_hint_naming_the_model(tmp_path):
     """The head that lacks ``set_lm_head_from_target`` gets one SC014 hint: the guarded call site, that it keeps
     its own ``lm_head``, and the sibling to copy; a guarded call whose value the worker uses has its own path
-    (no finding), and a DFLASH head never meets the EAGLE worker (no finding)."""
+    (no finding), even when its line alone reads as a call statement (``get_tied_head``, the first line of
+    vLLM's ``m.get_language_model() if hasattr(...) else m``), and a DFLASH head never meets the EAGLE worker
+    (no finding)."""
     root = _tree(tmp_path)
     analysis = analyze(root)
     found = [f for f in analysis.findings if f.code == "SC014"]

@@ -437,7 +437,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     unless=roles[role],
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
                     phase=Phase.START_UP if key in start_up else Phase.FIRST_REQUEST, taken=use.taken,
-                    shared=use.shared, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
+                    shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))

@@ -87,6 +87,7 @@ class CallSite:
     # a draft use in drafters the workers hand only some draft classes (see ``routed``): a class meets it when,
     # for one of the pairs, it is (or derives from) a class named in the first and none named in the second
     only: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
+    statement: bool = False  # a call that is a statement of its own (``m.x(...)`` alone): made for its effect
 
 
 @dataclass(frozen=True)

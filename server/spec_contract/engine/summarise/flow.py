@@ -119,7 +119,12 @@ class _FlowBuilder:
         # ``type(x) is`` rather than ``isinstance``: parsed nodes are never subclassed, and the commonest
         # statements and expressions are told apart this way on the hot path
         if type(stmt) is ast.Expr:  # the commonest statements first
+            before = len(self.uses)
             self.expr(stmt.value, ctx)
+            value = stmt.value
+            if type(value) is ast.Call and type(value.func) is ast.Attribute and len(self.uses) > before \
+                    and self.uses[before].is_call and self.uses[before].member == value.func.attr:
+                self.uses[before] = replace(self.uses[before], statement=True)  # its value unused
             return ctx
         if type(stmt) is ast.Return:
             if stmt.value is not None:

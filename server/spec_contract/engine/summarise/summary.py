@@ -108,7 +108,7 @@ class Use:
     # ``v = getattr(m, "x", None)`` and later ``other.x = v``: the optional read's value becomes another model
     # object's ``x`` (the loader shares the target's ``lm_head`` with the draft it loads), see CallSite
     shared: bool = False
-
+    statement: bool = False  # a call that is a statement of its own: its value unused, made for its effect
 
 @dataclass(frozen=True)
 class CallFlow:
