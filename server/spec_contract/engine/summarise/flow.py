@@ -119,13 +119,7 @@ class _FlowBuilder:
         # ``type(x) is`` rather than ``isinstance``: parsed nodes are never subclassed, and the commonest
         # statements and expressions are told apart this way on the hot path
         if type(stmt) is ast.Expr:  # the commonest statements first
-            before = len(self.uses)
-            self.expr(stmt.value, ctx)
-            value = stmt.value
-            if type(value) is ast.Call and type(value.func) is ast.Attribute and len(self.uses) > before \
-                    and self.uses[before].is_call and self.uses[before].member == value.func.attr:
-                self.uses[before] = replace(self.uses[before], statement=True)  # its value unused
-            return ctx
+            return _expression_statement(self, stmt.value, ctx)
         if type(stmt) is ast.Return:
             if stmt.value is not None:
                 self.expr(stmt.value, ctx)
@@ -355,6 +349,18 @@ class _FlowBuilder:
         span = self.lines.attr_span(node)
         self.uses.append(_make_use(receiver, node.attr, span, is_call, arity,
                                         _is_guarded(ctx, receiver, node.attr), ctx, self.lines.text(node.end_lineno)))
+
+
+def _expression_statement(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> _Context:
+    """Visit an expression statement. A call that is one (its value unused) marks its use so: that use is the
+    first one the visit appended (``_call`` records the member before its receiver and arguments)."""
+    before = len(builder.uses)
+    builder.expr(value, ctx)
+    uses = builder.uses
+    if type(value) is ast.Call and type(value.func) is ast.Attribute and len(uses) > before \
+            and uses[before].is_call and uses[before].member == value.func.attr:
+        uses[before] = replace(uses[before], statement=True)
+    return ctx
 
 
 def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: int | None, guarded: bool,
