@@ -67,13 +67,12 @@ def class_node(text: str, line: int) -> ast.ClassDef:
             break
         end += 1
     try:
-        tree = ast.parse("".join(lines[line:end]))
+        tree = ast.parse("\n" * line + "".join(lines[line:end]))  # blank lines first: the file's line numbers
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
         raise Declined("the class does not parse") from err
     node = tree.body[0] if tree.body else None
     if not isinstance(node, ast.ClassDef):
         raise Declined("the class does not parse")
-    ast.increment_lineno(node, line)
     return node
 
 
@@ -95,7 +94,9 @@ def class_methods(text: str, name: str, defs: dict[str, list[int]]) -> ast.Class
                     break
                 end += 1
             try:
-                tree = ast.parse("class _:\n" + "".join(lines[line:end]) if indent else "".join(lines[line:end]))
+                # blank lines first give the file's line numbers (cheaper than renumbering every node after)
+                tree = ast.parse("\n" * (line - 1) + "class _:\n" + "".join(lines[line:end]) if indent
+                                 else "\n" * line + "".join(lines[line:end]))
                 break
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 end += 1
@@ -104,7 +105,6 @@ def class_methods(text: str, name: str, defs: dict[str, list[int]]) -> ast.Class
         fn = tree.body[0].body[0] if indent and isinstance(tree.body[0], ast.ClassDef) else tree.body[0]
         if not isinstance(fn, ast.FunctionDef):
             raise Declined(f"a method of `{name}` does not parse alone")
-        ast.increment_lineno(fn, line - 1 if indent else line)
         body.append(fn)
     return ast.ClassDef(name=name, bases=[], keywords=[], body=body, decorator_list=[])
 
