@@ -4,11 +4,13 @@ subfolder of the project, and a project that cannot be analysed anywhere (one me
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 from pathlib import Path
 
-from lsp_harness import TIMEOUT, diagnostics_now, initialize, members, open_document, until
+from lsp_harness import CLIENTS, TIMEOUT, client_info, diagnostics_now, initialize, members, open_document, until
 from lsprotocol import types
+from spec_contract.lsp.workspace import LOOSE_FOLDER_FILES
 
 LLAVA = "minisgl/models/llava.py"
 EXPECTED = ["get_embed_and_head", "set_eagle3_layers_to_capture"]
@@ -96,3 +98,53 @@ async def test_a_wrongly_typed_pyproject_key_is_one_message_and_requests_still_a
         assert hover is None
     assert [m.message for m in neovim.messages] == [
         f"spec-contract: cannot analyse demo: {demo / 'pyproject.toml'}: 'entry-class-variable' must be a string, got 5"]
+
+
+async def initialize_with_no_folder(client) -> None:
+    """As VS Code opened on one file: no workspace folders and no root at all (null, not an empty list)."""
+    client.init_result = await client.initialize_session(types.InitializeParams(
+        capabilities=CLIENTS["vscode-1.139.1"](), workspace_folders=None, root_uri=None, root_path=None,
+        client_info=client_info("vscode-1.139.1")))
+
+
+def progress_ended(client) -> list[str]:
+    """The messages of the work-done progresses the server ended."""
+    return [r.message or "" for reports in client.progress_reports.values() for r in reports
+            if isinstance(r, types.WorkDoneProgressEnd)]
+
+
+async def test_a_loose_file_in_a_big_folder_with_no_workspace_is_answered_at_once(neovim, demo: Path, tmp_path: Path):
+    """Issue 23, item 7: VS Code opened on one scratch file with no folder sat at "indexing" for minutes. The file
+    is in no package, so discovery falls back to its folder, analysed whole: here a home-like folder with an
+    engine checkout somewhere below and hundreds of other files. The server says why it does not analyse that
+    (one message, with the fix) and ends its progress, instead of indexing everything below the file."""
+    home = tmp_path / "home"
+    shutil.copytree(demo, home / "projects" / "demo")
+    tools = home / "tools"
+    tools.mkdir()
+    for i in range(LOOSE_FOLDER_FILES + 1):
+        (tools / f"tool_{i}.py").write_text(f"VALUE = {i}\n")
+    scratch = home / "scratch.py"
+    scratch.write_text("class Scratch:\n    def __init__(self):\n        self.language_model = None\n")
+    await initialize_with_no_folder(neovim)
+    open_document(neovim, scratch)
+    await until(lambda: neovim.messages, "a window/showMessage saying why the file is not analysed")
+    await until(lambda: progress_ended(neovim), "the end of the server's progress")
+    shown = [m.message for m in neovim.messages]
+    assert len(shown) == 1, shown
+    assert "scratch.py is in no package" in shown[0] and f"more than {LOOSE_FOLDER_FILES} Python files" in shown[0]
+    assert "open the engine's checkout" in shown[0] and "[tool.spec-contract]" in shown[0], shown[0]
+    assert progress_ended(neovim) == ["scratch.py: not analysed (see the message)"]
+
+
+async def test_a_loose_file_in_a_small_folder_with_no_workspace_is_analysed(neovim, demo: Path):
+    """The same with a folder small enough: it is analysed as the file's project (the workers below it give the
+    contract), and the progress ends saying so, so a status "indexing" ends though the file has no finding."""
+    scratch = demo / "scratch.py"
+    scratch.write_text("class Scratch:\n    pass\n")
+    await initialize_with_no_folder(neovim)
+    uri = open_document(neovim, scratch)
+    await until(lambda: progress_ended(neovim), "the end of the server's progress")
+    assert progress_ended(neovim) == [f"scratch.py: analysed in the project {demo}"], neovim.messages
+    assert not neovim.messages
+    assert [d for d in await diagnostics_now(neovim, uri) if d.source == "spec-contract"] == []

@@ -102,7 +102,7 @@ async def did_open(session: Session, params: types.DidOpenTextDocumentParams) ->
     if folder is None:  # no workspace folder, or none that can be analysed: the project discovery finds
         path = path_of(uri)
         if path is not None and path.endswith(".py"):
-            session.spawn(indexing.adopt(session, Path(path)), f"finding the project of {uri}")
+            session.spawn(indexing.adopt_document(session, Path(path)), f"finding the project of {uri}")
         return
     if folder.project is None:
         return  # indexing applies the overlays of every open document when the project is built

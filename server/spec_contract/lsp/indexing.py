@@ -292,8 +292,8 @@ async def adopt(session: Session, path: Path, folder_settings: settings.Settings
     if folder_settings is None:
         folder_settings = settings.parse(settings.merge(session.init_options, session.pushed_settings))[0]
     found, why = await session.on_engine(discover, path, folder_settings.overrides())
-    if found is None:
-        tell(session, path, str(path), why or "")
+    if found is None or why is not None:
+        tell(session, found.root if found is not None else path, str(path), why or "")
         return
     failed = next((f for f in session.folders if f.root == found.root and f.problem and not f.discovered), None)
     if failed is not None and failed.problem is not None:  # discovery ends where a workspace folder failed
@@ -320,6 +320,23 @@ async def adopt(session: Session, path: Path, folder_settings: settings.Settings
     analysis = await session.refresh(folder)
     if analysis is not None:
         await session.publish(folder, analysis)
+
+
+async def adopt_document(session: Session, path: Path) -> None:
+    """:func:`adopt` for a document no workspace folder holds, inside a work-done progress: with no workspace
+    folder there is no indexing progress at all, and a client that shows "indexing" until results arrive (VS
+    Code's status item) would show it for good when the file has no finding or cannot be analysed."""
+    token = None
+    if session.features.work_done_progress:
+        token = await session.editor.begin_progress("spec-contract: Indexing", f"finding the project of {path.name}")
+    try:
+        await adopt(session, path)
+    finally:
+        if token is not None:
+            folder = session.folders.for_path(str(path))
+            analysed = folder is not None and folder.analysis is not None and folder.shows(str(path))
+            session.editor.end_progress(token, f"{path.name}: analysed in the project {folder.root}"
+                                        if folder is not None and analysed else f"{path.name}: not analysed (see the message)")
 
 
 def tell(session: Session, root: Path, what: str, reason: str) -> None:

@@ -12,6 +12,7 @@ A *discovered* folder is the project the engine's discovery finds for files no w
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -166,13 +167,42 @@ def unanalysable(exc: BaseException) -> bool:
     return isinstance(exc, engine.ConfigError)
 
 
+#: Python files a loose document's folder may hold and still be analysed as its project (see :func:`discover`)
+LOOSE_FOLDER_FILES = 300
+
+
 def discover(path: Path, overrides: dict[str, Any]) -> tuple[Found | None, str | None]:
-    """(Found, None) or (None, why): the project discovery finds for ``path`` (on the engine thread)."""
+    """(Found, None), or (Found or None, why not): the project discovery finds for ``path`` (on the engine
+    thread).
+
+    A document in no package, with no ``[tool.spec-contract]`` above it, has no project found by walking *up*:
+    discovery falls back to its folder, analysed whole (out-of-tree, or because some subfolder holds workers).
+    For a scratch file in the home directory that is every Python file below it: an editor opened on that one
+    file, with no folder, sat at "indexing" for minutes and showed nothing. Such a folder is analysed only
+    while it is small; otherwise the user is told why, at once."""
     try:
         profile = engine.load_config(None, overrides=overrides or None)
-        return engine.find_project(path, profile.workers, profile.exclude), None
+        found = engine.find_project(path, profile.workers, profile.exclude)
     except engine.ConfigError as exc:
         return None, str(exc)
+    if (found.reason in ("workers", "out-of-tree") and found.root == path.parent and path.suffix == ".py"
+            and not (found.root / "__init__.py").is_file() and not small_folder(found.root, LOOSE_FOLDER_FILES)):
+        return found, (f"{path.name} is in no package and no project with a [tool.spec-contract] table, and the "
+                       f"folder around it ({found.root}) holds more than {LOOSE_FOLDER_FILES} Python files: "
+                       "too many to analyse for one file opened without its project's folder")
+    return found, None
+
+
+def small_folder(root: Path, limit: int) -> bool:
+    """Whether ``root`` holds at most ``limit`` Python files (hidden folders left out); stops counting at the
+    limit, so a home directory costs no more than a small folder."""
+    count = 0
+    for _dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
+        count += sum(name.endswith(".py") for name in filenames)
+        if count > limit:
+            return False
+    return True
 
 
 def build_project(root: Path, config: Config) -> tuple[Project, str | None]:
