@@ -27,7 +27,7 @@ async def test_capabilities_follow_the_client(client, demo):
     else:  # no workspace/diagnostic/refresh support: cross-file updates only reach them by push
         assert caps.diagnostic_provider is None
     assert caps.code_action_provider.resolve_provider is (client.editor != "emacs-29.1")
-    assert set(caps.code_action_provider.code_action_kinds) == {"quickfix", "source.fixAll", "source.fixAll.spec-contract"}
+    assert set(caps.code_action_provider.code_action_kinds) == {"quickfix", "source", "source.fixAll", "source.fixAll.spec-contract"}
     assert caps.hover_provider and caps.implementation_provider
     assert caps.workspace.workspace_folders.supported and caps.workspace.workspace_folders.change_notifications
     if client.editor == "neovim-0.11":  # no dynamic registration of file watchers there
