@@ -71,8 +71,9 @@ def test_a_process_running_other_threads_gets_the_same_summaries():
     assert out and out[0] == _summaries(jobs, 1)
 
 
-def test_a_cold_project_scanned_in_parallel_reports_what_a_single_process_does(tmp_path, monkeypatch):
-    models = {f"pkg/models/m{i}.py": f"""
+def _twelve_wrappers(tmp_path):
+    """A tree of twelve registered wrappers over one language model: enough classes to share among processes."""
+    return base_tree(tmp_path, {f"pkg/models/m{i}.py": f"""
         from pkg.models.llama import LlamaForCausalLM
 
         class Wrapper{i}:
@@ -80,8 +81,11 @@ def test_a_cold_project_scanned_in_parallel_reports_what_a_single_process_does(t
                 self.language_model = LlamaForCausalLM(config)
 
         EntryClass = Wrapper{i}
-    """ for i in range(12)}
-    root = base_tree(tmp_path, models)
+    """ for i in range(12)})
+
+
+def test_a_cold_project_scanned_in_parallel_reports_what_a_single_process_does(tmp_path, monkeypatch):
+    root = _twelve_wrappers(tmp_path)
 
     def run(jobs: str):
         monkeypatch.setenv("SPEC_CONTRACT_JOBS", jobs)
@@ -308,16 +312,7 @@ def test_work_done_in_the_background_comes_back_and_a_death_is_no_result():
 def test_a_cold_check_finds_the_implement_candidates_in_the_background_with_the_same_findings(tmp_path, monkeypatch):
     """The check of many classes, shared with forked processes, takes its implement candidates from a process
     that found them while this one found the held classes: the same findings as one process finding all."""
-    models = {f"pkg/models/m{i}.py": f"""
-        from pkg.models.llama import LlamaForCausalLM
-
-        class Wrapper{i}:
-            def __init__(self, config):
-                self.language_model = LlamaForCausalLM(config)
-
-        EntryClass = Wrapper{i}
-    """ for i in range(12)}
-    root = base_tree(tmp_path, models)
+    root = _twelve_wrappers(tmp_path)
     monkeypatch.setitem(parallel.MIN_PER_PROCESS, "classes", 2)
     started = []
     real = checking_module.in_background
