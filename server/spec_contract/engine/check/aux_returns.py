@@ -7,8 +7,10 @@ calls as it is (or build a pair itself), and the holder's own ``forward`` must b
 returns only the hidden states breaks the unpack at the first forward of the run.
 
 The engine's summaries keep no function bodies of model classes, so this reads the method's own text (cut
-from the file at the line its member span gives) with ``ast``. Every answer is one of three: *passes*, *drops* (with the return that drops), or *unknown*
-(a helper call, a name bound from a call the reading cannot see into): only *drops* is ever reported.
+from the file at the line its member span gives) with ``ast``, and walks it once (:class:`_Body`): a decoder's
+forward is long, and each question below used to walk it again. Every answer is one of three: *passes*,
+*drops* (with the return that drops), or *unknown* (a helper call, a name bound from a call the reading cannot
+see into): only *drops* is ever reported.
 """
 
 from __future__ import annotations
@@ -45,15 +47,15 @@ def function_at(text: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef 
     lines = _lines(text)
     if not 0 <= line < len(lines):
         return None
+    # parsed behind as many blank lines as precede it, so its nodes carry the file's line numbers as parsed
+    # (renumbering them after walked every node of a long forward once more)
+    source = "\n" * line + textwrap.dedent("\n".join(lines[line:_block_end(lines, line, _indent(lines[line]))]))
     try:
-        tree = ast.parse(textwrap.dedent("\n".join(lines[line:_block_end(lines, line, _indent(lines[line]))])))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # a string or bracket past the cut: say nothing rather than guess
     node = tree.body[0] if tree.body else None
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    ast.increment_lineno(node, line)
-    return node
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 @lru_cache(maxsize=16)
@@ -106,42 +108,70 @@ def _is_pipeline(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and _chain(node.func)[-1:] == (_PIPELINE,)
 
 
-def _deciding_returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Return, ast.expr]]:
-    """The returns a verdict reads, with their values: a pipeline stage's hand-on decides nothing."""
-    return [(ret, ret.value) for ret in _returns(fn) if ret.value is not None and not _is_pipeline(ret.value)]
+@dataclass(frozen=True, eq=False)
+class _Body:
+    """What the questions below read of one function, gathered in one walk of it (nested functions
+    included, as a walk sees them, except for the returns, which are the function's own)."""
+
+    calls: tuple[ast.Call, ...]
+    words: frozenset[str]  # the names, attributes, keywords and parameters it speaks of
+    returns: tuple[ast.Return, ...]  # its own returns of a value (``return None`` aside), in line order
+    # name → (value, unpacked) of every plain assignment to it; ``unpacked`` when the name is one element
+    # of a tuple target (``hidden_states, _ = ...``)
+    bindings: dict[str, list[tuple[ast.expr, bool]]]
+    blocks: tuple[list[ast.stmt], ...]  # every statement list (bodies, else branches, handlers)
 
 
-def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
-    """The function's own returns of a value (not those of functions nested in it), ``return None`` aside."""
-    found: list[ast.Return] = []
-    stack: list[ast.AST] = list(fn.body)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@lru_cache(maxsize=256)  # a base class's forward is asked about for each of its subclasses
+def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> _Body:
+    calls: list[ast.Call] = []
+    words: set[str] = set()
+    returns: list[ast.Return] = []
+    bindings: dict[str, list[tuple[ast.expr, bool]]] = {}
+    blocks: list[list[ast.stmt]] = []
+    stack: list[tuple[ast.AST, bool]] = [(fn, False)]  # (node, inside a function nested in ``fn``)
     while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Return) and node.value is not None \
-                and not (isinstance(node.value, ast.Constant) and node.value.value is None):
-            found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
-    return sorted(found, key=lambda r: r.lineno)
-
-
-def _bindings(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[tuple[ast.expr, bool]]]:
-    """name → (value, unpacked) of every plain assignment to it in the function; ``unpacked`` when the name
-    is one element of a tuple target (``hidden_states, _ = ...``)."""
-    out: dict[str, list[tuple[ast.expr, bool]]] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign):
+        node, nested = stack.pop()
+        if isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.Call):
+            calls.append(node)
+        elif isinstance(node, (ast.keyword, ast.arg)):
+            if node.arg:
+                words.add(node.arg)
+        elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
-                    out.setdefault(target.id, []).append((node.value, False))
+                    bindings.setdefault(target.id, []).append((node.value, False))
                 elif isinstance(target, (ast.Tuple, ast.List)):
                     for element in target.elts:
                         if isinstance(element, ast.Name):
-                            out.setdefault(element.id, []).append((node.value, True))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            out.setdefault(node.target.id, []).append((node.value, False))
-    return out
+                            bindings.setdefault(element.id, []).append((node.value, True))
+        elif isinstance(node, ast.AnnAssign):
+            if isinstance(node.target, ast.Name) and node.value is not None:
+                bindings.setdefault(node.target.id, []).append((node.value, False))
+        elif isinstance(node, ast.Return):
+            if not nested and node.value is not None \
+                    and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                returns.append(node)
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                blocks.append(block)
+        inner = nested or (node is not fn and isinstance(node, _NESTED))
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return _Body(tuple(calls), frozenset(words), tuple(sorted(returns, key=lambda r: r.lineno)), bindings,
+                 tuple(blocks))
+
+
+def _deciding_returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Return, ast.expr]]:
+    """The returns a verdict reads, with their values: a pipeline stage's hand-on decides nothing."""
+    return [(ret, ret.value) for ret in _body(fn).returns if ret.value is not None and not _is_pipeline(ret.value)]
 
 
 def _verdict(kind: str, ret: ast.Return, hop: Chain = ()) -> Verdict:
@@ -153,11 +183,12 @@ def hands_on(fn: ast.FunctionDef | ast.AsyncFunctionDef, hops: frozenset[Chain])
     """Whether ``fn`` (a forward between the runner and the holder) returns the result of calling one of
     ``hops`` as it is: *drops* when every return is derived from it (indexed, an attribute of it, passed
     through another layer, unpacked) and none passes it on or builds a pair."""
-    called = {hop for node in ast.walk(fn) if (hop := _hop_of(node, hops)) is not None}
+    body = _body(fn)
+    called = {hop for node in body.calls if (hop := _hop_of(node, hops)) is not None}
     if len(called) != 1:
         return UNKNOWN  # it calls none of them (a helper does), or more than one: not followed
     hop = next(iter(called))
-    bindings = _bindings(fn)
+    bindings = body.bindings
     carriers: set[str] = set()  # names bound to the call's result as it is (or to another such name)
     grown = True
     while grown:
@@ -202,19 +233,14 @@ def _carries(value: ast.expr, hops: frozenset[Chain], carriers: set[str]) -> boo
 
 def self_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """The attributes ``fn`` calls on ``self`` (``self.norm(...)`` → "norm")."""
-    return frozenset(node.func.attr for node in ast.walk(fn) if isinstance(node, ast.Call)
-                     and isinstance(node.func, ast.Attribute) and _chain(node.func.value) == ("self",))
+    return frozenset(node.func.attr for node in _body(fn).calls
+                     if isinstance(node.func, ast.Attribute) and _chain(node.func.value) == ("self",))
 
 
 def _reads_aux(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether any name, attribute or keyword in ``fn`` speaks of the aux outputs (``aux_hidden_states``,
     ``self.aux_hidden_state_layers``, ``self._maybe_add_hidden_state``)."""
-    for node in ast.walk(fn):
-        word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
-            node.arg if isinstance(node, (ast.keyword, ast.arg)) and node.arg else ""
-        if "aux" in word or word == "_maybe_add_hidden_state":
-            return True
-    return False
+    return any("aux" in word or word == "_maybe_add_hidden_state" for word in _body(fn).words)
 
 
 @lru_cache(maxsize=256)  # a base class's forward is asked about for each of its subclasses
@@ -226,7 +252,7 @@ def builds_pair(fn: ast.FunctionDef | ast.AsyncFunctionDef, layers: frozenset[st
     ``layers`` names the attributes of ``self`` that are submodules, not methods: a forward that never
     speaks of the aux outputs and binds what it returns from one of them (``hidden_states =
     self.norm(hidden_states)``) returns a layer's output, which knows nothing of the aux layers."""
-    bindings = _bindings(fn)
+    bindings = _body(fn).bindings
     layers = frozenset() if _reads_aux(fn) else layers
 
     def plain(node: ast.expr) -> bool:
@@ -256,7 +282,7 @@ def _last_binding(fn: ast.FunctionDef | ast.AsyncFunctionDef, ret: ast.Return, n
         -> tuple[ast.expr, bool] | None:
     """The assignment to ``name`` closest before ``ret`` in the statement list that holds ``ret``, as
     (value, unpacked)."""
-    for block in _blocks(fn):
+    for block in _body(fn).blocks:
         if ret not in block:
             continue
         for stmt in reversed(block[:block.index(ret)]):
@@ -277,22 +303,11 @@ def _last_binding(fn: ast.FunctionDef | ast.AsyncFunctionDef, ret: ast.Return, n
     return None
 
 
-def _blocks(fn: ast.AST) -> list[list[ast.stmt]]:
-    """Every statement list in ``fn`` (bodies, else branches, handlers)."""
-    out = []
-    for node in ast.walk(fn):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                out.append(block)
-    return out
-
-
 @lru_cache(maxsize=256)  # a base class's forward is asked about for each of its subclasses
 def returned_chain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Chain | None:
     """The one ``self`` attribute chain every return of ``fn`` returns (``return self`` → ("self",),
     ``return self.language_model`` → ("self", "language_model")); None when it returns anything else."""
-    chains = {_chain(ret.value) for ret in _returns(fn) if ret.value is not None}
+    chains = {_chain(ret.value) for ret in _body(fn).returns if ret.value is not None}
     chain = chains.pop() if len(chains) == 1 else ()
     return chain if chain[:1] == ("self",) else None
 
