@@ -432,3 +432,26 @@ def test_a_warm_run_on_an_unchanged_tree_writes_nothing(tmp_path):
     warm = project(root, use_cache=True, cache_dir=cache_dir).analyze()
     assert findings(warm) == BOTH
     assert entries() == before
+
+
+def test_a_focused_analysis_leaves_the_cache_writes_to_the_whole_one_after_it(tmp_path):
+    """The editor's first, focused analysis answers for the open file without writing the summaries it made
+    (pickling them cost a tenth of it); the whole analysis after it writes them, and a new project then
+    starts from them."""
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    wrapper_path = str((root / WRAPPER_PATH).resolve())
+    cache_dir = tmp_path / "cache"
+    proj = project(root, use_cache=True, cache_dir=cache_dir)
+
+    assert findings(proj.analyze(focus=[wrapper_path])) == BOTH
+    assert not list(cache_dir.rglob("*.pickle"))
+
+    assert findings(proj.analyze()) == BOTH
+    summaries = [p for p in cache_dir.rglob("*.pickle") if p.parent.name != "results"]
+    assert summaries
+
+    fresh = project(root, use_cache=True, cache_dir=cache_dir)
+    fresh.invalidate(wrapper_path)  # the saved results do not answer for it: its summary is read from the cache
+    analysis = fresh.analyze()
+    assert findings(analysis) == BOTH
+    assert wrapper_path in analysis.stats.from_cache

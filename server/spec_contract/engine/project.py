@@ -32,9 +32,9 @@ class Project:
         self.config = config
         self.python = python
         self._sources = Sources()
-        store = ResultsStore(self.root, config, SummaryCache(cache_dir) if use_cache else None)
+        self._store = ResultsStore(self.root, config, SummaryCache(cache_dir) if use_cache else None)
         # ``listings``: the folders a run (the CLI's) listed while finding the project, for its first walk
-        self._pipeline = Pipeline(self.root, config, python, self._sources, store, listings)
+        self._pipeline = Pipeline(self.root, config, python, self._sources, self._store, listings)
 
     def set_overlay(self, path: str, text: str) -> None:
         """Analyse ``text`` (an editor buffer) for ``path`` instead of the file, until :meth:`clear_overlay`."""
@@ -56,9 +56,15 @@ class Project:
 
         A focused analysis answers first for the files an editor has open (the contract is complete either
         way, and the findings of a focused file are the ones the whole analysis will report); it leaves the
-        inputs marked as changed, so the next whole analysis still does all the work it has to.
+        inputs marked as changed, so the next whole analysis still does all the work it has to. The summaries it
+        made are written to the cache by that whole analysis, after the focused one has answered.
         """
-        return self._pipeline.analyze(frozenset(focus) if focus is not None else None)
+        if focus is not None:
+            return self._pipeline.analyze(frozenset(focus))
+        try:
+            return self._pipeline.analyze(None)
+        finally:
+            self._store.write_summaries()  # also those a failed analysis made: each is right for its text
 
     def relative(self, path: str) -> str:
         """Paths in messages: relative to the root, or to the engine's root for engine files."""

@@ -4,6 +4,10 @@ Summaries are keyed by the file's text and how it was summarised, so they serve 
 (the contract, each class's findings, the digests of what they read) are keyed by the project's root, its
 settings and which files have which module names, the only things besides the texts they depend on. Without
 a cache (``--no-cache``) nothing is kept, and every question is a miss.
+
+Summaries are written when the whole analysis is done (:meth:`ResultsStore.write_summaries`), not as each is
+made: pickling and writing them is a tenth of a cold analysis, and an editor's first, focused analysis of the
+open files (whose diagnostics the user waits for) would pay it for every worker file it summarises.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ class ResultsStore:
         self.root = root
         self.config = config
         self._cache = cache
+        self._unwritten: dict[str, ModuleSummary] = {}  # kept, not yet in the cache
 
     @property
     def enabled(self) -> bool:
@@ -35,14 +40,25 @@ class ResultsStore:
         return f"{digest}-{'w' if worker else 'm'}{package}-{self.config.entry_class_variable}"
 
     def has_summary(self, key: str) -> bool:
-        return self._cache is not None and self._cache.has(key)
+        return self._cache is not None and (key in self._unwritten or self._cache.has(key))
 
     def summary(self, key: str) -> ModuleSummary | None:
-        return self._cache.get(key) if self._cache is not None else None
+        if self._cache is None:
+            return None
+        unwritten = self._unwritten.get(key)
+        return unwritten if unwritten is not None else self._cache.get(key)
 
     def keep_summary(self, key: str, summary: ModuleSummary) -> None:
+        """Keep ``summary`` for later runs: written by :meth:`write_summaries`."""
         if self._cache is not None:
-            self._cache.put(key, summary)
+            self._unwritten[key] = summary
+
+    def write_summaries(self) -> None:
+        """Write the summaries kept since the last call to the cache."""
+        if self._cache is not None:
+            for key, summary in self._unwritten.items():
+                self._cache.put(key, summary)
+        self._unwritten = {}
 
     # a run's results -------------------------------------------------------------------------------
     def _results_key(self, layout_fingerprint: str) -> str:
