@@ -390,3 +390,29 @@ def test_a_wrapper_with_experts_crashes_there_only_on_the_v2_runner_it_does_not_
     assert _lm_head_findings(analysis) == [("SC004", "PictureForConditionalGeneration", "language_model",
                                             "TinyForCausalLM")]
     assert "VLLM_USE_V2_MODEL_RUNNER=1" in next(f.condition for f in analysis.findings if f.member == "lm_head")
+
+
+
+def _tiny_with(root, member: str) -> None:
+    """The speculator tree's language model with ``member`` (a body line) added to its class."""
+    (root / MODELS / "tiny_eagle.py").write_text(textwrap.dedent(HEADLESS_DRAFT))
+    tiny = (root / MODELS / "tiny.py").read_text()
+    changed = tiny.replace("\n\nclass TinyEmbeddingModel", f"\n    {member}\n\n\nclass TinyEmbeddingModel")
+    assert changed != tiny
+    (root / MODELS / "tiny.py").write_text(changed)
+
+
+def test_a_language_model_that_maps_expert_weights_has_experts_too(tmp_path):
+    # vLLM 0.25.1's MiniMax M3 (ROCm): its language model declares no MixtureOfExperts and is not named for
+    # experts, but maps expert weights for the loader, so its checkpoints run on the V1 model runner by default
+    root = _speculator_tree(tmp_path, _AS_HANDED)
+    _tiny_with(root, "def get_expert_mapping(self):\n        return []")
+    assert _lm_head_findings(analyze(root)) == [("SC004", "PictureForConditionalGeneration", "language_model",
+                                                 "TinyForCausalLM")]
+
+
+def test_an_attribute_named_like_the_expert_mapping_is_no_sign_of_experts(tmp_path):
+    root = _speculator_tree(tmp_path, _AS_HANDED)
+    _tiny_with(root, "get_expert_mapping = None")
+    assert _lm_head_findings(analyze(root)) == [("SC001", "PictureForConditionalGeneration", "language_model",
+                                                 "TinyForCausalLM")]

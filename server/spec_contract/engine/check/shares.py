@@ -68,14 +68,23 @@ class Drafts:
         return not index.runs(key, found.owner, "__init__")
 
 
+# what vLLM's loader asks of a model whose checkpoint holds experts: the weight names of its fused expert layers
+_EXPERT_MAPPING = "get_expert_mapping"
+
+
 def has_experts(index: Index, key: ClassKey, config: Config) -> bool:
     """Whether every checkpoint of the class has experts, as far as its classes say: the class, or each class
-    its language model may be, declares vLLM's ``MixtureOfExperts`` or is named for its experts (``…Moe…``).
-    vLLM 0.25.1 runs such a checkpoint on the V1 model runner unless told otherwise, whose proposer takes the
-    head from ``get_language_model()``; a language model that may be dense keeps the V2 default."""
+    its language model may be, declares vLLM's ``MixtureOfExperts``, is named for its experts (``…Moe…``), or
+    maps expert weights for the loader (``get_expert_mapping``, which only a model with fused expert layers
+    defines; MiniMax M3's language model has it and neither of the others). vLLM 0.25.1 runs such a
+    checkpoint on the V1 model runner unless told otherwise, whose proposer takes the head from
+    ``get_language_model()``; a language model that may be dense keeps the V2 default."""
     def moe(owner: ClassKey) -> bool:
-        return any(k.qualname.rsplit(".", 1)[-1] == "MixtureOfExperts" or "moe" in k.qualname.casefold()
-                   for k in index.mro(owner))
+        if any(k.qualname.rsplit(".", 1)[-1] == "MixtureOfExperts" or "moe" in k.qualname.casefold()
+               for k in index.mro(owner)):
+            return True
+        found = index.provision(owner, _EXPERT_MAPPING)
+        return found is not None and found.member is not None and found.member.kind in ("method", "async_method")
     if moe(key):
         return True
     inners = [inner for attr in index.language_attrs(key) or config.delegate_names
