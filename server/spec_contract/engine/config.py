@@ -128,6 +128,10 @@ class Config:
 
     algorithms: tuple[Algorithm, ...] = ()
     non_target_classes: tuple[str, ...] = ()  # classification, reward, embedding models: never served as targets
+    # the engine's function that says which architectures generate (dotted, in the engine package), and the
+    # names it answers False for, read from the tree by the analysis (``resolve.generation``): never targets
+    generation_test: str | None = None
+    non_generative: frozenset[str] = frozenset()
     draft_classes: tuple[str, ...] = ()  # besides draft-only ones, classes a config rewrite loads as drafts
     # worker classes that take any registered model as their draft (vLLM's DraftModelProposer); see CallSite.any_draft
     any_draft_workers: tuple[str, ...] = ()
@@ -147,7 +151,8 @@ class Config:
     chosen: str | None = None
 
     def roles_for_class(self, name: str) -> tuple[Role, ...]:
-        if any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.non_target_classes):
+        if name in self.non_generative or any(
+                fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.non_target_classes):
             return (Role.DRAFT,)
         return (Role.TARGET, Role.DRAFT)
 
@@ -286,7 +291,14 @@ SETTINGS: tuple[Setting, ...] = (
             "speculative algorithms, the worker files and test names that select each, and whose capability "
             "gates its runs pass first.", where="tree", extend=True),
     Setting("non-target-classes", "strings", "the profile's", "Globs of class names never served as the target "
-            "model (classification, reward, embedding models).", where="tree", extend=True),
+            "model (classification, reward, embedding models), besides the classes `generation-test` names.",
+            where="tree", extend=True),
+    Setting("generation-test", "string", "the profile's", "The engine's function that says whether an "
+            "architecture generates (SGLang's `sglang.srt.configs.model_config.is_generation_model`), read, never "
+            "run: the classes named in `\"X\" in <parameter>` tests of a branch that returns `False` are never "
+            "served as the target model. A path that names no function of a tree holding its package is a "
+            "configuration error; `\"\"` reads none.",
+            where="tree"),
     Setting("draft-classes", "strings", "the profile's", "Globs of class names a config rewrite loads as draft "
             "models (besides the draft-only ones).", where="tree", extend=True),
     Setting("any-draft-workers", "strings", "the profile's", "Names of the worker classes that take any "
@@ -659,6 +671,7 @@ def _build(profile_name: str, merged: dict[str, Any], own: str | None = None, ch
         receivers=merged.get("receivers", ()),
         algorithms=merged.get("algorithms", ()),
         non_target_classes=merged.get("non_target_classes", ()),
+        generation_test=rebased(merged["generation_test"], own, package) if merged.get("generation_test") else None,
         draft_classes=merged.get("draft_classes", ()),
         any_draft_workers=merged.get("any_draft_workers", ()),
         off_by_default=merged.get("off_by_default", ()),

@@ -35,6 +35,8 @@ class KeptResults:
         # the Protocol capabilities the last analysis checked against (None: none yet, or restored results)
         self.capabilities: tuple[GatedCapability, ...] | None = None
         self.unsaved = False  # concluded since the last save
+        # the classes the engine's generation test never serves, as the kept findings were checked with them
+        self.non_generative: frozenset[str] | None = None
 
     def forget(self) -> None:
         """The file set changed: names may resolve differently."""
@@ -59,6 +61,15 @@ class KeptResults:
         if self.capabilities is not None and gated != self.capabilities:
             self.checked = {}
         self.capabilities = gated
+
+    def update_non_generative(self, names: frozenset[str]) -> None:
+        """A class the generation test names is checked as a draft only: when the names change, every class
+        is checked again."""
+        if self.non_generative is not None and names != self.non_generative:
+            self.checked = {}
+        if names != self.non_generative:
+            self.unsaved = True
+        self.non_generative = names
 
     def stale(self, keys: list[ClassKey], changed: set[str]) -> list[ClassKey]:
         """The classes never checked, and those whose check read a changed module."""
@@ -92,3 +103,4 @@ class KeptResults:
     def restore(self, saved: dict[str, Any]) -> None:
         self.contract, self.checked = saved["contract"], saved["checked"]
         self.engine_note = saved.get("engine_note")
+        self.non_generative = saved.get("non_generative")

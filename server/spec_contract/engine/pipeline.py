@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from spec_contract.engine.check.analogy import Analogies
@@ -26,6 +27,7 @@ from spec_contract.engine.read.files import SourceFile, relative_to
 from spec_contract.engine.read.layout import InstalledEngine, Layout, lay_out
 from spec_contract.engine.read.listing import Listings
 from spec_contract.engine.read.sources import Sources
+from spec_contract.engine.resolve.generation import GenerationTest
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.profile_paths import unresolved
 from spec_contract.engine.resolve.registered import Registered
@@ -94,6 +96,7 @@ class Pipeline:
         # the last gated capabilities, with the layout and the modules they were read from
         self._gated_from: tuple[Layout, frozenset[str], tuple[GatedCapability, ...]] | None = None
         self._held = HeldModels()
+        self._generation_test = GenerationTest()
 
     def changed(self, path: str, exists: bool | None = None) -> None:
         """``path``'s text changed; ``exists`` (when it may have changed): whether there is a file now. A file
@@ -158,6 +161,10 @@ class Pipeline:
         if problem is not None:
             raise ConfigError(problem)
         changed, changed_paths = self._changes(index, layout, focus)
+        # the classes the engine's generation test never serves, in the config every check reads
+        names = self._generation_test.names(self.config, index, layout.packages, self._sources)
+        self._kept.update_non_generative(names)
+        self.config = replace(self.config, non_generative=names)
         # The engine's registry names the classes to check in the engine's own tree; an out-of-tree package
         # registers its models elsewhere, so every class it defines is checked (its inner models still
         # resolve through the installed engine's registry)
@@ -301,7 +308,8 @@ class Pipeline:
             "contract": self._kept.contract, "checked": self._kept.checked, "registered": self._registered.known,
             "dispatched": self._registered.dispatched,
             "digests": digests, "signatures": self._sources.to_save(), "engine_note": self._kept.engine_note,
-            "held": self._held.kept,
+            "held": self._held.kept, "non_generative": self._kept.non_generative,
+            "generation_test": self._generation_test.read,
         })
         self._kept.unsaved = self._registered.unsaved = False
 
@@ -314,6 +322,7 @@ class Pipeline:
         self._registered.known = saved["registered"]
         self._registered.dispatched = saved.get("dispatched", {})
         self._held.kept = saved.get("held")
+        self._generation_test.read = saved.get("generation_test")
         self._sources.restore(saved.get("signatures", {}))
         return {m for m, digest in saved["digests"].items()
                 if m not in layout.by_module or self._sources.digest(layout.by_module[m].path) != digest}
