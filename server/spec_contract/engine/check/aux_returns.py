@@ -61,8 +61,8 @@ def function_at(text: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef 
 @lru_cache(maxsize=16)
 def _lines(text: str) -> list[str]:
     """The file's lines as Python counts them (``str.splitlines`` also breaks at form feeds and other
-    separators, which would move every line number below one)."""
-    return _LINE_BREAK.split(text)
+    separators, which would move every line number below one); a plain split when only ``\\n`` ends them."""
+    return text.split("\n") if "\r" not in text else _LINE_BREAK.split(text)
 
 
 def _indent(line: str) -> int:
@@ -164,7 +164,15 @@ def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> _Body:
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                 blocks.append(block)
         inner = nested or (node is not fn and isinstance(node, _NESTED))
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        # the children as ``ast.iter_child_nodes`` gives them, without its two generators per node
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        stack.append((child, inner))
+            elif isinstance(value, ast.AST):
+                stack.append((value, inner))
     return _Body(tuple(calls), frozenset(words), tuple(sorted(returns, key=lambda r: r.lineno)), bindings,
                  tuple(blocks))
 
