@@ -7,6 +7,7 @@ analyses hold real engine findings.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,3 +235,34 @@ def test_client_features_are_resolved_once_from_the_capabilities():
     no_refresh = ClientFeatures.of(types.ClientCapabilities(
         text_document=types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities())))
     assert not no_refresh.pull_diagnostics and no_refresh.markdown_hover
+
+
+async def test_the_first_pass_writes_its_summaries_to_the_cache_once_its_diagnostics_are_out(tmp_path):
+    """The focused analysis of the open file keeps its summaries until the file's diagnostics are published
+    (writing them was a tenth of it), then the session writes them: an editor closed before the whole
+    analysis ends still leaves them for its next start."""
+    from spec_contract.engine import Project, load_config
+    from spec_contract.lsp import indexing
+
+    root = tmp_path / "demo"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "demo", root,
+                    ignore=shutil.ignore_patterns("__pycache__", ".spec-contract-cache"))
+    cache = tmp_path / "cache"
+    editor = Editor()
+    session = Session(editor)
+    folder = session.folders.add(root.as_uri(), "demo")
+    assert folder is not None
+    folder.project = Project(root, load_config(root), cache_dir=cache)
+    llava = str((root / "minisgl/models/llava.py").resolve())
+    summaries: list[list[Path]] = []
+
+    def publish(uri: str, items: list[types.Diagnostic], version: int | None) -> None:
+        summaries.append(list(cache.rglob("*.pickle")))
+        editor.published.append((uri, items, version))
+
+    editor.publish_diagnostics = publish  # type: ignore[method-assign]
+    await indexing.first_pass(session, folder, {llava})
+    assert [uri for uri, items, _ in editor.published if items] == [Path(llava).as_uri()]
+    assert summaries == [[]]  # nothing written before the diagnostics went out
+    assert folder.early.is_set() and list(cache.rglob("*.pickle"))  # then the worker's and the model's
+    session.shutdown()

@@ -57,14 +57,19 @@ class Project:
         A focused analysis answers first for the files an editor has open (the contract is complete either
         way, and the findings of a focused file are the ones the whole analysis will report); it leaves the
         inputs marked as changed, so the next whole analysis still does all the work it has to. The summaries it
-        made are written to the cache by that whole analysis, after the focused one has answered.
+        made are not written to the cache yet (:meth:`write_summaries`), so that it answers sooner.
         """
         if focus is not None:
             return self._pipeline.analyze(frozenset(focus))
         try:
             return self._pipeline.analyze(None)
         finally:
-            self._store.write_summaries()  # also those a failed analysis made: each is right for its text
+            self.write_summaries()  # also those a failed analysis made: each is right for its text
+
+    def write_summaries(self) -> None:
+        """Write to the cache the summaries analyses made and did not write (a focused one's): a whole
+        analysis writes its own, and a server calls this once the focused one's diagnostics are out."""
+        self._store.write_summaries()
 
     def relative(self, path: str) -> str:
         """Paths in messages: relative to the root, or to the engine's root for engine files."""

@@ -159,7 +159,8 @@ async def first_pass(session: Session, folder: Folder, opened: set[str]) -> None
     """Diagnostics for the open files before the whole tree is analysed.
 
     A focused analysis checks only the open files' classes; their findings are final (the whole
-    analysis reports the same for them), so the user sees them seconds earlier on a large tree.
+    analysis reports the same for them), so the user sees them seconds earlier on a large tree. It
+    writes no summary to the cache before they are shown (``Project.write_summaries``).
     """
     async with folder.lock:
         project = folder.project
@@ -175,6 +176,9 @@ async def first_pass(session: Session, folder: Folder, opened: set[str]) -> None
         folder.analysis = analysis
         await session.publish(folder, analysis)
     folder.early.set()
+    # Its summaries go to the cache now that its diagnostics are out: a session closed before the whole
+    # analysis ends (which would write them too) still leaves them for the next start.
+    await session.on_engine(project.write_summaries)
 
 
 async def disable(session: Session, folder: Folder, why: str) -> None:
