@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from engine_trees import EAGLE_WORKER, LLAMA, WORKER, analyze, base_tree, findings, make_tree
+from spec_contract.engine.resolve.index import ClassKey
 
 DRAFT_SITE = (WORKER, 6, False)
 
@@ -56,17 +57,20 @@ def test_wrapper_inherits_the_forwards_from_a_base_in_another_package(tmp_path):
     assert findings(analyze(root)) == []
 
 
+CAUSAL_LM_BASE = """
+    class CausalLMBase:
+        def get_embed_and_head(self):
+            return None, None
+
+        def set_embed_and_head(self, embed, head):
+            pass
+"""
+
+
 def test_inner_members_defined_in_its_base_in_another_package_are_still_found(tmp_path):
     root = base_tree(tmp_path, {
         "pkg/layers/__init__.py": "",
-        "pkg/layers/causal_lm.py": """
-            class CausalLMBase:
-                def get_embed_and_head(self):
-                    return None, None
-
-                def set_embed_and_head(self, embed, head):
-                    pass
-        """,
+        "pkg/layers/causal_lm.py": CAUSAL_LM_BASE,
         "pkg/models/llama.py": """
             from pkg.layers.causal_lm import CausalLMBase
 
@@ -78,6 +82,44 @@ def test_inner_members_defined_in_its_base_in_another_package_are_still_found(tm
     analysis = analyze(root)
     assert findings(analysis) == missing_both("LlavaForConditionalGeneration")
     assert {f.provider.class_name for f in analysis.findings} == {"pkg.layers.causal_lm.CausalLMBase"}
+
+
+def test_a_base_whose_text_never_names_a_member_is_followed_by_its_header_alone(tmp_path):
+    # The inner model's member comes from a base two steps up. The class between, in a file of its own, never
+    # spells the member: its header names its bases, and its body is not parsed to learn that it lacks it.
+    root = base_tree(tmp_path, {
+        "pkg/layers/__init__.py": "",
+        "pkg/layers/causal_lm.py": CAUSAL_LM_BASE,
+        "pkg/layers/mixins.py": """
+            from pkg.layers.causal_lm import CausalLMBase
+
+            class Unrelated:
+                def get_embed_and_head(self):
+                    return None, None
+
+            class Middle(
+                CausalLMBase,  # the bases span lines
+            ):
+                def forward(self, x):
+                    self.cached = x
+                    return x
+        """,
+        "pkg/models/llama.py": """
+            from pkg.layers.mixins import Middle
+
+            class LlamaForCausalLM(Middle):
+                pass
+        """,
+        "pkg/models/llava.py": wrapper("from pkg.models.llama import LlamaForCausalLM"),
+    })
+    analysis = analyze(root)
+    assert findings(analysis) == missing_both("LlavaForConditionalGeneration")
+    assert {f.provider.class_name for f in analysis.findings} == {"pkg.layers.causal_lm.CausalLMBase"}
+    mixins = analysis.index.summary("pkg.layers.mixins")
+    assert [d.name for d in mixins.deferred] == ["Unrelated", "Middle"] and mixins.parsed == {}
+    middle = ClassKey("pkg.layers.mixins", "Middle")
+    assert analysis.index.provision(middle, "cached").owner == middle  # a name it spells: parsed, and found
+    assert [d.name for i, d in enumerate(mixins.deferred) if i in mixins.parsed] == ["Middle"]
 
 
 def test_relative_import_from_the_same_package(tmp_path):
@@ -295,7 +337,7 @@ def test_checking_a_namespace_subdirectory_of_a_package_keeps_full_module_names(
 
 def test_a_class_and_a_function_of_the_same_name_are_different_keys():
     # The index memoises by key; a function's answers must never be taken for a class's.
-    from spec_contract.engine.resolve.index import ClassKey, FunctionKey
+    from spec_contract.engine.resolve.index import FunctionKey
 
     assert ClassKey("pkg.m", "X") != FunctionKey("pkg.m", "X")
     assert len({ClassKey("pkg.m", "X"), FunctionKey("pkg.m", "X")}) == 2

@@ -109,7 +109,7 @@ class Delegates:
         at = 0
         while at < end:
             here = mro[at]
-            own = self._reader.members_of(here).get(method)
+            own = self._reader.defines(here, method)
             if own is None or own.kind not in ("method", "async_method"):
                 at += 1
                 continue

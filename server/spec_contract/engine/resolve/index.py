@@ -189,14 +189,11 @@ class Index(Recorder):
             if found is not None:
                 return found
             submodule = f"{owner.module}.{name}" if owner.module else name
-            return ModuleKey(submodule) if submodule in self._files or self._is_namespace(submodule) else None
+            return ModuleKey(submodule) if submodule in self._files or submodule in self._packages else None
         if isinstance(owner, ClassKey):
             nested = ClassKey(owner.module, f"{owner.qualname}.{name}")
             return nested if self.class_summary(nested) is not None else None
         return None
-
-    def _is_namespace(self, module: str) -> bool:
-        return module in self._packages
 
     def import_target(self, module: str, name: str) -> str | None:
         """The module a top-level name of ``module`` comes from, without loading that module."""
@@ -256,6 +253,9 @@ class Index(Recorder):
 
     def provision(self, key: ClassKey, member: str) -> Provision | None:
         return self._hierarchy.provision(key, member)
+
+    def defines(self, key: ClassKey, name: str) -> Member | None:
+        return self._hierarchy.defines(key, name)
 
     def forwarded_attrs(self, key: ClassKey) -> frozenset[str]:
         return self._hierarchy.forwarded_attrs(key)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from spec_contract.engine.resolve.keys import MAX_DEPTH, ClassKey, ClassReader, Provision
 from spec_contract.engine.resolve.recording import Recorder
 from spec_contract.engine.summarise.classes import REGISTRY
-from spec_contract.engine.summarise.summary import Member
+from spec_contract.engine.summarise.deferred import Unread, unread
+from spec_contract.engine.summarise.summary import Chain, Member
 
-# name → (first owner along the MRO, its member); the MRO's ``__getattr__`` owners and what each forwards to
-Table = tuple[dict[str, tuple[ClassKey, Member]], tuple[tuple[ClassKey, str], ...]]
+Forwards = tuple[tuple[ClassKey, str], ...]  # the MRO's ``__getattr__`` owners and what each forwards to
 
 
 class Hierarchy:
@@ -23,14 +23,36 @@ class Hierarchy:
         self._recorder = recorder
         self._mro: dict[ClassKey, tuple[tuple[ClassKey, ...], frozenset[str]]] = {}
         self._provisions: dict[tuple[ClassKey, str], tuple[Provision | None, frozenset[str]]] = {}
-        self._tables: dict[ClassKey, tuple[Table, frozenset[str]]] = {}
+        self._forwarding: dict[ClassKey, tuple[Forwards, frozenset[str]]] = {}
+        self._unread: dict[ClassKey, Unread | None] = {}
+
+    def defines(self, key: ClassKey, name: str) -> Member | None:
+        """The member ``name`` the class's own body defines (see ``Index.members_of``), parsing the class only
+        when its text holds the name."""
+        found = self._unread_class(key)
+        if found is not None and name not in found.words:
+            return None
+        return self._reader.members_of(key).get(name)
+
+    def _bases_written(self, key: ClassKey) -> tuple[Chain, ...]:
+        """The bases the class statement names, as written (read from its header while its body is unparsed)."""
+        found = self._unread_class(key)
+        if found is not None:
+            return found.bases
+        cls = self._reader.class_summary(key)
+        return cls.bases if cls is not None else ()
+
+    def _unread_class(self, key: ClassKey) -> Unread | None:
+        summary = self._reader.summary(key.module)  # recorded, as a parse would be
+        if summary is None:
+            return None
+        if key not in self._unread:
+            self._unread[key] = unread(summary, key.qualname)
+        return self._unread[key]
 
     def bases(self, key: ClassKey) -> tuple[ClassKey, ...]:
-        cls = self._reader.class_summary(key)
-        if cls is None:
-            return ()
         out = []
-        for base in cls.bases:
+        for base in self._bases_written(key):
             resolved = self._reader.resolve_class(key.module, base)
             if resolved is not None and resolved != key:
                 out.append(resolved)
@@ -76,13 +98,13 @@ class Hierarchy:
         return self._recorder.memoised(self._provisions, (key, member), self._provision, key, member, 1)
 
     def _provision(self, key: ClassKey, member: str, depth: int) -> Provision | None:
-        members, forwards = self._provided(key)
-        own = members.get(member)
-        if own is not None:
-            return Provision(*own)
+        for owner in self.mro(key):  # the first class along the MRO whose body defines it
+            own = self.defines(owner, member)
+            if own is not None:
+                return Provision(owner, own)
         if depth > 4:
             return None
-        for owner, forward in forwards:
+        for owner, forward in self._forwards(key):
             if forward == "":
                 return Provision(owner, None)
             inners = self._reader.delegates(key).get(forward, ())
@@ -94,32 +116,28 @@ class Hierarchy:
                 return found[0]
         return None
 
-    def _provided(self, key: ClassKey) -> Table:
-        """Every member instances of ``key`` get from their MRO (name → first owner and its member), and the
-        MRO's classes with a ``__getattr__`` (owner, what it forwards to), in MRO order.
+    def _forwards(self, key: ClassKey) -> Forwards:
+        """The MRO's classes with a ``__getattr__`` (owner, what it forwards to), in MRO order; a class whose
+        text never names ``__getattr__`` is not parsed for it.
 
         Built once per class: provisions are asked for every contract member of every wrapper and inner
-        model, and walking the MRO each time was most of the check. Computing the MRO already read every
-        class in it, so the table reads no module the walk would not.
+        model. Computing the MRO already read every class in it, so this reads no module the walk would not.
         """
-        return self._recorder.memoised(self._tables, key, self._table, key)
+        return self._recorder.memoised(self._forwarding, key, self._forwards_of, key)
 
-    def _table(self, key: ClassKey) -> Table:
-        members: dict[str, tuple[ClassKey, Member]] = {}
+    def _forwards_of(self, key: ClassKey) -> Forwards:
         forwards = []
         for owner in self.mro(key):
-            cls = self._reader.class_summary(owner)
-            if cls is None:
+            if self.defines(owner, "__getattr__") is None:
                 continue
-            for name, own in self._reader.members_of(owner).items():
-                members.setdefault(name, (owner, own))
-            if cls.getattr_forward is not None:
+            cls = self._reader.class_summary(owner)
+            if cls is not None and cls.getattr_forward is not None:
                 forwards.append((owner, cls.getattr_forward))
-        return members, tuple(forwards)
+        return tuple(forwards)
 
     def forwarded_attrs(self, key: ClassKey) -> frozenset[str]:
         """The attributes a ``__getattr__`` in the class's MRO forwards unknown names to."""
-        return frozenset(forward for _, forward in self._provided(key)[1] if forward)
+        return frozenset(forward for _, forward in self._forwards(key) if forward)
 
     def language_attrs(self, key: ClassKey) -> tuple[str, ...]:
         """The attributes a class of the MRO marks as its language model (``_mark_language_model`` blocks)."""

@@ -9,10 +9,24 @@ registered classes already parsed) parses each statement once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple
 
 from spec_contract.engine.summarise.pieces import parse_deferred
-from spec_contract.engine.summarise.summary import ClassSummary, DeferredClass, ImportBinding, ModuleSummary
+from spec_contract.engine.summarise.statements import class_header
+from spec_contract.engine.summarise.summary import Chain, ClassSummary, DeferredClass, ImportBinding, ModuleSummary
+from spec_contract.engine.summarise.syntax import chain_of
+
+_WORD = re.compile(r"\w+")
+
+
+class Unread(NamedTuple):
+    """A class whose statement is still text, as far as it can be read without parsing its body: the bases its
+    header names and every word its text holds (each member its body may define is one of them)."""
+
+    bases: tuple[Chain, ...]
+    words: frozenset[str]
 
 
 def find_class(summary: ModuleSummary, qualname: str) -> ClassSummary | None:
@@ -32,6 +46,28 @@ def find_class(summary: ModuleSummary, qualname: str) -> ClassSummary | None:
                 found = held  # a later definition of the outer class: what the earlier one held is gone
             held = None
     return found
+
+
+def unread(summary: ModuleSummary, qualname: str) -> Unread | None:
+    """The top-level class ``qualname`` read from its deferred statement's header and words, without parsing
+    its body; None where only a parse answers (the statement was parsed, the name is defined twice or nested,
+    the header does not parse alone, or the text is not ASCII: the parser reads identifiers in NFKC form).
+
+    Asking whether a base defines a member is most of why a class of another file is read; a class whose text
+    lacks the member's name cannot define it, and its bases are in its header."""
+    if "." in qualname or any(c.qualname == qualname for c in summary.classes):
+        return None
+    statements = [i for i, d in enumerate(summary.deferred) if d.name == qualname]
+    if len(statements) != 1 or statements[0] in summary.parsed:
+        return None
+    deferred = summary.deferred[statements[0]]
+    if not deferred.text.isascii():
+        return None
+    header = class_header(deferred.text, deferred.first_line, summary.path)
+    if header is None:
+        return None
+    bases = tuple(c for c in (chain_of(b) for b in header[0].bases) if c is not None)
+    return Unread(bases, frozenset(_WORD.findall(deferred.text)))
 
 
 def all_classes(summary: ModuleSummary, mentioning: str | None = None) -> list[ClassSummary]:

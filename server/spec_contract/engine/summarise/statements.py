@@ -219,13 +219,32 @@ class BodyStatements:
 Members = dict[tuple[int, str], BodyStatements]
 
 
+def class_header(statement: str, first_line: int, filename: str) -> tuple[ast.ClassDef, int, str] | None:
+    """A class statement's header (decorators, ``class X(...):``) parsed alone, with a ``pass`` body: the class
+    node, the offset where its body starts and the body's indentation; None where it does not split so.
+
+    The header is the text up to the first indented line of code after a line ending in ``:``; it must parse
+    with a ``pass`` body."""
+    for tries, header_end in enumerate(_HEADER_END.finditer(statement)):
+        code = _INDENTED_CODE.search(statement, header_end.end())
+        if tries == _HEADER_TRIES or code is None:
+            return None
+        start, indent = code.start(), code.group(1)
+        try:
+            module = parse_at(statement[:start] + indent + "pass\n", first_line, filename)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if len(module) == 1 and type(module[0]) is ast.ClassDef and len(module[0].body) == 1:
+            return module[0], start, indent
+    return None
+
+
 def parse_by_member(statement: str, first_line: int, filename: str, known: Members, made: Members
                     ) -> list[ast.stmt] | None:
     """A class statement parsed one body statement at a time, each found in ``known`` or parsed and put in
     ``made`` (keyed by first line and text); None where it does not split so, for the caller to parse it whole.
 
-    The header (decorators, ``class X(...):``) is the text up to the first indented line of code after a
-    line ending in ``:``; it must parse with a ``pass`` body. The body is split as the file is (see
+    The header is read by :func:`class_header`. The body is split as the file is (see
     :func:`top_level`), at lines with the body's indentation, and each piece must parse on its own inside a
     class of its own: so each ends where the tokenizer is back at the body's level, and the pieces are exactly
     the statements of the whole class. An editor keystroke in a method of a 1,300-line class then parses that
@@ -233,21 +252,11 @@ def parse_by_member(statement: str, first_line: int, filename: str, known: Membe
     statement not in ``known`` at its line is looked for at another: renumbering its nodes costs a fifth of
     parsing it).
     """
-    for tries, header_end in enumerate(_HEADER_END.finditer(statement)):
-        code = _INDENTED_CODE.search(statement, header_end.end())
-        if tries == _HEADER_TRIES or code is None:
-            return None
-        start, indent = code.start(), code.group(1)
-        header = statement[:start]
-        try:
-            module = parse_at(header + indent + "pass\n", first_line, filename)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if len(module) == 1 and type(module[0]) is ast.ClassDef and len(module[0].body) == 1:
-            break
-    else:
+    found = class_header(statement, first_line, filename)
+    if found is None:
         return None
-    cls, body = module[0], statement[start:]
+    cls, start, indent = found
+    header, body = statement[:start], statement[start:]
     starts = _statement_starts(body, indent) + [len(body)]
     members: list[ast.stmt] = []
     elsewhere: dict[str, int] | None = None  # text → a line ``known`` has it at, made on the first miss
