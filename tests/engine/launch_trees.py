@@ -46,6 +46,10 @@ ENGINE = {
         import os
 
 
+        def is_generation_model(model_architectures, is_embedding=False):
+            return not is_embedding
+
+
         class ModelConfig:
             def _derive_context_length(self, context_length, derived):
                 if context_length is not None and context_length > derived:
