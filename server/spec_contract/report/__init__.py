@@ -11,7 +11,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from spec_contract.engine import (
@@ -34,6 +34,8 @@ class Report:
     baselined: frozenset[str] = frozenset()  # fingerprints (engine.baseline) of findings the baseline covers
     stale: tuple[BaselineEntry, ...] = ()  # baseline entries no finding matched any more
     hints: bool = False  # text output shows hint findings only when asked (``--hints``); JSON always has them
+    # rel() of each path asked so far: a report names ~180 files ~1,400 times (SGLang's JSON)
+    _relative: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def findings(self) -> list[Finding]:
@@ -41,6 +43,12 @@ class Report:
 
     def rel(self, path: str) -> str:
         """Relative to the root of the project that holds ``path`` (the first project's otherwise)."""
+        known = self._relative.get(path)
+        if known is None:
+            known = self._relative[path] = self._rel(path)
+        return known
+
+    def _rel(self, path: str) -> str:
         for analysis in self.analyses[1:]:
             if path.startswith(str(analysis.root) + os.sep):
                 return analysis.relative(path)
