@@ -141,6 +141,9 @@ class Config:
     # globs of worker method names that run while the server starts (after the weights load); a use reached from
     # one fails at start-up, any other use at the first request (see ``CallSite.phase``)
     start_up_methods: tuple[str, ...] = ("__init__",)
+    # globs of files outside the workers whose start-up methods call the workers' entry points (see
+    # ``contract.called_at_start_up``)
+    start_up_callers: tuple[str, ...] = ()
     # The engine's model registry as data (vLLM's ``registry.py``): files holding module-level dicts
     # ``"Arch": ("module", "Class")``, and the dicts whose classes are the registered (checked) models
     registry_files: tuple[str, ...] = ()
@@ -313,6 +316,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("start-up-methods", "strings", "the profile's", "Globs of worker method names that run while the "
             "server starts, after the weights load (`__init__`, `init_*`): a use they reach fails at start-up, "
             "any other use at the first request.", where="tree", extend=True),
+    Setting("start-up-callers", "strings", "`[]`", "Globs of files outside the workers whose start-up methods "
+            "call into them (tokenspeed's model executor calls its drafter's `wire_target` in `__init__`): a "
+            "worker function no worker calls runs at start-up when such a method calls it by name. Only their "
+            "calls are read, never their uses.", where="tree", extend=True),
     Setting("registry-files", "strings", "the profile's", "Globs of the files whose module-level dicts "
             "`\"Arch\": (\"module\", \"Class\")` register the engine's models (vLLM's `registry.py`); "
             "`init_vllm_registered_model(architectures=[\"Arch\"])` resolves through them.", where="tree",
@@ -676,6 +683,7 @@ def _build(profile_name: str, merged: dict[str, Any], own: str | None = None, ch
         any_draft_workers=merged.get("any_draft_workers", ()),
         off_by_default=merged.get("off_by_default", ()),
         start_up_methods=merged.get("start_up_methods", ("__init__",)),
+        start_up_callers=globs("start_up_callers"),
         registry_files=globs("registry_files"),
         restrict_delegates=merged.get("restrict_delegates", False),
         registry_tables=merged.get("registry_tables", ()),

@@ -13,7 +13,6 @@ worker files, iterated to a fixed point:
 
 from __future__ import annotations
 
-import fnmatch
 from collections import defaultdict
 from collections.abc import Iterable, Set
 
@@ -22,6 +21,7 @@ from spec_contract.engine.read.files import glob_match
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import CallSite, Contract, ContractEntry, Phase, Role
 from spec_contract.engine.routed import routed_drafts, routed_uses
+from spec_contract.engine.start_up import called_at_start_up, start_up_functions
 from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
@@ -357,25 +357,10 @@ def _entered_under(flow: _Flow, flags: frozenset[str]) -> dict[FunctionKey, str]
     return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
 
 
-def _start_up(flow: _Flow, globs: tuple[str, ...]) -> set[FunctionKey]:
-    """The worker functions that run while the server starts: those named like the profile's start-up methods
-    (any segment of the qualified name, so a helper nested in ``init_lm_head`` counts), and every function
-    their calls reach. The rest run when requests arrive."""
-    reached = {key for key in flow.functions
-               if any(fnmatch.fnmatchcase(part, glob) for part in key.qualname.split(".") for glob in globs)}
-    frontier = list(reached)
-    while frontier:
-        caller = frontier.pop()
-        for call in flow.functions[caller].calls:
-            found = flow.callee(caller, call)
-            if found is not None and found[0] not in reached:
-                reached.add(found[0])
-                frontier.append(found[0])
-    return reached
-
-
-def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config) -> Contract:
-    """The contract of the given worker files (see the module docstring)."""
+def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config,
+                    callers: Iterable[ModuleSummary] = ()) -> Contract:
+    """The contract of the given worker files (see the module docstring); ``callers``: the profile's
+    ``start-up-callers`` files, read for the phase of the workers' entry points (see ``start_up``)."""
     workers = list(workers)
     flow = _Flow(workers, index)
     flow.propagate()
@@ -385,7 +370,8 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     any_draft = _reached_by_any_draft_worker(workers, index, frozenset(config.any_draft_workers))
     off_by_default = frozenset(config.off_by_default)
     entered_under = _entered_under(flow, off_by_default)
-    start_up = _start_up(flow, config.start_up_methods)
+    start_up = start_up_functions(flow.functions, config.start_up_methods,
+                                  called_at_start_up(callers, config.start_up_methods), flow.callee)
 
     def is_draft(key: FunctionKey, subject: str) -> bool:  # a routing's class test is of the draft model
         return bool(subject) and any(role == Role.DRAFT for chain in flow.expand(key, tuple(subject.split(".")))
@@ -441,4 +427,5 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))
-    return Contract(tuple(entries), routed_drafts(flow.functions, is_draft))
+    return Contract(tuple(entries), routed_drafts(flow.functions, is_draft),
+                    frozenset((key.module, key.qualname) for key in start_up))

@@ -11,7 +11,7 @@ from spec_contract.engine.check.batch import Checked
 from spec_contract.engine.check.protocols import GatedCapability
 from spec_contract.engine.config import Config
 from spec_contract.engine.contract import derive_contract
-from spec_contract.engine.read.files import SourceFile
+from spec_contract.engine.read.layout import Layout
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
 
@@ -42,12 +42,14 @@ class KeptResults:
         """The file set changed: names may resolve differently."""
         self.contract, self.checked = None, {}
 
-    def update_contract(self, index: Index, workers: list[SourceFile], changed: set[str]) -> None:
-        """Derive the contract again if there is none yet or a file it was derived from changed."""
+    def update_contract(self, index: Index, layout: Layout, changed: set[str]) -> None:
+        """Derive the contract again if there is none yet or a file it was derived from changed (a worker, or
+        a file of the profile's ``start-up-callers``)."""
         if self.contract is None or changed & self.contract[1]:
             recorded = index.record()
-            worker_summaries = [s for s in (index.summary(f.module) for f in workers) if s is not None]
-            contract = derive_contract(worker_summaries, index, self.config)
+            worker_summaries = [s for s in (index.summary(f.module) for f in layout.workers) if s is not None]
+            callers = [s for s in (index.summary(f.module) for f in layout.callers) if s is not None]
+            contract = derive_contract(worker_summaries, index, self.config, callers)
             modules = index.stop(recorded)
             self.engine_note = _engine_note(*index.engine_imports(worker_summaries), self.config.engine_package)
             self.unsaved = True
@@ -62,14 +64,15 @@ class KeptResults:
             self.checked = {}
         self.capabilities = gated
 
-    def update_non_generative(self, names: frozenset[str]) -> None:
+    def update_non_generative(self, names: frozenset[str]) -> frozenset[str]:
         """A class the generation test names is checked as a draft only: when the names change, every class
-        is checked again."""
+        is checked again. Returns the names."""
         if self.non_generative is not None and names != self.non_generative:
             self.checked = {}
         if names != self.non_generative:
             self.unsaved = True
         self.non_generative = names
+        return names
 
     def stale(self, keys: list[ClassKey], changed: set[str]) -> list[ClassKey]:
         """The classes never checked, and those whose check read a changed module."""

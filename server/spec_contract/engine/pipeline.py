@@ -161,10 +161,8 @@ class Pipeline:
         if problem is not None:
             raise ConfigError(problem)
         changed, changed_paths = self._changes(index, layout, focus)
-        # the classes the engine's generation test never serves, in the config every check reads
-        names = self._generation_test.names(self.config, index, layout.packages, self._sources)
-        self._kept.update_non_generative(names)
-        self.config = replace(self.config, non_generative=names)
+        names = self._generation_test.names(self.config, index, layout.packages, self._sources)  # never targets
+        self.config = replace(self.config, non_generative=self._kept.update_non_generative(names))
         # The engine's registry names the classes to check in the engine's own tree; an out-of-tree package
         # registers its models elsewhere, so every class it defines is checked (its inner models still
         # resolve through the installed engine's registry)
@@ -172,7 +170,7 @@ class Pipeline:
         contract = self._derive(index, layout, registering, focus, changed)
         checked = self._classes(index, layout, registering, focus)
         problems: dict[str, str] = {}
-        gated = self._gated(index, layout, changed)
+        gated = self._gated(index, layout, changed, contract)
         self._kept.update_capabilities(gated)
         # the models of implementations: the model files that register classes (read by their text, so an
         # editor's focused analysis finds the same ones as a whole one)
@@ -248,8 +246,8 @@ class Pipeline:
         if self._kept.contract is None:
             ahead += [(w, True) for w in workers]
         if not self._summaries.scan_ahead(ahead, layout.out_of_tree,
-                                          then=lambda: self._kept.update_contract(index, workers, changed)):
-            self._kept.update_contract(index, workers, changed)
+                                          then=lambda: self._kept.update_contract(index, layout, changed)):
+            self._kept.update_contract(index, layout, changed)
         derived = self._kept.contract
         assert derived is not None  # made by update_contract
         if not derived[0].entries:
@@ -270,7 +268,8 @@ class Pipeline:
                               "be checked; set 'registry-tables' in [tool.spec-contract]")
         return checked
 
-    def _gated(self, index: Index, layout: Layout, changed: set[str]) -> tuple[GatedCapability, ...]:
+    def _gated(self, index: Index, layout: Layout, changed: set[str], contract: Contract
+               ) -> tuple[GatedCapability, ...]:
         """The profile's Protocol capabilities that the workers gate: part of the contract (the ``contract``
         command and hover show them) and what the capability check of each class is measured against. Read
         again only when a module they were read from changed (a keystroke in a model file costs nothing)."""
@@ -279,9 +278,10 @@ class Pipeline:
         if self._gated_from is not None and self._gated_from[0] is layout and not changed & self._gated_from[1]:
             return self._gated_from[2]
         recorded = index.record()
-        recorded.update(w.module for w in layout.workers)  # their text is read for the gates, not only names
+        recorded.update(w.module for w in layout.workers + layout.callers)  # read for the gates' text and phase
         workers = [s for s in (index.summary(w.module) for w in layout.workers) if s is not None]
-        gated = tuple(gated_capabilities(self.config, index, workers, lambda path: self._sources.text(path)[0]))
+        gated = tuple(gated_capabilities(self.config, index, workers, lambda path: self._sources.text(path)[0],
+                                         contract.start_up))
         self._gated_from = (layout, index.stop(recorded), gated)
         return gated
 

@@ -40,6 +40,11 @@ class Phase(str, enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    @property
+    def when(self) -> str:
+        """The phase as a message says when something happens: "at start-up", "at the first request"."""
+        return {Phase.START_UP: "at start-up", Phase.FIRST_REQUEST: "at the first request"}.get(self, self.value)
+
 
 @dataclass(frozen=True, order=True)
 class Span:
@@ -115,6 +120,9 @@ class Contract:
     entries: tuple[ContractEntry, ...] = ()
     # the classes the workers route to a drafter by an ``isinstance`` test (see ``routed``): drafts, never targets
     routed: tuple[str, ...] = ()
+    # the worker functions (module, qualname) that run while the server starts (see ``start_up``): the phase of
+    # any worker line, a use's or a capability check's
+    start_up: frozenset[tuple[str, str]] = frozenset()
 
     def get(self, role: Role, member: str) -> ContractEntry | None:
         for entry in self.entries:

@@ -20,6 +20,10 @@ never the fix, and the question per class is:
 * **unverifiable** (SC008, information): the class declares it, but its language model is built from an
   architecture the HF config names at run time, so what the defaults reach is unknown.
 
+Each check line and each proposer read takes the phase of the worker function it is in (start-up when a
+start-up method reaches it, as for any worker use; vLLM's are in ``load_model`` and what it calls), and the
+messages say when from it.
+
 Only capabilities some worker gates (calls the profile's ``check`` function) are checked. The contract
 members the Protocol itself defines are the capability's: findings that would ask to forward them are
 replaced by the capability's finding.
@@ -66,8 +70,10 @@ class GatedCapability:
 
 
 def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSummary],
-                       text_of: Callable[[str], str | None]) -> list[GatedCapability]:
-    """The profile's capabilities whose ``check`` function a worker calls, and where."""
+                       text_of: Callable[[str], str | None],
+                       start_up: frozenset[tuple[str, str]]) -> list[GatedCapability]:
+    """The profile's capabilities whose ``check`` function a worker calls, and where; ``start_up``: the worker
+    functions that run while the server starts (``Contract.start_up``), which give each line its phase."""
     workers = list(workers)
     out = []
     for capability in config.capabilities:
@@ -80,7 +86,9 @@ def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSum
         for summary in workers:
             calls = [fn for fn in summary.functions if any(c.callee[-1:] == (capability.check,) for c in fn.calls)]
             if calls:
-                sites += _check_sites(summary.path, text_of(summary.path) or "", capability.check)
+                started = {fn.qualname for fn in calls if (summary.module, fn.qualname) in start_up}
+                sites += _check_sites(summary.path, text_of(summary.path) or "", capability.check,
+                                      [fn.qualname for fn in calls], started)
         if not sites:
             continue
         mixin = None
@@ -89,29 +97,54 @@ def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSum
             mixin = ClassKey(index.engine_module(mixin_module), mixin_name)
         defaults = tuple(m.name for m in cls.members if m.kind in ("method", "async_method"))
         out.append(GatedCapability(capability, protocol, frozenset(m.name for m in cls.members), defaults,
-                                   mixin, tuple(sites), _language_reads(workers, capability, config), text_of))
+                                   mixin, tuple(sites), _language_reads(workers, capability, config, start_up),
+                                   text_of))
     return out
 
 
-def _check_sites(path: str, text: str, check: str) -> list[CallSite]:
-    """The lines of a worker file that call ``check(...)`` (not its import or definition)."""
+def _check_sites(path: str, text: str, check: str, callers: list[str], started: set[str]) -> list[CallSite]:
+    """The lines of a worker file that call ``check(...)`` (not its import or definition), each in the phase
+    of the function it is in: ``callers`` are the qualnames of the file's functions that call it, ``started``
+    those of them that run at start-up (a line in a function no caller names takes any caller's)."""
     sites = []
     pattern = re.compile(rf"(?<![\w.]){re.escape(check)}\(")
-    for number, line in enumerate(text.splitlines()):
+    lines = text.splitlines()
+    for number, line in enumerate(lines):
         stripped = line.strip()
         match = pattern.search(line)
         if match and not stripped.startswith(("def ", "from ", "import ", "#")):
             span = Span(number, match.start(), number, match.start() + len(check))
-            # the profile's capability check runs while the model loads (SC006/SC007 say so): start-up
+            name = _enclosing_def(lines, number)
+            mine = [q for q in callers if q.rpartition(".")[2] == name] or callers
+            phase = Phase.START_UP if any(q in started for q in mine) else Phase.FIRST_REQUEST
             sites.append(CallSite(path=path, span=span, role=Role.TARGET, member=check, text=stripped,
-                                  guarded=False, is_call=True, phase=Phase.START_UP))
+                                  guarded=False, is_call=True, phase=phase))
     return sites
 
 
-def _language_reads(workers: list[ModuleSummary], capability: Capability, config: Config) -> tuple[CallSite, ...]:
+def _enclosing_def(lines: list[str], number: int) -> str | None:
+    """The name of the innermost ``def`` above line ``number`` that the line is indented under."""
+    indent = len(lines[number]) - len(lines[number].lstrip())
+    for above in range(number - 1, -1, -1):
+        text = lines[above]
+        stripped = text.lstrip()
+        if stripped and not stripped.startswith("#") and len(text) - len(stripped) < indent:
+            found = _DEF.match(stripped)
+            if found:
+                return found.group(1)
+            indent = len(text) - len(stripped)
+    return None
+
+
+_DEF = re.compile(r"(?:async\s+)?def\s+(\w+)")
+
+
+def _language_reads(workers: list[ModuleSummary], capability: Capability, config: Config,
+                    start_up: frozenset[tuple[str, str]]) -> tuple[CallSite, ...]:
     """Unguarded reads of ``<…language_model>.<holder_attr>`` in the workers, on the capability's algorithm's
     paths (not another algorithm's files or branches): the proposers take the target's language model
-    (``get_language_model()``, else the target) and read its decoder when they load the draft."""
+    (``get_language_model()``, else the target) and read its decoder when they load the draft (each read in
+    the phase of its function, see ``start_up``)."""
     reads = []
     for summary in workers:
         for fn in summary.functions:
@@ -119,8 +152,9 @@ def _language_reads(workers: list[ModuleSummary], capability: Capability, config
                 if use.member == capability.holder_attr and not use.guarded and use.receiver \
                         and use.receiver[-1].endswith(capability.language_attr) \
                         and algorithm_of(config, summary.path, use.taken) in (None, capability.name):
+                    phase = Phase.START_UP if (summary.module, fn.qualname) in start_up else Phase.FIRST_REQUEST
                     reads.append(CallSite(path=summary.path, span=use.span, role=Role.TARGET, member=use.member,
-                                          text=use.text, guarded=False, is_call=use.is_call, phase=Phase.START_UP))
+                                          text=use.text, guarded=False, is_call=use.is_call, phase=phase))
     return tuple(sorted(reads, key=lambda site: (site.path, site.span)))
 
 
@@ -248,7 +282,7 @@ def _failure(index: Index, key: ClassKey, reach: _Reach, gated: GatedCapability,
             names = ", ".join(f"`{h.qualname}`" for h in failing)
             return _Failure(failing[0], f"its default `{capability.holder_method or gated.defaults[0]}` reaches "
                             f"`{'self' if reach.path == 'self' else 'self.' + reach.path}` ({names}), which is "
-                            f"not an `{mixin}`", "then fails the default's assertion at start-up")
+                            f"not an `{mixin}`", f"then fails the default's assertion {gated.sites[0].phase.when}")
         dropped = _dropped_aux(index, key, reach, gated)
         if dropped is not None:
             owner, verdict, hop = dropped
@@ -410,7 +444,7 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
     names = ", ".join(i.qualname for i in inner)
     refused = f"`{cls.name}` does not declare `{protocol}` while its language model " \
         f"`self.{reach.path.split('.')[0]}` ({names}) declares {'and backs ' if backed else ''}it: a " \
-        f"{capability.name} run is refused at start-up by the check at {where}"
+        f"{capability.name} run is refused {gate.phase.when} by the check at {where}"
     failure = _failure(index, key, reach, gated, rel, defaults_run=not overridden) or inner_failure
     if failure is not None:
         # Declaring alone would only move the failure: say what would fail, offer no declaration

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from spec_contract.engine.config import Config, ConfigError
@@ -34,6 +34,8 @@ class Layout:
     packages: frozenset[str]
     fingerprint: str  # which files have which module names: resolution depends on nothing else of the layout
     unlisted: dict[str, str]  # directories the walk could not list → why (they may hold workers or models)
+    # the profile's ``start-up-callers``: read as workers are (their functions' calls), for no use of their own
+    callers: list[SourceFile] = field(default_factory=list)
 
 
 class InstalledEngine:
@@ -82,6 +84,7 @@ def lay_out(root: Path, config: Config, overlays: Iterable[str], engine: Install
         own = {g.module for g in files}
         files = files + [f for f in engine_files if f.module not in own]
     by_module = {f.module: f for f in files}
+    callers = [f for f in files if glob_match(f.rel, config.start_up_callers) and f not in workers]
     packages: set[str] = set()
     for module in by_module:  # every dotted prefix: walk up until a parent was seen already
         parent = module.rpartition(".")[0]
@@ -89,5 +92,5 @@ def lay_out(root: Path, config: Config, overlays: Iterable[str], engine: Install
             packages.add(parent)
             parent = parent.rpartition(".")[0]
     fingerprint = text_digest("\n".join(f"{f.path}\0{f.module}" for f in files))
-    return Layout(count, files, workers, models, out_of_tree, {f.path for f in workers},
-                  frozenset(f.path for f in files), by_module, frozenset(packages), fingerprint, unlisted)
+    return Layout(count, files, workers, models, out_of_tree, {f.path for f in workers + callers},
+                  frozenset(f.path for f in files), by_module, frozenset(packages), fingerprint, unlisted, callers)
