@@ -170,7 +170,10 @@ UNREFUSED_CRASH = Rule(
     "The classes lack a member the line uses, none of them shows it means to support the algorithm, and no "
     "gate refuses them first: a run with one loads the weights and then dies with `AttributeError` there "
     "instead of a clear refusal. For the engine this is a missing gate as much as a missing member, so it is "
-    "said once, on the worker line, not once per class. `--format json` lists each class (`classes`: path, "
+    "said once, on the worker line, not once per class. Only classes a run can serve as the target are "
+    "listed: not those the engine's own `is_generation_model` refuses (read, never run: the architectures its "
+    "`return False` branch tests, see `generation-test`), nor those `non-target-classes` names. "
+    "`--format json` lists each class (`classes`: path, "
     "class, members, and how each member can be implemented); hover and the reports give each class's status. "
     "`check --fix --select SC011` implements the members of the listed classes where a model fits (see SC010).",
     fix=Fix.IMPLEMENT)
