@@ -154,21 +154,27 @@ class Config:
     chosen: str | None = None
 
     def roles_for_class(self, name: str) -> tuple[Role, ...]:
-        if name in self.non_generative or any(
-                fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.non_target_classes):
+        if name in self.non_generative or _named_by(name, self.draft_only_classes + self.non_target_classes):
             return (Role.DRAFT,)
         return (Role.TARGET, Role.DRAFT)
 
     def draft_shaped(self, name: str) -> bool:
         """Whether the class is a draft model by shape (an EAGLE/NextN/MTP head) or by a config rewrite:
         draft-role members missing elsewhere only matter if a draft checkpoint names the class."""
-        return any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_only_classes + self.draft_classes)
+        return _named_by(name, self.draft_only_classes + self.draft_classes)
 
     def loaded_as_draft(self, name: str) -> bool:
         """Whether a config rewrite loads every draft checkpoint of a run as this class (``draft_classes``:
         MindSpore's loader names ``MindSporeForCausalLM`` for each model under ``--model-impl mindspore``), so
         a draft use it lacks crashes every such run, as a target use does."""
-        return any(fnmatch.fnmatchcase(name, glob) for glob in self.draft_classes)
+        return _named_by(name, self.draft_classes)
+
+
+# A check asks these of each class for each contract site (vLLM 0.33.0: some 50 000 glob matches a run)
+@functools.lru_cache(maxsize=4096)
+def _named_by(name: str, globs: tuple[str, ...]) -> bool:
+    """Whether a class name matches one of a profile's class globs."""
+    return any(fnmatch.fnmatchcase(name, glob) for glob in globs)
 
 
 def parse_chain(text: str) -> tuple[str, ...]:
