@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 from pygls.workspace import PositionCodec
-from spec_contract.engine import Finding, Span
+from spec_contract.engine import CallSite, Contract, ContractEntry, Finding, Role, Span
+from spec_contract.lsp import indexing
 from spec_contract.lsp.data import DiagnosticData, converter_factory
 from spec_contract.lsp.features import ClientFeatures
 from spec_contract.lsp.session import Session
@@ -92,6 +93,7 @@ class Analysis:
     changed_paths: frozenset[str] | None = None
     focus: frozenset[str] | None = None
     problems: frozenset[str] = frozenset()
+    contract: Contract = Contract()
 
     def source(self, path: str) -> str | None:
         return self.sources.get(path)
@@ -242,7 +244,6 @@ async def test_the_first_pass_writes_its_summaries_to_the_cache_once_its_diagnos
     (writing them was a tenth of it), then the session writes them: an editor closed before the whole
     analysis ends still leaves them for its next start."""
     from spec_contract.engine import Project, load_config
-    from spec_contract.lsp import indexing
 
     root = tmp_path / "demo"
     shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "demo", root,
@@ -265,4 +266,52 @@ async def test_the_first_pass_writes_its_summaries_to_the_cache_once_its_diagnos
     assert [uri for uri, items, _ in editor.published if items] == [Path(llava).as_uri()]
     assert summaries == [[]]  # nothing written before the diagnostics went out
     assert folder.early.is_set() and list(cache.rglob("*.pickle"))  # then the worker's and the model's
+    session.shutdown()
+
+
+async def test_a_first_pass_answers_for_the_open_model_file_and_leaves_an_open_worker_to_the_whole_analysis():
+    """A focused analysis checked the open files' classes only: the line of a worker where classes crash
+    unrefused (SC011) lists those alone. The open model file's diagnostics come from it; the worker's wait
+    for the whole analysis, which lists every class."""
+    worker = "/w/worker.py"
+    site = CallSite(worker, Span(3, 4, 3, 20), Role.TARGET, "get_embed_and_head", "m.get_embed_and_head()",
+                    guarded=False, is_call=True)
+    contract = Contract((ContractEntry(Role.TARGET, "get_embed_and_head", (site,)),))
+
+    def on_line(*classes: str) -> Finding:
+        return replace(finding(), code="SC011", path=worker, span=site.span, class_name="", message=", ".join(classes))
+
+    class Focusing(Project):
+        def analyze(self, focus: Any = None) -> Analysis:
+            self.analyses += 1
+            sources = {WRAPPER: TEXT, worker: "x\n" * 5}
+            if focus is not None:
+                return Analysis(self.analyses, (finding(), on_line("Wrapper")), sources, None, frozenset(focus),
+                                contract=contract)
+            return Analysis(self.analyses, (finding(), on_line("Wrapper", "Other")), sources, contract=contract)
+
+        def write_summaries(self) -> None:
+            return None
+
+    editor = Editor()
+    session = Session(editor)
+    folder = session.folders.add(ROOT.as_uri(), "w")
+    assert folder is not None
+    folder.project = Focusing()
+    worker_uri = Path(worker).as_uri()
+    editor.documents.update({URI: Document(TEXT), worker_uri: Document("x\n" * 5)})
+
+    await indexing.first_pass(session, folder, {WRAPPER, worker})
+    assert [uri for uri, _, _ in editor.published] == [URI]  # not the worker's one-class list
+    assert (await session.context(URI)).analysis.focus == {WRAPPER, worker}  # answered by the first pass
+    waiting = asyncio.ensure_future(session.context(worker_uri))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not waiting.done()  # the worker's answer waits for the whole analysis
+
+    folder.ready.set()
+    context = await asyncio.wait_for(waiting, 5)
+    assert context is not None and context.analysis.focus is None
+    ((_, items, _),) = [p for p in editor.published if p[0] == worker_uri]
+    assert [d.message for d in items] == ["Wrapper, Other"]
     session.shutdown()

@@ -159,8 +159,9 @@ async def first_pass(session: Session, folder: Folder, opened: set[str]) -> None
     """Diagnostics for the open files before the whole tree is analysed.
 
     A focused analysis checks only the open files' classes; their findings are final (the whole
-    analysis reports the same for them), so the user sees them seconds earlier on a large tree. It
-    writes no summary to the cache before they are shown (``Project.write_summaries``).
+    analysis reports the same for them), so the user sees them seconds earlier on a large tree. An open
+    worker waits for the whole analysis (``session.answered_early``), and so does every other file. The
+    focused analysis writes no summary to the cache before its diagnostics are out (``Project.write_summaries``).
     """
     async with folder.lock:
         project = folder.project

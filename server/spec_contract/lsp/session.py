@@ -77,6 +77,16 @@ class Editor(Protocol):
     def end_progress(self, token: str, message: str) -> None: ...
 
 
+def answered_early(analysis: Analysis) -> frozenset[str]:
+    """The files a focused analysis answers for as the whole analysis will: the files it focused on, less those
+    the contract's uses are in. A worker line where classes crash unrefused (SC011) lists every class that
+    does; a focused analysis checked the open files' classes only, so its list there is short, or missing."""
+    if analysis.focus is None:
+        return frozenset()
+    uses = {site.path for entry in analysis.contract.entries for site in entry.call_sites}
+    return frozenset(path for path in analysis.focus if path not in uses)
+
+
 class Session:
     """Folders with their projects, the engine thread, pending edits and tasks; see the module's docstring."""
 
@@ -207,7 +217,7 @@ class Session:
             for waiting in pending:
                 waiting.cancel()
             early = folder.analysis
-            if not folder.ready.is_set() and early is not None and early.focus is not None and path in early.focus:
+            if not folder.ready.is_set() and early is not None and path in answered_early(early):
                 return self._snapshot(uri, path, folder, early)  # the first pass covered it; the whole one still runs
         analysis = await self.fresh(folder)
         if analysis is None:
@@ -219,8 +229,13 @@ class Session:
 
     # -- publishing ---------------------------------------------------------------------------------------
     async def publish(self, folder: Folder, analysis: Analysis) -> None:
-        """Recompute every affected file's report; push changed ones, or ask pull clients to re-pull."""
+        """Recompute every affected file's report; push changed ones, or ask pull clients to re-pull.
+
+        A focused analysis (the first pass) says only what it answers for (:func:`answered_early`): any other
+        file keeps the report it had, until the whole analysis."""
         paths = set(folder.reports) | {f.path for f in analysis.findings if folder.shows(f.path)}
+        if analysis.focus is not None:
+            paths &= answered_early(analysis)
         folder.reports, changed = await self.on_engine(
             diagnostics.compute_reports,
             folder.reports,
