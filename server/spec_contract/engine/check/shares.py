@@ -72,13 +72,22 @@ class Drafts:
 _EXPERT_MAPPING = "get_expert_mapping"
 
 
-def has_experts(index: Index, key: ClassKey, config: Config) -> bool:
+def v1_by_default(index: Index, key: ClassKey, config: Config) -> str | None:
+    """Why vLLM 0.25.1 runs every checkpoint of the class on the V1 model runner unless told otherwise (its
+    ``_is_default_v2_model_runner_model``), whose proposer takes the head from ``get_language_model()``: a
+    hybrid model (the class declares vLLM's ``IsHybrid``, whose ``is_hybrid`` the registry reads off the
+    registered class) or one whose checkpoints have experts; None when the V2 runner may be its default."""
+    if any(k.qualname.rsplit(".", 1)[-1] == "IsHybrid" for k in index.mro(key)):
+        return "a hybrid model"
+    return "a checkpoint with experts" if _has_experts(index, key, config) else None
+
+
+def _has_experts(index: Index, key: ClassKey, config: Config) -> bool:
     """Whether every checkpoint of the class has experts, as far as its classes say: the class, or each class
     its language model may be, declares vLLM's ``MixtureOfExperts``, is named for its experts (``…Moe…``), or
     maps expert weights for the loader (``get_expert_mapping``, which only a model with fused expert layers
-    defines; MiniMax M3's language model has it and neither of the others). vLLM 0.25.1 runs such a
-    checkpoint on the V1 model runner unless told otherwise, whose proposer takes the head from
-    ``get_language_model()``; a language model that may be dense keeps the V2 default."""
+    defines; MiniMax M3's language model has it and neither of the others). A language model that may be
+    dense keeps the V2 default."""
     def moe(owner: ClassKey) -> bool:
         if any(k.qualname.rsplit(".", 1)[-1] == "MixtureOfExperts" or "moe" in k.qualname.casefold()
                for k in index.mro(owner)):

@@ -25,7 +25,7 @@ from spec_contract.engine.check.broken_forwards import broken_forwards
 from spec_contract.engine.check.crashes import crash_findings
 from spec_contract.engine.check.gates import Gate, Gates, class_sites, fallback_covered
 from spec_contract.engine.check.lookup import Inner, MemberLookup
-from spec_contract.engine.check.shares import Drafts, has_experts
+from spec_contract.engine.check.shares import Drafts, v1_by_default
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.roles import RoleClass
@@ -73,12 +73,12 @@ _PRIORITY = (MISSING_FORWARD, MISSING_DRAFT_FORWARD, MISSING_CONDITIONAL_FORWARD
 
 
 def _site_rule(role: Role, site: CallSite, draft_shaped: bool, drafts: Drafts | None = None,
-               experts: bool = False) -> Rule:
+               on_v1: bool = False) -> Rule:
     if site.guarded:
         if drafts is None or not drafts.needing(site, role):
             return MISSING_OPTIONAL_FORWARD
-        # the V2 loader that shares the head is the default model runner only for checkpoints without experts
-        return MISSING_CONDITIONAL_FORWARD if experts else MISSING_FORWARD
+        # the V2 loader that shares the head is not the default model runner of every class (see shares)
+        return MISSING_CONDITIONAL_FORWARD if on_v1 else MISSING_FORWARD
     if site.condition:
         return MISSING_CONDITIONAL_FORWARD
     return MISSING_DRAFT_FORWARD if role is Role.DRAFT and not draft_shaped else MISSING_FORWARD
@@ -111,25 +111,29 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
             wanted.setdefault(site.member, []).append((role, site))
 
     findings = []
-    experts: bool | None = None  # asked only of a class that lacks a member a shared read hands the draft
+    # why the V1 model runner is the class's default (None: V2), asked only of a class that lacks a member a
+    # shared read hands the draft
+    v1: str | None = None
+    asked = False
     for member, pairs in sorted(wanted.items()):
-        if experts is None and drafts is not None and any(drafts.needing(s, r) for r, s in pairs):
-            experts = has_experts(index, key, config)
-        rules = {_site_rule(role, site, draft_shaped, drafts, bool(experts)) for role, site in pairs}
+        if not asked and drafts is not None and any(drafts.needing(s, r) for r, s in pairs):
+            v1, asked = v1_by_default(index, key, config), True
+        rules = {_site_rule(role, site, draft_shaped, drafts, v1 is not None) for role, site in pairs}
         rule = next(r for r in _PRIORITY if r in rules)
-        decisive = [site for role, site in pairs if _site_rule(role, site, draft_shaped, drafts, bool(experts)) == rule]
+        decisive = [site for role, site in pairs if _site_rule(role, site, draft_shaped, drafts, v1 is not None) == rule]
         shared = drafts is not None and all(s.guarded for s in decisive) and rule is not MISSING_OPTIONAL_FORWARD
         inner = lookup.missing(member)
         if inner is None:
             unknown = _unknown_language_model(index, key, member, lookup, config) if shared else None
             if unknown is not None and drafts is not None:
                 findings.append(_unshared(key, cls, path, member, unknown, rule, pairs, decisive, drafts, config,
-                                          rel))
+                                          rel, v1))
             continue
         finding = _missing_forward(index, key, cls, path, member, inner, rule, pairs, decisive, lookup, config, rel)
         if shared and drafts is not None:
-            finding = replace(finding, message=finding.message + _headless_words(rule, decisive, pairs, drafts),
-                              condition=_EXPERTS if rule is MISSING_CONDITIONAL_FORWARD else None)
+            finding = replace(finding, message=finding.message + _headless_words(rule, decisive, pairs, drafts, v1),
+                              condition=_v2_only(v1) if v1 is not None and rule is MISSING_CONDITIONAL_FORWARD
+                              else None)
         findings.append(finding)
     if held is None or held.wrapper is None:  # a held class's gates are its wrapper's: reported there
         for gate, member in gates.reported():
@@ -156,29 +160,32 @@ def _unknown_language_model(index: Index, key: ClassKey, member: str, lookup: Me
     return None
 
 
-_EXPERTS = "the V2 model runner (a checkpoint with experts gets it only with VLLM_USE_V2_MODEL_RUNNER=1)"
+def _v2_only(why: str) -> str:
+    """The condition of a crash on the V2 runner only: ``why`` the class's runs default to V1."""
+    return f"the V2 model runner ({why} gets it only with VLLM_USE_V2_MODEL_RUNNER=1)"
 
 
-def _headless_words(rule: Rule, decisive: list[CallSite], pairs: list[tuple[Role, CallSite]], drafts: Drafts) -> str:
+def _headless_words(rule: Rule, decisive: list[CallSite], pairs: list[tuple[Role, CallSite]], drafts: Drafts,
+                    v1: str | None) -> str:
     names = sorted({name.rsplit(".", 1)[-1] for role, site in pairs for name in drafts.needing(site, role)})
     member = decisive[0].member
     words = (f": guarded, but when it finds none the draft keeps its own `{member}`, and "
              f"{_and([f'`{n}`' for n in names])} build none (their `__init__` skips the base's that assigns it), "
              f"so such a draft's first use of `{member}` fails ({decisive[0].phase})")
-    return words + (f", only on {_EXPERTS}" if rule is MISSING_CONDITIONAL_FORWARD
+    return words + (f", only on {_v2_only(v1)}" if v1 is not None and rule is MISSING_CONDITIONAL_FORWARD
                     else ", on the V2 model runner, the default for a checkpoint without experts")
 
 
 def _unshared(key: ClassKey, cls: ClassSummary, path: str, member: str, attr: str, rule: Rule,
               pairs: list[tuple[Role, CallSite]], decisive: list[CallSite], drafts: Drafts, config: Config,
-              rel: Relative) -> Finding:
+              rel: Relative, v1: str | None) -> Finding:
     """SC001 for a class whose language model's class is not known here: whatever it is, the wrapper as handed
     lacks the member, which the loader shares with drafts that have none of their own."""
     first = decisive[0]
     what = "calls" if first.is_call else "reads"
     message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` (built from the architecture the "
                f"checkpoint's config names); the target model's contract {what} it at "
-               f"{rel(first.path)}:{first.span.line + 1}" + _headless_words(rule, decisive, pairs, drafts))
+               f"{rel(first.path)}:{first.span.line + 1}" + _headless_words(rule, decisive, pairs, drafts, v1))
     algorithms = {site.algorithm for site in decisive}
     return Finding(
         code=rule.code, severity=config.severity[rule.code], path=path, span=cls.span,
@@ -186,7 +193,7 @@ def _unshared(key: ClassKey, cls: ClassSummary, path: str, member: str, attr: st
         inner_class="", provider=Provider("", "", Span(0, 0, 0, 0), "attribute"),
         call_sites=tuple(site for _, site in pairs), message=message,
         algorithm=algorithms.pop() if len(algorithms) == 1 else None,
-        condition=_EXPERTS if rule is MISSING_CONDITIONAL_FORWARD else None)
+        condition=_v2_only(v1) if v1 is not None and rule is MISSING_CONDITIONAL_FORWARD else None)
 
 
 def held_sites(index: Index, role: RoleClass, contract: Contract, config: Config
