@@ -42,16 +42,53 @@ Facts = dict[str, Any]
 
 
 # --- upstream: what each model class's own body defines --------------------------------------------------
+def _self_chain(node: ast.AST) -> list[str] | None:
+    """``["a", "b"]`` for ``self.a.b``; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return list(reversed(parts)) if parts and isinstance(node, ast.Name) and node.id == "self" else None
+
+
+def _aliases(node: ast.AST) -> dict[str, tuple[list[str], int]]:
+    """Locals assigned once, from a ``self.a.b`` chain (``text_config = self.config.text_config``): name →
+    (the chain, the id of the assigned value), so their uses read as the chain they stand for."""
+    stored: dict[str, int] = {}
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            stored[sub.id] = stored.get(sub.id, 0) + 1
+    out = {}
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and \
+                stored.get(sub.targets[0].id) == 1:
+            chain = _self_chain(sub.value)
+            if chain is not None:
+                out[sub.targets[0].id] = (chain, id(sub.value))
+    return out
+
+
 def attr_paths(node: ast.AST) -> dict[str, list[str]]:
-    """The maximal ``self.a.b`` chains a body reads and writes (``{"read": [...], "write": [...]}``)."""
+    """The maximal ``self.a.b`` chains a body reads and writes (``{"read": [...], "write": [...]}``). A local
+    assigned once from a chain stands for that chain (``text_config = self.config.text_config`` then
+    ``text_config.num_hidden_layers`` reads ``self.config.text_config.num_hidden_layers``), as the same path
+    written through a local is the same path."""
     reads: set[str] = set()
     writes: set[str] = set()
     inner: set[int] = set()  # attributes that are part of a longer chain
+    aliases = _aliases(node)
+    used = {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)
+            and sub.id in aliases}
+    defining = {aliases[name][1] for name in used}  # an alias's own value: read where the alias is used
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Attribute):
+        if isinstance(sub, ast.Attribute) and isinstance(sub.value, (ast.Attribute, ast.Name)):
             inner.add(id(sub.value))
     for sub in ast.walk(node):
-        if not isinstance(sub, ast.Attribute) or id(sub) in inner:
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in aliases:
+            if id(sub) not in inner:  # used alone (``return embed, embed``): it reads the chain itself
+                reads.add(".".join(["self", *aliases[sub.id][0]]))
+            continue
+        if not isinstance(sub, ast.Attribute) or id(sub) in inner or id(sub) in defining:
             continue
         parts = [sub.attr]
         value = sub.value
@@ -59,8 +96,13 @@ def attr_paths(node: ast.AST) -> dict[str, list[str]]:
             parts.append(value.attr)
             value = value.value
         if isinstance(value, ast.Name) and value.id == "self":
-            path = ".".join(["self", *reversed(parts)])
-            (writes if isinstance(sub.ctx, (ast.Store, ast.Del)) else reads).add(path)
+            base: list[str] = []
+        elif isinstance(value, ast.Name) and value.id in aliases:
+            base = aliases[value.id][0]
+        else:
+            continue
+        path = ".".join(["self", *base, *reversed(parts)])
+        (writes if isinstance(sub.ctx, (ast.Store, ast.Del)) else reads).add(path)
     return {"read": sorted(reads), "write": sorted(writes)}
 
 

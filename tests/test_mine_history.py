@@ -5,6 +5,7 @@ the acceptance test of issue 20; this keeps it running as the engine's interface
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 import textwrap
@@ -118,3 +119,25 @@ def test_the_miner_finds_upstream_fixes_and_which_the_tool_names(tmp_path, capsy
     # a second run reads the cache and prints the same table
     assert mine_history.main([str(rel), "--releases", "1.0,1.1", "--cache", str(tmp_path / "cache")]) == 0
     assert capsys.readouterr().out.strip() in printed
+
+
+def test_a_path_read_through_a_local_is_the_same_path():
+    """``text_config = self.config.text_config`` then ``text_config.num_hidden_layers`` reads what
+    ``self.config.text_config.num_hidden_layers`` reads; a local assigned twice is no alias."""
+    through_local = ast.parse(textwrap.dedent("""
+        def f(self, layer_ids):
+            text_config = self.config.text_config
+            embed = self.language_model.embed_tokens.weight
+            self.language_model.layers_to_capture = [text_config.num_hidden_layers - 3]
+            return embed, embed
+    """)).body[0]
+    direct = ast.parse(textwrap.dedent("""
+        def f(self, layer_ids):
+            self.language_model.layers_to_capture = [self.config.text_config.num_hidden_layers - 3]
+            return self.language_model.embed_tokens.weight, self.language_model.embed_tokens.weight
+    """)).body[0]
+    assert mine_history.attr_paths(through_local) == mine_history.attr_paths(direct) == {
+        "read": ["self.config.text_config.num_hidden_layers", "self.language_model.embed_tokens.weight"],
+        "write": ["self.language_model.layers_to_capture"]}
+    twice = ast.parse("def f(self):\n    c = self.config\n    c = other\n    return c.x\n").body[0]
+    assert mine_history.attr_paths(twice) == {"read": ["self.config"], "write": []}
