@@ -186,6 +186,62 @@ def test_a_written_attribute_must_be_one_its_owner_sets_itself(tmp_path):
             "does not read it") in member.provision.why
 
 
+def test_a_write_inert_in_the_model_itself_is_no_missing_attribute(tmp_path):
+    """``self.model.capture_aux_hidden_states = True`` in a model whose own decoder never sets it is inert there,
+    and so here: the body fits a class whose decoder lacks it too, and the fix writes the model's body whole.
+    A write the model's own decoder does set stays required (the test above)."""
+    vl = QWEN.replace("""        def get_embed_and_head(self):
+            return self.model.embed_tokens.weight, self.lm_head.weight
+
+        def set_embed_and_head(self, embed, head):
+            self.model.embed_tokens.weight = embed
+            self.lm_head.weight = head
+
+""", "").replace("""            self.capture_aux_hidden_states = True
+""", """            self.capture_aux_hidden_states = True
+            self.model.capture_aux_hidden_states = True
+""")
+    assert vl.count("capture_aux_hidden_states = True") == 2 and "get_embed_and_head" not in vl
+    other = GEMMA.replace("self.lm_head = Head(config)",
+                          "self.lm_head = Head(config)\n            self.capture_aux_hidden_states = False")
+    root = _tree(tmp_path, {"pkg/models/qwen.py": vl, "pkg/models/gemma.py": other,
+                            "pkg/model_executor/model_runner.py": RUNNER})
+    analysis = analyze(root)
+    (finding,) = [f for f in analysis.findings
+                  if f.class_name == "GemmaForCausalLM" and f.member == "set_eagle3_layers_to_capture"]
+    assert "`set_eagle3_layers_to_capture` can be implemented like `QwenForCausalLM`" in finding.message
+    ((before, after),) = _fix(root, analysis, [finding]).values()
+    assert only_adds_lines(before, after)
+    ast.parse(after)
+    assert "        self.model.capture_aux_hidden_states = True\n" in after
+    assert [f for f in analyze(root).findings
+            if f.class_name == "GemmaForCausalLM" and f.member == "set_eagle3_layers_to_capture"] == []
+    # a decoder of another family that does not set it either: nothing says the write is inert there
+    plain = """
+        import torch
+
+
+        class PlainModel(torch.nn.Module):
+            def __init__(self, config):
+                self.embed_tokens = None
+                self.layers_to_capture = []
+    """
+    ungated = RUNNER.replace('                if not hasattr(self.model, "set_eagle3_layers_to_capture"):\n'
+                             '                    raise ValueError("EAGLE3 needs set_eagle3_layers_to_capture")\n', "")
+    root = _tree(tmp_path / "plain", {
+        "pkg/models/qwen.py": vl, "pkg/models/plain.py": plain, "pkg/model_executor/model_runner.py": ungated,
+        "pkg/models/gemma.py": other.replace("from pkg.models.qwen import Head, QwenModel",
+                                             "from pkg.models.qwen import Head\n    from pkg.models.plain import PlainModel")
+                                    .replace("QwenModel(config)", "PlainModel(config)")})
+    analysis = analyze(root)
+    status = analysis.status_of(next(k for k in analysis.checked if k.qualname == "GemmaForCausalLM"))
+    assert status is not None
+    member = next(m for m in status.members if m.member == "set_eagle3_layers_to_capture")
+    assert str(member.provision.how) == "cannot tell"
+    assert "the body sets `self.model.capture_aux_hidden_states`, which `PlainModel` never sets itself" in \
+        member.provision.why
+
+
 def test_a_wrapper_over_a_language_model_that_lacks_it_too_implements_it_there_and_forwards_it_in_one_edit(tmp_path):
     """A chain across two files: the inner can implement the member by analogy; one fix edits both classes."""
     inner = GEMMA.replace("EntryClass = GemmaForCausalLM", "")
@@ -218,6 +274,66 @@ def test_a_wrapper_over_a_language_model_that_lacks_it_too_implements_it_there_a
         ast.parse(after)
     assert "return self.language_model.get_embed_and_head()" in changed[str(root / "pkg/models/gemma_mm.py")][1]
     assert [f for f in analyze(root).findings if f.class_name.startswith("Gemma")] == []
+
+
+def test_a_member_the_models_part_has_goes_in_this_class_part_too_and_is_forwarded(tmp_path):
+    """The model reads only through its decoder (``return self.model.embed_tokens``) and its decoder has the
+    member itself: the fix implements it in this class's decoder, like the model's decoder, and forwards it;
+    where the model's decoder lacks it, the class implements it itself, like the model."""
+    qwen = QWEN.replace("""            self.layers_to_capture = []
+""", """            self.layers_to_capture = []
+
+        def get_input_embeddings(self):
+            return self.embed_tokens
+""").replace("""        def set_embed_and_head(self, embed, head):
+            self.model""", """        def get_input_embeddings(self):
+            return self.model.embed_tokens
+
+        def set_embed_and_head(self, embed, head):
+            self.model""")
+    deep = """
+        import torch
+
+        from pkg.models.qwen import Head
+
+
+        class DeepModel(torch.nn.Module):
+            def __init__(self, config):
+                self.embed_tokens = None
+
+
+        class DeepForCausalLM(torch.nn.Module):
+            def __init__(self, config):
+                self.model = DeepModel(config)
+                self.lm_head = Head(config)
+
+            def get_embed_and_head(self):
+                return self.model.embed_tokens.weight, self.lm_head.weight
+
+
+        EntryClass = DeepForCausalLM
+    """
+    worker = WORKER + "            self.target_worker.model_runner.model.get_input_embeddings()\n"
+    for decoder_has_it in (True, False):
+        where = tmp_path / str(decoder_has_it)
+        root = _tree(where, {"pkg/models/deep.py": deep, "pkg/speculative/eagle_worker.py": worker,
+                             "pkg/models/qwen.py": qwen if decoder_has_it else qwen.replace(
+                                 "def get_input_embeddings(self):\n            return self.embed_tokens", "")})
+        analysis = analyze(root)
+        (finding,) = [f for f in analysis.findings
+                      if f.class_name == "DeepForCausalLM" and f.member == "get_input_embeddings"]
+        ((before, after),) = _fix(root, analysis, [finding]).values()
+        assert only_adds_lines(before, after)
+        ast.parse(after)
+        if decoder_has_it:
+            assert ("implement it in `DeepModel` like `QwenModel.get_input_embeddings` and forward it to "
+                    "`self.model`") in finding.message
+            assert "    def get_input_embeddings(self):\n        return self.embed_tokens\n" in after
+            assert "return self.model.get_input_embeddings()" in after
+        else:
+            assert "implement it like `QwenForCausalLM.get_input_embeddings`" in finding.message
+            assert "    def get_input_embeddings(self):\n        return self.model.embed_tokens\n" in after
+        assert [f for f in analyze(root).findings if f.member == "get_input_embeddings"] == []
 
 
 def test_classes_that_show_no_support_are_one_warning_on_the_worker_line_listing_each(tmp_path):

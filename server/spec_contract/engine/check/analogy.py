@@ -10,12 +10,21 @@ attribute path its body uses exists there:
   torch registers) are not asked;
 * a written path (``self.capture_aux_hidden_states = True``, ``self.model.layers_to_capture = […]``) must name
   an attribute its owner already has (assigned in its ``__init__``): an attribute nobody else sets is one its
-  ``forward`` never reads, and setting it would change nothing;
+  ``forward`` never reads, and setting it would change nothing (unless the candidate's own part never sets it
+  either, as Qwen2.5-VL's ``self.model.capture_aux_hidden_states``, and this class's part is that part's class
+  or derives from it: a write inert in the model, which the body works without, here as there);
 * every other name the body uses (``torch``, a module-level helper) is bound in the class's module.
+
+When none fits as it is, the candidates are asked again adapted to the class's own names for the same parts
+(:mod:`spec_contract.engine.check.adapting`: a decoder in ``self.language_model``, a head tied to the
+embedding, the decoder's ``config.text_config``); an adapted body is fitted like any other.
 
 Of the candidates that fit, the one whose parts match most closely wins (its delegates' attribute names and
 classes, shared bases, then the same module); when none fits, the closest says which attribute is missing.
-The fix is the candidate's definition itself (decorators and signature included), re-indented.
+The fix is the candidate's definition itself (decorators and signature included), re-indented. A body that
+reaches only into one language-model part, whose class in the model has the member itself
+(``DeepseekV2ForCausalLM.get_input_embeddings`` returns ``self.model.embed_tokens``, and ``DeepseekV2Model``
+has it), goes to this class's part instead, forwarded here, as upstream writes it.
 
 The candidates come from the model files that register classes (their text names the profile's entry-class
 variable), which a whole analysis summarises anyway; the candidates of a member are found once per process. A candidate body is parsed from its file's text, which
@@ -32,6 +41,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from spec_contract.engine.check import adapting
 from spec_contract.engine.check import capture as capturing
 from spec_contract.engine.check.capture_fit import Captures
 from spec_contract.engine.check.lookup import MemberLookup
@@ -58,6 +68,7 @@ class Candidate:
     line: int  # 0-based line of the ``def``
     annotations: tuple[tuple[int, int, int, str], ...] = ()  # each parameter annotation: (line, from, to) and
     # the names it uses; dropped where the class's module does not bind them (they only document the call)
+    renamed: tuple[tuple[str, str], ...] = ()  # adapted to a class (check.adapting): (its path, the model's name)
 
 
 @dataclass(frozen=True)
@@ -244,6 +255,7 @@ class Analogies:
         self._provisions: dict[tuple[ClassKey, str], Provision | None] = {}
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
         self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``parts``
+        self._adapted: dict[tuple[int, tuple[tuple[str, str], ...]], Candidate | None] = {}  # see ``_adapted``
         self.captures = Captures(index, text)  # the EAGLE-3 decoder captures (see _with_capture)
 
     def warm(self, members: Iterable[str]) -> None:
@@ -310,7 +322,8 @@ class Analogies:
 
     def _provision_of(self, lookup: MemberLookup, member: str, config: Config) -> Provision | None:
         """How the class can provide a member no inner model has: implement it like a candidate that fits
-        the class; else, when one of its language-model attributes holds a class such a candidate fits,
+        the class (in its part, forwarded here, where the candidate's own part has it: see
+        :func:`_owning_part`); else, when one of its language-model attributes holds a class such a candidate fits,
         implement it there and forward it here (both); else cannot tell, saying why. None: no class in the
         tree implements the member."""
         key = lookup.key
@@ -318,6 +331,9 @@ class Analogies:
         if own is None:
             return None
         if own.like is not None:
+            owner = _owning_part(self, key, own.like, member, config)
+            if owner is not None:
+                return self._provision(How.BOTH, owner[1], owner[2], owner[0], owner[3])
             return self._provision(How.IMPLEMENT, key, own.like, capture=own.capture)
         for attr, inners in sorted(self._index.delegates(key).items(),
                                    key=lambda item: (item[0] not in config.delegate_names, item[0])):
@@ -333,7 +349,7 @@ class Analogies:
         assert closest is not None  # an Analogy without a fit has its closest candidate
         why = f"`{_short(closest.key)}.{member}` is the closest model, but {own.why}"
         like = closest.key.dotted if own.parts else None
-        part = self._unfit_part(key, member, config)
+        part = _unfit_part(self, key, member, config)
         if part is None:
             return Provision(How.UNKNOWN, like=like, why=why)
         attr, inner, model, holder, missing = part
@@ -342,41 +358,6 @@ class Analogies:
                          why=f"{why}; and `{_short(inner)}` (`self.{attr}`) lacks it too, so a fix edits it as well: "
                              f"`{_short(model.key)}.{member}`, which `{_short(holder)}` hands it to, is the closest "
                              f"model there, but {missing}")
-
-    def _unfit_part(self, key: ClassKey, member: str,
-                    config: Config) -> tuple[str, ClassKey, Candidate, ClassKey, str] | None:
-        """When neither the class nor its parts can take a candidate's body: the part (a decoder in one of the
-        profile's language-model attributes) that lacks the member while the parts other classes hand it to
-        have it (``Qwen2MoeForCausalLM`` hands ``set_eagle3_layers_to_capture`` to its ``Qwen2MoeModel``), so
-        the fix edits that part too: (attribute, part, the closest such model, the class handing it over, what
-        the part lacks for it). None: no such part."""
-        index = self._index
-
-        def bare(part: ClassKey) -> bool:  # a decoder: no head of its own (a language model has one)
-            return all(index.provision(part, head) is None for head in HEADS)
-
-        models = {inner: holder for holder, attr in self._forwarders.get(member, ())
-                  for inner in index.delegates(holder).get(attr, ()) if bare(inner)}
-        decoders = [c for c in self.candidates(member) if c.key in models]
-        if not decoders:
-            return None
-        for attr, inners in sorted(index.delegates(key).items()):
-            if attr not in config.delegate_names:
-                continue
-            for inner in inners:
-                if inner == key or index.provision(inner, member) is not None or not bare(inner):
-                    continue
-                bound = self._bound_names(inner)
-                scored = [(-self.parts(inner, c), c.key.module != inner.module, c.key.dotted, c) for c in decoders
-                          if c.key != inner]
-                if not scored:
-                    continue
-                model = min(scored, key=lambda item: item[:3])[3]
-                missing = self.missing(inner, model, bound)
-                # what the decoder's own attributes lack (its forward captures nothing), not a name to import
-                if missing is not None and f"the module of `{_short(inner)}`" not in missing:
-                    return attr, inner, model, models[model.key], missing
-        return None
 
     def _bound_names(self, key: ClassKey) -> frozenset[str]:
         """The names the module of ``key`` binds at its top level (memoised per module)."""
@@ -411,16 +392,22 @@ class Analogies:
             return None
         bound = self._bound_names(key)
         # the fit is asked of this class's own parts (loaded already); only the candidates that fit are
-        # scored by their parts, which reads their classes too
-        fits, misfits = [], []
-        for candidate in candidates:
-            missing = self.missing(key, candidate, bound)
-            if missing is None:
-                fits.append(candidate)
-            else:
-                misfits.append((candidate.key.module != key.module, -len(candidate.reads + candidate.writes),
-                                candidate.key.dotted, candidate, missing))
-        fits = [c for c in fits if key not in self._index.mro(c.key)]  # a subclass's body is no model
+        # scored by their parts, which reads their classes too. The models adapted to this class's names
+        # are asked only when none fits as it is
+        fits: list[Candidate] = []
+        misfits: list[tuple[bool, int, tuple[str, bool], Candidate, str]] = []
+        for batch in (candidates, None):
+            for candidate in batch if batch is not None else _adapted(self, key, candidates):
+                missing = self.missing(key, candidate, bound)
+                if missing is None:
+                    fits.append(candidate)
+                else:
+                    # a model adapted to this class's names first: what it lacks is what this class lacks
+                    misfits.append((candidate.key.module != key.module, -len(candidate.reads + candidate.writes),
+                                    (candidate.key.dotted, not candidate.renamed), candidate, missing))
+            fits = [c for c in fits if key not in self._index.mro(c.key)]  # a subclass's body is no model
+            if fits:
+                break
         if fits:
             # of the likeliest few (same module, the body that asks most of the class), the closest parts win
             fits.sort(key=lambda c: (c.key.module != key.module, -len(c.reads + c.writes), c.key.dotted))
@@ -444,6 +431,7 @@ class Analogies:
         name = key.qualname
         for chain, written in [(c, False) for c in candidate.reads] + [(c, True) for c in candidate.writes
                                                                          if c not in skip]:
+            chain = _collapsed(chain, candidate.renamed)
             if index.provision(key, chain[0]) is None:
                 if written and len(chain) == 1:
                     return (f"the body sets `self.{chain[0]}`, which `{name}` never sets itself, so its forward "
@@ -456,6 +444,8 @@ class Analogies:
                 return f"the body uses `self.{'.'.join(chain[:2])}`, and the class of `self.{chain[0]}` is not known here"
             if not any(index.provision(owner, chain[1]) is not None for owner in owners):
                 owner = _short(owners[0])
+                if written and _inert(index, key, candidate, chain):
+                    continue  # the model's own part never sets it either: the body works without it there too
                 if written:
                     return (f"the body sets `self.{chain[0]}.{chain[1]}`, which `{owner}` never sets itself, so its "
                             f"forward does not read it")
@@ -470,6 +460,87 @@ class Analogies:
         sharing a base), and bases in common. Memoised with the modules it read (a class and a candidate are
         scored again and again: for the best fit, the closest misfit, and each part a fix may edit)."""
         return self._index.memoised(self._scores, (key, candidate.key), _score, self._index, key, candidate.key)
+
+def _collapsed(chain: Chain, renamed: tuple[tuple[str, str], ...]) -> Chain:
+    """A chain through a path an adapted body was given for one of the model's names (``self.config.text_config``
+    for ``self.config``, read from this class's ``__init__`` or ``forward``, so known to exist) asked as the
+    model's chain was: ``config.text_config.num_hidden_layers`` as ``config.num_hidden_layers``."""
+    for new, _ in renamed:
+        path = tuple(new.split("."))
+        if len(path) > 1 and chain[:len(path)] == path:
+            return (path[0], *chain[len(path):])
+    return chain
+
+
+def _inert(index: Index, key: ClassKey, candidate: Candidate, chain: Chain) -> bool:
+    """Whether the candidate's write of ``self.a.b`` is inert here as in its own class: its ``self.a`` class
+    never sets ``b`` (Qwen2.5-VL sets ``self.model.capture_aux_hidden_states``, which its ``Qwen2Model`` never
+    reads), so the body does its work without that write there; and this class's ``self.a`` is that class or
+    derives from it (Qwen3-VL's ``Qwen3LLMModel`` from ``Qwen2Model``), and does not set ``b`` either."""
+    theirs = index.delegates(candidate.key).get(chain[0], ())
+    ours = index.delegates(key).get(chain[0], ())
+    return bool(theirs and ours) and all(index.provision(owner, chain[1]) is None for owner in theirs) and \
+        all(any(t in index.mro(o) for t in theirs) for o in ours)
+
+
+def _unfit_part(analogies: Analogies, key: ClassKey, member: str,
+                config: Config) -> tuple[str, ClassKey, Candidate, ClassKey, str] | None:
+    """When neither the class nor its parts can take a candidate's body: the part (a decoder in one of the
+    profile's language-model attributes) that lacks the member while the parts other classes hand it to
+    have it (``Qwen2MoeForCausalLM`` hands ``set_eagle3_layers_to_capture`` to its ``Qwen2MoeModel``), so
+    the fix edits that part too: (attribute, part, the closest such model, the class handing it over, what
+    the part lacks for it). None: no such part."""
+    index = analogies._index
+
+    def bare(part: ClassKey) -> bool:  # a decoder: no head of its own (a language model has one)
+        return all(index.provision(part, head) is None for head in HEADS)
+
+    models = {inner: holder for holder, attr in analogies._forwarders.get(member, ())
+              for inner in index.delegates(holder).get(attr, ()) if bare(inner)}
+    decoders = [c for c in analogies.candidates(member) if c.key in models]
+    if not decoders:
+        return None
+    for attr, inners in sorted(index.delegates(key).items()):
+        if attr not in config.delegate_names:
+            continue
+        for inner in inners:
+            if inner == key or index.provision(inner, member) is not None or not bare(inner):
+                continue
+            bound = analogies._bound_names(inner)
+            scored = [(-analogies.parts(inner, c), c.key.module != inner.module, c.key.dotted, c) for c in decoders
+                      if c.key != inner]
+            if not scored:
+                continue
+            model = min(scored, key=lambda item: item[:3])[3]
+            missing = analogies.missing(inner, model, bound)
+            # what the decoder's own attributes lack (its forward captures nothing), not a name to import
+            if missing is not None and f"the module of `{_short(inner)}`" not in missing:
+                return attr, inner, model, models[model.key], missing
+    return None
+
+
+def _owning_part(analogies: Analogies, key: ClassKey, like: Candidate, member: str,
+                 config: Config) -> tuple[str, ClassKey, Candidate, Capture | None] | None:
+    """When the model's body reaches only into one of its language-model parts (``return
+    self.model.embed_tokens``) and that part's class has the member itself (DeepseekV2's ``DeepseekV2Model``
+    has ``get_input_embeddings``): the member belongs to the part, so this class's part that lacks it gets it
+    (implemented like a candidate that fits the part) and the class forwards it there, as a chain. (attribute,
+    part, its model, its capture); None: the member stays the class's own."""
+    index = analogies._index
+    attrs = {chain[0] for chain in like.reads + like.writes}
+    if len(attrs) != 1 or any(len(chain) < 2 for chain in like.reads + like.writes):
+        return None
+    (attr,) = attrs
+    if attr not in config.delegate_names or not any(
+            index.provision(part, member) is not None for part in index.delegates(like.key).get(attr, ())):
+        return None
+    for inner in index.delegates(key).get(attr, ()):
+        if inner != key and index.provision(inner, member) is None:
+            found = analogies.implement(MemberLookup(index, inner, config), member)
+            if found is not None and found.like is not None:
+                return attr, inner, found.like, found.capture
+    return None
+
 
 def _score(index: Index, key: ClassKey, other: ClassKey) -> int:
     """See ``Analogies.parts``: how closely the parts of ``other`` match those of ``key``."""
@@ -509,6 +580,60 @@ def _short(key: ClassKey) -> str:
     return key.qualname.rsplit(".", 1)[-1]
 
 
+def _adapted(analogies: Analogies, key: ClassKey, candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates adapted to a class that lacks ``model`` or ``lm_head`` but holds those parts under other
+    names (:mod:`spec_contract.engine.check.adapting`), as candidates of their own (fitted like the rest)."""
+    index = analogies._index
+    has = {name for name in ("model", "lm_head") if index.provision(key, name) is not None}
+    if len(has) == 2 or index.provision(key, "logits_processor") is None:
+        return []  # it has both; or no head of its own to run (a decoder, an encoder): nothing to adapt to
+    names = adapting.renames(analogies.captures.parsed(key), has)
+    config = names.pop("config", None)
+    out = []
+    for candidate in candidates:
+        used = {chain[0] for chain in candidate.reads + candidate.writes}
+        mapped = {old: new for old, new in names.items() if old in used}
+        if not mapped or "lm_head" in mapped and any(w[0] == "lm_head" for w in candidate.writes):
+            continue  # nothing to adapt; or it writes the head, which is the embedding here
+        if config is not None and "model" in mapped and "config" in used:
+            if not _own_config(analogies, candidate):
+                continue  # its decoder's configuration is not its own: the paths would not correspond
+            mapped["config"] = config
+        renamed = tuple(sorted((new, old) for old, new in mapped.items()))
+        memo = (id(candidate), renamed)  # classes with the same names share the adapted body
+        if memo not in analogies._adapted:
+            analogies._adapted[memo] = _renamed(candidate, renamed)
+        found = analogies._adapted[memo]
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _own_config(analogies: Analogies, candidate: Candidate) -> bool:
+    """Whether the candidate's class builds its ``self.model`` from its ``self.config`` (two assignments read
+    alone from its file, not its methods parsed)."""
+    index = analogies._index
+    found = [index.provision(candidate.key, name) for name in ("model", "config")]
+    text = analogies._text(candidate.path)
+    if text is None or any(p is None or p.member is None or p.owner != candidate.key for p in found):
+        return False
+    return adapting.built_from_own_config(*(adapting.statement(text, p.member.span.line) for p in found
+                                            if p is not None and p.member is not None))
+
+
+def _renamed(candidate: Candidate, renamed: tuple[tuple[str, str], ...]) -> Candidate | None:
+    """The candidate with ``self.<old>`` written as ``self.<new>`` for each (new, old) of ``renamed``."""
+    text = adapting.adapt(candidate.text, {old: new for new, old in renamed})
+    try:
+        fn = ast.parse(text).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return None
+    assert isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+    reads, writes, free = _body_facts(fn)
+    return Candidate(candidate.key, tuple(sorted(reads)), tuple(sorted(writes)), free, text, candidate.path,
+                     candidate.line, _parameter_annotations(fn), renamed)
+
+
 def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: list[Candidate],
                   bound: frozenset[str]) -> Analogy | None:
     """When the candidates miss only because the class and its decoder do not capture aux hidden states
@@ -519,8 +644,9 @@ def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: li
     fits: list[tuple[Candidate, str, str]] = []
     for candidate in misfits:
         delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
-        if delegate is None or ("capture_aux_hidden_states",) not in candidate.writes:
-            continue
+        if delegate is None or ("capture_aux_hidden_states",) not in candidate.writes or \
+                len(index.delegates(key).get(delegate, ())) != 1:
+            continue  # not the capture's body, or this class holds no one decoder where it writes
         plain = analogies.missing(key, candidate, bound)
         skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
         if plain is not None and analogies.missing(key, candidate, bound, skip) is None and \
@@ -532,7 +658,8 @@ def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: li
     best, delegate, plain = min(fits[:8], key=lambda f: (-analogies.parts(key, f[0]), f[0].key.module != key.module,
                                                           f[0].key.dotted))
     try:
-        capture = analogies.captures.capture(key, delegate, [f[0].key for f in fits if f[1] == delegate])
+        capture = analogies.captures.capture(key, delegate, [(f[0].key, dict(f[0].renamed).get(delegate, delegate))
+                                                             for f in fits if f[1] == delegate])
     except capturing.Declined as why:
         return Analogy(None, best, f"{plain}, and making it capture them does not apply here: {why}",
                        analogies.parts(key, best))

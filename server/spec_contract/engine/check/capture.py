@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -109,11 +109,17 @@ def class_methods(text: str, name: str, defs: dict[str, list[int]]) -> ast.Class
     return ast.ClassDef(name=name, bases=[], keywords=[], body=body, decorator_list=[])
 
 
-def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef:
+def method_or_none(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    """The method ``name`` when ``cls``'s own body defines it once."""
     found = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name]
-    if len(found) != 1:
+    return found[0] if len(found) == 1 else None
+
+
+def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef:
+    found = method_or_none(cls, name)
+    if found is None:
         raise Declined(f"`{cls.name}` does not define `{name}` once in its own body")
-    return found[0]
+    return found
 
 
 @functools.lru_cache(maxsize=512)
@@ -135,7 +141,7 @@ def _mentions(fn: ast.FunctionDef, attr: str) -> bool:
         any(isinstance(n, ast.Name) and n.id == attr for n in _walk(fn))
 
 
-def _is_self_attr(node: ast.AST, attr: str) -> bool:
+def is_self_attr(node: ast.AST, attr: str) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) \
         and node.value.id == "self"
 
@@ -154,7 +160,7 @@ def recorded(cls: ast.ClassDef) -> list[ast.expr]:
     out = []
     for node in _walk(forward):
         if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and \
-                any(_is_self_attr(c, "layers_to_capture") for c in node.test.comparators):
+                any(is_self_attr(c, "layers_to_capture") for c in node.test.comparators):
             for stmt in node.body:
                 call = stmt.value if isinstance(stmt, ast.Expr) else None
                 if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and \
@@ -163,18 +169,21 @@ def recorded(cls: ast.ClassDef) -> list[ast.expr]:
     return out
 
 
-def fitting_expression(decoder: ast.ClassDef, models: Sequence[tuple[ast.expr, T]]) -> tuple[str, T | None]:
+def fitting_expression(decoder: ast.ClassDef, models: Iterable[tuple[ast.expr, T]]) -> tuple[str, T | None]:
     """Of the models' recorded expressions (each with its decoder), the first whose names the decoder's
     ``forward`` binds; else a decoder with no ``residual`` of its own records ``hidden_states`` (as upstream's
-    Gemma 3 does), modelled on no decoder (None)."""
+    Gemma 3 does), modelled on no decoder (None). ``models`` is read only up to the first that fits (each
+    read may parse a decoder)."""
     bound = _bound(_method(decoder, "forward"))
+    seen = []
     for expr, like in models:
         if {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} <= bound:
             return ast.unparse(expr), like
-    if "residual" not in bound and models:  # no residual stream of its own: the layer's input is the whole state
+        seen.append(expr)
+    if "residual" not in bound and seen:  # no residual stream of its own: the layer's input is the whole state
         return "hidden_states", None
-    seen = ", ".join(sorted({f"`{ast.unparse(e)}`" for e, _ in models})) or "nothing"
-    raise Declined(f"no decoder that captures records a value `{decoder.name}.forward` has (they record {seen})")
+    listed = ", ".join(sorted({f"`{ast.unparse(e)}`" for e in seen})) or "nothing"
+    raise Declined(f"no decoder that captures records a value `{decoder.name}.forward` has (they record {listed})")
 
 
 def _indent(lines: list[str], line: int) -> str:
@@ -217,10 +226,10 @@ def _layer_loop(node: ast.For) -> tuple[str | None, ast.expr | None] | None:
     if node.orelse:
         return None
     it = node.iter
-    if _is_self_attr(it, "layers") and isinstance(node.target, ast.Name):
+    if is_self_attr(it, "layers") and isinstance(node.target, ast.Name):
         return None, node.target  # ``for layer in self.layers``
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords:
-        if it.func.id == "enumerate" and len(it.args) == 1 and _is_self_attr(it.args[0], "layers") and \
+        if it.func.id == "enumerate" and len(it.args) == 1 and is_self_attr(it.args[0], "layers") and \
                 isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2 and \
                 isinstance(node.target.elts[0], ast.Name):
             return node.target.elts[0].id, None
@@ -228,7 +237,7 @@ def _layer_loop(node: ast.For) -> tuple[str | None, ast.expr | None] | None:
                 [a.attr for a in it.args if isinstance(a, ast.Attribute)] == ["start_layer", "end_layer"]
                 or len(it.args) == 1 and isinstance(it.args[0], ast.Call)
                 and isinstance(it.args[0].func, ast.Name) and it.args[0].func.id == "len"
-                and len(it.args[0].args) == 1 and _is_self_attr(it.args[0].args[0], "layers")):
+                and len(it.args[0].args) == 1 and is_self_attr(it.args[0].args[0], "layers")):
             return node.target.id, None
     return None
 
@@ -317,13 +326,13 @@ def model_plan(text: str, cls: ast.ClassDef, delegate: str) -> list[Insert]:
     if _mentions(init, "capture_aux_hidden_states") or _mentions(forward, "capture_aux_hidden_states") or \
             _mentions(forward, "aux_hidden_states"):
         raise Declined(f"{name} already handles `capture_aux_hidden_states` or `aux_hidden_states` in a way of its own")
-    calls = [n for n in _walk(forward) if isinstance(n, ast.Call) and _is_self_attr(n.func, "logits_processor")]
+    calls = [n for n in _walk(forward) if isinstance(n, ast.Call) and is_self_attr(n.func, "logits_processor")]
     if not calls:
         raise Declined(f"{name} makes no `self.logits_processor(…)` call to hand the captured states to")
     decoded = [s for s in _walk(forward) if isinstance(s, ast.Assign) and len(s.targets) == 1
                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == "hidden_states"
-               and isinstance(s.value, ast.Call) and (_is_self_attr(s.value.func, delegate) or any(
-                   _is_self_attr(k.value, delegate) for k in s.value.keywords))]
+               and isinstance(s.value, ast.Call) and (is_self_attr(s.value.func, delegate) or any(
+                   is_self_attr(k.value, delegate) for k in s.value.keywords))]
     if len(decoded) != 1:
         raise Declined(f"{name} does not assign `hidden_states = self.{delegate}(…)` (or a call handed "
                        f"`self.{delegate}`) once, after which the captured states are unpacked")

@@ -21,28 +21,36 @@ class Captures:
         self._nodes: dict[ClassKey, ast.ClassDef | str] = {}  # a class parsed alone, or why it cannot be
         self._records: dict[ClassKey, list[ast.expr]] = {}
 
-    def capture(self, key: ClassKey, delegate: str, models: list[ClassKey]) -> Capture:
+    def capture(self, key: ClassKey, delegate: str, models: list[tuple[ClassKey, str]]) -> Capture:
         """The decoder capture for the class (see :mod:`spec_contract.engine.check.capture`), with the value
-        recorded per layer taken from the decoders of ``models`` that capture; or :class:`capture.Declined`."""
+        recorded per layer taken from the decoders that capture of ``models`` (each with the attribute that
+        holds its decoder); or :class:`capture.Declined`."""
         index = self._index
         owners = index.delegates(key).get(delegate, ())
         if len(owners) != 1:
             raise capturing.Declined(f"`self.{delegate}` is not one known decoder class")
         decoder = owners[0]
-        mine, node = self._node(key), self._node(decoder)
+        mine = self._node(key)
         path = index.path_of(key.module)
         text = self._text(path) if path else None
         decoder_path = index.path_of(decoder.module)
         decoder_text = self._text(decoder_path) if decoder_path else None
-        assert text is not None and decoder_text is not None and decoder_path is not None  # _node read them
+        assert text is not None  # _node read it
+        if decoder_text is None or decoder_path is None:
+            raise capturing.Declined(f"`{_short(decoder)}` is not in a file read here")
         capturing.model_plan(text, mine, delegate)
         if index.provision(decoder, "layers_to_capture") is not None:  # it captures: only the class's part
             return Capture(delegate, decoder.qualname, decoder_path, decoder.dotted, "")
-        recorded = [(expr, owner) for model in models for owner in index.delegates(model).get(delegate, ())
-                    for expr in self._recorded(owner)]
+        node = self._node(decoder)  # only now: a decoder that captures already is not parsed
+        recorded = ((expr, owner) for model, attr in models for owner in index.delegates(model).get(attr, ())
+                    for expr in self._recorded(owner))  # lazily: a decoder is parsed only when asked
         expression, like = capturing.fitting_expression(node, recorded)
         capturing.decoder_plan(decoder_text, node, expression)
         return Capture(delegate, decoder.qualname, decoder_path, like.dotted if like else "", expression)
+
+    def parsed(self, key: ClassKey) -> ast.ClassDef:
+        """The class's ``__init__`` and ``forward``, parsed alone (memoised); an empty class when they cannot be."""
+        return self._node(key, strict=False)
 
     def _recorded(self, key: ClassKey) -> list[ast.expr]:
         """What the decoder ``key`` records per captured layer (memoised: every class asks the same few)."""
