@@ -227,6 +227,17 @@ def test_the_progress_indicator_shows_on_a_terminal_and_leaves_no_trace():
     assert drawn.endswith("\r\x1b[K")  # the line is erased: what follows starts on a clean line
 
 
+def test_the_progress_indicator_draws_on_a_terminal_without_a_thread_of_its_own():
+    """A second thread would keep a cold check from forking (``parallel``): in a terminal it scanned through a
+    fork server and checked every class on one core."""
+    stream = Terminal()
+    threads = threading.active_count()
+    with Progress(stream, "analysing", delay=0.0):
+        assert stream.written.wait(30)
+        assert threading.active_count() == threads
+    assert "spec-contract: analysing" in stream.getvalue() and stream.getvalue().endswith("\r\x1b[K")
+
+
 def test_the_progress_indicator_is_silent_when_no_one_watches():
     stream = Terminal(terminal=False)
     with Progress(stream, "analysing", delay=0.0) as progress:
