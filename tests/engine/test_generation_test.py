@@ -33,8 +33,16 @@ MODEL_CONFIG = '''\
 import os
 
 
-def is_generation_model(model_architectures: list[str], is_embedding: bool = False):
+def is_generation_model_before(model_architectures):  # another function, whose name only starts the same
+    if "ToyScorer" in model_architectures:
+        return False
+
+
+def is_generation_model(
+    model_architectures: list[str], is_embedding: bool = False
+):
     # the architecture decides, then the server argument
+# a comment in the first column does not end the function
     if (
         "ToyEncoderModel" in model_architectures
         or "NotInThisTree" in model_architectures
