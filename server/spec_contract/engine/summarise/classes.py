@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import cast
 
 from spec_contract.engine.summarise.flow import env_predicates, function_flow
 from spec_contract.engine.summarise.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member
@@ -64,12 +65,17 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     forwards: list[tuple[str, str]] = []
     unguarded: list[tuple[str, str]] = []
 
+    # Architecture names matter only where the class's text spells ``architectures`` (a keyword, an
+    # attribute): elsewhere no local is looked at for them (a parser reads a non-ASCII identifier as its NFKC
+    # form, so such a class is always looked at)
+    source = "\n".join(lines.lines[node.lineno - 1:node.end_lineno])
+    architectures_named = "architectures" in source or not source.isascii()
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             decorators = _decorator_names(stmt)
-            span = lines.name_span(stmt.lineno, "def", stmt.name)
             if "accessor" in decorators:
                 continue
+            span = lines.name_span(stmt.lineno, "def", stmt.name)
             if decorators & _PROPERTY_DECORATORS:
                 members.setdefault(stmt.name, Member(stmt.name, "property", span))
             else:
@@ -80,27 +86,22 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
                 config = _config_annotation(stmt)
             if stmt.name == "__getattr__":
                 getattr_forward = _getattr_target(stmt)
-            # Only assignments, returns and bare calls tell what a method builds: pick them out once
-            every = nested_statements(stmt.body)
-            statements = [s for s in every if type(s) in _BUILDS]
             defaults = _class_defaults(stmt)
+            body = _Body(stmt.name, defaults, architectures_named)
+            body.read(stmt.body)
             param_defaults += [(stmt.name, param, chain) for param, chain in defaults.items()]
-            passed_up, up = _calls_up(stmt.name, every)
-            param_defaults += passed_up
-            calls_up += [(stmt.name, target) for target in up]
-            forwarded = _forwarded_to(stmt.name, every)
-            forwards += [(stmt.name, attr) for attr in forwarded]
-            unguarded += [(stmt.name, attr) for attr in forwarded if not _tests_for(stmt, attr, stmt.name)]
-            local_classes = _local_classes(stmt, statements, defaults)
-            made = _returned_constructors(statements, local_classes)
+            param_defaults += body.passed_up
+            calls_up += [(stmt.name, target) for target in body.up]
+            forwards += [(stmt.name, attr) for attr in body.forwarded]
+            unguarded += [(stmt.name, attr) for attr in body.forwarded if not _tests_for(stmt, attr, stmt.name)]
+            made = body.returned_constructors()
             if made:
                 factories.append((stmt.name, made))
-            instances = _local_instances(statements, local_classes) if local_classes else {}
-            architectures = _architecture_locals(statements)
-            language_attrs += [a for a in _marked_language_attrs(every) if a not in language_attrs]
-            for sub in statements:
-                _collect_self_assignment(sub, lines, instance_attrs, delegates, local_classes, instances,
-                                         (stmt.name, defaults), architectures)
+            instances = body.local_instances() if body.local_classes else {}
+            language_attrs += [a for a in _marked_language_attrs(body.withs) if a not in language_attrs]
+            for sub in body.assigned:
+                _collect_self_assignment(sub, lines, instance_attrs, delegates, body.local_classes, instances,
+                                         (stmt.name, defaults), body.architectures)
             if functions is not None:
                 if predicates is None:
                     predicates = env_predicates(node.body, lines)
@@ -130,6 +131,203 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
         calls_up=tuple(dict.fromkeys(calls_up)), forwards=tuple(dict.fromkeys(forwards)),
         unguarded_forwards=tuple(dict.fromkeys(unguarded)),
     ))
+
+
+class _Body:
+    """What one method's body builds, read in one pass over its statements (nested blocks included, never
+    every expression): what each local name called as a constructor stands for, the architecture names its
+    locals pin down, its calls of the same method of a base, the members it forwards, and the statements the
+    rest is read from afterwards (returns, assignments, ``with`` blocks), once every local is known.
+
+    One pass instead of one per fact: a model file's methods are summarised by the thousand, and each pass
+    dispatched on every statement again.
+    """
+
+    def __init__(self, method: str, defaults: dict[str, Chain], architectures_named: bool) -> None:
+        self.method = method
+        # What a local name called as a constructor may stand for (see ``_local``)
+        self.local_classes: dict[str, list[Chain]] = {param: [chain] for param, chain in defaults.items()}
+        self.architectures: dict[str, list[str]] = {}  # see ``_architecture_local``
+        self._architectures_named = architectures_named  # else no local can pin an architecture name down
+        self.passed_up: list[tuple[str, str, Chain]] = []  # see ``_call_up``
+        self.up: list[Chain] = []
+        self.forwarded: list[str] = []  # see ``_forward``
+        self.assigned: list[ast.Assign | ast.AnnAssign] = []  # in order: the ``self.<attr> = …`` to read
+        self.withs: list[ast.stmt] = []
+        self._returns: list[ast.Return] = []
+        self._named: list[ast.Assign] = []  # ``name = …``: what factories return and instances are built from
+
+    def read(self, body: list[ast.stmt]) -> None:
+        """Every statement of ``body``, in the order of :func:`nested_statements` (the checks that pass over
+        most statements are written out here: a call per statement and fact is what this pass saves)."""
+        method = self.method
+        pending = body[::-1]
+        while pending:
+            stmt = pending.pop()
+            kind = type(stmt)
+            if kind is ast.Assign:
+                assign = cast(ast.Assign, stmt)
+                value = assign.value
+                if type(value) is ast.Call and type(func := value.func) is ast.Attribute and func.attr == method:
+                    self._call_up(value)
+                targets = assign.targets
+                target = targets[0]
+                if len(targets) == 1 and type(target) is ast.Name:
+                    self._named.append(assign)
+                    self._local(target.id, value)
+                    continue  # it sets no attribute of ``self``
+                if len(targets) == 1 and type(target) is ast.Attribute and self._architectures_named:
+                    self._architecture_attribute(target, value)
+                if any(map(_sets_self, targets)):
+                    self.assigned.append(assign)
+            elif kind is ast.Expr or kind is ast.Return:
+                value = cast(ast.Expr, stmt).value
+                if value is None:
+                    continue
+                if type(value) is ast.Call and type(func := value.func) is ast.Attribute and func.attr == method:
+                    self._call_up(value)
+                self._forward(value)
+                if kind is ast.Return:
+                    self._returns.append(cast(ast.Return, stmt))
+            elif kind is ast.AnnAssign:
+                if _sets_self(cast(ast.AnnAssign, stmt).target):
+                    self.assigned.append(cast(ast.AnnAssign, stmt))
+            elif kind is ast.If or kind is ast.For or kind is ast.While or kind is ast.AsyncFor:
+                pending.extend(reversed(cast(ast.If, stmt).body + cast(ast.If, stmt).orelse))
+            elif kind is ast.With or kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.AsyncWith:
+                if kind is ast.With:
+                    self.withs.append(stmt)
+                pending.extend(reversed(cast(ast.With, stmt).body))
+            elif kind in _COMPOUND and kind is not ast.ClassDef:  # ``try`` and ``match``
+                pending.extend(reversed(_blocks(stmt)))
+
+    def _local(self, name: str, value: ast.expr) -> None:
+        """What a local name called as a constructor may stand for, inside one method.
+
+        ``language_model_cls=Qwen3LLMModel`` (a parameter default) stands for that class;
+        ``language_model_cls = self._get_sgl_model_cls(config)`` (a name computed by a call) stands for whatever
+        the model registry returns, :data:`REGISTRY`; ``instance_class = _SUPPORT_VERSION.get(version)`` (a
+        lookup in a module-level name) stands for the values of that dict, ``("_SUPPORT_VERSION", "{}")``, which
+        resolution finds in the module's ``class_maps``.
+        """
+        if self._architectures_named:
+            self._architecture_local(name, value)
+        out = self.local_classes
+        if type(value) is not ast.Call and type(value) is not ast.Subscript:  # neither looks a class up
+            named = _named_classes(value, out)
+            if named:  # ``body_cls = Qwen2Model`` (or ``A if cond else B``), then ``self.model = body_cls(...)``
+                out.setdefault(name, []).extend(c for c in named if c not in out.get(name, ()))
+            return
+        looked_up = _dict_lookup(value)
+        if looked_up is not None:
+            out.setdefault(name, []).append((looked_up, "{}"))
+            return
+        if type(value) is ast.Subscript:
+            value = value.value  # ``ModelRegistry.resolve_model_cls(arch)[0]``
+        if type(value) is ast.Call:
+            callee = chain_of(value.func)
+            # no match spans a dot, so the joined chain matches where one of its parts does
+            if callee is not None and _REGISTRY_LOOKUP.search(".".join(callee)):
+                out.setdefault(name, []).append(REGISTRY)
+
+    def _architecture_local(self, name: str, value: ast.expr) -> None:
+        """Locals of one method that pin architecture names down: ``architectures = ["Glm4ForCausalLM"]`` in
+        each branch of a test (key ``"[architectures]"``), ``vllm_config = vllm_config.with_hf_config(config,
+        architectures=[...])`` (key ``vllm_config``); each key → the names of every such assignment. A branch
+        that leaves it to the HF config (``architectures = None``) adds nothing: the named candidates are still
+        ones a run may build."""
+        literal = _literal_names(value)
+        key, names = (f"[{name}]", literal) if literal is not None else (
+            name, _named_architectures(value, self.architectures) if type(value) is ast.Call else None)
+        if names is not None:
+            known = self.architectures.setdefault(key, [])
+            known += [n for n in names if n not in known]
+
+    def _architecture_attribute(self, target: ast.Attribute, value: ast.expr) -> None:
+        """``config.text_config.architectures = ["MistralForCausalLM"]`` (vLLM's Llava for Pixtral-12B): the
+        config handed on as ``hf_config=config.text_config`` names it (key ``config.text_config``)."""
+        if target.attr == "architectures" and chain_of(target.value):
+            names = _literal_names(value)
+            known = self.architectures.setdefault(".".join(chain_of(target.value) or ()), []) if names else []
+            known += [n for n in names or () if n not in known]
+
+    def _call_up(self, call: ast.Call) -> None:
+        """A call of the same method of a base (see ``ClassSummary.calls_up``: where each goes), and the
+        classes it passes there by keyword (``super().__init__(config, language_model_cls=Qwen3MoeLLMModel)``:
+        for instances of this class that parameter is that class, as if this method had it as its default).
+        ``call`` calls an attribute named as the method."""
+        owner = cast(ast.Attribute, call.func).value
+        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+            past = chain_of(owner.args[0]) if owner.args else None
+            self.up.append((*past, "super") if past is not None else ())
+        elif call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == "self" \
+                and (named := _class_chain(owner)) is not None and named[0] != "self":
+            self.up.append(named)
+        else:
+            return
+        for keyword in call.keywords:
+            chain = _class_chain(keyword.value) if keyword.arg is not None else None
+            if keyword.arg is not None and chain is not None and chain[0] != "self":
+                self.passed_up.append((self.method, keyword.arg, chain))
+
+    def _forward(self, value: ast.expr) -> None:
+        """The attribute paths a method hands its own member to: a returned or bare ``self.<path>.<member>(...)``
+        or, for a property, a returned ``self.<path>.<member>`` (under a guard too:
+        ``if hasattr(self.model, "m"): return self.model.m()``)."""
+        if type(value) is ast.Await:
+            value = value.value
+        if type(value) is ast.Call:
+            value = value.func
+        if type(value) is not ast.Attribute or value.attr != self.method:
+            return
+        chain = chain_of(value)
+        if chain is not None and len(chain) > 2 and chain[0] == "self" and "()" not in chain and "[]" not in chain:
+            self.forwarded.append(".".join(chain[1:-1]))
+
+    def local_instances(self) -> dict[str, list[Chain]]:
+        """Locals assigned an instance (``minicpmv = instance_class(config=config)``): the classes it may be,
+        for a later ``self.minicpmv = minicpmv``."""
+        out: dict[str, list[Chain]] = {}
+        for stmt in self._named:
+            for call in _possible_calls(stmt.value):
+                callee = chain_of(call.func)
+                if callee is not None and "()" not in callee and "[]" not in callee:
+                    chains = self.local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]
+                    out.setdefault(cast(ast.Name, stmt.targets[0]).id, []).extend(chains)
+        return out
+
+    def returned_constructors(self) -> tuple[Chain, ...]:
+        """Classes a factory method returns instances of: ``return Qwen2ForCausalLM(...)``, a local built so,
+        a local class called (``model_cls = LlamaModel; return model_cls(...)``, a class default, or
+        ``instance_cls = _SUPPORT_VERSION.get(key)`` then ``return instance_cls(...)``, as a dispatcher's
+        ``__new__`` does: what that name stands for) or a class attribute or another factory of the class
+        (``return self.model_cls(...)``, kept as ``("self", name)``)."""
+        if not self._returns:
+            return ()
+        names = {sub.value.id for sub in self._returns if isinstance(sub.value, ast.Name)}
+        built: dict[str, list[ast.Call]] = {}  # the calls each returned local may come from
+        for stmt in self._named if names else ():
+            if (name := cast(ast.Name, stmt.targets[0]).id) in names:
+                built.setdefault(name, []).extend(_possible_calls(stmt.value))
+        returned: list[Chain] = []
+        for sub in self._returns:
+            calls = built.get(sub.value.id, []) if isinstance(sub.value, ast.Name) else _possible_calls(sub.value)
+            for call in calls:
+                chain = chain_of(call.func)
+                if chain is not None and len(chain) == 1 and chain[0] in self.local_classes:
+                    returned += [c for c in self.local_classes[chain[0]] if c != REGISTRY]
+                elif chain is not None and "()" not in chain and "[]" not in chain and (
+                        chain[-1][:1].isupper() and chain[0] != "self" or len(chain) == 2 and chain[0] == "self"):
+                    returned.append(chain)  # a class being instantiated (by naming convention), or self's factory
+        return tuple(dict.fromkeys(returned))
+
+
+def _sets_self(target: ast.expr) -> bool:
+    """Whether an assignment target sets an attribute of ``self`` (``self.x``, or in a tuple of targets)."""
+    if type(target) is ast.Tuple or type(target) is ast.List:
+        return any(map(_sets_self, cast(ast.Tuple, target).elts))
+    return type(target) is ast.Attribute and type(value := target.value) is ast.Name \
+        and value.id == "self"
 
 
 def _marked_language_attrs(statements: list[ast.stmt]) -> list[str]:
@@ -185,6 +383,8 @@ def _config_annotation(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Chain | 
 def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Chain]:
     """Parameters whose default is a class (``language_model_cls=Qwen3LLMModel``): name → the class."""
     out: dict[str, Chain] = {}
+    if not node.args.defaults and not node.args.kwonlyargs:
+        return out  # most methods: no default to read
     positional = node.args.posonlyargs + node.args.args
     defaults = list(zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults))
     defaults += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
@@ -192,37 +392,6 @@ def _class_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, C
         chain = chain_of(default)
         if chain is not None and "()" not in chain and "[]" not in chain and chain[-1][:1].isupper():
             out[arg.arg] = chain
-    return out
-
-
-def _local_classes(node: ast.FunctionDef | ast.AsyncFunctionDef, statements: list[ast.stmt],
-                   defaults: dict[str, Chain]) -> dict[str, list[Chain]]:
-    """What a local name called as a constructor may stand for, inside one method.
-
-    ``language_model_cls=Qwen3LLMModel`` (a parameter default) stands for that class;
-    ``language_model_cls = self._get_sgl_model_cls(config)`` (a name computed by a call) stands for whatever
-    the model registry returns, :data:`REGISTRY`; ``instance_class = _SUPPORT_VERSION.get(version)`` (a lookup
-    in a module-level name) stands for the values of that dict, ``("_SUPPORT_VERSION", "{}")``, which resolution
-    finds in the module's ``class_maps``.
-    """
-    out: dict[str, list[Chain]] = {param: [chain] for param, chain in defaults.items()}
-    for stmt in statements:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            value = stmt.value
-            named = _named_classes(value, out)
-            if named:  # ``body_cls = Qwen2Model`` (or ``A if cond else B``), then ``self.model = body_cls(...)``
-                out.setdefault(stmt.targets[0].id, []).extend(c for c in named if c not in out.get(stmt.targets[0].id, ()))
-                continue
-            looked_up = _dict_lookup(value)
-            if looked_up is not None:
-                out.setdefault(stmt.targets[0].id, []).append((looked_up, "{}"))
-                continue
-            if isinstance(value, ast.Subscript):
-                value = value.value  # ``ModelRegistry.resolve_model_cls(arch)[0]``
-            if isinstance(value, ast.Call):
-                callee = chain_of(value.func)
-                if callee is not None and any(_REGISTRY_LOOKUP.search(part) for part in callee):
-                    out.setdefault(stmt.targets[0].id, []).append(REGISTRY)
     return out
 
 
@@ -258,51 +427,6 @@ def _named_classes(value: ast.expr, known: dict[str, list[Chain]]) -> list[Chain
     return found
 
 
-def _calls_up(method: str, statements: list[ast.stmt]) -> tuple[list[tuple[str, str, Chain]], list[Chain]]:
-    """A method's calls of the same method of a base (see ``ClassSummary.calls_up``: where each goes), and
-    the classes it passes there by keyword (``super().__init__(config, language_model_cls=Qwen3MoeLLMModel)``:
-    for instances of this class that parameter is that class, as if this method had it as its default)."""
-    passed: list[tuple[str, str, Chain]] = []
-    targets: list[Chain] = []
-    for stmt in statements:
-        call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.Return)) else None
-        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != method:
-            continue
-        owner = call.func.value
-        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
-            past = chain_of(owner.args[0]) if owner.args else None
-            targets.append((*past, "super") if past is not None else ())
-        elif call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == "self" \
-                and (named := _class_chain(owner)) is not None and named[0] != "self":
-            targets.append(named)
-        else:
-            continue
-        for keyword in call.keywords:
-            chain = _class_chain(keyword.value) if keyword.arg is not None else None
-            if keyword.arg is not None and chain is not None and chain[0] != "self":
-                passed.append((method, keyword.arg, chain))
-    return passed, targets
-
-
-def _forwarded_to(member: str, statements: list[ast.stmt]) -> list[str]:
-    """The attribute paths a method hands its own member to: a returned or bare ``self.<path>.<member>(...)``
-    or, for a property, a returned ``self.<path>.<member>`` (under a guard too:
-    ``if hasattr(self.model, "m"): return self.model.m()``). Only statements are looked at, never every
-    expression, so summarising stays close to parsing."""
-    out = []
-    for stmt in statements:
-        value = stmt.value if isinstance(stmt, (ast.Return, ast.Expr)) else None
-        if isinstance(value, ast.Await):
-            value = value.value
-        if isinstance(value, ast.Call):
-            value = value.func
-        chain = chain_of(value) if isinstance(value, ast.Attribute) else None
-        if chain is not None and len(chain) > 2 and chain[0] == "self" and chain[-1] == member \
-                and "()" not in chain and "[]" not in chain:
-            out.append(".".join(chain[1:-1]))
-    return out
-
-
 def _tests_for(method: ast.FunctionDef | ast.AsyncFunctionDef, path: str, member: str) -> bool:
     """Whether the method asks ``hasattr(self.<path>, "<member>")`` or ``getattr(self.<path>, "<member>", …)``
     anywhere, or catches ``AttributeError``: a forward it guards so raises its own error, or none, when the inner
@@ -335,20 +459,6 @@ def _dict_lookup(value: ast.expr) -> str | None:
     return holder.id if isinstance(holder, ast.Name) and holder.id.lstrip("_")[:1].isupper() else None
 
 
-def _local_instances(statements: list[ast.stmt], local_classes: dict[str, list[Chain]]) -> dict[str, list[Chain]]:
-    """Locals assigned an instance (``minicpmv = instance_class(config=config)``): the classes it may be, for a
-    later ``self.minicpmv = minicpmv``."""
-    out: dict[str, list[Chain]] = {}
-    for stmt in statements:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            for call in _possible_calls(stmt.value):
-                callee = chain_of(call.func)
-                if callee is not None and "()" not in callee and "[]" not in callee:
-                    chains = local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]
-                    out.setdefault(stmt.targets[0].id, []).extend(chains)
-    return out
-
-
 def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Member], delegates: list[Delegate],
                              local_classes: dict[str, list[Chain]], instances: dict[str, list[Chain]],
                              method: tuple[str, dict[str, Chain]], architectures: dict[str, list[str]]) -> None:
@@ -363,7 +473,8 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
         for sub in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
             if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
                 span = lines.attr_span(sub)
-                attrs.setdefault(sub.attr, Member(sub.attr, "instance_attribute", span))
+                if sub.attr not in attrs:  # the first assignment names it
+                    attrs[sub.attr] = Member(sub.attr, "instance_attribute", span)
                 if sub is target:
                     if isinstance(node, ast.AnnAssign) and value is not None:  # ``self.lm: Qwen2ForCausalLM = …``
                         delegates.extend(Delegate(sub.attr, chain, span, method=method[0])
@@ -433,34 +544,6 @@ def _named_architectures(value: ast.expr, known: dict[str, list[str]]) -> list[s
     return None
 
 
-def _architecture_locals(statements: list[ast.stmt]) -> dict[str, list[str]]:
-    """Locals of one method that pin architecture names down: ``architectures = ["Glm4ForCausalLM"]`` in each
-    branch of a test (key ``"[architectures]"``), ``vllm_config = vllm_config.with_hf_config(config,
-    architectures=[...])`` (key ``vllm_config``), ``config.text_config.architectures = [...]`` (key
-    ``config.text_config``); each key → the names of every such assignment. A branch that
-    leaves it to the HF config (``architectures = None``) adds nothing: the named candidates are still ones a
-    run may build."""
-    out: dict[str, list[str]] = {}
-    for stmt in statements:
-        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
-        if isinstance(stmt, ast.Assign) and isinstance(target, ast.Attribute) and target.attr == "architectures" \
-                and chain_of(target.value):
-            # ``config.text_config.architectures = ["MistralForCausalLM"]`` (vLLM's Llava for Pixtral-12B): the
-            # config handed on as ``hf_config=config.text_config`` names it (key ``config.text_config``)
-            names = _literal_names(stmt.value)
-            known = out.setdefault(".".join(chain_of(target.value) or ()), []) if names else []
-            known += [n for n in names or () if n not in known]
-            continue
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            literal = _literal_names(stmt.value)
-            key, names = (f"[{stmt.targets[0].id}]", literal) if literal is not None else (
-                stmt.targets[0].id, _named_architectures(stmt.value, out) if isinstance(stmt.value, ast.Call) else None)
-            if names is not None:
-                known = out.setdefault(key, [])
-                known += [n for n in names if n not in known]
-    return out
-
-
 def _architectures(call: ast.Call, known: dict[str, list[str]]) -> list[Chain]:
     """What a registry-building call (``init_vllm_registered_model``) builds: one ``(ARCHITECTURE, name)`` per
     architecture name it is given (see :func:`_named_architectures`), else ``(ARCHITECTURE,)``: the HF config
@@ -506,7 +589,6 @@ def _possible_calls(value: ast.expr | None) -> list[ast.Call]:
 _COMPOUND = frozenset(getattr(ast, name) for name in (
     "If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "FunctionDef", "AsyncFunctionDef",
     "ClassDef", "Match") if hasattr(ast, name))  # statements with blocks inside (node types are never subclassed)
-_BUILDS = frozenset({ast.Assign, ast.AnnAssign, ast.Return})  # what tells which classes a method builds
 
 
 def nested_statements(body: list[ast.stmt], into_classes: bool = False) -> list[ast.stmt]:
@@ -523,39 +605,18 @@ def nested_statements(body: list[ast.stmt], into_classes: bool = False) -> list[
         out.append(stmt)
         if type(stmt) not in _COMPOUND or (type(stmt) is ast.ClassDef and not into_classes):
             continue
-        inner = [*getattr(stmt, "body", ()), *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ())]
-        for handler in getattr(stmt, "handlers", ()):
-            inner.extend(handler.body)
-        for case in getattr(stmt, "cases", ()):
-            inner.extend(case.body)
-        pending.extend(reversed(inner))
+        pending.extend(reversed(_blocks(stmt)))
     return out
 
 
-def _returned_constructors(statements: list[ast.stmt], local_classes: dict[str, list[Chain]]) -> tuple[Chain, ...]:
-    """Classes a factory method returns instances of: ``return Qwen2ForCausalLM(...)``, a local built so, a
-    local class called (``model_cls = LlamaModel; return model_cls(...)``, a class default, or
-    ``instance_cls = _SUPPORT_VERSION.get(key)`` then ``return instance_cls(...)``, as a dispatcher's
-    ``__new__`` does: what that name stands for) or a class attribute or another factory of the class
-    (``return self.model_cls(...)``, kept as ``("self", name)``)."""
-    built: dict[str, list[ast.Call]] = {}
-    returned: list[Chain] = []
-    for sub in statements:
-        if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
-            built.setdefault(sub.targets[0].id, []).extend(_possible_calls(sub.value))
-    for sub in statements:
-        if isinstance(sub, ast.Return) and sub.value is not None:
-            calls = _possible_calls(sub.value)
-            if isinstance(sub.value, ast.Name):
-                calls = built.get(sub.value.id, [])
-            for call in calls:
-                chain = chain_of(call.func)
-                if chain is not None and len(chain) == 1 and chain[0] in local_classes:
-                    returned += [c for c in local_classes[chain[0]] if c != REGISTRY]
-                elif chain is not None and "()" not in chain and "[]" not in chain and (
-                        chain[-1][:1].isupper() and chain[0] != "self" or len(chain) == 2 and chain[0] == "self"):
-                    returned.append(chain)  # a class being instantiated (by naming convention), or self's factory
-    return tuple(dict.fromkeys(returned))
+def _blocks(stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements of a compound statement's blocks, in the order :func:`nested_statements` visits them."""
+    inner = [*getattr(stmt, "body", ()), *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ())]
+    for handler in getattr(stmt, "handlers", ()):
+        inner.extend(handler.body)
+    for case in getattr(stmt, "cases", ()):
+        inner.extend(case.body)
+    return inner
 
 
 def _getattr_target(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
