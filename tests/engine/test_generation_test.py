@@ -62,9 +62,9 @@ def is_multimodal_model(model_architectures):
 CONFIG_PATH = "srt/configs/model_config.py"
 
 
-def listed(root: Path) -> set[str]:
+def listed(root: Path, cache: bool = False) -> set[str]:
     """The classes the worker-line finding (SC011) says crash at the target's ``get_embed_and_head``."""
-    result = check(root.parent, "--format", "json", "--no-cache", root.name)
+    result = check(root.parent, "--format", "json", *([] if cache else ["--no-cache"]), root.name)
     assert result.returncode in (0, 1), result.stderr
     return {c["class"] for f in json.loads(result.stdout)["findings"] if f["code"] == "SC011"
             for c in f["classes"]}
@@ -115,3 +115,13 @@ def test_a_tree_without_the_functions_package_is_checked_with_the_globs_alone(tm
     # a partial checkout: no srt/configs/ at all, so nothing to read and nothing moved
     root = write_tree(tmp_path, {"srt/models/encoders.py": ENCODERS})
     assert listed(root) == {"ToyEncoderModel", "ToyScorer"}
+
+
+def test_a_cached_run_after_the_function_changed_on_disk_checks_every_class_again(tmp_path):
+    # the saved results were checked with the old names: the next run compares them and checks again
+    root = write_tree(tmp_path, {"srt/models/encoders.py": ENCODERS, CONFIG_PATH: MODEL_CONFIG})
+    assert listed(root, cache=True) == listed(root, cache=True) == {"ToyScorer"}
+    (root / CONFIG_PATH).write_text(MODEL_CONFIG.replace('"NotInThisTree"', '"ToyScorer"'), encoding="utf-8")
+    assert listed(root, cache=True) == set()
+    (root / CONFIG_PATH).write_text(MODEL_CONFIG.replace('"ToyEncoderModel" in', '"Other" in'), encoding="utf-8")
+    assert listed(root, cache=True) == {"ToyEncoderModel", "ToyScorer"}
