@@ -255,7 +255,7 @@ class Analogies:
         self._provisions: dict[tuple[ClassKey, str], Provision | None] = {}
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
         self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``parts``
-        self._adapted: dict[tuple[int, tuple[tuple[str, str], ...]], Candidate | None] = {}  # see ``_adapted``
+        self._adapted: dict[tuple[int, tuple[tuple[str, str], ...]], Candidate] = {}  # see ``_adapted``
         self.captures = Captures(index, text)  # the EAGLE-3 decoder captures (see _with_capture)
 
     def warm(self, members: Iterable[str]) -> None:
@@ -431,7 +431,8 @@ class Analogies:
         name = key.qualname
         for chain, written in [(c, False) for c in candidate.reads] + [(c, True) for c in candidate.writes
                                                                          if c not in skip]:
-            chain = _collapsed(chain, candidate.renamed)
+            if candidate.renamed:
+                chain = _collapsed(chain, candidate.renamed)
             if index.provision(key, chain[0]) is None:
                 if written and len(chain) == 1:
                     return (f"the body sets `self.{chain[0]}`, which `{name}` never sets itself, so its forward "
@@ -603,9 +604,7 @@ def _adapted(analogies: Analogies, key: ClassKey, candidates: list[Candidate]) -
         memo = (id(candidate), renamed)  # classes with the same names share the adapted body
         if memo not in analogies._adapted:
             analogies._adapted[memo] = _renamed(candidate, renamed)
-        found = analogies._adapted[memo]
-        if found is not None:
-            out.append(found)
+        out.append(analogies._adapted[memo])
     return out
 
 
@@ -621,17 +620,17 @@ def _own_config(analogies: Analogies, candidate: Candidate) -> bool:
                                             if p is not None and p.member is not None))
 
 
-def _renamed(candidate: Candidate, renamed: tuple[tuple[str, str], ...]) -> Candidate | None:
-    """The candidate with ``self.<old>`` written as ``self.<new>`` for each (new, old) of ``renamed``."""
-    text = adapting.adapt(candidate.text, {old: new for new, old in renamed})
-    try:
-        fn = ast.parse(text).body[0]
-    except (SyntaxError, ValueError, IndexError):
-        return None
-    assert isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-    reads, writes, free = _body_facts(fn)
-    return Candidate(candidate.key, tuple(sorted(reads)), tuple(sorted(writes)), free, text, candidate.path,
-                     candidate.line, _parameter_annotations(fn), renamed)
+def _renamed(candidate: Candidate, renamed: tuple[tuple[str, str], ...]) -> Candidate:
+    """The candidate with ``self.<old>`` written as ``self.<new>`` for each (new, old) of ``renamed``: its text
+    rewritten, its paths moved the same way (not parsed again: the names it binds and its signature stay)."""
+    names = {old: new for new, old in renamed}
+
+    def moved(chains: tuple[Chain, ...]) -> tuple[Chain, ...]:
+        return tuple(sorted({(*names[c[0]].split("."), *c[1:]) if c[0] in names else c for c in chains}))
+
+    return Candidate(candidate.key, moved(candidate.reads), moved(candidate.writes), candidate.names,
+                     adapting.adapt(candidate.text, names), candidate.path, candidate.line, candidate.annotations,
+                     renamed)
 
 
 def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: list[Candidate],
