@@ -1,7 +1,8 @@
 """When a finding's worker line runs, derived from which worker entry point reaches it, never asserted: a
 capability check (vLLM's ``supports_eagle3``) and the proposers' reads take the phase of their function as any
 worker use does, and a worker function no worker calls runs at start-up when a start-up method of a
-``start-up-callers`` file calls it (tokenspeed's executor wiring its drafter in ``__init__``).
+``start-up-callers`` file calls it (tokenspeed's executor wiring its drafter in ``__init__``); a guarded use
+in a per-step method takes the worker's fallback every step.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ DRAFTER = """
 
         def verify(self, target_model):
             return target_model.get_top_tokens()
+
+        def score(self, target_model):
+            if hasattr(target_model, "get_scores"):
+                target_model.get_scores()
 """
 EXECUTOR = """
     from fork.runtime.drafter import Drafter
@@ -59,6 +64,7 @@ EXECUTOR = """
 
         def execute(self, model_runner):
             self.drafter.verify(model_runner.model)
+            self.drafter.score(model_runner.model)
 """
 CONFIG = """
     [tool.spec-contract]
@@ -91,9 +97,10 @@ def phases(tmp_path, callers: str) -> dict[str, Phase]:
 
 def test_an_entry_point_a_start_up_caller_calls_runs_at_start_up(tmp_path):
     assert phases(tmp_path / "bare", "") == {"get_input_embeddings": Phase.FIRST_REQUEST,
-                                             "lm_head": Phase.FIRST_REQUEST, "get_top_tokens": Phase.FIRST_REQUEST}
+                                             "lm_head": Phase.FIRST_REQUEST, "get_top_tokens": Phase.FIRST_REQUEST,
+                                             "get_scores": Phase.EVERY_STEP}
     # wire_target: an entry point the executor's __init__ reaches; propose: the workers call it per step, so the
     # executor's warm-up call does not move it; verify: the executor calls it per request
     assert phases(tmp_path / "callers", 'start-up-callers = ["**/executor.py"]') == {
         "get_input_embeddings": Phase.START_UP, "lm_head": Phase.FIRST_REQUEST,
-        "get_top_tokens": Phase.FIRST_REQUEST}
+        "get_top_tokens": Phase.FIRST_REQUEST, "get_scores": Phase.EVERY_STEP}

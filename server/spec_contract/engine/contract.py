@@ -422,10 +422,18 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     algorithm=algorithm_of(config, path, use.taken) or _routed_algorithm(config, routed.get(key)),
                     unless=roles[role],
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
-                    phase=Phase.START_UP if key in start_up else Phase.FIRST_REQUEST, taken=use.taken,
+                    phase=_phase(key in start_up, use.guarded), taken=use.taken,
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))
     return Contract(tuple(entries), routed_drafts(flow.functions, is_draft),
                     frozenset((key.module, key.qualname) for key in start_up))
+
+
+def _phase(at_start_up: bool, guarded: bool) -> Phase:
+    """When a use runs: while the server starts, else in a per-batch method: there an unguarded use of a member
+    the class lacks dies at the first request, and a guarded one takes the worker's fallback every step."""
+    if at_start_up:
+        return Phase.START_UP
+    return Phase.EVERY_STEP if guarded else Phase.FIRST_REQUEST

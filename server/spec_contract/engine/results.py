@@ -30,8 +30,9 @@ class Role(str, enum.Enum):
 
 class Phase(str, enum.Enum):
     """When a use runs, read from the worker entry point that reaches it (the profile's ``start-up-methods``):
-    while the server starts, after the weights have loaded (the costly case), or at the first request; a guarded
-    use's degraded path costs every step. A ``str``, as messages word it."""
+    while the server starts, after the weights have loaded (the costly case), or in a per-batch method: an unguarded
+    use there fails at the first request, a guarded one's degraded path costs every step. A ``str``, as messages
+    word it."""
 
     START_UP = "start-up"
     FIRST_REQUEST = "first request"

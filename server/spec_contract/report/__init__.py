@@ -88,7 +88,7 @@ class Report:
 
     def site(self, site: CallSite) -> dict[str, object]:
         out = {"path": self.rel(site.path), "line": site.span.line + 1, "guarded": site.guarded,
-               "phase": str(site.phase)}  # when a run reaches it: start-up (after loading) or first request
+               "phase": str(site.phase)}  # when a run reaches it: start-up (after loading), first request, or every step (guarded)
         if site.algorithm:  # the contract-semantics fields, present only when they say something
             out["algorithm"] = site.algorithm
         if site.gate:
