@@ -273,8 +273,7 @@ class _FlowBuilder:
             self._call(node, ctx)
             return
         if type(node) is ast.Attribute:
-            self._use(node, ctx, is_call=False, arity=None)
-            self.expr(node.value, ctx)
+            _attribute(self, node, chain_of(node.value), ctx, False, None)
             return
         if isinstance(node, ast.BoolOp):
             current = ctx
@@ -322,12 +321,14 @@ class _FlowBuilder:
             return
         args = node.args
         arity = None if node.keywords or any(type(a) is ast.Starred for a in args) else len(args)
+        callee: Chain | None
         if type(func) is ast.Attribute:
-            self._use(func, ctx, is_call=True, arity=arity)
-            self.expr(func.value, ctx)
+            receiver = chain_of(func.value)
+            _attribute(self, func, receiver, ctx, True, arity)
+            callee = receiver + (func.attr,) if receiver is not None else None
         else:
             self.expr(func, ctx)
-        callee = chain_of(func)
+            callee = chain_of(func)
         if callee is not None:
             chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args])
             kwargs = tuple([(k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None])
@@ -340,15 +341,28 @@ class _FlowBuilder:
         for keyword in node.keywords:
             self.expr(keyword.value, ctx)
 
-    def _use(self, node: ast.Attribute, ctx: _Context, *, is_call: bool, arity: int | None) -> None:
-        if type(node.ctx) is not ast.Load:
-            return
-        receiver = chain_of(node.value)
-        if receiver is None:
-            return
-        span = self.lines.attr_span(node)
-        self.uses.append(_make_use(receiver, node.attr, span, is_call, arity,
-                                        _is_guarded(ctx, receiver, node.attr), ctx, self.lines.text(node.end_lineno)))
+
+def _attribute(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx: _Context, is_call: bool,
+               arity: int | None) -> None:
+    """Record the use ``node`` is (``receiver``: its value's chain) and every use inside it. The receivers of
+    ``a.b.c.d`` are the prefixes of one chain: found once, not once per attribute (a walk down a chain of n
+    attributes otherwise reads n(n+1)/2 nodes). A module function: ``_FlowBuilder`` stays under the limit."""
+    _use(builder, node, receiver, ctx, is_call, arity)
+    inner = node.value
+    while type(inner) is ast.Attribute:
+        receiver = receiver[:-1] if receiver is not None else None
+        _use(builder, inner, receiver, ctx, False, None)
+        inner = inner.value
+    builder.expr(inner, ctx)
+
+
+def _use(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx: _Context, is_call: bool,
+         arity: int | None) -> None:
+    if receiver is None or type(node.ctx) is not ast.Load:
+        return
+    lines = builder.lines
+    builder.uses.append(_make_use(receiver, node.attr, lines.attr_span(node), is_call, arity,
+                                  _is_guarded(ctx, receiver, node.attr), ctx, lines.text(node.end_lineno)))
 
 
 def _expression_statement(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> _Context:
