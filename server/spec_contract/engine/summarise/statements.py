@@ -12,6 +12,7 @@ import ast
 import functools
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Callable, Container, Iterator
 from typing import Any
 
@@ -51,8 +52,9 @@ def top_level(text: str, known: Container[tuple[str, str]], *, lazy: bool = Fals
     parse = parse or (lambda statement, line: parse_at(statement, line, filename))
     if not per_statement and not lazy:
         return [((0, text, ""), parse_at(text, 0, filename))]
-    starts = _statement_starts(text) + [len(text)]
-    deferrable = [lazy and _deferrable(text[starts[k]:starts[k + 1]]) for k in range(len(starts) - 1)]
+    dropped: list[int] = []
+    starts = _statement_starts(text, dropped=dropped) + [len(text)]
+    deferrable = [lazy and _deferrable(text, starts[k], starts[k + 1], dropped) for k in range(len(starts) - 1)]
     out: list[tuple[tuple[int, str, str], list[ast.stmt] | None]] = []
     i, line = 0, 0
     while i < len(starts) - 1:
@@ -82,8 +84,9 @@ def top_level(text: str, known: Container[tuple[str, str]], *, lazy: bool = Fals
     return out
 
 
-def _deferrable(statement: str) -> bool:
-    """A model file's statement whose parsing can wait (a class) or be skipped (a function without imports).
+def _deferrable(text: str, start: int, end: int, dropped: list[int]) -> bool:
+    """Whether the statement ``text[start:end]`` is a model file's statement whose parsing can wait (a class)
+    or be skipped (a function without imports).
 
     An import inside a function binds a name the module's other code may be resolved through (see
     :func:`~spec_contract.engine.summarise.deferred.local_import`): such a function is parsed now, and a
@@ -93,13 +96,16 @@ def _deferrable(statement: str) -> bool:
     one makes some later statement fail to parse, and the file is then parsed whole (see ``top_level``). A
     split missed is not caught so: a start the quote pairing took for the inside of a string (a triple quote
     in a one-quote string, in a function) leaves the function holding the class below it, which skipping the
-    function would lose. So a statement with a line that may start another (code at column 0) is parsed now.
+    function would lose. So a statement with a line that may start another (code at column 0: one of the
+    ``dropped`` starts of :func:`_statement_starts`, found by bisection rather than by searching the
+    statement's text again) is parsed now.
     """
-    if _TOP_LEVEL_LINE.search(statement.rstrip("\r\n")):
+    inside = bisect_right(dropped, start)
+    if inside < len(dropped) and dropped[inside] < end:
         return False
-    if statement.startswith("class"):
-        return CLASS_STATEMENT.match(statement) is not None
-    return statement.startswith(("def ", "async def ")) and "import" not in statement
+    if text.startswith("class", start):
+        return CLASS_STATEMENT.match(text, start, end) is not None
+    return text.startswith(("def ", "async def "), start) and text.find("import", start, end) < 0
 
 
 # What may stand between the ``import`` keyword and the first imported name
@@ -136,12 +142,16 @@ def import_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def _statement_starts(text: str, indent: str = "") -> list[int]:
+def _statement_starts(text: str, indent: str = "", dropped: list[int] | None = None) -> list[int]:
     """Offsets where statements may start (see :func:`top_level`): top-level ones, or with ``indent`` those
-    of a block indented so (``text`` then starts at one)."""
-    if "\r" in text and text.count("\r") != text.count("\r\n"):
-        return [0]  # a lone carriage return ends a line for the parser but not for the line count here
+    of a block indented so (``text`` then starts at one). ``dropped`` gets the offsets of the lines that
+    start with code but start no statement (inside a triple-quoted string, after a decorator), in order."""
     line_start = _TOP_LEVEL_LINE if not indent else _block_line(indent)
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        # a lone carriage return ends a line for the parser but not for the line count here: one statement
+        if dropped is not None:
+            dropped.extend(m.end() for m in line_start.finditer(text) if m.end() < len(text))
+        return [0]
     candidates = [0] + [m.end() for m in line_start.finditer(text) if m.end() < len(text)]
     strings: list[tuple[int, int]] = []  # triple-quoted strings, paired naively: a miss only costs a merge
     quote = None
@@ -160,6 +170,8 @@ def _statement_starts(text: str, indent: str = "") -> list[int]:
         inside_string = k < len(strings) and strings[k][0] < offset
         if n == 0 or not (inside_string or text[candidates[n - 1] + len(indent)] == "@"):
             starts.append(offset)
+        elif dropped is not None:
+            dropped.append(offset)
     return starts
 
 
