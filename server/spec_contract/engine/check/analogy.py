@@ -63,7 +63,7 @@ class Candidate:
     reads: tuple[Chain, ...]  # self.<chain> read (attribute paths after ``self``)
     writes: tuple[Chain, ...]
     names: frozenset[str]  # other free names the definition uses (modules, helpers, the return annotation)
-    text: str  # the definition, decorators included, dedented
+    text: str  # the definition, decorators included, dedented (a renamed one's as its model wrote it: see adapted)
     path: str
     line: int  # 0-based line of the ``def``
     annotations: tuple[tuple[int, int, int, str], ...] = ()  # each parameter annotation: (line, from, to) and
@@ -140,9 +140,12 @@ def _parameter_annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[
 
 
 def adapted(candidate: Candidate, bound: frozenset[str]) -> str:
-    """The candidate's definition less the parameter annotations that use names the target module does not
-    bind (``layer_ids: Optional[List[int]] = None`` → ``layer_ids=None`` in a module without ``List``)."""
-    lines = candidate.text.splitlines(keepends=True)
+    """The candidate's definition with its renames written (:func:`adapting.adapt`: only now, for the candidate
+    chosen, not for every one fitted) and less the parameter annotations that use names the target module does
+    not bind (``layer_ids: Optional[List[int]] = None`` → ``layer_ids=None`` in a module without ``List``)."""
+    body = adapting.adapt(candidate.text, {old: new for new, old in candidate.renamed}) if candidate.renamed \
+        else candidate.text
+    lines = body.splitlines(keepends=True)
     for line, start, end, names in sorted(candidate.annotations, reverse=True):
         if set(names.split()) - bound - _BUILTINS:
             text = lines[line]
@@ -256,6 +259,7 @@ class Analogies:
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
         self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``parts``
         self._adapted: dict[tuple[int, tuple[tuple[str, str], ...]], Candidate] = {}  # see ``_adapted``
+        self._renames: dict[ClassKey, adapting.Renames] = {}  # see ``_adapted``: asked for each member
         self.captures = Captures(index, text)  # the EAGLE-3 decoder captures (see _with_capture)
 
     def warm(self, members: Iterable[str]) -> None:
@@ -415,7 +419,7 @@ class Analogies:
             return Analogy(best, None, "")
         if not misfits:
             return None
-        with_capture = _with_capture(self, self._index, key, [item[3] for item in misfits], bound)
+        with_capture = _with_capture(self, self._index, key, [(item[3], item[4]) for item in misfits], bound)
         if with_capture is not None:
             return with_capture
         # the closest misfit: of the likeliest few (same module, most paths), the one whose parts match best
@@ -588,7 +592,9 @@ def _adapted(analogies: Analogies, key: ClassKey, candidates: list[Candidate]) -
     has = {name for name in ("model", "lm_head") if index.provision(key, name) is not None}
     if len(has) == 2 or index.provision(key, "logits_processor") is None:
         return []  # it has both; or no head of its own to run (a decoder, an encoder): nothing to adapt to
-    names = adapting.renames(analogies.captures.parsed(key), has)
+    if key not in analogies._renames:
+        analogies._renames[key] = adapting.renames(analogies.captures.parsed(key), has)
+    names = dict(analogies._renames[key])
     config = names.pop("config", None)
     out = []
     for candidate in candidates:
@@ -621,34 +627,34 @@ def _own_config(analogies: Analogies, candidate: Candidate) -> bool:
 
 
 def _renamed(candidate: Candidate, renamed: tuple[tuple[str, str], ...]) -> Candidate:
-    """The candidate with ``self.<old>`` written as ``self.<new>`` for each (new, old) of ``renamed``: its text
-    rewritten, its paths moved the same way (not parsed again: the names it binds and its signature stay)."""
+    """The candidate with ``self.<old>`` written as ``self.<new>`` for each (new, old) of ``renamed``: its paths
+    moved (not parsed again: the names it binds and its signature stay), its text rewritten when it is chosen
+    (:func:`adapted`)."""
     names = {old: new for new, old in renamed}
 
     def moved(chains: tuple[Chain, ...]) -> tuple[Chain, ...]:
         return tuple(sorted({(*names[c[0]].split("."), *c[1:]) if c[0] in names else c for c in chains}))
 
     return Candidate(candidate.key, moved(candidate.reads), moved(candidate.writes), candidate.names,
-                     adapting.adapt(candidate.text, names), candidate.path, candidate.line, candidate.annotations,
+                     candidate.text, candidate.path, candidate.line, candidate.annotations,
                      renamed)
 
 
-def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: list[Candidate],
+def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: list[tuple[Candidate, str]],
                   bound: frozenset[str]) -> Analogy | None:
     """When the candidates miss only because the class and its decoder do not capture aux hidden states
     yet (``capture_aux_hidden_states``, ``model.layers_to_capture``): the closest such candidate with the
     decoder capture that makes its body work (:mod:`spec_contract.engine.check.capture`), or, when that
     change does not apply to the class's shape, the candidate and why not. None: no candidate misses
-    only that."""
+    only that. ``misfits`` are the candidates with why each does not fit as it is."""
     fits: list[tuple[Candidate, str, str]] = []
-    for candidate in misfits:
+    for candidate, plain in misfits:
         delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
         if delegate is None or ("capture_aux_hidden_states",) not in candidate.writes or \
                 len(index.delegates(key).get(delegate, ())) != 1:
             continue  # not the capture's body, or this class holds no one decoder where it writes
-        plain = analogies.missing(key, candidate, bound)
         skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
-        if plain is not None and analogies.missing(key, candidate, bound, skip) is None and \
+        if analogies.missing(key, candidate, bound, skip) is None and \
                 key not in index.mro(candidate.key):
             fits.append((candidate, delegate, plain))
     if not fits:

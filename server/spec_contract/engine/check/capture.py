@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -54,10 +54,17 @@ class Declined(ValueError):
     """The shape is not one the change is planned for: the message says what is missing."""
 
 
+@functools.lru_cache(maxsize=4)
+def _lines(text: str) -> tuple[str, ...]:
+    """The text's lines with their endings (memoised: the check reads a class, its decoder and both plans from
+    the same one or two files in a row, so each file is cut into lines once, not four times)."""
+    return tuple(lines_with_ends(text))
+
+
 def class_node(text: str, line: int) -> ast.ClassDef:
     """The top-level class whose ``class`` keyword is on 0-based ``line``, parsed alone (its extent read from
     the indentation), with the file's line numbers."""
-    lines = lines_with_ends(text)
+    lines = _lines(text)
     if line >= len(lines) or not lines[line].startswith("class "):
         raise Declined("the class is not defined at the top level of its module")
     end = line + 1
@@ -80,7 +87,7 @@ def class_methods(text: str, name: str, defs: dict[str, list[int]]) -> ast.Class
     """The class ``name`` holding only the methods whose ``def`` lines (0-based) ``defs`` gives, each parsed
     alone at its own indentation, with the file's lines and columns: what the plans ask of a class (its
     ``__init__`` and ``forward``), at a fraction of parsing the whole class."""
-    lines = lines_with_ends(text)
+    lines = _lines(text)
     body: list[ast.stmt] = []
     for line in sorted(n for found in defs.values() for n in found):
         if line >= len(lines):
@@ -186,18 +193,18 @@ def fitting_expression(decoder: ast.ClassDef, models: Iterable[tuple[ast.expr, T
     raise Declined(f"no decoder that captures records a value `{decoder.name}.forward` has (they record {listed})")
 
 
-def _indent(lines: list[str], line: int) -> str:
+def _indent(lines: Sequence[str], line: int) -> str:
     text = lines[line]
     return text[: len(text) - len(text.lstrip(" \t"))]
 
 
-def _unit(lines: list[str], fn: ast.FunctionDef) -> str:
+def _unit(lines: Sequence[str], fn: ast.FunctionDef) -> str:
     """One level of indentation as ``fn`` writes it (its body's indentation less its own)."""
     body, own = _indent(lines, fn.body[0].lineno - 1), _indent(lines, fn.lineno - 1)
     return body[len(own):] if body.startswith(own) and len(body) > len(own) else "    "
 
 
-def _block(lines: list[str], before: ast.stmt, stmts: list[str], nl: str, unit: str) -> Insert:
+def _block(lines: Sequence[str], before: ast.stmt, stmts: list[str], nl: str, unit: str) -> Insert:
     """``stmts`` (lines relative to the statement's indentation, a leading tab level per ``\\t``) inserted as
     whole lines before ``before``."""
     indent = _indent(lines, before.lineno - 1)
@@ -205,7 +212,7 @@ def _block(lines: list[str], before: ast.stmt, stmts: list[str], nl: str, unit: 
     return Insert(before.lineno - 1, 0, text)
 
 
-def _after(lines: list[str], fn: ast.FunctionDef, stmt: str, nl: str) -> Insert:
+def _after(lines: Sequence[str], fn: ast.FunctionDef, stmt: str, nl: str) -> Insert:
     """``stmt`` as a line of its own after the last statement of ``fn``'s body."""
     last = fn.body[-1]
     assert last.end_lineno is not None
@@ -276,7 +283,7 @@ def _started(forward: ast.FunctionDef) -> ast.Assign | None:
 
 def decoder_plan(text: str, cls: ast.ClassDef, expression: str) -> list[Insert]:
     """The decoder's part of the change (see the module docstring), or :class:`Declined`."""
-    lines = lines_with_ends(text)
+    lines = _lines(text)
     nl = _newline(text)
     init, forward = _method(cls, "__init__"), _method(cls, "forward")
     name = f"`{cls.name}.forward`"
@@ -319,7 +326,7 @@ def decoder_plan(text: str, cls: ast.ClassDef, expression: str) -> list[Insert]:
 
 def model_plan(text: str, cls: ast.ClassDef, delegate: str) -> list[Insert]:
     """The class's part of the change (see the module docstring), or :class:`Declined`."""
-    lines = lines_with_ends(text)
+    lines = _lines(text)
     nl = _newline(text)
     init, forward = _method(cls, "__init__"), _method(cls, "forward")
     name = f"`{cls.name}.forward`"

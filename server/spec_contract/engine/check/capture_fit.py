@@ -20,6 +20,9 @@ class Captures:
         self._text = text
         self._nodes: dict[ClassKey, ast.ClassDef | str] = {}  # a class parsed alone, or why it cannot be
         self._records: dict[ClassKey, list[ast.expr]] = {}
+        # ("model", class, decoder attribute) or ("decoder", decoder, expression) → why that part of the change
+        # does not apply (None: it does); memoised: each capture body (EAGLE-3's, DSpark's) asks the same class
+        self._declined: dict[tuple[str, ClassKey, str], str | None] = {}
 
     def capture(self, key: ClassKey, delegate: str, models: list[tuple[ClassKey, str]]) -> Capture:
         """The decoder capture for the class (see :mod:`spec_contract.engine.check.capture`), with the value
@@ -38,15 +41,28 @@ class Captures:
         assert text is not None  # _node read it
         if decoder_text is None or decoder_path is None:
             raise capturing.Declined(f"`{_short(decoder)}` is not in a file read here")
-        capturing.model_plan(text, mine, delegate)
+        self._applies(("model", key, delegate), lambda: capturing.model_plan(text, mine, delegate))
         if index.provision(decoder, "layers_to_capture") is not None:  # it captures: only the class's part
             return Capture(delegate, decoder.qualname, decoder_path, decoder.dotted, "")
         node = self._node(decoder)  # only now: a decoder that captures already is not parsed
         recorded = ((expr, owner) for model, attr in models for owner in index.delegates(model).get(attr, ())
                     for expr in self._recorded(owner))  # lazily: a decoder is parsed only when asked
         expression, like = capturing.fitting_expression(node, recorded)
-        capturing.decoder_plan(decoder_text, node, expression)
+        self._applies(("decoder", decoder, expression), lambda: capturing.decoder_plan(decoder_text, node, expression))
         return Capture(delegate, decoder.qualname, decoder_path, like.dotted if like else "", expression)
+
+    def _applies(self, part: tuple[str, ClassKey, str], plan: Callable[[], object]) -> None:
+        """Whether that part of the change applies (``plan`` runs the first time it is asked); else
+        :class:`capture.Declined`, as ``plan`` raised it."""
+        if part not in self._declined:
+            try:
+                plan()
+                self._declined[part] = None
+            except capturing.Declined as why:
+                self._declined[part] = str(why)
+        declined = self._declined[part]
+        if declined is not None:
+            raise capturing.Declined(declined)
 
     def parsed(self, key: ClassKey) -> ast.ClassDef:
         """The class's ``__init__`` and ``forward``, parsed alone (memoised); an empty class when they cannot be."""
