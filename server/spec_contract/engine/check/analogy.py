@@ -395,6 +395,7 @@ class Analogies:
         if not candidates:
             return None
         bound = self._bound_names(key)
+        has: dict[str, bool] = {}  # the class's attributes the candidates name (see ``missing``)
         # the fit is asked of this class's own parts (loaded already); only the candidates that fit are
         # scored by their parts, which reads their classes too. The models adapted to this class's names
         # are asked only when none fits as it is
@@ -402,7 +403,7 @@ class Analogies:
         misfits: list[tuple[bool, int, tuple[str, bool], Candidate, str]] = []
         for batch in (candidates, None):
             for candidate in batch if batch is not None else _adapted(self, key, candidates):
-                missing = self.missing(key, candidate, bound)
+                missing = self.missing(key, candidate, bound, has=has)
                 if missing is None:
                     fits.append(candidate)
                 else:
@@ -419,7 +420,7 @@ class Analogies:
             return Analogy(best, None, "")
         if not misfits:
             return None
-        with_capture = _with_capture(self, self._index, key, [(item[3], item[4]) for item in misfits], bound)
+        with_capture = _with_capture(self, self._index, key, [(item[3], item[4]) for item in misfits], bound, has)
         if with_capture is not None:
             return with_capture
         # the closest misfit: of the likeliest few (same module, most paths), the one whose parts match best
@@ -428,16 +429,21 @@ class Analogies:
         return Analogy(None, closest[3], closest[4], self.parts(key, closest[3]))
 
     def missing(self, key: ClassKey, candidate: Candidate, bound: frozenset[str],
-                skip: frozenset[Chain] = frozenset()) -> str | None:
+                skip: frozenset[Chain] = frozenset(), has: dict[str, bool] | None = None) -> str | None:
         """Why the candidate's body does not fit the class (None: it fits); the writes in ``skip`` are not
-        asked (another part of the change provides them)."""
+        asked (another part of the change provides them). ``has``: which attributes the class has, kept by a
+        caller that asks of many candidates in one go (they name the same few parts)."""
         index = self._index
         name = key.qualname
+        has = {} if has is None else has
         for chain, written in [(c, False) for c in candidate.reads] + [(c, True) for c in candidate.writes
                                                                          if c not in skip]:
             if candidate.renamed:
                 chain = _collapsed(chain, candidate.renamed)
-            if index.provision(key, chain[0]) is None:
+            provided = has.get(chain[0])
+            if provided is None:
+                provided = has[chain[0]] = index.provision(key, chain[0]) is not None
+            if not provided:
                 if written and len(chain) == 1:
                     return (f"the body sets `self.{chain[0]}`, which `{name}` never sets itself, so its forward "
                             "does not read it")
@@ -641,12 +647,12 @@ def _renamed(candidate: Candidate, renamed: tuple[tuple[str, str], ...]) -> Cand
 
 
 def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: list[tuple[Candidate, str]],
-                  bound: frozenset[str]) -> Analogy | None:
+                  bound: frozenset[str], has: dict[str, bool]) -> Analogy | None:
     """When the candidates miss only because the class and its decoder do not capture aux hidden states
     yet (``capture_aux_hidden_states``, ``model.layers_to_capture``): the closest such candidate with the
     decoder capture that makes its body work (:mod:`spec_contract.engine.check.capture`), or, when that
     change does not apply to the class's shape, the candidate and why not. None: no candidate misses
-    only that. ``misfits`` are the candidates with why each does not fit as it is."""
+    only that. ``misfits`` are the candidates with why each does not fit as it is; ``has`` as ``missing``'s."""
     fits: list[tuple[Candidate, str, str]] = []
     for candidate, plain in misfits:
         delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
@@ -654,7 +660,7 @@ def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: li
                 len(index.delegates(key).get(delegate, ())) != 1:
             continue  # not the capture's body, or this class holds no one decoder where it writes
         skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
-        if analogies.missing(key, candidate, bound, skip) is None and \
+        if analogies.missing(key, candidate, bound, skip, has) is None and \
                 key not in index.mro(candidate.key):
             fits.append((candidate, delegate, plain))
     if not fits:

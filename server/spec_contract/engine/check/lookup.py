@@ -92,16 +92,19 @@ class _Inners:
                 if found is not None and found.member is not None and attr not in self._forwarded:
                     return Inner(attr, inner, found.owner, found.member)
                 provided.append((attr, inner, found))
-        for attr, inner, found in provided:  # one level deeper: ``self.minicpmv.llm``
+        # one level deeper: ``self.minicpmv.llm``; a class found lacking it is not asked again on another path
+        lacking = {self._wrapper} | {inner for _, inner, found in provided if found is None or found.member is None}
+        for attr, inner, found in provided:
             if found is not None:
                 continue
             for sub_attr, sub_candidates in self._delegates_of(inner):
                 for sub_inner in sub_candidates:
-                    if sub_inner == self._wrapper:
+                    if sub_inner in lacking:
                         continue
                     found = index.provision(sub_inner, member)
                     if found is not None and found.member is not None:
                         return Inner(f"{attr}.{sub_attr}", sub_inner, found.owner, found.member)
+                    lacking.add(sub_inner)
         return None
 
 
