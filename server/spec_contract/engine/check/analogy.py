@@ -163,11 +163,6 @@ def _parameter_annotations_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> 
             if arg is not None and arg.annotation is not None and arg.annotation.end_lineno == arg.lineno]
 
 
-_TOP_BINDING = re.compile(r"^(?:(?:async\s+)?def\s+(\w+)|class\s+(\w+)|(\w+)\s*[:=])", re.MULTILINE)
-_IMPORTED = re.compile(r"^(?:from\s+\S+\s+)?import\s+([^\n(]*(?:\([^)]*\))?)", re.MULTILINE)
-_DEFINES = re.compile(r"^\s+(?:async\s+)?def\s+(\w+)\s*\(", re.MULTILINE)
-
-
 # Statements at the start of a line. Each pattern starts with the newline before the line (the text is read
 # with one put in front) rather than with a multi-line ``^``: a pattern that starts with a literal is searched
 # for that character, one with ``^`` is tried at every character of the text (2-3x slower on model files).
