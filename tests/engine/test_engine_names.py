@@ -122,6 +122,37 @@ def test_a_base_whose_text_never_names_a_member_is_followed_by_its_header_alone(
     assert [d.name for i, d in enumerate(mixins.deferred) if i in mixins.parsed] == ["Middle"]
 
 
+def test_the_names_a_class_may_provide_span_its_mro_and_record_the_modules_its_bases_come_from(tmp_path):
+    # The look for an inner model skips a class whose names lack the member: the set must hold what every base
+    # defines, say "any name" under a forwarding ``__getattr__``, and charge the bases' modules to the check.
+    root = base_tree(tmp_path, {
+        "pkg/layers/__init__.py": "",
+        "pkg/layers/causal_lm.py": CAUSAL_LM_BASE,
+        "pkg/models/llama.py": """
+            from pkg.layers.causal_lm import CausalLMBase
+
+            class LlamaForCausalLM(CausalLMBase):
+                def forward(self, x):
+                    return x
+
+            class Forwarding(LlamaForCausalLM):
+                def __getattr__(self, name):
+                    return getattr(self.model, name)
+        """,
+        "pkg/models/llava.py": wrapper("from pkg.models.llama import LlamaForCausalLM"),
+    })
+    index = analyze(root).index
+    llama = ClassKey("pkg.models.llama", "LlamaForCausalLM")
+    recorded = index.record()
+    names = index.names(llama)
+    assert index.stop(recorded) >= {"pkg.models.llama", "pkg.layers.causal_lm"}
+    assert names is not None and {"forward", "get_embed_and_head"} <= names and "set_eagle3" not in names
+    recorded = index.record()
+    assert index.names(llama) is names  # a hit charges the same modules
+    assert index.stop(recorded) >= {"pkg.models.llama", "pkg.layers.causal_lm"}
+    assert index.names(ClassKey("pkg.models.llama", "Forwarding")) is None
+
+
 def test_relative_import_from_the_same_package(tmp_path):
     root = base_tree(tmp_path, {"pkg/models/llava.py": wrapper("from .llama import LlamaForCausalLM")})
     assert findings(analyze(root)) == missing_both("LlavaForConditionalGeneration")

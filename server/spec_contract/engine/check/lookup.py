@@ -12,7 +12,7 @@ import enum
 from typing import NamedTuple
 
 from spec_contract.engine.config import Config
-from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.index import ClassKey, Index, Provision
 from spec_contract.engine.results import CallSite, Provider
 from spec_contract.engine.summarise.summary import Member
 
@@ -48,11 +48,16 @@ def _ordered_delegates(delegates: dict[str, tuple[ClassKey, ...]], preferred: tu
                   key=lambda item: (rank.get(item[0], len(rank)), item[0]))
 
 
+_UNASKED = frozenset({"\0"})  # no class's names asked yet (None is an answer: any name)
+
+
 class _Inners:
     """One wrapper's delegates, and theirs one level deeper, ordered once per class rather than per member.
 
     Each list is built the first time a member needs it, so a class is charged only with the modules its
-    check really reads (as the index records them), and asked about every contract member in turn.
+    check really reads (as the index records them), and asked about every contract member in turn. The names
+    each class may provide (``Index.names``) are kept too: a lookup lives inside one class's check, whose
+    recording holds the modules they read from the first ask on.
     """
 
     def __init__(self, index: Index, wrapper: ClassKey, preferred: tuple[str, ...], only: bool = False) -> None:
@@ -63,6 +68,16 @@ class _Inners:
         self._direct: list[tuple[str, tuple[ClassKey, ...]]] | None = None
         self._forwarded: frozenset[str] = frozenset()  # attributes the wrapper's ``__getattr__`` forwards to
         self._deeper: dict[ClassKey, list[tuple[str, tuple[ClassKey, ...]]]] = {}
+        self._names: dict[ClassKey, frozenset[str] | None] = {}
+
+    def provision(self, key: ClassKey, member: str) -> Provision | None:
+        """``Index.provision``, answered None without asking it when no class of the MRO can define the member."""
+        names = self._names.get(key, _UNASKED)
+        if names is _UNASKED:
+            names = self._names[key] = self._index.names(key)
+        if names is not None and member not in names:
+            return None
+        return self._index.provision(key, member)
 
     def _marked(self, key: ClassKey) -> tuple[str, ...]:
         """The attributes ``key`` marks as its language model; asked only when delegates are restricted
@@ -86,7 +101,7 @@ class _Inners:
         provided = []  # (attr, inner, provision) of the direct inners, asked once for both passes
         for attr, candidates in self._direct:
             for inner in candidates:
-                found = index.provision(inner, member)
+                found = self.provision(inner, member)
                 # A ``__getattr__`` already forwards to this attribute, so the wrapper lacks the member only
                 # because some candidate does: the forward to add goes one level deeper, past that candidate.
                 if found is not None and found.member is not None and attr not in self._forwarded:
@@ -101,7 +116,7 @@ class _Inners:
                 for sub_inner in sub_candidates:
                     if sub_inner in lacking:
                         continue
-                    found = index.provision(sub_inner, member)
+                    found = self.provision(sub_inner, member)
                     if found is not None and found.member is not None:
                         return Inner(f"{attr}.{sub_attr}", sub_inner, found.owner, found.member)
                     lacking.add(sub_inner)
@@ -147,7 +162,7 @@ class MemberLookup:
     def provides(self, member: str) -> bool:
         found = self._own.get(member)
         if found is None:
-            found = self._own[member] = self.index.provision(self.key, member) is not None
+            found = self._own[member] = self._inners.provision(self.key, member) is not None
         return found
 
     def broken(self, member: str) -> Broken | None:

@@ -72,8 +72,7 @@ class Index(Recorder):
         return self._classes[key][1]
 
     def path_of(self, module: str) -> str | None:
-        source = self._files.get(module)
-        return source.path if source else None
+        return source.path if (source := self._files.get(module)) else None
 
     # names ---------------------------------------------------------------------------------------
     def absolute(self, module: str, imported: str, level: int) -> str:
@@ -241,8 +240,7 @@ class Index(Recorder):
         return tuple(found)
 
     def resolve_class(self, module: str, chain: Chain) -> ClassKey | None:
-        found = self.resolve(module, chain)
-        return found if isinstance(found, ClassKey) else None
+        return found if isinstance(found := self.resolve(module, chain), ClassKey) else None
 
     # classes: answered by the collaborators -----------------------------------------------------------
     def bases(self, key: ClassKey) -> tuple[ClassKey, ...]:
@@ -256,6 +254,9 @@ class Index(Recorder):
 
     def defines(self, key: ClassKey, name: str) -> Member | None:
         return self._hierarchy.defines(key, name)
+
+    def names(self, key: ClassKey) -> frozenset[str] | None:
+        return self._hierarchy.names(key)
 
     def forwarded_attrs(self, key: ClassKey) -> frozenset[str]:
         return self._hierarchy.forwarded_attrs(key)

@@ -24,6 +24,7 @@ class Hierarchy:
         self._mro: dict[ClassKey, tuple[tuple[ClassKey, ...], frozenset[str]]] = {}
         self._provisions: dict[tuple[ClassKey, str], tuple[Provision | None, frozenset[str]]] = {}
         self._forwarding: dict[ClassKey, tuple[Forwards, frozenset[str]]] = {}
+        self._names: dict[ClassKey, tuple[frozenset[str] | None, frozenset[str]]] = {}
         self._unread: dict[ClassKey, Unread | None] = {}
 
     def defines(self, key: ClassKey, name: str) -> Member | None:
@@ -96,6 +97,25 @@ class Hierarchy:
 
         Memoised: a popular inner model is asked about every contract member per wrapper."""
         return self._recorder.memoised(self._provisions, (key, member), self._provision, key, member, 1)
+
+    def names(self, key: ClassKey) -> frozenset[str] | None:
+        """Every name the bodies along the class's MRO may define (a class still unparsed counts each word of
+        its text), so a member outside it is provided by none of them; None when a ``__getattr__`` along the
+        MRO forwards, and any name may be provided.
+
+        One set per class, read once: the look for an inner model asks each candidate about every contract
+        member, and most lack most (a set membership instead of a memoised provision per class and member).
+        It reads the modules of the MRO, as a provision found lacking does."""
+        return self._recorder.memoised(self._names, key, self._names_of, key)
+
+    def _names_of(self, key: ClassKey) -> frozenset[str] | None:
+        if self._forwards(key):
+            return None
+        found: set[str] = set()
+        for owner in self.mro(key):
+            text = self._unread_class(owner)
+            found.update(text.words if text is not None else self._reader.members_of(owner))
+        return frozenset(found)
 
     def _provision(self, key: ClassKey, member: str, depth: int) -> Provision | None:
         for owner in self.mro(key):  # the first class along the MRO whose body defines it
