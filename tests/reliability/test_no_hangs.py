@@ -101,6 +101,19 @@ def test_the_compiled_globs_match_as_globs_do():
             assert glob_match(path, (glob,)) is _reference(path.split("/"), glob.split("/")), (glob, path)
 
 
+def test_a_list_of_globs_matches_what_one_of_them_matches():
+    """A list is matched as one alternation behind a search for the literal text one of its globs needs
+    (``ab`` of ``**/ab/*b``): that search may only spare paths none of them matches."""
+    rng = random.Random(25)
+    pieces = ["**", "*", "a*", "*b", "a?", "ab", "ba", "b"]
+    for _ in range(2000):
+        globs = tuple("/".join(rng.choice(pieces) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 3)))
+        for _ in range(5):
+            path = "/".join("".join(rng.choice("ab") for _ in range(rng.randint(0, 3))) for _ in range(rng.randint(1, 4)))
+            expected = any(_reference(path.split("/"), glob.split("/")) for glob in globs)
+            assert glob_match(path, globs) is expected, (globs, path)
+
+
 def _crossing_reference(path: str, glob: str) -> bool:
     """The textbook regex of a glob with ``**`` inside a segment (``x**`` crosses folders): right, and
     exponential on long inputs, so only for short ones."""

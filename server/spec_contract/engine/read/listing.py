@@ -38,8 +38,8 @@ class Listings:
                 continue
             dirnames, filenames, links = list(listed[0]), list(listed[1]), listed[2]
             yield dirpath, dirnames, filenames
-            stack += [os.path.join(dirpath, name) for name in reversed(dirnames)
-                      if followlinks or name not in links]
+            folder = os.path.join(dirpath, "")  # os.walk's join of each subfolder, done once
+            stack += [folder + name for name in reversed(dirnames) if followlinks or name not in links]
 
 
 def walk(top: str | os.PathLike[str], listings: Listings | None, onerror: Callable[[OSError], object] | None = None,
