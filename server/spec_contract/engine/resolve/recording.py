@@ -20,20 +20,25 @@ class Recorder:
     A module read is charged to the innermost recording only; stopping one charges what it holds to the one
     around it. Each recording's set is read only when it stops, innermost first, so it then holds all it
     would hold were every read charged to every open recording, at one set update per read instead of one
-    per open recording (memo hits, nested a dozen deep, were a tenth of a cold check's resolution).
+    per open recording (memo hits, nested a dozen deep, were a tenth of a cold check's resolution). A memo
+    hit charges its modules to a recording once: a class's check asks the same MROs and delegates thousands
+    of times, and each set charged again would be merged for nothing.
     """
 
     def __init__(self) -> None:
         self._recording: list[set[str]] = []
+        self._charged: list[set[frozenset[str]]] = []  # per open recording, the memo answers' sets merged in
 
     def record(self) -> set[str]:
         """Start recording which modules the following questions read; pair with :meth:`stop`."""
         self._recording.append(set())
+        self._charged.append(set())
         return self._recording[-1]
 
     def stop(self, recorded: set[str]) -> frozenset[str]:
         assert self._recording and self._recording[-1] is recorded, "recordings nest"
         self._recording.pop()
+        self._charged.pop()
         if self._recording:
             self._recording[-1] |= recorded
         return frozenset(recorded)
@@ -52,7 +57,8 @@ class Recorder:
         the resolution's hot path (hits) for nothing."""
         hit = table.get(key)
         if hit is not None:
-            if self._recording:
+            if self._recording and hit[1] not in self._charged[-1]:
+                self._charged[-1].add(hit[1])
                 self._recording[-1] |= hit[1]
             return hit[0]
         recorded = self.record()
