@@ -14,15 +14,18 @@ analysis later. It is deleted and counts as a miss, so the run rebuilds it; no c
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import shutil
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from spec_contract import __version__
 from spec_contract.engine.digests import blake2b
+from spec_contract.engine.results import CallSite, Provider
 from spec_contract.engine.summarise.summary import ModuleSummary
 
 # Bumped when the layout of an entry changes; part of every entry's header.
@@ -105,10 +108,40 @@ def _checksum(payload: bytes) -> bytes:
     return blake2b(payload, digest_size=_CHECKSUM_BYTES).digest()
 
 
-def encode_entry(value: object) -> bytes:
-    """The bytes of a cache entry holding ``value``: header, checksum of the pickle, the pickle."""
-    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+def encode_entry(value: object, shared: tuple[type, ...] = ()) -> bytes:
+    """The bytes of a cache entry holding ``value``: header, checksum of the pickle, the pickle. Equal
+    instances of the ``shared`` types (hashable, immutable) are pickled once and load as one object."""
+    if shared:
+        buffer = io.BytesIO()
+        _SharingPickler(buffer, shared).dump(value)
+        payload = buffer.getvalue()
+    else:
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     return _MAGIC + _checksum(payload) + payload
+
+
+def _same(value: object) -> object:
+    """What a repeat of a shared value loads as: the value loaded first (see :class:`_SharingPickler`)."""
+    return value
+
+
+class _SharingPickler(pickle.Pickler):
+    """Pickles each value of the ``shared`` types once, however many equal copies the data holds: a run's
+    findings each carry their call sites and provider, made afresh per class (SGLang 0.5.23's 415 findings:
+    842 call sites of 26 values, 415 providers of 58), and each copy took loading again on every warm run.
+    A repeat is pickled as a call returning the first, which pickle's memo writes as a reference."""
+
+    def __init__(self, file: io.BytesIO, shared: tuple[type, ...]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._shared = shared
+        self._first: dict[object, object] = {}
+
+    def reducer_override(self, obj: object) -> Any:  # a reduce value, or NotImplemented: pickle as usual
+        if type(obj) in self._shared:
+            first = self._first.setdefault(obj, obj)
+            if first is not obj:
+                return _same, (first,)
+        return NotImplemented
 
 
 def decode_entry(data: bytes) -> object | None:
@@ -172,7 +205,7 @@ class SummaryCache:
         return value
 
     def put_results(self, key: str, results: dict) -> None:
-        self._store(self._results_path(key), results)
+        self._store(self._results_path(key), results, shared=(CallSite, Provider))
 
     def has(self, key: str) -> bool:
         return self._path(key).is_file()
@@ -196,11 +229,11 @@ class SummaryCache:
         except OSError:
             pass  # a directory in its place, a read-only cache: it stays a miss
 
-    def _store(self, target: Path, value: object) -> None:
+    def _store(self, target: Path, value: object, shared: tuple[type, ...] = ()) -> None:
         if not self._usable:
             return
         try:
-            data = encode_entry(value)
+            data = encode_entry(value, shared)
         except (pickle.PicklingError, RecursionError):  # a summary too deep to pickle: it is made again next run
             return
         if not _write_atomically(target, data):
