@@ -95,7 +95,11 @@ class Hierarchy:
     def provision(self, key: ClassKey, member: str) -> Provision | None:
         """Whether instances of ``key`` have ``member``: own body, bases, or a forwarding ``__getattr__``.
 
-        Memoised: a popular inner model is asked about every contract member per wrapper."""
+        Memoised: a popular inner model is asked about every contract member per wrapper. A member outside
+        the class's :meth:`names` is lacking without a memo of its own (it read the same modules)."""
+        names = self.names(key)
+        if names is not None and member not in names:
+            return None
         return self._recorder.memoised(self._provisions, (key, member), self._provision, key, member, 1)
 
     def names(self, key: ClassKey) -> frozenset[str] | None:
