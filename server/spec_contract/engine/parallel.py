@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import os
 import pickle
 import sys
@@ -161,9 +162,16 @@ def _serve(work: Callable[[int], Any], report: Callable[[], Any] | None, bounds:
     ``report``, what else the caller wants to know of this process's run)."""
     gc.disable()  # what the engine makes is acyclic, see Pipeline.analyze
     # Each result is pickled as soon as it is made, while the process that reads them is still busy with its
-    # own items, rather than all at the end, when it would wait for them.
-    made = [(i, pickle.dumps(work(i), pickle.HIGHEST_PROTOCOL)) for i in _claims_from_front(bounds, lock)]
-    connection.send((made, report() if report is not None else None))
+    # own items, rather than all at the end, when it would wait for them. One pickler writes them all, so a
+    # value several results hold (a module name every class check read, a text) is written and read once
+    # (so a result must not change after it is made: a later one holding the same object gets it as written).
+    stream = io.BytesIO()
+    pickler = pickle.Pickler(stream, pickle.HIGHEST_PROTOCOL)
+    made = []
+    for i in _claims_from_front(bounds, lock):
+        pickler.dump(work(i))
+        made.append(i)
+    connection.send((made, stream.getvalue(), report() if report is not None else None))
     connection.close()
 
 
@@ -231,12 +239,13 @@ def _shared(count: int, work: Callable[[int], T], processes: int,
             sent = _received(process, receiver)
             if sent is None:  # the worker died (killed, out of memory…): its items are done below
                 continue
-            made, reported = sent
+            made, pickled, reported = sent
             if reports is not None:
                 reports.append(reported)
-            for i, result in made:
+            unpickler = pickle.Unpickler(io.BytesIO(pickled))  # read in the order written (see _serve)
+            for i in made:
                 done[i] = True
-                yield i, pickle.loads(result)
+                yield i, unpickler.load()
         for i in range(count):
             if not done[i]:
                 done[i] = True
