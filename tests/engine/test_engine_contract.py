@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from engine_trees import WORKER, analyze, base_tree, contract, forward_findings, line_of
 from spec_contract.engine.config import ConfigError
+from spec_contract.engine.resolve.index import ClassKey
+from spec_contract.engine.results import Phase
 
 BARE_WRAPPER = {"pkg/models/llava.py": """
     from pkg.models.llama import LlamaForCausalLM
@@ -504,3 +506,33 @@ def test_a_gate_in_a_per_request_method_is_a_first_request_crash_not_a_refusal(t
     phases = {site.span.line: str(site.phase) for entry in analysis.contract.entries for site in entry.call_sites}
     assert sorted(phases.values()) == ["first request", "start-up"]
     assert sole_finding(analysis) == ("SC001", "error")
+    # where a plain run dies: the decode step's read, not the Domino-only one at start-up
+    line = line_of(root, WORKER, 'raise RuntimeError') - 2
+    assert forward_findings(analysis)[0].message.endswith(f"reads it at {WORKER}:{line} (first request)")
+
+
+def test_a_private_helper_called_only_under_a_test_is_not_where_every_run_dies(tmp_path):
+    """``_warm_eager_selector`` reads the target's member, but ``__init__`` calls it only ``if dp_attention``:
+    a plain run reaches that read never, and dies at the decode step's instead, at the first request. The
+    helper's use is still in the contract (a run with DP attention reaches it at start-up)."""
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def __init__(self, dp_attention):
+                if dp_attention:
+                    self._warm_eager_selector()
+
+            def _warm_eager_selector(self):
+                self.target_worker.model_runner.model.get_embed_and_head()
+
+            def forward_batch_generation(self):
+                return self.target_worker.model_runner.model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    sites = [(s.span.line + 1, str(s.phase)) for e in analysis.contract.entries for s in e.call_sites]
+    warm, step = line_of(root, WORKER, "def _warm_eager_selector") + 1, line_of(root, WORKER, "return self.target")
+    assert sites == [(warm, "start-up"), (step, "first request")]
+    assert sole_finding(analysis) == ("SC001", "error")
+    assert forward_findings(analysis)[0].message.endswith(f"calls it at {WORKER}:{step} (first request)")
+    (crash,) = analysis.status_of(ClassKey("pkg.models.llava", "LlavaForConditionalGeneration")).algorithm(
+        "EAGLE").crashes
+    assert (crash.site.span.line + 1, crash.phase, crash.certain) == (step, Phase.FIRST_REQUEST, True)

@@ -28,6 +28,7 @@ _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to 
 _MAX_ROUNDS = 8
 _MAX_EXPANSION_DEPTH = 5
 _NOTHING: frozenset[Chain] = frozenset()
+_NO_NAMES: frozenset[str] = frozenset()
 
 
 class _Flow:
@@ -343,18 +344,49 @@ def _reached_by_any_draft_worker(workers: list[ModuleSummary], index: Index,
     return reached
 
 
-def _entered_under(flow: _Flow, flags: frozenset[str]) -> dict[FunctionKey, str]:
-    """Worker functions that every call in the workers makes under a test of an off-by-default flag (vLLM's
-    ``get_draft_top_tokens``, called only ``if … self.use_local_argmax_reduction``): the flag."""
-    if not flags:
-        return {}
-    under: dict[FunctionKey, set[str | None]] = defaultdict(set)
+def _callers(flow: _Flow) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]:
+    """Each worker function the workers' calls reach: the calls that reach it, with the function making each."""
+    out: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]] = defaultdict(list)
     for caller, fn in flow.functions.items():
         for call in fn.calls:
             reached = flow.callee(caller, call)
             if reached is not None:
-                under[reached[0]].add(min(call.taken & flags, default=None))
+                out[reached[0]].append((caller, call))
+    return out
+
+
+def _entered_under(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]],
+                   flags: frozenset[str]) -> dict[FunctionKey, str]:
+    """Worker functions that every call in the workers makes under a test of an off-by-default flag (vLLM's
+    ``get_draft_top_tokens``, called only ``if … self.use_local_argmax_reduction``): the flag."""
+    if not flags:
+        return {}
+    under = {key: {min(call.taken & flags, default=None) for _, call in calls} for key, calls in callers.items()}
     return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
+
+
+def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]],
+                  outside: frozenset[str]) -> dict[FunctionKey, frozenset[str]]:
+    """The private worker functions (``_name``) that every call in the workers makes past tests: the names of
+    the tests each call sits past, and those its caller is entered past, common to all the calls.
+
+    A use inside such a helper runs only when those tests hold, as if it were written under them: SGLang
+    0.5.23's DFLASH worker reads the target's ``lm_head`` in ``_warm_eager_selector``, which its ``__init__``
+    calls only ``if target_dp_enabled and …``, so a plain DFLASH run never reaches that read. Only private
+    helpers: a public method may be called from outside the workers (the scheduler calls
+    ``forward_batch_generation``), and so may the names the profile's start-up callers call (``outside``).
+    """
+    private = {key: calls for key, calls in callers.items()
+               if (name := key.qualname.rpartition(".")[2]).startswith("_") and not name.startswith("__")
+               and name not in outside}
+    entered: dict[FunctionKey, frozenset[str]] = {}
+    for _ in range(_MAX_ROUNDS):  # the sets only grow: to a fixed point, bounded on odd call graphs
+        grown = {key: frozenset.intersection(*(call.taken | entered.get(caller, _NO_NAMES) for caller, call in calls))
+                 for key, calls in private.items()}
+        if grown == entered:
+            break
+        entered = grown
+    return {key: names for key, names in entered.items() if names}
 
 
 def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config,
@@ -369,9 +401,11 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     ends: dict = {}  # may_end_in's memo for the receivers' last segments
     any_draft = _reached_by_any_draft_worker(workers, index, frozenset(config.any_draft_workers))
     off_by_default = frozenset(config.off_by_default)
-    entered_under = _entered_under(flow, off_by_default)
-    start_up = start_up_functions(flow.functions, config.start_up_methods,
-                                  called_at_start_up(callers, config.start_up_methods), flow.callee)
+    calls_into = _callers(flow)
+    entered_under = _entered_under(calls_into, off_by_default)
+    called_from_outside = called_at_start_up(callers, config.start_up_methods)
+    entered_past = _entered_past(calls_into, called_from_outside)
+    start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.callee)
 
     def is_draft(key: FunctionKey, subject: str) -> bool:  # a routing's class test is of the draft model
         return bool(subject) and any(role == Role.DRAFT for chain in flow.expand(key, tuple(subject.split(".")))
@@ -422,7 +456,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     algorithm=algorithm_of(config, path, use.taken) or _routed_algorithm(config, routed.get(key)),
                     unless=roles[role],
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
-                    phase=_phase(key in start_up, use.guarded), taken=use.taken,
+                    phase=_phase(key in start_up, use.guarded), taken=use.taken | entered_past.get(key, _NO_NAMES),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]

@@ -85,7 +85,9 @@ class CallSite:
     # always, when it names none): a draft use elsewhere only ever meets the draft heads of its algorithm
     any_draft: bool = True
     phase: Phase = Phase.FIRST_REQUEST  # when the use runs: reached from a start-up method, else per request
-    taken: frozenset[str] = frozenset()  # names of the enclosing tests (and ``and`` operands) it runs past
+    # names of the enclosing tests (and ``and`` operands) it runs past, and of those every call of the private
+    # helper it sits in runs past (see ``contract._entered_past``)
+    taken: frozenset[str] = frozenset()
     # a guarded read whose value the worker stores on another model object under the same name (vLLM 0.25.1's
     # ``eagle_model.lm_head = target_lm_head``): when the read finds nothing, that object keeps its own, so
     # the guard is only as good as the drafts that have one (see ``check.shares``)

@@ -216,6 +216,21 @@ def _first(sites: list[CallSite]) -> CallSite:
     return min(sites, key=lambda s: (s.phase is not Phase.START_UP, s.path, s.span))
 
 
+def selectors(config: Config) -> frozenset[str]:
+    """The names of tests that only select a speculative run or its algorithm: a use past no other test is
+    reached by every run of its algorithm (see ``Crash.certain``)."""
+    return config.speculative_conditions.union({"self"}, *(a.conditions for a in config.algorithms))
+
+
+def first_reached(sites: Sequence[CallSite], config: Config) -> CallSite:
+    """Where a run first meets a member the class lacks, of the uses ``sites``: the first (see :func:`_first`) of
+    those every run of their algorithm reaches (past no test but those selecting it, under no rare condition),
+    else of them all. A finding's message names this line, as the class's status does."""
+    picked = selectors(config)
+    certain = [site for site in sites if site.taken <= picked and not site.condition]
+    return _first(certain or list(sites))
+
+
 def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, config: Config,
                        implement: Implementer | None = None,
                        reached: tuple[list[tuple[Role, CallSite]], Gates] | None = None) -> list[AlgorithmStatus]:
@@ -227,7 +242,7 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         sites = class_sites(contract, roles, lookup, draft_shaped)
         reached = sites, Gates(sites, lookup, config)
     sites, gates = reached
-    selectors = config.speculative_conditions.union({"self"}, *(a.conditions for a in config.algorithms))
+    picked = selectors(config)
     out = []
     for algorithm in [BASE_ALGORITHM] + [spec.name for spec in config.algorithms]:
         claimed = None if algorithm == BASE_ALGORITHM else algorithm
@@ -277,10 +292,10 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
                 lacking.setdefault((site.member, role), []).append(site)
         crashes = []
         for (member, role), found in sorted(lacking.items()):
-            certain = [site for site in found if site.taken <= selectors]
-            first = _first(certain or found)
+            first = first_reached(found, config)
+            certain = first.taken <= picked
             crashes.append(Crash(member, role, first, first.phase, provision_of(lookup, member, implement),
-                                 bool(certain)))
+                                 certain))
         degraded -= {c.member for c in crashes}
         # a draft use on a class that is no draft by shape crashes only if a draft checkpoint names the class
         decisive = [c for c in crashes if c.role is not Role.DRAFT or draft_shaped or roles == (Role.DRAFT,)]

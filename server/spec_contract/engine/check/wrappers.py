@@ -26,10 +26,11 @@ from spec_contract.engine.check.crashes import crash_findings
 from spec_contract.engine.check.gates import Gate, Gates, class_sites, fallback_covered
 from spec_contract.engine.check.lookup import Inner, MemberLookup
 from spec_contract.engine.check.shares import Drafts, v1_by_default
+from spec_contract.engine.check.status import first_reached
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.roles import RoleClass
-from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Phase, Provider, Role, Severity, Span
+from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Provider, Role, Severity, Span
 from spec_contract.engine.rules import (
     BROKEN_FORWARD,
     MISSING_CAPABILITY,
@@ -245,8 +246,7 @@ def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, 
     roles = tuple(dict.fromkeys(role for role, _ in pairs))
     inner_cls = index.class_summary(inner.owner)
     inner_name = inner.key.qualname.rsplit(".", 1)[-1]
-    # the use a run reaches first: a start-up one before the others (then in file order)
-    first = min(decisive, key=lambda s: s.phase is not Phase.START_UP)
+    first = first_reached(decisive, config)  # where the run dies, as the class's status says
     what = "calls" if first.is_call else "reads"
     role_text = " and ".join(f"the {role} model's" for role in roles)
     where = f"{rel(first.path)}:{first.span.line + 1}"
