@@ -30,6 +30,10 @@ def split_lines(text: str) -> list[str]:
 def lines_with_ends(text: str) -> list[str]:
     """The lines with their endings, as ``str.splitlines(keepends=True)`` would give them if it broke only
     where the parser does (so no empty last line after a final line break)."""
+    lines = text.splitlines(keepends=True)  # several times faster, and the same lines when it broke only at
+    # each ``\n`` (another break character adds a line, unless it ends the text, where it ends the last one)
+    if "\r" not in text and len(lines) == text.count("\n") + (not text.endswith("\n") and text != ""):
+        return lines
     return LineIndex(text).lines_with_ends()
 
 

@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from spec_contract.engine.check import adapting
 from spec_contract.engine.check import capture as capturing
@@ -53,6 +54,7 @@ from spec_contract.engine.summarise.deferred import all_classes
 
 _BUILTINS = frozenset(dir(builtins))
 Chain = tuple[str, ...]
+Annotations = tuple[tuple[int, int, int, str], ...]  # each parameter annotation: (line, from, to, its names)
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,17 @@ class Candidate:
     annotations: tuple[tuple[int, int, int, str], ...] = ()  # each parameter annotation: (line, from, to) and
     # the names it uses; dropped where the class's module does not bind them (they only document the call)
     renamed: tuple[tuple[str, str], ...] = ()  # adapted to a class (check.adapting): (its path, the model's name)
+
+
+@dataclass
+class Asked:
+    """What fitting candidates to one class asked (see ``Analogies.missing``): which attributes the class has
+    (the candidates name the same few parts), and why each body does not fit (None: it fits), as the fit
+    depends only on the body (its text, renames and writes' targets), and many candidates are one body copied
+    from model to model (SGLang 0.5.23: 62 ``get_embed_and_head`` of 15 texts)."""
+
+    has: dict[str, bool] = field(default_factory=dict)
+    why: dict[tuple[object, ...], str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,13 +130,28 @@ def _body_facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[Chain],
             bound.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-        for field in node._fields:
-            child = getattr(node, field, None)
+        for slot in node._fields:
+            child = getattr(node, slot, None)
             if isinstance(child, ast.AST) and id(child) not in skip:
                 stack.append(child)
             elif isinstance(child, list):
                 stack.extend(c for c in child if isinstance(c, ast.AST) and id(c) not in skip)
     return reads, writes, frozenset(loaded - bound - _BUILTINS - {"self"})
+
+
+@functools.lru_cache(maxsize=2048)
+def _facts(definition: str) -> tuple[str, set[Chain], set[Chain], frozenset[str], Annotations] | None:
+    """The name of the function a definition's text defines, what its body uses (:func:`_body_facts`: the sets
+    are read, never changed) and its parameter annotations; None when it is not one function that parses.
+    Memoised by the text: many candidates are one body copied from model to model (vLLM 0.33.0: 167
+    ``embed_input_ids`` of 28 texts), and the warm-up that finds them runs on one core."""
+    try:
+        fn = ast.parse(definition).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    return (fn.name, *_body_facts(fn), _parameter_annotations(fn))
 
 
 def _parameter_annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[int, int, int, str], ...]:
@@ -253,6 +281,7 @@ class Analogies:
         self._provisions: dict[tuple[ClassKey, str], Provision | None] = {}
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
         self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``parts``
+        self._kin: dict[tuple[ClassKey, str | None], tuple[frozenset[ClassKey], frozenset[str]]] = {}  # see _kin
         self._adapted: dict[tuple[int, tuple[tuple[str, str], ...]], Candidate] = {}  # see ``_adapted``
         self._renames: dict[ClassKey, adapting.Renames] = {}  # see ``_adapted``: asked for each member
         self.captures = Captures(index, text)  # the EAGLE-3 decoder captures (see _with_capture)
@@ -297,20 +326,17 @@ class Analogies:
         read from the indentation), not the file."""
         lines = self._lines.get(path) or self._lines.setdefault(path, text.splitlines(keepends=True))
         definition = _definition(lines, line)
-        try:
-            fn = ast.parse(definition).body[0]
-        except (SyntaxError, ValueError, IndexError):
+        facts = _facts(definition)
+        if facts is None or facts[0] != member:
             return None
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name != member:
-            return None
-        reads, writes, names = _body_facts(fn)
+        _, reads, writes, names, annotations = facts
         handed = [chain for chain in reads if len(chain) >= 2 and chain[-1] == member]
         if handed:  # it hands the member on to an attribute: a forward, no model of an implementation
             if len(handed[0]) == 2:
                 self._forwarders.setdefault(member, []).append((key, handed[0][0]))
             return None
         return Candidate(key, tuple(sorted(reads)), tuple(sorted(writes)), names, definition, path, line,
-                         _parameter_annotations(fn))
+                         annotations)
 
     def provision(self, lookup: MemberLookup, member: str, config: Config) -> Provision | None:
         """See :meth:`_provision_of` (memoised: the check asks for each crash and each refused algorithm)."""
@@ -390,7 +416,7 @@ class Analogies:
         if not candidates:
             return None
         bound = self._bound_names(key)
-        has: dict[str, bool] = {}  # the class's attributes the candidates name (see ``missing``)
+        asked = Asked()  # what the candidates asked of the class (see ``missing``)
         # the fit is asked of this class's own parts (loaded already); only the candidates that fit are
         # scored by their parts, which reads their classes too. The models adapted to this class's names
         # are asked only when none fits as it is
@@ -398,7 +424,7 @@ class Analogies:
         misfits: list[tuple[bool, int, tuple[str, bool], Candidate, str]] = []
         for batch in (candidates, None):
             for candidate in batch if batch is not None else _adapted(self, key, candidates):
-                missing = self.missing(key, candidate, bound, has=has)
+                missing = self.missing(key, candidate, bound, asked=asked)
                 if missing is None:
                     fits.append(candidate)
                 else:
@@ -415,7 +441,7 @@ class Analogies:
             return Analogy(best, None, "")
         if not misfits:
             return None
-        with_capture = _with_capture(self, self._index, key, [(item[3], item[4]) for item in misfits], bound, has)
+        with_capture = _with_capture(self, self._index, key, [(item[3], item[4]) for item in misfits], bound, asked)
         if with_capture is not None:
             return with_capture
         # the closest misfit: of the likeliest few (same module, most paths), the one whose parts match best
@@ -424,13 +450,21 @@ class Analogies:
         return Analogy(None, closest[3], closest[4], self.parts(key, closest[3]))
 
     def missing(self, key: ClassKey, candidate: Candidate, bound: frozenset[str],
-                skip: frozenset[Chain] = frozenset(), has: dict[str, bool] | None = None) -> str | None:
+                skip: frozenset[Chain] = frozenset(), asked: Asked | None = None) -> str | None:
         """Why the candidate's body does not fit the class (None: it fits); the writes in ``skip`` are not
-        asked (another part of the change provides them). ``has``: which attributes the class has, kept by a
-        caller that asks of many candidates in one go (they name the same few parts)."""
+        asked (another part of the change provides them). ``asked``: what the class was asked already, kept
+        by a caller that fits many candidates in one go (see :class:`Asked`)."""
+        if asked is None:
+            return self._missing(key, candidate, bound, skip, {})
+        body = (candidate.text, candidate.renamed, skip, candidate.key if candidate.writes else None)  # see _inert
+        if body not in asked.why:
+            asked.why[body] = self._missing(key, candidate, bound, skip, asked.has)
+        return asked.why[body]
+
+    def _missing(self, key: ClassKey, candidate: Candidate, bound: frozenset[str], skip: frozenset[Chain],
+                 has: dict[str, bool]) -> str | None:
         index = self._index
         name = key.qualname
-        has = {} if has is None else has
         for chain, written in [(c, False) for c in candidate.reads] + [(c, True) for c in candidate.writes
                                                                          if c not in skip]:
             if candidate.renamed:
@@ -456,16 +490,14 @@ class Analogies:
                     return (f"the body sets `self.{chain[0]}.{chain[1]}`, which `{owner}` never sets itself, so its "
                             f"forward does not read it")
                 return f"the body reads `self.{chain[0]}.{chain[1]}`, and `{owner}` has no `{chain[1]}`"
-        for free in sorted(candidate.names):
-            if free not in bound:
-                return f"the body uses `{free}`, which the module of `{name}` does not bind"
-        return None
+        unbound = candidate.names - bound
+        return f"the body uses `{min(unbound)}`, which the module of `{name}` does not bind" if unbound else None
 
     def parts(self, key: ClassKey, candidate: Candidate) -> int:
         """How closely the candidate's parts match the class's: delegates of the same name and class (or
         sharing a base), and bases in common. Memoised with the modules it read (a class and a candidate are
         scored again and again: for the best fit, the closest misfit, and each part a fix may edit)."""
-        return self._index.memoised(self._scores, (key, candidate.key), _score, self._index, key, candidate.key)
+        return self._index.memoised(self._scores, (key, candidate.key), _score, self, key, candidate.key)
 
 def _collapsed(chain: Chain, renamed: tuple[tuple[str, str], ...]) -> Chain:
     """A chain through a path an adapted body was given for one of the model's names (``self.config.text_config``
@@ -548,20 +580,29 @@ def _owning_part(analogies: Analogies, key: ClassKey, like: Candidate, member: s
     return None
 
 
-def _score(index: Index, key: ClassKey, other: ClassKey) -> int:
+def _score(analogies: Analogies, key: ClassKey, other: ClassKey) -> int:
     """See ``Analogies.parts``: how closely the parts of ``other`` match those of ``key``."""
+    index = analogies._index
     mine = index.delegates(key)
     score = 0
     for attr, theirs in index.delegates(other).items():
-        ours = mine.get(attr)
-        if not ours:
+        if not mine.get(attr):
             continue
         score += 1
-        ours_mro = {k for o in ours for k in index.mro(o)}
+        ours_mro = index.memoised(analogies._kin, (key, attr), _kin, index, key, attr)
         if any(k in ours_mro for t in theirs for k in index.mro(t)):
             score += 2
-    shared = set(index.mro(key)[1:]) & set(index.mro(other)[1:])
-    return score + len(shared)
+    bases = index.memoised(analogies._kin, (key, None), _kin, index, key, None)
+    theirs_bases = index.memoised(analogies._kin, (other, None), _kin, index, other, None)
+    return score + len(bases & theirs_bases)
+
+
+def _kin(index: Index, key: ClassKey, attr: str | None) -> frozenset[ClassKey]:
+    """The classes in the MROs of the class's ``self.<attr>`` classes, or (``attr`` None) its bases: what
+    :func:`_score` compares, once per class (a class is scored against every candidate's class)."""
+    if attr is None:
+        return frozenset(index.mro(key)[1:])
+    return frozenset(k for o in index.delegates(key).get(attr, ()) for k in index.mro(o))
 
 
 Warmed = dict[str, tuple[list[Candidate], list[tuple[ClassKey, str]]]]  # member → (candidates, forwarders)
@@ -642,12 +683,12 @@ def _renamed(candidate: Candidate, renamed: tuple[tuple[str, str], ...]) -> Cand
 
 
 def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: list[tuple[Candidate, str]],
-                  bound: frozenset[str], has: dict[str, bool]) -> Analogy | None:
+                  bound: frozenset[str], asked: Asked) -> Analogy | None:
     """When the candidates miss only because the class and its decoder do not capture aux hidden states
     yet (``capture_aux_hidden_states``, ``model.layers_to_capture``): the closest such candidate with the
     decoder capture that makes its body work (:mod:`spec_contract.engine.check.capture`), or, when that
     change does not apply to the class's shape, the candidate and why not. None: no candidate misses
-    only that. ``misfits`` are the candidates with why each does not fit as it is; ``has`` as ``missing``'s."""
+    only that. ``misfits`` are the candidates with why each does not fit as it is; ``asked`` as ``missing``'s."""
     fits: list[tuple[Candidate, str, str]] = []
     for candidate, plain in misfits:
         delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
@@ -655,7 +696,7 @@ def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: li
                 len(index.delegates(key).get(delegate, ())) != 1:
             continue  # not the capture's body, or this class holds no one decoder where it writes
         skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
-        if analogies.missing(key, candidate, bound, skip, has) is None and \
+        if analogies.missing(key, candidate, bound, skip, asked) is None and \
                 key not in index.mro(candidate.key):
             fits.append((candidate, delegate, plain))
     if not fits:

@@ -93,20 +93,19 @@ def class_methods(text: str, name: str, defs: dict[str, list[int]]) -> ast.Class
         if line >= len(lines):
             raise Declined(f"`{name}` is not where its summary puts it")
         indent = _indent(lines, line)
-        end, tree = line + 1, None
-        for _ in range(8):  # a signature's closing ``) -> T:`` line stands at the def's indentation: go on
-            while end < len(lines):
-                stripped = lines[end].strip()
-                if stripped and not stripped.startswith("#") and len(_indent(lines, end)) <= len(indent):
-                    break
-                end += 1
-            try:
-                # blank lines first give the file's line numbers (cheaper than renumbering every node after)
-                tree = ast.parse("\n" * (line - 1) + "class _:\n" + "".join(lines[line:end]) if indent
-                                 else "\n" * line + "".join(lines[line:end]))
+        end = _extent(lines, line + 1, len(indent))
+        # a signature's closing ``) -> T:`` line stands at the def's indentation: the lines before it leave its
+        # bracket open (no statement starts with ``)``), so the lines up to the next such line are tried first,
+        # the extent the retries below reach second (black writes most signatures so: each parse tried and
+        # failed costs about as much as one that succeeds)
+        tree = _parsed(lines, line, _extent(lines, end + 1, len(indent)), indent) \
+            if end < len(lines) and lines[end].lstrip().startswith(")") else None
+        for _ in range(8 if tree is None else 0):  # each try: to the next line at the def's indentation or less
+            end = _extent(lines, end, len(indent))
+            tree = _parsed(lines, line, end, indent)
+            if tree is not None:
                 break
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                end += 1
+            end += 1
         if tree is None:
             raise Declined(f"a method of `{name}` does not parse alone")
         fn = tree.body[0].body[0] if indent and isinstance(tree.body[0], ast.ClassDef) else tree.body[0]
@@ -114,6 +113,26 @@ def class_methods(text: str, name: str, defs: dict[str, list[int]]) -> ast.Class
             raise Declined(f"a method of `{name}` does not parse alone")
         body.append(fn)
     return ast.ClassDef(name=name, bases=[], keywords=[], body=body, decorator_list=[])
+
+
+def _extent(lines: Sequence[str], end: int, width: int) -> int:
+    """The first line from ``end`` on indented ``width`` or less that is not blank or a comment (or the end)."""
+    while end < len(lines):
+        stripped = lines[end].strip()
+        if stripped and not stripped.startswith("#") and len(_indent(lines, end)) <= width:
+            break
+        end += 1
+    return end
+
+
+def _parsed(lines: Sequence[str], line: int, end: int, indent: str) -> ast.Module | None:
+    """``lines[line:end]`` parsed alone (in a class when indented), with the file's line numbers: blank lines
+    first (cheaper than renumbering every node after); None when they do not parse."""
+    try:
+        return ast.parse("\n" * (line - 1) + "class _:\n" + "".join(lines[line:end]) if indent
+                         else "\n" * line + "".join(lines[line:end]))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def method_or_none(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
@@ -139,13 +158,24 @@ def _walk(fn: ast.FunctionDef) -> tuple[ast.AST, ...]:
         node = pending.pop()
         out.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            pending.extend(ast.iter_child_nodes(node))
+            for slot in node._fields:  # ``ast.iter_child_nodes``'s order, without a generator per node
+                child = getattr(node, slot, None)
+                if isinstance(child, ast.AST):
+                    pending.append(child)
+                elif isinstance(child, list):
+                    pending.extend(c for c in child if isinstance(c, ast.AST))
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=512)
+def _named(fn: ast.FunctionDef) -> frozenset[str]:
+    """The attribute and variable names ``fn``'s own body uses (memoised: each plan asks after several)."""
+    return frozenset(n.attr if isinstance(n, ast.Attribute) else n.id for n in _walk(fn)
+                     if isinstance(n, (ast.Attribute, ast.Name)))
+
+
 def _mentions(fn: ast.FunctionDef, attr: str) -> bool:
-    return any(isinstance(n, ast.Attribute) and n.attr == attr for n in _walk(fn)) or \
-        any(isinstance(n, ast.Name) and n.id == attr for n in _walk(fn))
+    return attr in _named(fn)
 
 
 def is_self_attr(node: ast.AST, attr: str) -> bool:
