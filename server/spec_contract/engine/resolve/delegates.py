@@ -11,7 +11,8 @@ from spec_contract.engine.resolve.keys import MAX_DEPTH, ClassKey, ClassReader
 from spec_contract.engine.resolve.platforms import same_branch
 from spec_contract.engine.resolve.recording import Recorder
 from spec_contract.engine.summarise.classes import ARCHITECTURE, REGISTRY
-from spec_contract.engine.summarise.summary import Chain, Delegate
+from spec_contract.engine.summarise.deferred import factory
+from spec_contract.engine.summarise.summary import Chain, ClassSummary, Delegate
 
 
 class Delegates:
@@ -24,6 +25,7 @@ class Delegates:
         self._registry = registry  # dotted classes the engine's model registry may hand a wrapper
         self._architectures = architectures  # architecture name → (module, class), see ``engine.registry``
         self._delegates: dict[ClassKey, tuple[dict[str, tuple[ClassKey, ...]], frozenset[str]]] = {}
+        self._factories: dict[tuple[ClassKey, str], tuple[Chain, ...] | None] = {}  # those read late, see ``_made``
 
     def of(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
         """attribute → candidate inner classes, from ``self.<attr> = <Class>(...)`` anywhere in the MRO."""
@@ -72,15 +74,25 @@ class Delegates:
         builds what that one does, for ``key`` too."""
         for candidate in self._reader.mro(key):
             cls = self._reader.class_summary(candidate)
-            for name, made in cls.factories if cls else ():
-                if name == method:
-                    out = [found for chain in made if chain[0] != "self"
-                           for found in self._expanded(candidate.module, chain)]
-                    if depth < MAX_DEPTH:
-                        out += [found for chain in made if chain[0] == "self" and chain[1:] != (method,)
-                                for found in self._factory(key, chain[1], depth + 1)]
-                    return out
+            made = self._made(candidate, cls, method) if cls is not None else None
+            if made is not None:
+                out = [found for chain in made if chain[0] != "self"
+                       for found in self._expanded(candidate.module, chain)]
+                if depth < MAX_DEPTH:
+                    out += [found for chain in made if chain[0] == "self" and chain[1:] != (method,)
+                            for found in self._factory(key, chain[1], depth + 1)]
+                return out
         return []
+
+    def _made(self, key: ClassKey, cls: ClassSummary, method: str) -> tuple[Chain, ...] | None:
+        """What the class's own factory ``method`` returns instances of, None if it has none; a method whose
+        body its statement's skeleton left out is read when first asked for (see ``deferred.factory``)."""
+        if not any(unread.name == method for unread in cls.unread):
+            return next((made for name, made in cls.factories if name == method), None)
+        if (key, method) not in self._factories:
+            summary = self._reader.summary(key.module)
+            self._factories[key, method] = factory(summary, cls, method) if summary is not None else None
+        return self._factories[key, method]
 
     def _expanded(self, module: str, chain: Chain) -> list[tuple[str, Chain]]:
         """A class name to resolve in ``module``; a lookup in a module-level dict of classes

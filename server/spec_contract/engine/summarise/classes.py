@@ -13,7 +13,7 @@ import re
 from typing import cast
 
 from spec_contract.engine.summarise.flow import env_predicates, function_flow
-from spec_contract.engine.summarise.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member
+from spec_contract.engine.summarise.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member, UnreadMethod
 from spec_contract.engine.summarise.suppression import COMMENT, suppressed_codes
 from spec_contract.engine.summarise.syntax import Lines, chain_of
 
@@ -50,7 +50,9 @@ def _arg_bounds(node: ast.FunctionDef | ast.AsyncFunctionDef, drop_first: bool) 
 
 
 def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[ClassSummary],
-           functions: list[FunctionFlow] | None) -> None:
+           functions: list[FunctionFlow] | None, unread: dict[int, tuple[int, int]] | None = None) -> None:
+    """The summary of a class (and before it, those of the classes nested in it) into ``out``; ``unread``: the
+    methods, by ``def`` line, whose body a skeleton left out though it returns something (their lines)."""
     qualname = f"{outer}.{node.name}" if outer else node.name
     members: dict[str, Member] = {}
     delegates: list[Delegate] = []
@@ -70,11 +72,14 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     # form, so such a class is always looked at)
     source = "\n".join(lines.lines[node.lineno - 1:node.end_lineno])
     architectures_named = "architectures" in source or not source.isascii()
+    skipped: list[UnreadMethod] = []
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             decorators = _decorator_names(stmt)
             if "accessor" in decorators:
                 continue
+            if unread and stmt.lineno in unread:
+                skipped.append(UnreadMethod(stmt.name, len(factories), unread[stmt.lineno]))
             span = lines.name_span(stmt.lineno, "def", stmt.name)
             if decorators & _PROPERTY_DECORATORS:
                 members.setdefault(stmt.name, Member(stmt.name, "property", span))
@@ -129,8 +134,16 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
         param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs), config=config,
         calls_up=tuple(dict.fromkeys(calls_up)), forwards=tuple(dict.fromkeys(forwards)),
-        unguarded_forwards=tuple(dict.fromkeys(unguarded)),
+        unguarded_forwards=tuple(dict.fromkeys(unguarded)), unread=tuple(skipped),
     ))
+
+
+def method_factories(stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Chain, ...]:
+    """What a method returns instances of, read as :func:`summarise_class` reads it (for a method whose body
+    was left unparsed then)."""
+    body = _Body(stmt.name, _class_defaults(stmt), False)
+    body.read(stmt.body)
+    return body.returned_constructors()
 
 
 class _Body:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from spec_contract.engine.summarise.pieces import parse_deferred
+from spec_contract.engine.summarise.pieces import method_factories_of, parse_deferred
 from spec_contract.engine.summarise.statements import class_header
 from spec_contract.engine.summarise.summary import Chain, ClassSummary, DeferredClass, ImportBinding, ModuleSummary
 from spec_contract.engine.summarise.syntax import chain_of
@@ -97,6 +97,24 @@ def local_import(summary: ModuleSummary, name: str) -> ImportBinding | None:
             found += [(line, binding) for line, binding in summary.parsed[index].local_imports
                       if binding.name == name]
     return sorted(found, key=lambda item: item[0])[-1][1] if found else None  # stable: the later of one line's
+
+
+def factory(summary: ModuleSummary, cls: ClassSummary, name: str) -> tuple[Chain, ...] | None:
+    """What the class's factory ``name`` (its first of that name, see ``ClassSummary.factories``) returns
+    instances of, None if it has none: a method whose body its statement's skeleton left out is parsed now."""
+    found = [((at, 1, 0), made) for at, (named, made) in enumerate(cls.factories) if named == name]
+    for method in cls.unread:
+        if method.name == name and (made := _unread_factories(summary, cls, method.lines)):
+            found.append(((method.position, 0, method.lines[0]), made))
+    return min(found, key=lambda item: item[0])[1] if found else None
+
+
+def _unread_factories(summary: ModuleSummary, cls: ClassSummary, lines: tuple[int, int]) -> tuple[Chain, ...]:
+    for deferred in summary.deferred:
+        if deferred.name == cls.name and deferred.first_line < lines[0] \
+                and lines[1] <= deferred.first_line + 1 + deferred.text.count("\n"):
+            return method_factories_of(deferred, lines, summary.path)
+    return ()
 
 
 def _in_order(summary: ModuleSummary, wanted: Callable[[DeferredClass], bool]) -> Iterator[ClassSummary]:

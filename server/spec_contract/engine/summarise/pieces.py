@@ -12,8 +12,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from spec_contract.engine.summarise.classes import nested_statements, summarise_class
+from spec_contract.engine.summarise.classes import method_factories, nested_statements, summarise_class
 from spec_contract.engine.summarise.flow import function_flow
+from spec_contract.engine.summarise.skeleton import skeleton, verified
 from spec_contract.engine.summarise.statements import error_message, parse_at
 from spec_contract.engine.summarise.summary import (
     Chain,
@@ -41,8 +42,23 @@ class Piece:
 
 def parse_deferred(deferred: DeferredClass, path: str) -> ParsedClass:
     """What a class statement the scanner deferred holds: its classes (the class, then those nested in it)
-    and the imports inside its methods, or its syntax error."""
+    and the imports inside its methods, or its syntax error.
+
+    Its skeleton is read where it has one (see :mod:`~spec_contract.engine.summarise.skeleton`: the method
+    bodies that add nothing are left out, so a syntax error inside one goes unseen), else the whole text; a
+    skeleton that does not parse as the text would is dropped for the whole text, whose own error counts."""
     lines = Lines.of_statement(deferred)
+    made = skeleton(deferred.text, deferred.first_line)
+    if made is not None:
+        text, skipped = made
+        unread = {line: skip.lines for line, skip in skipped.items() if skip.lines is not None}
+        try:
+            body = parse_at(text, deferred.first_line, path)
+            if verified(body, skipped):
+                piece = piece_of(body, lines, False, None, deferred.text, unread)
+                return ParsedClass(piece.classes, piece.local_imports, None)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
     try:
         body = parse_at(deferred.text, deferred.first_line, path)
         piece = piece_of(body, lines, False, None, deferred.text)  # recursive: deep expressions end here too
@@ -51,9 +67,22 @@ def parse_deferred(deferred: DeferredClass, path: str) -> ParsedClass:
     return ParsedClass(piece.classes, piece.local_imports, None)
 
 
+def method_factories_of(deferred: DeferredClass, lines: tuple[int, int], path: str) -> tuple[Chain, ...]:
+    """The factories of the method on ``lines`` (1-based) of a deferred statement whose skeleton left its body
+    out (see :func:`parse_deferred`); none if it does not parse."""
+    text = "\n".join(deferred.text.split("\n")[lines[0] - deferred.first_line - 1:lines[1] - deferred.first_line])
+    try:
+        module = parse_at("class _:\n" + text + "\n", lines[0] - 2, path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    stmt = module[0].body[0] if len(module) == 1 and type(module[0]) is ast.ClassDef and module[0].body else None
+    return method_factories(stmt) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else ()
 
-def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: str | None, text: str) -> Piece:
-    """What the statements ``body``, parsed from ``text``, contribute to their module's summary."""
+
+def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: str | None, text: str,
+             unread: dict[int, tuple[int, int]] | None = None) -> Piece:
+    """What the statements ``body``, parsed from ``text``, contribute to their module's summary (``unread``: see
+    :func:`~spec_contract.engine.summarise.classes.summarise_class`)."""
     imports: list[ImportBinding] = []
     assignments: list[tuple[str, Chain]] = []
     class_maps: list[tuple[str, tuple[Chain, ...]]] = []
@@ -74,7 +103,7 @@ def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: s
                 for alias in stmt.names:
                     imports.append(ImportBinding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level))
             elif isinstance(stmt, ast.ClassDef):
-                summarise_class(stmt, "", lines, classes, functions if worker else None)
+                summarise_class(stmt, "", lines, classes, functions if worker else None, unread)
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if worker:
                     functions.append(function_flow(stmt, stmt.name, None, lines))

@@ -20,7 +20,7 @@ from typing import Any
 # bracket and not the continuation of a compound statement.
 _TOP_LEVEL_LINE = re.compile(r"\n(?![\s#)\]}]|(?:else|elif|except|finally)\b)")
 CLASS_STATEMENT = re.compile(r"class\s+(\w+)")
-_DOUBLE, _SINGLE = '"' * 3, "'" * 3  # written so: this file's own split pairs them (see ``_statement_starts``)
+_DOUBLE, _SINGLE = '"' * 3, "'" * 3  # written so: this file's own split pairs them (see ``statement_starts``)
 _MERGES_BEFORE_REST = 4  # a statement that keeps failing to parse is parsed with the rest of the file
 
 
@@ -53,7 +53,7 @@ def top_level(text: str, known: Container[tuple[str, str]], *, lazy: bool = Fals
     if not per_statement and not lazy:
         return [((0, text, ""), parse_at(text, 0, filename))]
     dropped: list[int] = []
-    starts = _statement_starts(text, dropped=dropped) + [len(text)]
+    starts = statement_starts(text, dropped=dropped) + [len(text)]
     deferrable = [lazy and _deferrable(text, starts[k], starts[k + 1], dropped) for k in range(len(starts) - 1)]
     out: list[tuple[tuple[int, str, str], list[ast.stmt] | None]] = []
     i, line = 0, 0
@@ -97,7 +97,7 @@ def _deferrable(text: str, start: int, end: int, dropped: list[int]) -> bool:
     split missed is not caught so: a start the quote pairing took for the inside of a string (a triple quote
     in a one-quote string, in a function) leaves the function holding the class below it, which skipping the
     function would lose. So a statement with a line that may start another (code at column 0: one of the
-    ``dropped`` starts of :func:`_statement_starts`, found by bisection rather than by searching the
+    ``dropped`` starts of :func:`statement_starts`, found by bisection rather than by searching the
     statement's text again) is parsed now.
     """
     inside = bisect_right(dropped, start)
@@ -142,7 +142,7 @@ def import_words(text: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def _statement_starts(text: str, indent: str = "", dropped: list[int] | None = None) -> list[int]:
+def statement_starts(text: str, indent: str = "", dropped: list[int] | None = None) -> list[int]:
     """Offsets where statements may start (see :func:`top_level`): top-level ones, or with ``indent`` those
     of a block indented so (``text`` then starts at one). ``dropped`` gets the offsets of the lines that
     start with code but start no statement (inside a triple-quoted string, after a decorator), in order."""
@@ -235,13 +235,9 @@ def class_header(statement: str, first_line: int, filename: str) -> tuple[ast.Cl
     """A class statement's header (decorators, ``class X(...):``) parsed alone, with a ``pass`` body: the class
     node, the offset where its body starts and the body's indentation; None where it does not split so.
 
-    The header is the text up to the first indented line of code after a line ending in ``:``; it must parse
-    with a ``pass`` body."""
-    for tries, header_end in enumerate(_HEADER_END.finditer(statement)):
-        code = _INDENTED_CODE.search(statement, header_end.end())
-        if tries == _HEADER_TRIES or code is None:
-            return None
-        start, indent = code.start(), code.group(1)
+    The header is the text up to the first indented line of code after a line ending in ``:`` (see
+    :func:`body_starts`); it must parse with a ``pass`` body."""
+    for start, indent in body_starts(statement):
         try:
             module = parse_at(statement[:start] + indent + "pass\n", first_line, filename)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -249,6 +245,17 @@ def class_header(statement: str, first_line: int, filename: str) -> tuple[ast.Cl
         if len(module) == 1 and type(module[0]) is ast.ClassDef and len(module[0].body) == 1:
             return module[0], start, indent
     return None
+
+
+def body_starts(statement: str) -> Iterator[tuple[int, str]]:
+    """Where a class statement's body may start, and its indentation: the first indented line of code after
+    each of the first lines that end in ``:`` (the first is right unless a comment or string in the header
+    ends so)."""
+    for tries, header_end in enumerate(_HEADER_END.finditer(statement)):
+        code = _INDENTED_CODE.search(statement, header_end.end())
+        if tries == _HEADER_TRIES or code is None:
+            return
+        yield code.start(), code.group(1)
 
 
 def parse_by_member(statement: str, first_line: int, filename: str, known: Members, made: Members
@@ -269,7 +276,7 @@ def parse_by_member(statement: str, first_line: int, filename: str, known: Membe
         return None
     cls, start, indent = found
     header, body = statement[:start], statement[start:]
-    starts = _statement_starts(body, indent) + [len(body)]
+    starts = statement_starts(body, indent) + [len(body)]
     members: list[ast.stmt] = []
     elsewhere: dict[str, int] | None = None  # text → a line ``known`` has it at, made on the first miss
 

@@ -81,6 +81,17 @@ class ClassSummary:
     # ``hasattr(self.<path>, "m")`` or ``getattr(self.<path>, "m", …)``): when the inner's class lacks it, a
     # run that uses the member here dies inside this forward
     unguarded_forwards: tuple[tuple[str, str], ...] = ()
+    # methods whose body the skeleton of a deferred statement left unparsed though it returns something: their
+    # factories are read when asked for (see ``deferred.factory``), in place among ``factories``
+    unread: tuple[UnreadMethod, ...] = ()
+
+
+class UnreadMethod(NamedTuple):
+    """A method of a class whose body was not parsed (see :mod:`~spec_contract.engine.summarise.skeleton`)."""
+
+    name: str
+    position: int  # how many of the class's ``factories`` come before it
+    lines: tuple[int, int]  # its first (a decorator's) and last line, 1-based
 
 
 @dataclass(frozen=True)
