@@ -13,8 +13,10 @@ import textwrap
 
 import pytest
 from engine_trees import analyze, line_of
+from spec_contract.engine import parallel
 from spec_contract.engine.edits.fix import declaration_edits
 from spec_contract.engine.resolve.index import ClassKey
+from spec_contract.engine.summarise import summaries as summaries_module
 from test_engine_vllm import MODELS, REGISTRY, TINY, picture, vllm_tree
 
 
@@ -284,6 +286,46 @@ def test_each_platform_class_of_a_package_getattr_is_checked_and_named_by_its_pl
                    for f in analysis.findings if f.class_name == "DeepForConditionalGeneration")
     assert found == [("amd", "SC007", "on the `amd` platform: the package's `amd` branch)"),
                      ("nvidia", "SC007", "on the `nvidia` platform: the package's `nvidia` branch)")]
+
+
+def test_a_cold_run_scans_the_platform_modules_a_registered_package_imports_with_its_classes(tmp_path, monkeypatch):
+    # what the registry's classes are is read from those modules (Index.platform_choices): a cold run scans
+    # and parses them with the registry's modules, on all cores, rather than one by one afterwards; the
+    # findings stay those of one process
+    files = {
+        "vllm/models/__init__.py": "",
+        "vllm/models/deep/__init__.py": """
+            from vllm.platforms import current_platform
+
+            if current_platform.is_rocm():
+                from .amd.model import DeepForCausalLM
+            else:
+                from .nvidia.model import (
+                    DeepForCausalLM,
+                )
+            from .helpers import unrelated
+        """,
+        "vllm/models/deep/helpers.py": "unrelated = 1\n",
+        f"{MODELS}/registry.py": _with_registry({"DeepForCausalLM": "vllm.models.deep"}),
+    }
+    for platform in ("amd", "nvidia"):
+        files[f"vllm/models/deep/{platform}/__init__.py"] = ""
+        files[f"vllm/models/deep/{platform}/model.py"] = DEEP_MODEL.format(mixin="", protocol=", SupportsEagle3")
+    root = vllm_tree(tmp_path, files)
+    monkeypatch.setenv("SPEC_CONTRACT_JOBS", "1")
+    alone = analyze(root)
+    monkeypatch.setenv("SPEC_CONTRACT_JOBS", "2")
+    monkeypatch.setitem(parallel.MIN_PER_PROCESS, "files", 1)
+    jobs: list = []
+    real = summaries_module.scan_all
+    monkeypatch.setattr(summaries_module, "scan_all", lambda made, n: jobs.extend(made) or real(made, n))
+    several = analyze(root)
+    scanned = {job.module: job.registered for job in jobs}
+    assert scanned["vllm.models.deep.amd.model"] == scanned["vllm.models.deep.nvidia.model"] == ("DeepForCausalLM",)
+    assert scanned["vllm.models.deep"] == ("DeepForCausalLM",) and "vllm.models.deep.helpers" not in scanned
+    assert several.findings == alone.findings
+    assert sorted((f.code, f.path.split("/")[-2]) for f in alone.findings if f.class_name == "DeepForCausalLM") == [
+        ("SC007", "amd"), ("SC007", "nvidia")]
 
 
 SPECULATOR = "vllm/v1/worker/gpu/spec_decode/eagle/utils.py"

@@ -53,11 +53,12 @@ class ScanJob:
     text: str
     worker: bool
     entry_variable: str | None
+    registered: tuple[str, ...] = ()  # the classes a model registry names here (see ``scan``)
 
 
 def _scan_batch(batch: list[ScanJob]) -> list[ModuleSummary]:
-    return [scan(j.path, j.module, j.digest, j.text, worker=j.worker, entry_variable=j.entry_variable)
-            for j in batch]
+    return [scan(j.path, j.module, j.digest, j.text, worker=j.worker, entry_variable=j.entry_variable,
+                 registered=j.registered) for j in batch]
 
 
 def _scan_batch_at(batches: list[list[ScanJob]], i: int) -> list[ModuleSummary]:

@@ -236,17 +236,17 @@ class Pipeline:
         Files about to be read for the first time are summarised all at once first: the model files whose
         registered classes were never looked at, and the workers when there is no contract to start from.
         The workers come last, so that this process scans them first and derives the contract while the
-        others scan models."""
+        others scan models (and parse the registry's classes: ``Registered.listed``)."""
         workers = layout.workers
         ahead = [(m, False) for m in layout.models if (focus is None or m.path in focus)
                  and m.path not in self._registered.known and m.path not in layout.worker_paths]
+        listed = {} if registering is None else self._registered.listed(registering, layout, picked=bool(ahead))
         if registering is not None:  # only the registry's modules hold classes to check
-            listed = {module for module, _ in registering.registered}
             ahead = [(m, worker) for m, worker in ahead if m.module in listed]
         if self._kept.contract is None:
             ahead += [(w, True) for w in workers]
         if not self._summaries.scan_ahead(ahead, layout.out_of_tree,
-                                          then=lambda: self._kept.update_contract(index, layout, changed)):
+                                          lambda: self._kept.update_contract(index, layout, changed), listed):
             self._kept.update_contract(index, layout, changed)
         derived = self._kept.contract
         assert derived is not None  # made by update_contract

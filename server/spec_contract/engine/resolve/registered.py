@@ -4,6 +4,8 @@ file is not parsed again (and saved with the run's results)."""
 
 from __future__ import annotations
 
+import re
+
 from spec_contract.engine.check.wrappers import registered_classes
 from spec_contract.engine.config import Config
 from spec_contract.engine.read.files import SourceFile, glob_match, text_digest
@@ -16,6 +18,9 @@ from spec_contract.engine.summarise.deferred import all_classes, find_class, top
 Known = dict[str, tuple[str, tuple[str, ...]]]  # model path → (digest, the classes checked there)
 # model path → (digest, (dispatcher, the classes of the same file its ``__new__`` builds) for each that has some)
 Dispatched = dict[str, tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]]
+# ``from .nvidia.model import X`` (also indented, in a per-platform branch or a module ``__getattr__``)
+_RELATIVE_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_WORD = re.compile(r"\w+")
 
 
 class Registered:
@@ -78,6 +83,27 @@ class Registered:
                 if focus is None or index.path_of(key.module) in focus:
                     found[key] = None
         return list(found)
+
+    def listed(self, registry: ModelRegistry, layout: Layout, picked: bool) -> dict[str, tuple[str, ...]]:
+        """The classes ``registry`` names in each module; with ``picked``, also the modules a registered
+        package imports them from, read from the text of its ``__init__`` (``from .nvidia.model import
+        BeamForCausalLM``, one per platform: what ``Index.platform_choices`` reads), for a cold run to scan
+        and parse with the registry's modules. A guess from the text: a module it misses is read when asked."""
+        out: dict[str, tuple[str, ...]] = {}
+        for module, name in registry.registered:
+            out[module] = (*out.get(module, ()), name)
+        for module, names in list(out.items()) if picked else ():
+            source = layout.by_module.get(module)
+            if source is None or not source.path.endswith("__init__.py"):
+                continue
+            for dots, relative, imported in _RELATIVE_IMPORT.findall(self._sources.text(source.path)[0] or ""):
+                found = set(names).intersection(_WORD.findall(imported))
+                if found:
+                    package = module.split(".")
+                    base = package[:len(package) - len(dots) + 1]
+                    pick = ".".join(base + [relative] if relative else base)
+                    out[pick] = tuple(sorted({*out.get(pick, ()), *found}))
+        return out
 
     def registered_in(self, source: SourceFile, index: Index, out_of_tree: bool) -> tuple[str, ...]:
         """The classes a model file registers, remembered by digest so an unchanged file is not parsed."""

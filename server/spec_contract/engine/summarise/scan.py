@@ -50,13 +50,16 @@ class StatementMemo:
 
 
 def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_variable: str | None,
-         memo: StatementMemo | None = None) -> ModuleSummary:
+         memo: StatementMemo | None = None, registered: tuple[str, ...] = ()) -> ModuleSummary:
     """Summarise one file; a syntax error gives an empty summary with ``error`` set.
 
     The file is split into top-level statements (see :func:`top_level`). With a ``memo`` (an editor buffer)
     each is a piece of its own, and those unchanged since the memo's last scan are not parsed again. Without
     one, a model file's class statements are deferred (see :class:`DeferredClass`) and the statements
-    between them parsed together; a worker file is parsed whole.
+    between them parsed together; a worker file is parsed whole. The classes the file registers in its
+    entry-class variable are parsed at once (see :func:`_parse_registered`), and so are the ``registered``
+    ones (those an engine's model registry names here, without the bases and parts of the file they hold:
+    a check reads most of those from their words, never parsed).
     """
     is_package = path.endswith("__init__.py")
     lines = Lines(text)
@@ -120,6 +123,8 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                             class_maps=tuple(m for p in pieces for m in p.class_maps))
     if entry:
         _parse_registered(summary, entry)
+    elif registered:
+        top_level_classes(summary, registered)
     return summary
 
 

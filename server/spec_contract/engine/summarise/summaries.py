@@ -103,10 +103,11 @@ class Summaries:
         return unchanged, moves
 
     def scan_ahead(self, sources: list[tuple[SourceFile, bool]], out_of_tree: bool,
-                   then: Callable[[], None]) -> bool:
+                   then: Callable[[], None], registered: dict[str, tuple[str, ...]] | None = None) -> bool:
         """Summarise at once, on all cores, the files a cold analysis is sure to read (see ``parallel``);
         ``then`` runs as soon as every worker file among them is summarised, while the other processes go
-        on. Returns whether it ran.
+        on. Returns whether it ran. ``registered``: the classes an engine's model registry names in each
+        module, parsed where the file is scanned (see ``scan``).
 
         Model files without the registry variable are left out (the cheap filter of
         ``Registered.registered_in``), and so are files already summarised, open in an editor or in the
@@ -123,7 +124,8 @@ class Summaries:
                 continue
             if self._store.has_summary(self._store.summary_key(path, digest, worker)):
                 continue
-            jobs.append(ScanJob(path, source.module, digest, text, worker, entry))
+            jobs.append(ScanJob(path, source.module, digest, text, worker, entry,
+                                (registered or {}).get(source.module, ())))
         processes = processes_for(len(jobs))
         if processes <= 1:  # each file is scanned when first asked for, as on warm runs
             return False
