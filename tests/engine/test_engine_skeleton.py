@@ -33,6 +33,8 @@ SHAPES = {
     "annotated": "        self.a: Optional[Inner] = None\n",
     "spaces and a continuation": "        self \\\n            .a = f()\n",
     "a comment inside the target": "        (self  # why\n         ).a = f()\n",
+    "a comment after the target": "        (self.a  # why\n         # and more\n         ) = f()\n",
+    "a triple quote in a string": "        x = 'a\"\"\"'\n        self.a = 1\n        y = '\"\"\"b'\n",
     "a call of the same method up": "        return super().kept(x)\n",
     "a forward to the inner": "        return self.model.kept(x)\n",
     "an import": "        from .inner import Inner\n        return Inner()\n",
@@ -43,13 +45,14 @@ PLAIN = '''
     def plain(self, x, y=1):
         z = F.linear(x, self.weight, bias=self.bias)
         w = g(self.a, y=2)
+        v = self.b  # a comment
         if self.training:
             return z
         return [self.a, w]
 
     @property
     def plain_property(self) -> Tuple[int, int]:
-        """Doc here."""
+        """The model's pair."""
         return (self.a, 1)
 
     def plain_factory(self, config):

@@ -10,8 +10,8 @@ read from the text with strings and comments in it) gives nothing then, except i
 factories are read when resolution asks for that name (:func:`~spec_contract.engine.summarise.deferred.factory`).
 
 Only what is sure is skipped, else the method is kept: its name and body ASCII, every line of the body indented
-deeper than the ``def`` (a line that is not could start the next statement), its triple quotes paired, and a line
-with one holds no other quote, ``#`` or backslash (a triple quote inside a string or comment misleads the split).
+deeper than the ``def`` (a line that is not could start the next statement), its triple quotes paired and each
+surely a string's start or end (one inside a one-quote string or a comment misleads the split).
 The header ends at the first line ending in ``:``. The skeleton keeps every other line as it is, so positions are
 the whole text's, and the parse that reads it checks that each ``pass`` landed as the whole body of the method it
 replaced (a header cut short leaves a bracket open, which does not parse); anything else, and the statement is
@@ -113,7 +113,7 @@ def _marks(body: str, indent: int, quotes: tuple[list[int], list[int]], commas: 
     """Where the class body holds what keeps a method's body from being skipped (see the module), sorted: a
     line of code no deeper than the ``def`` s (the ``def`` lines themselves are in no body), ``import``,
     ``_mark_language_model``, a possible ``self.<x> =`` (or ``:`` where a statement starts), a non-ASCII
-    character, a line with a triple quote and another quote, ``#`` or backslash. The triple quotes and the
+    character, a triple quote the split's pairing may take wrongly (see ``_real_quote``). The triple quotes and the
     ``self.<x>,`` found on the way go to ``quotes`` and ``commas``."""
     found = [m.start() + 1 for m in _shallow_line(indent).finditer(body)]
     for word in ("import", "_mark_language_model"):
@@ -134,20 +134,50 @@ def _marks(body: str, indent: int, quotes: tuple[list[int], list[int]], commas: 
                 found.append(m.start())
         elif follow == ",":
             commas.append(m)
-        else:
+        elif follow is not None and follow != "#" or _target_after_comment(body, m.end()):
             found.append(m.start())
     for quote, positions in zip((_DOUBLE, _SINGLE), quotes):
         at = body.find(quote)
         while at >= 0:
             positions.append(at)
-            start = body.rfind("\n", 0, at) + 1
-            end = body.find("\n", at)
-            other = body[start:end if end >= 0 else len(body)].replace(_DOUBLE, "").replace(_SINGLE, "")
-            if "'" in other or '"' in other or "#" in other or "\\" in other:
+            if not _real_quote(body, at, quote):
                 found.append(at)
             at = body.find(quote, at + 3)
     found.sort()
     return found
+
+
+def _target_after_comment(body: str, at: int) -> bool:
+    """Whether what follows the comment after ``self`` or ``self.<x>`` (ending before ``at``), and any comments,
+    brackets closing and continuations after it, may go on an assignment target: ``.``, ``=``, ``,`` or ``:``."""
+    while True:
+        at = body.find("\n", at)
+        if at < 0:
+            return False
+        while at < len(body) and body[at] in " \n)]\\":
+            at += 1
+        if at == len(body) or body[at] != "#":
+            break
+    return at < len(body) and (body[at] in ".,:" or body[at] == "=" and body[at + 1:at + 2] != "=")
+
+
+def _real_quote(body: str, at: int, quote: str) -> bool:
+    """Whether the triple quote at ``at`` is surely a string's start or end, as the split's pairing takes it (not
+    inside a one-quote string or a comment): its line, not continued from the line above, holds no backslash
+    and starts with it (a string's prefix aside), then holds no other of its kind or one more at its end with
+    neither ``#`` nor its quote between (``\"\"\"The model's weights.\"\"\"``); or holds it once, at its end, after
+    neither ``#`` nor its quote."""
+    start = body.rfind("\n", 0, at) + 1
+    end = body.find("\n", at)
+    line = body[start:end if end >= 0 else len(body)].rstrip()
+    if "\\" in line or body[start - 2:start] == "\\\n":
+        return False
+    count, lead = line.count(quote), line.lstrip(" ").lstrip("rRbBuUfF")
+    if lead.startswith(quote) and count == 1:
+        return True
+    inside = lead[3:-3] if lead.startswith(quote) and count == 2 and line.endswith(quote) else \
+        line[:-3] if count == 1 and line.endswith(quote) else None
+    return inside is not None and "#" not in inside and quote[0] not in inside
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
