@@ -55,6 +55,32 @@ def test_this_process_hands_over_its_own_summaries_first_from_the_last_job_back(
     assert jobs[-1] in order[:parallel._BATCH]
 
 
+def _models_then_workers(workers: int) -> list[ScanJob]:
+    """Thirty test files as model files, then ``workers`` of the engine's own as worker files (the order the
+    pipeline queues them in: workers last)."""
+    engine = sorted((REPO / "server" / "spec_contract").rglob("*.py"))[:workers]
+    tests = sorted((REPO / "tests").rglob("*.py"))[:30]
+    return [ScanJob(str(path), path.stem, "d", path.read_text(encoding="utf-8"), path in engine, None)
+            for path in tests + engine]
+
+
+def test_the_other_processes_scan_their_share_of_many_worker_files_first():
+    # The contract is derived from every worker file: when scanning them would take this process past its
+    # share of the scan, the other processes scan their share of them first (and send those summaries at
+    # once), so the contract is made while they scan models, not after the scan
+    jobs = _models_then_workers(200)
+    workers = [job for job in jobs if job.worker]
+    ordered, front = parallel._workers_at_both_ends(jobs, 2)
+    assert front % parallel._BATCH == 0 and 0 < front < len(workers)
+    assert ordered == workers[:front] + jobs[:30] + workers[front:]
+    made = dict(scan_all(jobs, 2))
+    assert sorted(made, key=jobs.index) == jobs and made == dict(scan_all(jobs, 1))
+    # a few worker files this process scans first, and derives the contract from, within its share
+    few = _models_then_workers(3)
+    assert parallel._workers_at_both_ends(few, 2) == (few, 0)
+    assert parallel._workers_at_both_ends(jobs, 1) == (jobs, 0)
+
+
 def test_a_process_running_other_threads_gets_the_same_summaries():
     # The language server's engine thread: its workers come from a fork server, not a fork of it.
     jobs = _jobs()
