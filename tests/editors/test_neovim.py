@@ -89,7 +89,9 @@ def screen_of_default_view(tmux: str, nvim: Path, workspace: Path, extra_env: di
             screen = subprocess.run([tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True,
                                     timeout=60).stdout
             class_line = next((line for line in screen.splitlines() if "class KimiK25ForConditionalGeneration" in line), None)
-            if report.exists() and class_line and not class_line.startswith(" "):  # the sign column shows a sign
+            # a sign shows left of the class's text; before the first sign there is no sign column at all, and
+            # the line starts with the text itself (not a blank): that is no sign yet
+            if report.exists() and class_line and class_line.partition("class KimiK25")[0].strip():
                 return json.loads(report.read_text())["diagnostics"], class_line
             time.sleep(0.2)
         pytest.fail(f"no sign on the class within {SCREEN_TIMEOUT_S} s; screen:\n{screen}")
