@@ -601,3 +601,19 @@ def test_intent_is_per_algorithm_a_dflash_capture_method_shows_no_eagle_support(
     assert "AuxCaptureForCausalLM" not in [c.class_name for c in line.classes]
     eagle = analysis.status_of(next(k for k in analysis.checked if k.qualname == "FlashOnlyForCausalLM"))
     assert eagle is not None and not eagle.algorithm("EAGLE").intent
+
+
+def test_a_model_in_a_file_with_a_form_feed_is_read_at_the_parser_s_lines(tmp_path):
+    """A form feed (or another break ``str.splitlines`` knows and the parser does not) above the model to copy
+    moves no line: its definition is read where the parser put it, and the fix inserts that body."""
+    qwen = QWEN.replace("import torch\n", "import torch  # \x0c page break\n", 1)
+    assert "\x0c" in qwen
+    root = _tree(tmp_path, {"pkg/models/gemma.py": GEMMA, "pkg/models/qwen.py": qwen})
+    analysis = analyze(root)
+    (finding,) = [f for f in analysis.findings if f.class_name == "GemmaForCausalLM"]
+    assert "implement it like `QwenForCausalLM.get_embed_and_head`" in finding.message
+    ((before, after),) = _fix(root, analysis, [finding]).values()
+    added = "".join(line for line in after.splitlines(keepends=True) if line not in before.splitlines(keepends=True))
+    # the one method, not the model's next ones too (a line too early read the rest of the class as its body)
+    assert added.strip() == ("def get_embed_and_head(self):\n        "
+                             "return self.model.embed_tokens.weight, self.lm_head.weight")

@@ -104,3 +104,12 @@ def test_an_entry_point_a_start_up_caller_calls_runs_at_start_up(tmp_path):
     assert phases(tmp_path / "callers", 'start-up-callers = ["**/executor.py"]') == {
         "get_input_embeddings": Phase.START_UP, "lm_head": Phase.FIRST_REQUEST,
         "get_top_tokens": Phase.FIRST_REQUEST, "get_scores": Phase.EVERY_STEP}
+
+
+def test_a_form_feed_above_the_capability_check_moves_no_line(tmp_path):
+    """Lines are counted as the parser and editors count them: a form feed in a comment (one line for both,
+    two for ``str.splitlines``) leaves the check's site on the line an editor shows it on."""
+    runner = RUNNER.replace("    from vllm", "    # \x0c section\n    from vllm", 1)
+    analysis = analyze(vllm_tree(tmp_path, {"vllm/v1/worker/gpu_model_runner.py": runner}))
+    (gated,) = analysis.capabilities
+    assert [(s.span.line + 1, s.span.col) for s in gated.sites] == [(11, 15)]

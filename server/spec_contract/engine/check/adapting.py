@@ -26,6 +26,7 @@ import ast
 import textwrap
 
 from spec_contract.engine.check.capture import is_self_attr, method_or_none
+from spec_contract.engine.text import lines_with_ends
 
 Renames = dict[str, str]  # the candidate's attribute after ``self.`` → this class's path for it
 
@@ -83,7 +84,7 @@ def decoder_config(init: ast.FunctionDef | None, attr: str) -> str | None:
 def statement(text: str, line: int) -> ast.stmt | None:
     """The statement on 0-based ``line`` of ``text``, parsed alone (dedented; the lines after it added until it
     parses, for a call split over lines): a class's assignment read without parsing its methods."""
-    lines = text.splitlines(keepends=True)
+    lines = lines_with_ends(text)  # numbered as the parser numbers ``line``
     for end in range(line + 1, min(line + 12, len(lines)) + 1):
         try:
             body = ast.parse(textwrap.dedent("".join(lines[line:end]))).body
@@ -125,7 +126,7 @@ def renames(cls: ast.ClassDef, has: set[str]) -> Renames:
 
 def adapt(text: str, names: Renames) -> str:
     """The definition ``text`` with each ``self.<old>`` of ``names`` written as ``self.<new>``."""
-    lines = [line.encode() for line in text.splitlines(keepends=True)]
+    lines = [line.encode() for line in lines_with_ends(text)]
     spots = sorted(((n.lineno - 1, n.col_offset, n.end_col_offset, names[n.attr])
                     for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Attribute) and n.attr in names
                     and isinstance(n.value, ast.Name) and n.value.id == "self" and n.end_lineno == n.lineno),

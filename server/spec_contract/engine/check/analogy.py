@@ -51,6 +51,7 @@ from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.roles import HEADS
 from spec_contract.engine.results import Capture, How, Provision
 from spec_contract.engine.summarise.deferred import all_classes
+from spec_contract.engine.text import lines_with_ends
 
 _BUILTINS = frozenset(dir(builtins))
 Chain = tuple[str, ...]
@@ -173,7 +174,7 @@ def adapted(candidate: Candidate, bound: frozenset[str]) -> str:
     not bind (``layer_ids: Optional[List[int]] = None`` → ``layer_ids=None`` in a module without ``List``)."""
     body = adapting.adapt(candidate.text, {old: new for new, old in candidate.renamed}) if candidate.renamed \
         else candidate.text
-    lines = body.splitlines(keepends=True)
+    lines = lines_with_ends(body)  # numbered as the parser numbers the annotations' lines
     for line, start, end, names in sorted(candidate.annotations, reverse=True):
         if set(names.split()) - bound - _BUILTINS:
             text = lines[line]
@@ -324,7 +325,7 @@ class Analogies:
     def _candidate(self, key: ClassKey, member: str, path: str, text: str, line: int) -> Candidate | None:
         """The candidate whose ``def`` is at ``line`` of ``text``: only the definition is parsed (its extent
         read from the indentation), not the file."""
-        lines = self._lines.get(path) or self._lines.setdefault(path, text.splitlines(keepends=True))
+        lines = self._lines.get(path) or self._lines.setdefault(path, lines_with_ends(text))  # the parser's lines
         definition = _definition(lines, line)
         facts = _facts(definition)
         if facts is None or facts[0] != member:

@@ -50,6 +50,7 @@ from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Finding, Phase, Provider, Role, Span
 from spec_contract.engine.summarise.classes import ARCHITECTURE
 from spec_contract.engine.summarise.summary import ClassSummary, ModuleSummary
+from spec_contract.engine.text import split_lines
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def _check_sites(path: str, text: str, check: str, callers: list[str], started: 
     those of them that run at start-up (a line in a function no caller names takes any caller's)."""
     sites = []
     pattern = re.compile(rf"(?<![\w.]){re.escape(check)}\(")
-    lines = text.splitlines()
+    lines = split_lines(text)  # an editor's lines (``str.splitlines`` breaks at form feeds too)
     for number, line in enumerate(lines):
         stripped = line.strip()
         match = pattern.search(line)

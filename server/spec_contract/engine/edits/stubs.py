@@ -90,7 +90,7 @@ def _delegation_edit(
     nl = wrapper.newline
     chunks = []
     for delegation in todo.values():
-        lines = (delegation.body.splitlines() if delegation.body is not None
+        lines = ([line.rstrip("\r\n") for line in lines_with_ends(delegation.body)] if delegation.body is not None
                  else _stub_lines(delegation, names, unit, len(body_indent.expandtabs(4))))
         chunks.append(nl * blank + "".join((body_indent + line if line.strip() else "") + nl for line in lines))
     text = "".join(chunks)

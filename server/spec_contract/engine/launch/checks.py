@@ -22,6 +22,7 @@ from typing import Any
 
 from spec_contract.engine.launch.checkpoint import Checkpoint
 from spec_contract.engine.read.files import read_text
+from spec_contract.engine.text import split_lines
 
 _ALLOW = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
 _TRUE = ("1", "true", "yes", "on", "y", "t")  # what SGLang's ``EnvBool`` reads as set
@@ -125,7 +126,7 @@ def _find_raise(root: Path, globs: tuple[str, ...], word: str) -> EngineLine | N
         if parsed is None or word not in parsed[0]:
             continue
         text, tree = parsed
-        lines = text.splitlines()
+        lines = split_lines(text)  # numbered as the parser numbers ``lineno``
         for node in ast.walk(tree):
             if isinstance(node, ast.Raise) and node.exc is not None and word in (ast.get_source_segment(text, node) or ""):
                 return EngineLine(path.relative_to(root).as_posix(), node.lineno, lines[node.lineno - 1].strip())
