@@ -216,18 +216,18 @@ def _first(sites: list[CallSite]) -> CallSite:
     return min(sites, key=lambda s: (s.phase is not Phase.START_UP, s.path, s.span))
 
 
-def selectors(config: Config) -> frozenset[str]:
-    """The names of tests that only select a speculative run or its algorithm: a use past no other test is
-    reached by every run of its algorithm (see ``Crash.certain``)."""
-    return config.speculative_conditions.union({"self"}, *(a.conditions for a in config.algorithms))
+def reached_by_every_run(site: CallSite, config: Config) -> bool:
+    """Whether every run of the use's algorithm reaches it: it sits past no test but those that only select a
+    speculative run or its algorithm, and under no rare condition (see ``Crash.certain``)."""
+    selectors = config.speculative_conditions.union({"self"}, *(a.conditions for a in config.algorithms))
+    return site.taken <= selectors and not site.condition
 
 
 def first_reached(sites: Sequence[CallSite], config: Config) -> CallSite:
     """Where a run first meets a member the class lacks, of the uses ``sites``: the first (see :func:`_first`) of
-    those every run of their algorithm reaches (past no test but those selecting it, under no rare condition),
-    else of them all. A finding's message names this line, as the class's status does."""
-    picked = selectors(config)
-    certain = [site for site in sites if site.taken <= picked and not site.condition]
+    those every run of their algorithm reaches, else of them all. A finding's message names this line, as the
+    class's status does."""
+    certain = [site for site in sites if reached_by_every_run(site, config)]
     return _first(certain or list(sites))
 
 
@@ -242,7 +242,6 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         sites = class_sites(contract, roles, lookup, draft_shaped)
         reached = sites, Gates(sites, lookup, config)
     sites, gates = reached
-    picked = selectors(config)
     out = []
     for algorithm in [BASE_ALGORITHM] + [spec.name for spec in config.algorithms]:
         claimed = None if algorithm == BASE_ALGORITHM else algorithm
@@ -293,7 +292,7 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         crashes = []
         for (member, role), found in sorted(lacking.items()):
             first = first_reached(found, config)
-            certain = first.taken <= picked
+            certain = reached_by_every_run(first, config)
             crashes.append(Crash(member, role, first, first.phase, provision_of(lookup, member, implement),
                                  certain))
         degraded -= {c.member for c in crashes}
