@@ -305,48 +305,64 @@ def test_classes_checked_in_forked_processes_give_the_findings_problems_and_coun
 
     one, several = run("1"), run("2")
     if parallel.processes_for(40, "classes") > 1 and parallel._fork_safe():  # two cores, no other threads
-        assert shared[-1] is not None and len(shared[-1][1]) == 1  # one forked process reported back
+        forked = [result for result in shared if result is not None]  # the registered classes' check
+        assert len(forked) == 1 and len(forked[0][1]) == 1  # one forked process reported back
     assert findings(several) == findings(one) and len(findings(one)) == 39 * 2
     assert several.problems == one.problems and [Path(p).name for p in one.problems] == ["i7.py"]
     assert several.stats.files_skipped == one.stats.files_skipped == {"syntax-error": 1}
     assert several.stats.files_parsed == one.stats.files_parsed
 
 
-def _dies() -> int:
-    os._exit(3)
+def test_the_held_classes_found_beside_a_forked_check_are_those_one_process_finds(tmp_path, monkeypatch):
+    """A cold check finds what each registered class holds while it checks it, in whichever process checks
+    it: the held language models (with the wrapper and path that reach each first) and their findings are
+    those of one process doing it all."""
+    files = {"pkg/inner/__init__.py": ""}
+    for i in range(12):  # checked in the order of their paths
+        files[f"pkg/models/m{i:02}.py"] = f"""
+            from pkg.inner.lm{i % 4} import TextLM{i % 4}
+
+            class Wrapper{i}:
+                def __init__(self, config):
+                    self.language_model = TextLM{i % 4}(config)
+
+            EntryClass = Wrapper{i}
+        """
+    for i in range(4):
+        files[f"pkg/inner/lm{i}.py"] = f"""
+            class Decoder{i}:
+                pass
 
 
-def test_work_done_in_the_background_comes_back_and_a_death_is_no_result():
-    """``in_background``: the forked process's result (made from this process's state, which it inherits),
-    and None when it dies without sending, so the caller does the work itself; in a process running other
-    threads nothing is forked at all."""
-    state = {"members": ["get_embed_and_head"]}
-    if not parallel._fork_safe():
-        pytest.skip("forking is unsafe here (not Linux, or other threads run)")
-    assert parallel.in_background(lambda: [m.upper() for m in state["members"]])() == ["GET_EMBED_AND_HEAD"]
-    assert parallel.in_background(_dies)() is None
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        assert parallel.in_background(lambda: "forked")() is None
-    finally:
-        stop.set()
-        other.join()
-
-
-def test_a_cold_check_finds_the_implement_candidates_in_the_background_with_the_same_findings(tmp_path, monkeypatch):
-    """The check of many classes, shared with forked processes, takes its implement candidates from a process
-    that found them while this one found the held classes: the same findings as one process finding all."""
-    root = _twelve_wrappers(tmp_path)
+            class TextLM{i}:
+                def __init__(self, config):
+                    self.model = Decoder{i}()
+                    self.lm_head = object()
+        """ + ("""
+                def get_embed_and_head(self):
+                    return self.model.get_embed_and_head()
+        """ if i % 2 else "")
+    root = base_tree(tmp_path, files)
     monkeypatch.setitem(parallel.MIN_PER_PROCESS, "classes", 2)
-    started = []
-    real = checking_module.in_background
-    monkeypatch.setattr(checking_module, "in_background", lambda work: started.append(work) or real(work))
-    monkeypatch.setenv("SPEC_CONTRACT_JOBS", "1")
-    one = Project(root, load_config(root), use_cache=False).analyze()
-    monkeypatch.setenv("SPEC_CONTRACT_JOBS", "2")
-    several = Project(root, load_config(root), use_cache=False).analyze()
-    if parallel.processes_for(12, "classes") > 1:  # not on a one-core machine
-        assert len(started) == 1
-    assert findings(several) == findings(one) and len(findings(one)) == 24
+    shared = []
+    real_map_forked = checking_module.map_forked
+    monkeypatch.setattr(checking_module, "map_forked",
+                        lambda *args, **kwargs: shared.append(result := real_map_forked(*args, **kwargs)) or result)
+
+    def run(jobs: str):
+        monkeypatch.setenv("SPEC_CONTRACT_JOBS", jobs)
+        return Project(root, load_config(root), use_cache=False).analyze()
+
+    one, several = run("1"), run("2")
+    if parallel.processes_for(12, "classes") > 1 and parallel._fork_safe():  # two cores, no other threads
+        assert shared[2] is not None  # calls: (one process: registered, held), (two: registered, held)
+    assert several.held == one.held
+    assert sorted((k.qualname, r.wrapper.qualname, r.attr) for k, r in one.held.items() if r.wrapper) == [
+        ("Decoder1", "Wrapper1", "language_model.model"), ("Decoder3", "Wrapper3", "language_model.model"),
+        ("TextLM0", "Wrapper0", "language_model"), ("TextLM1", "Wrapper1", "language_model"),
+        ("TextLM2", "Wrapper2", "language_model"), ("TextLM3", "Wrapper3", "language_model")]
+    assert several.findings == one.findings
+    # the language models that forward to a decoder lacking the member crash their wrappers' runs; those that
+    # never had it crash only for a missing gate, said once
+    assert sorted({(f.code, f.class_name) for f in one.findings}) == [
+        ("SC001", f"Wrapper{i}") for i in (1, 11, 3, 5, 7, 9)] + [("SC011", "")]

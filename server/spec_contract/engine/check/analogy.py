@@ -39,7 +39,7 @@ import builtins
 import functools
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from spec_contract.engine.check import adapting
@@ -145,7 +145,7 @@ def _facts(definition: str) -> tuple[str, set[Chain], set[Chain], frozenset[str]
     """The name of the function a definition's text defines, what its body uses (:func:`_body_facts`: the sets
     are read, never changed) and its parameter annotations; None when it is not one function that parses.
     Memoised by the text: many candidates are one body copied from model to model (vLLM 0.33.0: 167
-    ``embed_input_ids`` of 28 texts), and the warm-up that finds them runs on one core."""
+    ``embed_input_ids`` of 28 texts)."""
     try:
         fn = ast.parse(definition).body[0]
     except (SyntaxError, ValueError, IndexError):
@@ -286,11 +286,6 @@ class Analogies:
         self._adapted: dict[tuple[int, tuple[tuple[str, str], ...]], Candidate] = {}  # see ``_adapted``
         self._renames: dict[ClassKey, adapting.Renames] = {}  # see ``_adapted``: asked for each member
         self.captures = Captures(index, text)  # the EAGLE-3 decoder captures (see _with_capture)
-
-    def warm(self, members: Iterable[str]) -> None:
-        """Find the candidates of ``members`` now (before the check forks, so the processes share them)."""
-        for member in members:
-            self.candidates(member)
 
     def candidates(self, member: str) -> list[Candidate]:
         found = self._candidates.get(member)
@@ -534,9 +529,10 @@ def _unfit_part(analogies: Analogies, key: ClassKey, member: str,
     def bare(part: ClassKey) -> bool:  # a decoder: no head of its own (a language model has one)
         return all(index.provision(part, head) is None for head in HEADS)
 
+    candidates = analogies.candidates(member)  # finding them finds the forwarders too
     models = {inner: holder for holder, attr in analogies._forwarders.get(member, ())
               for inner in index.delegates(holder).get(attr, ()) if bare(inner)}
-    decoders = [c for c in analogies.candidates(member) if c.key in models]
+    decoders = [c for c in candidates if c.key in models]
     if not decoders:
         return None
     for attr, inners in sorted(index.delegates(key).items()):
@@ -604,24 +600,6 @@ def _kin(index: Index, key: ClassKey, attr: str | None) -> frozenset[ClassKey]:
     if attr is None:
         return frozenset(index.mro(key)[1:])
     return frozenset(k for o in index.delegates(key).get(attr, ()) for k in index.mro(o))
-
-
-Warmed = dict[str, tuple[list[Candidate], list[tuple[ClassKey, str]]]]  # member → (candidates, forwarders)
-
-
-def warmed(analogies: Analogies, members: list[str]) -> Warmed:
-    """What ``Analogies.warm`` finds of ``members``, for another process to :func:`adopt` (module functions,
-    as the class is at its size limit)."""
-    analogies.warm(members)
-    return {member: (analogies._candidates[member], analogies._forwarders.get(member, [])) for member in members}
-
-
-def adopt(analogies: Analogies, found: Warmed) -> None:
-    """What another process found (see :func:`warmed`), as if ``analogies`` had found it."""
-    for member, (candidates, forwarders) in found.items():
-        if member not in analogies._candidates:
-            analogies._candidates[member] = candidates
-            analogies._forwarders.setdefault(member, []).extend(forwarders)
 
 
 def _short(key: ClassKey) -> str:

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 
-from spec_contract.engine.check.analogy import Analogies, adopt, warmed
+from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.protocols import GatedCapability, capability_findings
 from spec_contract.engine.check.shares import Drafts
 from spec_contract.engine.check.wrappers import check_class
 from spec_contract.engine.config import Config
-from spec_contract.engine.parallel import in_background, map_forked, processes_for
+from spec_contract.engine.parallel import map_forked, processes_for
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.platforms import branch_of
 from spec_contract.engine.resolve.registry import ModelRegistry
-from spec_contract.engine.resolve.roles import RoleClass
+from spec_contract.engine.resolve.roles import Holds, RoleClass, find_holds
 from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.stats import Stats
 
@@ -31,33 +30,18 @@ Checked = tuple[list[Finding], frozenset[str]]  # a class's findings, and the mo
 _CHECKED_BEFORE_FORKING = 4
 
 
-def warm_ahead(analogies: Analogies, contract: Contract, classes: int) -> Callable[[], None]:
-    """When the check of ``classes`` classes will be shared with forked processes (see :func:`check_classes`),
-    start finding the implement candidates of the contract's members at once, in a forked process of its own,
-    while this one goes on (it finds the held classes next: both used to wait for each other on one core).
-    Returns what adopts them before the check forks; where no process could find them, the check finds them
-    here, as before."""
-    if processes_for(classes, "classes") <= 1:
-        return lambda: None
-    found = in_background(partial(warmed, analogies, [entry.member for entry in contract.entries if entry.is_call]))
-
-    def adopting() -> None:
-        candidates = found()
-        if candidates is not None:
-            adopt(analogies, candidates)
-
-    return adopting
-
-
 def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config: Config, *,
                   gated: tuple[GatedCapability, ...], registry: ModelRegistry | None,
                   relative: Callable[[str], str], problems_of: Callable[[Stats], dict[str, str]],
                   stats: Stats, problems: dict[str, str], analogies: Analogies | None = None,
-                  held: dict[ClassKey, RoleClass] | None = None) -> list[Checked]:
+                  held: dict[ClassKey, RoleClass] | None = None, holds: Holds | None = None) -> list[Checked]:
     """Each class's findings, with the modules its check read; ``gated``: the profile's Protocol capabilities
     that the workers gate (see ``check.protocols``). Forked processes add their problems (as ``problems_of``
     finds them in each) and stats to ``problems`` and ``stats``. ``held``: the language models no registry
-    names, with the wrapper that holds each (``resolve.roles``)."""
+    names, with the wrapper that holds each (``resolve.roles``). With ``holds``, what each class holds is
+    found with its check and added to it (``roles.find_holds``): the classes it holds are what the pipeline
+    checks next, and finding them beside the check shares that search with the forked processes too (it
+    reads the inner models the check reads)."""
 
     capabilities = list(gated)
     drafts = Drafts(index, config, registry.registered) if registry is not None else None
@@ -79,15 +63,23 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
                      for f in found]
         return found, index.stop(recorded)
 
-    processes = processes_for(len(keys), "classes")
-    if analogies is not None and processes > 1:  # found once here, not once in each forked process
-        analogies.warm(entry.member for entry in contract.entries if entry.is_call)
-    shared = map_forked(len(keys), check, processes, report=lambda: (stats, problems_of(stats)),
-                        first=_CHECKED_BEFORE_FORKING)
+    members = frozenset(contract.members())
+
+    def check_and_find(i: int) -> tuple[Checked, Holds]:
+        checked = check(i)
+        if holds is None:
+            return checked, {}
+        return checked, {h: holds[h] for h in find_holds(index, keys[i], config, members, holds)}
+
+    shared = map_forked(len(keys), check_and_find, processes_for(len(keys), "classes"),
+                        report=lambda: (stats, problems_of(stats)), first=_CHECKED_BEFORE_FORKING)
     if shared is None:
-        return [check(i) for i in range(len(keys))]
+        return [check_and_find(i)[0] for i in range(len(keys))]
     results, reports = shared
     for their_stats, their_problems in reports:
         stats.add(their_stats)
         problems.update(their_problems)
-    return results
+    if holds is not None:
+        for _, found in results:
+            holds.update(found)
+    return [checked for checked, _ in results]

@@ -62,18 +62,46 @@ def language_models(index: Index, key: ClassKey, config: Config,
     return out
 
 
+# holder → (the language models it holds directly, as :func:`language_models` finds them; the modules read for them)
+Holds = dict[ClassKey, tuple[list[tuple[str, ClassKey, frozenset[str]]], frozenset[str]]]
+
+
+def find_holds(index: Index, key: ClassKey, config: Config, members: frozenset[str],
+               holds: Holds) -> list[ClassKey]:
+    """Add to ``holds`` the language models ``key`` holds, and theirs, at any depth (each holder once);
+    returns the holders added.
+
+    A holder's models depend on the tree alone, not on who asks, so the holds of different classes can be
+    found in different processes (a forked check finds those of the classes it checks) and put together."""
+    added, pending = [], [key]
+    while pending:
+        holder = pending.pop()
+        if holder in holds:
+            continue
+        recorded = index.record()
+        models = language_models(index, holder, config, members)
+        holds[holder] = (models, index.stop(recorded))
+        added.append(holder)
+        pending.extend(inner for _, inner, _ in models)
+    return added
+
+
 def role_classes(index: Index, registered: Iterable[ClassKey], config: Config,
-                 members: Iterable[str] = ()) -> tuple[RoleClass, ...]:
+                 members: Iterable[str] = (), holds: Holds | None = None) -> tuple[RoleClass, ...]:
     """Every class that can play a role: the registered ones first, in their order, then each language model
     they hold at any depth, found breadth first (a class is listed once, with the first path that reaches
     it; a registered class is never listed again as a language model). ``members``: the contract's members
-    (``Contract.members()``), for the forwards that make an inner class a language model."""
+    (``Contract.members()``), for the forwards that make an inner class a language model. ``holds``: what
+    is known already of what the classes hold (see :func:`find_holds`); what is not is found and added."""
     wanted = frozenset(members)
+    holds = {} if holds is None else holds
     out: dict[ClassKey, RoleClass] = {key: RoleClass(key) for key in registered}
     pending = [(key, key, "") for key in out]
     while pending:
         wrapper, holder, path = pending.pop(0)
-        for attr, inner, handed in language_models(index, holder, config, wanted):
+        if holder not in holds:
+            find_holds(index, holder, config, wanted, holds)
+        for attr, inner, handed in holds[holder][0]:
             if inner in out:
                 continue
             reached = f"{path}.{attr}" if path else attr
@@ -93,15 +121,25 @@ class HeldModels:
                          frozenset[str]] | None = None
         self.unsaved = False
 
-    def find(self, index: Index, checked: Iterable[ClassKey], config: Config, members: Iterable[str],
-             changed: set[str]) -> dict[ClassKey, RoleClass]:
-        keys = tuple(checked)
-        asked = (keys, frozenset(members))
-        if self.kept is not None and self.kept[0] == asked and not changed & self.kept[2]:
+    def known(self, checked: Iterable[ClassKey], members: Iterable[str],
+              changed: set[str]) -> dict[ClassKey, RoleClass] | None:
+        """The held classes kept, when the classes checked, the contract's members and the modules they were
+        read from are all unchanged; else None (:meth:`find` finds them)."""
+        if self.kept is not None and self.kept[0] == (tuple(checked), frozenset(members)) \
+                and not changed & self.kept[2]:
             self.unsaved = False
             return self.kept[1]
-        recorded = index.record()
-        recorded.update(key.module for key in keys)
-        held = {r.key: r for r in role_classes(index, keys, config, asked[1]) if not r.registered}
-        self.kept, self.unsaved = (asked, held, index.stop(recorded)), True
+        return None
+
+    def find(self, index: Index, checked: Iterable[ClassKey], config: Config, members: Iterable[str],
+             holds: Holds) -> dict[ClassKey, RoleClass]:
+        """The held classes, found from ``holds`` (what the check of the classes found they hold, see
+        :func:`find_holds`) and what the rest hold (found here and added to it)."""
+        keys = tuple(checked)
+        asked = (keys, frozenset(members))
+        held = {r.key: r for r in role_classes(index, keys, config, asked[1], holds) if not r.registered}
+        read = {key.module for key in keys}
+        for holder in (*keys, *held):
+            read |= holds[holder][1]
+        self.kept, self.unsaved = (asked, held, frozenset(read)), True
         return held
