@@ -18,8 +18,8 @@ from typing import TypeVar
 from spec_contract.engine.summarise.deferred import top_level_classes
 from spec_contract.engine.summarise.pieces import Piece, piece_of
 from spec_contract.engine.summarise.statements import (
-    CLASS_STATEMENT,
     Members,
+    deferred_class,
     error_message,
     import_words,
     parse_at,
@@ -94,9 +94,9 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
             elif body is not None:
                 piece = piece_of(body, lines, worker, entry_variable, key[1])
             else:
-                if name := CLASS_STATEMENT.match(key[1]):
+                if name := deferred_class(key[1]):
                     # named as Python names it (NFKC: ``class 𝒲Llava`` defines ``WLlava``), as ``ast`` does
-                    deferred.append(DeferredClass(unicodedata.normalize("NFKC", name.group(1)), key[0], key[1],
+                    deferred.append(DeferredClass(unicodedata.normalize("NFKC", name), key[0], key[1],
                                                   key[2], parsed_classes,
                                                   import_words(key[1])))
                 continue

@@ -20,7 +20,9 @@ from typing import Any
 # bracket and not the continuation of a compound statement.
 _TOP_LEVEL_LINE = re.compile(r"\n(?![\s#)\]}]|(?:else|elif|except|finally)\b)")
 CLASS_STATEMENT = re.compile(r"class\s+(\w+)")
+_CLASS_LINE = re.compile(r"^class\s+(\w+)", re.MULTILINE)
 _DOUBLE, _SINGLE = '"' * 3, "'" * 3  # written so: this file's own split pairs them (see ``statement_starts``)
+_MISLEADS_SPLIT = re.compile("|".join(map(re.escape, (_DOUBLE, _SINGLE, "\\"))))  # see ``_deferrable``
 _MERGES_BEFORE_REST = 4  # a statement that keeps failing to parse is parsed with the rest of the file
 
 
@@ -98,14 +100,31 @@ def _deferrable(text: str, start: int, end: int, dropped: list[int]) -> bool:
     in a one-quote string, in a function) leaves the function holding the class below it, which skipping the
     function would lose. So a statement with a line that may start another (code at column 0: one of the
     ``dropped`` starts of :func:`statement_starts`, found by bisection rather than by searching the
-    statement's text again) is parsed now.
+    statement's text again) is parsed now, except the ``class`` or ``def`` line of a decorated one (and its
+    decorators' own lines): the split drops the line after a decorator. Those decorators must hold no triple
+    quote or backslash, the only ways a line of theirs at column 0 can be inside a string, which could hold
+    a ``class`` line (vLLM registers most multimodal models with a decorator: 2.4 MB of its class text).
     """
     inside = bisect_right(dropped, start)
+    first = start
+    while text.startswith("@", start) and inside < len(dropped) and dropped[inside] < end:
+        start = dropped[inside]  # a decorator: the next line at column 0 is another one, or the class or def
+        inside += 1
+    if start != first and _MISLEADS_SPLIT.search(text, first, start):
+        return False
     if inside < len(dropped) and dropped[inside] < end:
         return False
     if text.startswith("class", start):
         return CLASS_STATEMENT.match(text, start, end) is not None
     return text.startswith(("def ", "async def "), start) and text.find("import", start, end) < 0
+
+
+def deferred_class(statement: str) -> str | None:
+    """The name (as written) of the class a statement that ``top_level`` deferred defines, None for a function
+    it skipped: its first line's, or that of the line after its decorators (the first line at column 0 that
+    starts with ``class``: each line at column 0 before it is a decorator's, see ``_deferrable``)."""
+    found = _CLASS_LINE.search(statement) if statement.startswith("@") else CLASS_STATEMENT.match(statement)
+    return found.group(1) if found is not None else None
 
 
 # What may stand between the ``import`` keyword and the first imported name
