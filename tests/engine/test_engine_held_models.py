@@ -5,7 +5,11 @@ the wrapper's run there. Each fixture is a small tree of our own, in the shape o
 
 from __future__ import annotations
 
+import textwrap
+
 from engine_trees import WORKER, analyze, base_tree, findings
+from spec_contract.engine.config import load_config
+from spec_contract.engine.project import Project
 from spec_contract.engine.resolve.index import ClassKey
 
 
@@ -78,3 +82,25 @@ def test_the_status_model_covers_the_held_decoder_for_what_it_is_handed(tmp_path
     assert (str(eagle.state), eagle.members) == ("crashes", ("get_embed_and_head",))
     assert [str(c.provision.how) for c in eagle.crashes] == ["forward"]
     assert "pkg.models.chain.Decoder" in {s.qualname for s in analysis.statuses()}
+
+
+def test_an_edit_to_one_wrapper_checks_again_what_it_holds_and_keeps_the_rest(tmp_path):
+    """After an edit, only the edited wrapper's check finds (and checks) what it holds again; the held class
+    of the other wrapper keeps its check. Both come out as a fresh analysis of the edited tree gives them."""
+    root = base_tree(tmp_path, {"pkg/models/a.py": chain()["pkg/models/chain.py"],
+                                "pkg/models/b.py": chain()["pkg/models/chain.py"]})
+    project = Project(root, load_config(root), use_cache=False)
+    before = project.analyze()
+    assert sorted(f.path.rsplit("/", 1)[-1] for f in before.findings) == ["a.py", "b.py"]  # each Decoder
+    fixed = chain()["pkg/models/chain.py"].replace(  # a's decoder forwards the member to its stack
+        "    class Decoder:\n", "    class Decoder:\n        def get_embed_and_head(self):\n"
+        "            return self.model.get_embed_and_head()\n\n")
+    path = str(root / "pkg/models/a.py")
+    project.set_overlay(path, textwrap.dedent(fixed))
+    after = project.analyze()
+    fresh = Project(root, load_config(root), use_cache=False)
+    fresh.set_overlay(path, textwrap.dedent(fixed))
+    expected = fresh.analyze()
+    assert [f.path.rsplit("/", 1)[-1] for f in after.findings] == ["b.py"]
+    assert after.findings == expected.findings and after.held == expected.held
+    assert {key.module for key in after.held} == {"pkg.models.a", "pkg.models.b"}

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from spec_contract.engine.check.analogy import Analogies
-from spec_contract.engine.check.batch import check_classes
+from spec_contract.engine.check.batch import Checked, check_classes
 from spec_contract.engine.check.crashes import on_worker_lines
 from spec_contract.engine.check.protocols import GatedCapability, gated_capabilities
 from spec_contract.engine.check.wrappers import without_handed_crashes
@@ -32,7 +32,7 @@ from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.profile_paths import unresolved
 from spec_contract.engine.resolve.registered import Registered
 from spec_contract.engine.resolve.registry import ModelRegistry
-from spec_contract.engine.resolve.roles import HeldModels, Holds, RoleClass
+from spec_contract.engine.resolve.roles import HeldModels, Holding, RoleClass
 from spec_contract.engine.results import Contract
 from spec_contract.engine.results_store import ResultsStore
 from spec_contract.engine.stats import Stats
@@ -176,13 +176,8 @@ class Pipeline:
         # editor's focused analysis finds the same ones as a whole one)
         analogies = Analogies(index, [(m.path, m.module) for m in layout.models],
                               lambda path: self._sources.text(path)[0], self.config.entry_class_variable)
-        held, more = self._held.known(checked, contract.members(), changed), checked
-        if held is None:  # the registered classes first, finding what they hold as they are checked
-            holds: Holds = {}
-            self._check(checked, changed, index, contract, gated, stats, problems, analogies, {}, holds)
-            held, more = self._held.find(index, checked, self.config, contract.members(), holds), []
+        held = self._check(checked, changed, index, contract, gated, stats, problems, analogies)
         self._kept.unsaved |= self._held.unsaved
-        self._check(more + list(held), changed, index, contract, gated, stats, problems, analogies, held)
         findings = on_worker_lines(without_handed_crashes(self._kept.findings(checked + list(held)), held),
                                    self.relative)
         self._generation += 1
@@ -287,14 +282,18 @@ class Pipeline:
 
     def _check(self, checked: list[ClassKey], changed: set[str], index: Index, contract: Contract,
                gated: tuple[GatedCapability, ...], stats: Stats, problems: dict[str, str],
-               analogies: Analogies, held: dict[ClassKey, RoleClass], holds: Holds | None = None) -> None:
-        """Check again the classes never checked and those whose check read a changed module."""
-        stale = self._kept.stale(checked, changed)
-        for key, result in zip(stale, check_classes(
-                stale, index, contract, self.config, gated=gated, registry=self._registered.registry,
-                relative=self.relative, problems_of=self._summaries.problems, stats=stats, problems=problems,
-                analogies=analogies, held=held, holds=holds)):
-            self._kept.keep(key, result)
+               analogies: Analogies) -> dict[ClassKey, RoleClass]:
+        """Check again the classes never checked and those whose check read a changed module; returns the
+        held classes (see ``HeldModels.check``)."""
+        def check(keys: list[ClassKey], held: dict[ClassKey, RoleClass], holding: Holding[Checked] | None) -> None:
+            stale = self._kept.stale(keys, changed)
+            for key, result in zip(stale, check_classes(
+                    stale, index, contract, self.config, gated=gated, registry=self._registered.registry,
+                    relative=self.relative, problems_of=self._summaries.problems, stats=stats, problems=problems,
+                    analogies=analogies, held=held, holding=holding)):
+                self._kept.keep(key, result)
+
+        return self._held.check(index, checked, self.config, contract.members(), changed, check, self._kept.keep)
 
     # the saved results -----------------------------------------------------------------------------
     def _unsaved_results(self) -> bool:

@@ -14,13 +14,15 @@ not a model a run is served by, and a vision tower is neither.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 
-HEADS = ("lm_head", "logits_processor")  # what a language model holds and a decoder does not
+HEADS = ("lm_head", "logits_processor")
+C = TypeVar("C")  # a class's check, as the check makes it  # what a language model holds and a decoder does not
 
 
 @dataclass(frozen=True)
@@ -87,16 +89,21 @@ def find_holds(index: Index, key: ClassKey, config: Config, members: frozenset[s
 
 
 def role_classes(index: Index, registered: Iterable[ClassKey], config: Config,
-                 members: Iterable[str] = (), holds: Holds | None = None) -> tuple[RoleClass, ...]:
+                 members: Iterable[str] = (), holds: Holds | None = None,
+                 others: Iterable[ClassKey] = ()) -> tuple[RoleClass, ...]:
     """Every class that can play a role: the registered ones first, in their order, then each language model
     they hold at any depth, found breadth first (a class is listed once, with the first path that reaches
     it; a registered class is never listed again as a language model). ``members``: the contract's members
     (``Contract.members()``), for the forwards that make an inner class a language model. ``holds``: what
-    is known already of what the classes hold (see :func:`find_holds`); what is not is found and added."""
+    is known already of what the classes hold (see :func:`find_holds`); what is not is found and added.
+    ``others``: more registered classes, never listed or reached through (what ``registered`` alone would
+    give the classes it holds, when the others are registered too)."""
     wanted = frozenset(members)
     holds = {} if holds is None else holds
     out: dict[ClassKey, RoleClass] = {key: RoleClass(key) for key in registered}
     pending = [(key, key, "") for key in out]
+    others = frozenset(others) - out.keys()
+    out.update((key, RoleClass(key)) for key in others)
     while pending:
         wrapper, holder, path = pending.pop(0)
         if holder not in holds:
@@ -107,7 +114,26 @@ def role_classes(index: Index, registered: Iterable[ClassKey], config: Config,
             reached = f"{path}.{attr}" if path else attr
             out[inner] = RoleClass(inner, wrapper, reached, handed)
             pending.append((wrapper, inner, reached))
-    return tuple(out.values())
+    return tuple(role for role in out.values() if role.key not in others)
+
+
+@dataclass
+class Holding(Generic[C]):
+    """What the check of the registered classes finds they hold (``check.batch.check_classes``): each holder's
+    language models (:func:`find_holds`), and the held classes checked in the role a registered class gives
+    them when it reaches them first (:func:`role_classes` with it alone, the others never reached through:
+    when the walk over all of them gives a held class that role, that check is its check)."""
+
+    registered: frozenset[ClassKey]
+    holds: Holds = field(default_factory=dict)
+    checked: dict[RoleClass, C] = field(default_factory=dict)
+
+    def settle(self, held: dict[ClassKey, RoleClass], keep: Callable[[ClassKey, C], None]) -> list[ClassKey]:
+        """Keep the checks of the held classes made in their role; returns the others, still to check."""
+        for key, role in held.items():
+            if role in self.checked:
+                keep(key, self.checked[role])
+        return [key for key, role in held.items() if role not in self.checked]
 
 
 class HeldModels:
@@ -142,4 +168,21 @@ class HeldModels:
         for holder in (*keys, *held):
             read |= holds[holder][1]
         self.kept, self.unsaved = (asked, held, frozenset(read)), True
+        return held
+
+    def check(self, index: Index, checked: list[ClassKey], config: Config, members: Iterable[str],
+              changed: set[str], check: Callable[[list[ClassKey], dict[ClassKey, RoleClass], Holding[C] | None], None],
+              keep: Callable[[ClassKey, C], None]) -> dict[ClassKey, RoleClass]:
+        """The held classes, with ``check`` run on the classes to check (and the held classes, their roles, a
+        :class:`Holding` or None). Unless those kept are still right, the registered classes are checked first,
+        finding (and checking) what they hold as they go, and the held classes they did not check right next;
+        ``keep`` keeps the checks they did."""
+        held = self.known(checked, members, changed)
+        if held is not None:
+            check(checked + list(held), held, None)
+            return held
+        holding: Holding[C] = Holding(frozenset(checked))
+        check(checked, {}, holding)
+        held = self.find(index, checked, config, members, holding.holds)
+        check(holding.settle(held, keep), held, None)
         return held
