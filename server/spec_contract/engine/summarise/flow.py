@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
 from spec_contract.engine.results import Span
@@ -28,6 +28,9 @@ _ENV_READERS = frozenset({"getenv", "get_bool_env_var", "get_int_env_var", "get_
 _VOUCHING = frozenset({"hasattr", "getattr", "callable", "isinstance"})
 _RARE_WORDS = _ENV_READERS | {"envs", "environ", "model_type", "architectures", "isinstance"}
 _TRY = frozenset(getattr(ast, name) for name in ("Try", "TryStar") if hasattr(ast, name))  # TryStar: 3.11
+# Most expressions visited: nothing to record, nothing inside. Visits skip them before the call, not in it (a
+# worker's flow records visit half a dozen such nodes per use)
+_LEAVES = frozenset({ast.Name, ast.Constant})
 
 
 class _Context(NamedTuple):
@@ -87,7 +90,7 @@ class _OptionalReads:
         object with whatever ``x`` it has of its own."""
         index = self._reads.get(name)
         if index is not None and uses[index].member == target.attr and chain_of(target.value) != uses[index].receiver:
-            uses[index] = replace(uses[index], shared=True)
+            uses[index] = _changed(uses[index], shared=True)
 
     def gate(self, test: ast.expr, uses: list[Use]) -> None:
         """The body of ``if v is None …: raise`` runs when the optional read of ``v`` found nothing: the read
@@ -96,7 +99,7 @@ class _OptionalReads:
             index = self._reads.pop(name, None)
             if index is not None:
                 use = uses[index]
-                uses[index] = replace(use, guarded=False, gate=(use.member,), gate_line=use.span.line)
+                uses[index] = _changed(use, guarded=False, gate=(use.member,), gate_line=use.span.line)
 
 
 @dataclass
@@ -267,13 +270,13 @@ class _FlowBuilder:
     # expressions ------------------------------------------------------------------------------
     def expr(self, node: ast.expr, ctx: _Context) -> None:
         kind = type(node)
-        if kind is ast.Name or kind is ast.Constant:  # most nodes: nothing to record, nothing inside
+        if kind in _LEAVES:
             return
-        if type(node) is ast.Call:
-            self._call(node, ctx)
+        if kind is ast.Call:
+            self._call(cast(ast.Call, node), ctx)
             return
-        if type(node) is ast.Attribute:
-            _attribute(self, node, chain_of(node.value), ctx, False, None)
+        if kind is ast.Attribute:
+            _attribute(self, cast(ast.Attribute, node), chain_of(cast(ast.Attribute, node).value), ctx, False, None)
             return
         if isinstance(node, ast.BoolOp):
             current = ctx
@@ -294,6 +297,8 @@ class _FlowBuilder:
             self.expr(node.body, ctx)
             return
         for child in _children(node):
+            if type(child) in _LEAVES:
+                continue
             if isinstance(child, ast.expr):
                 self.expr(child, ctx)
             elif isinstance(child, ast.comprehension):
@@ -317,7 +322,8 @@ class _FlowBuilder:
                 self.uses.append(_make_use(receiver, member, span, False, None, guarded, ctx,
                                                 self.lines.text(node.lineno)))
             for arg in node.args:
-                self.expr(arg, ctx)
+                if type(arg) not in _LEAVES:
+                    self.expr(arg, ctx)
             return
         args = node.args
         arity = None if node.keywords or any(type(a) is ast.Starred for a in args) else len(args)
@@ -327,7 +333,8 @@ class _FlowBuilder:
             _attribute(self, func, receiver, ctx, True, arity)
             callee = receiver + (func.attr,) if receiver is not None else None
         else:
-            self.expr(func, ctx)
+            if type(func) is not ast.Name:
+                self.expr(func, ctx)
             callee = chain_of(func)
         if callee is not None:
             chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args])
@@ -337,9 +344,13 @@ class _FlowBuilder:
             if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
                 self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken))
         for arg in args:
-            self.expr(arg.value if type(arg) is ast.Starred else arg, ctx)
+            if isinstance(arg, ast.Starred):
+                arg = arg.value
+            if type(arg) not in _LEAVES:
+                self.expr(arg, ctx)
         for keyword in node.keywords:
-            self.expr(keyword.value, ctx)
+            if type(keyword.value) not in _LEAVES:
+                self.expr(keyword.value, ctx)
 
 
 def _attribute(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx: _Context, is_call: bool,
@@ -353,7 +364,8 @@ def _attribute(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | Non
         receiver = receiver[:-1] if receiver is not None else None
         _use(builder, inner, receiver, ctx, False, None)
         inner = inner.value
-    builder.expr(inner, ctx)
+    if type(inner) not in _LEAVES:
+        builder.expr(inner, ctx)
 
 
 def _use(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx: _Context, is_call: bool,
@@ -373,7 +385,7 @@ def _expression_statement(builder: _FlowBuilder, value: ast.expr, ctx: _Context)
     uses = builder.uses
     if type(value) is ast.Call and type(value.func) is ast.Attribute and len(uses) > before \
             and uses[before].is_call and uses[before].member == value.func.attr:
-        uses[before] = replace(uses[before], statement=True)
+        uses[before] = _changed(uses[before], statement=True)
     return ctx
 
 
@@ -389,8 +401,25 @@ def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: in
         if gate:
             guarded = False  # behind a gate the member is required: the engine refused the run otherwise
         alternative_of = tuple(sorted(m for r, m in ctx.absent if r == where and m != member))
-    return Use(receiver, member, span, is_call, arity, guarded, ctx.conditions, text, gate, alternative_of,
-               ctx.condition, ctx.taken, gate_line, ctx.condition_classes)
+    use = _NEW(Use)  # see ``_changed``: what ``Use(...)`` makes, at a third of the cost
+    use.__dict__.update(receiver=receiver, member=member, span=span, is_call=is_call, arity=arity, guarded=guarded,
+                        conditions=ctx.conditions, text=text, gate=gate, alternative_of=alternative_of,
+                        condition=ctx.condition, taken=ctx.taken, gate_line=gate_line,
+                        condition_classes=ctx.condition_classes, shared=False, statement=False)
+    return use
+
+
+_NEW = object.__new__
+
+
+def _changed(use: Use, **changes: object) -> Use:
+    """``dataclasses.replace(use, **changes)``, made as ``_make_use`` makes a use: without the frozen
+    ``__init__``, which sets each of its 16 fields through ``object.__setattr__`` (``Use`` has no
+    ``__post_init__`` and no field outside ``__init__``). A worker file's flow records make uses by the ten
+    thousand, and building them so was a tenth of their cost."""
+    copy = _NEW(Use)
+    copy.__dict__.update(use.__dict__, **changes)
+    return copy
 
 
 def _assigned(target: ast.expr, value: ast.expr) -> Iterator[tuple[ast.expr, Chain]]:

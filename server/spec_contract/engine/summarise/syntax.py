@@ -23,6 +23,10 @@ class Lines:
 
     def __init__(self, text: str) -> None:
         self._text = text
+        # An ASCII text's byte columns are its code-point columns: no line is looked at for them (a worker
+        # file's flow records take one span per use, by the ten thousand)
+        self._ascii = text.isascii()
+        self._stripped: dict[int, str] = {}  # see ``text``
 
     @functools.cached_property
     def lines(self) -> list[str]:
@@ -32,13 +36,13 @@ class Lines:
     @classmethod
     def of_statement(cls, deferred: DeferredClass) -> Lines:
         """The lines a deferred statement's spans and suppression comment read, at their places in the file."""
-        lines = cls("")
+        lines = cls(deferred.text)  # the line above is never a node's: ``_ascii`` is the statement's
         above = [""] * (deferred.first_line - 1) + [deferred.line_above] if deferred.first_line else []
         lines.lines = above + split_lines(deferred.text)
         return lines
 
     def col(self, lineno: int, byte_col: int) -> int:
-        if lineno - 1 >= len(self.lines):
+        if self._ascii or lineno - 1 >= len(self.lines):
             return byte_col
         line = self.lines[lineno - 1]
         if line.isascii():
@@ -46,8 +50,14 @@ class Lines:
         return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
 
     def text(self, lineno: int | None) -> str:
-        """The line, stripped; ``lineno`` (1-based) as ``ast`` gives it, whose type allows None."""
-        return self.lines[lineno - 1].strip() if lineno is not None and 0 < lineno <= len(self.lines) else ""
+        """The line, stripped; ``lineno`` (1-based) as ``ast`` gives it, whose type allows None (each line
+        stripped once: every use on it names it)."""
+        if lineno is None:
+            return ""
+        found = self._stripped.get(lineno)
+        if found is None:
+            found = self._stripped[lineno] = self.lines[lineno - 1].strip() if 0 < lineno <= len(self.lines) else ""
+        return found
 
     def name_span(self, lineno: int, keyword: str, name: str) -> Span:
         """Span of ``name`` after ``keyword`` (``class``/``def``) on a line, for definitions.
@@ -58,20 +68,22 @@ class Lines:
         after = line.find(keyword + " ")
         start = line.find(name, after + len(keyword)) if after >= 0 else -1
         if start >= 0:
-            return Span(lineno - 1, start, lineno - 1, start + len(name))
+            return _span(lineno - 1, start, lineno - 1, start + len(name))
         written = _IDENTIFIER_AFTER.match(line, after + len(keyword)) if after >= 0 else None
         if written is not None:
-            return Span(lineno - 1, written.start(1), lineno - 1, written.end(1))
+            return _span(lineno - 1, written.start(1), lineno - 1, written.end(1))
         start = len(line) - len(line.lstrip())
-        return Span(lineno - 1, start, lineno - 1, start + len(name))
+        return _span(lineno - 1, start, lineno - 1, start + len(name))
 
     def node_span(self, node: ast.expr | ast.stmt) -> Span:
         end_line, end_col = _end(node)
-        return Span(node.lineno - 1, self.col(node.lineno, node.col_offset),
+        return _span(node.lineno - 1, self.col(node.lineno, node.col_offset),
                     end_line - 1, self.col(end_line, end_col))
 
     def attr_span(self, node: ast.Attribute) -> Span:
         end_line, end_col = _end(node)
+        if self._ascii:
+            return _span(end_line - 1, end_col - len(node.attr), end_line - 1, end_col)
         end = self.col(end_line, end_col)
         start = end - len(node.attr)
         line = self.lines[end_line - 1] if 0 < end_line <= len(self.lines) else ""
@@ -79,7 +91,20 @@ class Lines:
             written = _IDENTIFIER_BEFORE.search(line, 0, end)
             if written is not None:
                 start = written.start()
-        return Span(end_line - 1, start, end_line - 1, end)
+        return _span(end_line - 1, start, end_line - 1, end)
+
+
+_NEW = object.__new__
+
+
+def _span(line: int, col: int, end_line: int, end_col: int) -> Span:
+    """``Span(line, col, end_line, end_col)``, made without its frozen ``__init__`` (one ``object.__setattr__``
+    per field: three times the cost): a cold scan makes one for every member and use, by the ten thousand.
+    ``Span`` has no ``__post_init__`` and no field outside ``__init__``."""
+    span = _NEW(Span)
+    fields = span.__dict__
+    fields["line"], fields["col"], fields["end_line"], fields["end_col"] = line, col, end_line, end_col
+    return span
 
 
 def _end(node: ast.expr | ast.stmt) -> tuple[int, int]:
