@@ -49,10 +49,13 @@ def test_two_processes_make_the_summaries_one_makes():
 
 
 def test_this_process_hands_over_its_own_summaries_first_from_the_last_job_back():
-    # What lets the project derive the contract from the worker files (queued last) while others scan.
-    jobs = _jobs()
+    # What lets the project derive the contract from the worker files (queued last) while others scan. A
+    # few worker files: none is shared out first (see the next test), so no other process sends any early,
+    # and what comes first is this process's own, however fast the other one runs
+    jobs = _models_then_workers(3)
+    assert parallel._workers_at_both_ends(jobs, 2) == (jobs, 0)
     order = [job for job, _ in scan_all(jobs, 2)]
-    assert jobs[-1] in order[:parallel._BATCH]
+    assert jobs[-1] in order[:parallel._BATCH]  # the last batch, scanned first here
 
 
 def _models_then_workers(workers: int) -> list[ScanJob]:

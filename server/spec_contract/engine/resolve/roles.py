@@ -90,7 +90,7 @@ def find_holds(index: Index, key: ClassKey, config: Config, members: frozenset[s
 
 def role_classes(index: Index, registered: Iterable[ClassKey], config: Config,
                  members: Iterable[str] = (), holds: Holds | None = None,
-                 others: Iterable[ClassKey] = ()) -> tuple[RoleClass, ...]:
+                 others: frozenset[ClassKey] = frozenset()) -> tuple[RoleClass, ...]:
     """Every class that can play a role: the registered ones first, in their order, then each language model
     they hold at any depth, found breadth first (a class is listed once, with the first path that reaches
     it; a registered class is never listed again as a language model). ``members``: the contract's members
@@ -102,19 +102,17 @@ def role_classes(index: Index, registered: Iterable[ClassKey], config: Config,
     holds = {} if holds is None else holds
     out: dict[ClassKey, RoleClass] = {key: RoleClass(key) for key in registered}
     pending = [(key, key, "") for key in out]
-    others = frozenset(others) - out.keys()
-    out.update((key, RoleClass(key)) for key in others)
     while pending:
         wrapper, holder, path = pending.pop(0)
         if holder not in holds:
             find_holds(index, holder, config, wanted, holds)
         for attr, inner, handed in holds[holder][0]:
-            if inner in out:
+            if inner in out or inner in others:
                 continue
             reached = f"{path}.{attr}" if path else attr
             out[inner] = RoleClass(inner, wrapper, reached, handed)
             pending.append((wrapper, inner, reached))
-    return tuple(role for role in out.values() if role.key not in others)
+    return tuple(out.values())
 
 
 @dataclass
