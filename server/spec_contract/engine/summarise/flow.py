@@ -35,8 +35,9 @@ _LEAVES = frozenset({ast.Name, ast.Constant})
 
 class _Context(NamedTuple):
     """What holds where a statement runs: guards, capability gates passed, members known absent, and the
-    names and rare condition of the enclosing tests. (A named tuple: a new one is made for every branch,
-    and ``_replace`` is several times cheaper than ``dataclasses.replace``.)"""
+    names and rare condition of the enclosing tests. (A named tuple: a new one is made for every branch, and
+    made from its fields in order, it costs a fifth of ``_replace``, itself several times cheaper than
+    ``dataclasses.replace``.)"""
 
     facts: frozenset[Fact] = frozenset()
     conditions: frozenset[str] = frozenset()
@@ -49,24 +50,35 @@ class _Context(NamedTuple):
     def add(self, facts: frozenset[Fact] = frozenset(), conditions: frozenset[str] = frozenset()) -> _Context:
         if not facts and not conditions:
             return self
-        return self._replace(facts=self.facts | facts, conditions=self.conditions | conditions)
+        known, met, gates, absent, condition, classes, taken = self
+        return _Context(known | facts, met | conditions, gates, absent, condition, classes, taken)
 
     def passed(self, gates: frozenset[Gate]) -> _Context:
-        return self._replace(gates=self.gates | gates) if gates else self
+        if not gates:
+            return self
+        facts, conditions, passed, absent, condition, classes, taken = self
+        return _Context(facts, conditions, passed | gates, absent, condition, classes, taken)
 
     def without(self, absent: frozenset[Fact]) -> _Context:
-        return self._replace(absent=self.absent | absent) if absent else self
+        if not absent:
+            return self
+        facts, conditions, gates, missing, condition, classes, taken = self
+        return _Context(facts, conditions, gates, missing | absent, condition, classes, taken)
 
     def taking(self, test: ast.expr, branch: bool, names: frozenset[str]) -> _Context:
         """The context of one branch of ``test`` (whose names are ``names``): they count as taken in the true
         branch of a plain test and in the false branch of a negated one (``if not is_eagle3(): …``)."""
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-        return self._replace(taken=self.taken | names) if branch != negated and names else self
+        if branch == negated or not names:
+            return self
+        facts, conditions, gates, absent, condition, classes, taken = self
+        return _Context(facts, conditions, gates, absent, condition, classes, taken | names)
 
     def under(self, condition: str | None, classes: tuple[str, ...] = ()) -> _Context:
         if not condition or self.condition:
             return self
-        return self._replace(condition=condition, condition_classes=classes)
+        facts, conditions, gates, absent, _, _, taken = self
+        return _Context(facts, conditions, gates, absent, condition, classes, taken)
 
 
 class _OptionalReads:
