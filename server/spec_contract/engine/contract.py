@@ -46,6 +46,7 @@ class _Flow:
         self._expanded: dict[tuple[FunctionKey, Chain], tuple[int, set[Chain]]] = {}
         self._self_attrs: dict[tuple[ClassKey, str], set[Chain]] = {}
         self._reached: dict[tuple[str, Chain], tuple[FunctionKey, int] | None] = {}
+        self._callees: dict[tuple[FunctionKey, Chain], tuple[FunctionKey, int] | None] = {}  # see ``callee``
         self._top_names: dict[str, set[str]] = defaultdict(set)  # module → its top-level function/class names
         for summary in workers:
             for fn in summary.functions:
@@ -153,8 +154,14 @@ class _Flow:
         return found
 
     def callee(self, caller: FunctionKey, call: CallFlow) -> tuple[FunctionKey, int] | None:
-        """The workspace function a call reaches, and how many leading parameters the call fills implicitly."""
-        callee = call.callee
+        """The workspace function a call reaches, and how many leading parameters the call fills implicitly;
+        remembered by caller and callee (it reads no binding), as three walks ask it of every call."""
+        key = (caller, call.callee)
+        if key not in self._callees:
+            self._callees[key] = self._reach(caller, call.callee)
+        return self._callees[key]
+
+    def _reach(self, caller: FunctionKey, callee: Chain) -> tuple[FunctionKey, int] | None:
         cls = self.classes[caller]
         if callee[0] == "self" and len(callee) == 2 and cls is not None:
             for owner in self.index.mro(cls):
