@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine_trees import base_tree, contract, findings
@@ -274,6 +275,22 @@ def test_without_shared_semaphores_this_process_scans_alone(monkeypatch):
     assert _summaries(jobs, 2) == _summaries(jobs, 1)
 
 
+def _checked_by_one_then_two_processes(root: Path, monkeypatch) -> tuple[Any, Any, list]:
+    """The analyses of ``root`` by one process, then two (classes shared from two on), and what each call of
+    ``map_forked`` returned, in order (None: the check was not shared)."""
+    monkeypatch.setitem(parallel.MIN_PER_PROCESS, "classes", 2)
+    shared: list = []
+    real_map_forked = checking_module.map_forked
+    monkeypatch.setattr(checking_module, "map_forked",
+                        lambda *args, **kwargs: shared.append(result := real_map_forked(*args, **kwargs)) or result)
+
+    def run(jobs: str):
+        monkeypatch.setenv("SPEC_CONTRACT_JOBS", jobs)
+        return Project(root, load_config(root), use_cache=False).analyze()
+
+    return run("1"), run("2"), shared
+
+
 def test_classes_checked_in_forked_processes_give_the_findings_problems_and_counts_of_one(tmp_path, monkeypatch):
     # Each wrapper's inner model has a file of its own that only the check reads, in whichever process checks
     # that wrapper; one of those files does not parse.
@@ -296,17 +313,7 @@ def test_classes_checked_in_forked_processes_give_the_findings_problems_and_coun
         """
     files["pkg/inner/i7.py"] = "class Inner7(:\n    pass\n"
     root = base_tree(tmp_path, files)
-    monkeypatch.setitem(parallel.MIN_PER_PROCESS, "classes", 2)
-    shared = []
-    real_map_forked = checking_module.map_forked
-    monkeypatch.setattr(checking_module, "map_forked",
-                        lambda *args, **kwargs: shared.append(result := real_map_forked(*args, **kwargs)) or result)
-
-    def run(jobs: str):
-        monkeypatch.setenv("SPEC_CONTRACT_JOBS", jobs)
-        return Project(root, load_config(root), use_cache=False).analyze()
-
-    one, several = run("1"), run("2")
+    one, several, shared = _checked_by_one_then_two_processes(root, monkeypatch)
     if parallel.processes_for(40, "classes") > 1 and parallel._fork_safe():  # two cores, no other threads
         forked = [result for result in shared if result is not None]  # the registered classes' check
         assert len(forked) == 1 and len(forked[0][1]) == 1  # one forked process reported back
@@ -346,17 +353,7 @@ def test_the_held_classes_found_beside_a_forked_check_are_those_one_process_find
                     return self.model.get_embed_and_head()
         """ if i % 2 else "")
     root = base_tree(tmp_path, files)
-    monkeypatch.setitem(parallel.MIN_PER_PROCESS, "classes", 2)
-    shared = []
-    real_map_forked = checking_module.map_forked
-    monkeypatch.setattr(checking_module, "map_forked",
-                        lambda *args, **kwargs: shared.append(result := real_map_forked(*args, **kwargs)) or result)
-
-    def run(jobs: str):
-        monkeypatch.setenv("SPEC_CONTRACT_JOBS", jobs)
-        return Project(root, load_config(root), use_cache=False).analyze()
-
-    one, several = run("1"), run("2")
+    one, several, shared = _checked_by_one_then_two_processes(root, monkeypatch)
     if parallel.processes_for(12, "classes") > 1 and parallel._fork_safe():  # two cores, no other threads
         assert shared[2] is not None  # calls: (one process: registered, held), (two: registered, held)
     assert several.held == one.held
