@@ -39,6 +39,8 @@ from spec_contract.engine.stats import Stats
 from spec_contract.engine.summarise.summaries import Summaries
 from spec_contract.engine.summarise.summary import ModuleSummary
 
+_COLLECT_BELOW = 50_000  # young objects: an edit's analysis makes about 1,000, a cold one on SGLang 360,000
+
 
 def _unread_note(unread: dict[str, str], relative: Callable[[str], str]) -> str | None:
     if not unread:
@@ -130,9 +132,13 @@ class Pipeline:
             if collecting:
                 # What the analysis keeps (summaries, findings) is acyclic and freed by reference counting;
                 # moving it out of the collector's generations keeps later collections (one per keystroke in
-                # the server) from walking a large heap again and again. The young generations are collected
-                # first, so no cyclic garbage of this run is frozen with it.
-                gc.collect(1)
+                # the server) from walking a large heap again and again. The analysis leaves no cyclic garbage
+                # (tests/engine/test_garbage.py), but the server's other threads may have while the collector
+                # was paused: the young generations are collected first unless that would walk a large
+                # analysis's every object (0.1-0.25 s after a cold one, before its diagnostics are out) for
+                # the few a second of the event loop can leave.
+                if gc.get_count()[0] < _COLLECT_BELOW:
+                    gc.collect(1)
                 gc.freeze()
                 gc.enable()
 

@@ -10,6 +10,7 @@ a class statement it deferred is read here too, when the analysis first asks for
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from spec_contract.engine.summarise.classes import method_factories, nested_statements, summarise_class
@@ -90,49 +91,37 @@ def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: s
     classes: list[ClassSummary] = []
     functions: list[FunctionFlow] = []
 
-    def module_level(stmts: list[ast.stmt]) -> None:
-        for stmt in stmts:
-            if isinstance(stmt, ast.Import):
-                for alias in stmt.names:
-                    if alias.asname:
-                        imports.append(ImportBinding(alias.asname, alias.name, None, 0))
+    for stmt in _module_level(body):
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    imports.append(ImportBinding(alias.asname, alias.name, None, 0))
+                else:
+                    top = alias.name.split(".")[0]
+                    imports.append(ImportBinding(top, top, None, 0))
+        elif isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                imports.append(ImportBinding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level))
+        elif isinstance(stmt, ast.ClassDef):
+            summarise_class(stmt, "", lines, classes, functions if worker else None, unread)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if worker:
+                functions.append(function_flow(stmt, stmt.name, None, lines))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and stmt.value is not None:
+                    if target.id == entry_variable:
+                        entries.append((isinstance(stmt, ast.AugAssign), tuple(_entry_names(stmt.value))))
                     else:
-                        top = alias.name.split(".")[0]
-                        imports.append(ImportBinding(top, top, None, 0))
-            elif isinstance(stmt, ast.ImportFrom):
-                for alias in stmt.names:
-                    imports.append(ImportBinding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level))
-            elif isinstance(stmt, ast.ClassDef):
-                summarise_class(stmt, "", lines, classes, functions if worker else None, unread)
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if worker:
-                    functions.append(function_flow(stmt, stmt.name, None, lines))
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for target in targets:
-                    if isinstance(target, ast.Name) and stmt.value is not None:
-                        if target.id == entry_variable:
-                            entries.append((isinstance(stmt, ast.AugAssign), tuple(_entry_names(stmt.value))))
-                        else:
-                            value = chain_of(stmt.value)
-                            if value is not None and "()" not in value and "[]" not in value:
-                                assignments.append((target.id, value))
-                            elif isinstance(stmt.value, ast.Dict) and stmt.value.values:
-                                values = [v for v in map(chain_of, stmt.value.values)
-                                          if v is not None and v[-1][:1].isupper() and "()" not in v and "[]" not in v]
-                                if len(values) == len(stmt.value.values):
-                                    class_maps.append((target.id, tuple(values)))
-            elif isinstance(stmt, ast.If):
-                module_level(_runtime_body(stmt))
-                module_level(stmt.orelse)
-            elif isinstance(stmt, ast.Try):
-                module_level(stmt.body)
-                for handler in stmt.handlers:
-                    module_level(handler.body)
-                module_level(stmt.orelse)
-                module_level(stmt.finalbody)
-
-    module_level(body)
+                        value = chain_of(stmt.value)
+                        if value is not None and "()" not in value and "[]" not in value:
+                            assignments.append((target.id, value))
+                        elif isinstance(stmt.value, ast.Dict) and stmt.value.values:
+                            values = [v for v in map(chain_of, stmt.value.values)
+                                      if v is not None and v[-1][:1].isupper() and "()" not in v and "[]" not in v]
+                            if len(values) == len(stmt.value.values):
+                                class_maps.append((target.id, tuple(values)))
     top = set(map(id, body))
     local_imports = [(node.lineno, ImportBinding(alias.asname or alias.name, node.module or "", alias.name, node.level))
                      for node in (nested_statements(body, into_classes=True) if "import" in text else ())
@@ -140,6 +129,24 @@ def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: s
                      for alias in node.names if alias.name != "*"]
     return Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(class_maps),
                   tuple(entries), tuple(functions))
+
+
+def _module_level(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements that run at module level, in order: ``stmts``, and those inside their ``if`` (see
+    :func:`_runtime_body`) and ``try`` statements (a generator, not a closure calling itself: that would be a
+    reference cycle per statement read, left for the cyclic collector, which a large analysis never runs)."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            yield from _module_level(_runtime_body(stmt))
+            yield from _module_level(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            yield from _module_level(stmt.body)
+            for handler in stmt.handlers:
+                yield from _module_level(handler.body)
+            yield from _module_level(stmt.orelse)
+            yield from _module_level(stmt.finalbody)
+        else:
+            yield stmt
 
 
 def _runtime_body(stmt: ast.If) -> list[ast.stmt]:
