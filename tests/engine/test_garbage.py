@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
 
