@@ -97,8 +97,8 @@ def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: s
                 if alias.asname:
                     imports.append(ImportBinding(alias.asname, alias.name, None, 0))
                 else:
-                    top = alias.name.split(".")[0]
-                    imports.append(ImportBinding(top, top, None, 0))
+                    package = alias.name.split(".")[0]
+                    imports.append(ImportBinding(package, package, None, 0))
         elif isinstance(stmt, ast.ImportFrom):
             for alias in stmt.names:
                 imports.append(ImportBinding(alias.asname or alias.name, stmt.module or "", alias.name, stmt.level))
