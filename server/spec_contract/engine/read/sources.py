@@ -94,9 +94,8 @@ class Sources:
         During an analysis a file is read once, however many steps ask (the registry filter, the summary,
         the digest that validates saved results), and its digest and signature are recorded.
         """
-        if path in self.overlays:
-            text = self.overlays[path]
-            return text, text_digest(text), None
+        if path in self.overlays:  # its digest is kept until the buffer changes (several steps ask per keystroke)
+            return self.overlays[path], self.digest(path), None
         if self._reads is None:
             result = decode(read_bytes(path))
             return result.text, result.digest, result.problem

@@ -54,7 +54,12 @@ class Summaries:
             return kept
         key = self._store.summary_key(path, digest, worker)
         scanned = self._scanned.pop(path, None)
-        summary = self._store.summary(key) if scanned is None else None
+        # An editor buffer is summarised whole, with its statement memo, and never written to the cache: the
+        # cache holds no summary of the text being typed (a lookup per keystroke that can only miss, a disk
+        # read of a cache folder on a machine short of page cache) and would answer an unchanged buffer with
+        # the file's lazy summary.
+        buffer = path in self._sources.overlays
+        summary = self._store.summary(key) if scanned is None and not buffer else None
         if summary is not None:
             stats.from_cache.add(path)
             summary = summary.moved(path, source.module)
@@ -63,7 +68,7 @@ class Summaries:
                 else scan(path, source.module, digest, text, worker=worker,
                           entry_variable=self._config.entry_class_variable, memo=self._sources.memo(path))
             stats.parsed.add(path)
-            if summary.error is None and path not in self._sources.overlays:
+            if summary.error is None and not buffer:
                 self._store.keep_summary(key, summary)  # not editor buffers: no disk write per keystroke
         if summary.error is not None:
             stats.skipped[path] = "syntax-error"
