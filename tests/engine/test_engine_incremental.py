@@ -455,3 +455,27 @@ def test_a_focused_analysis_leaves_the_cache_writes_to_the_whole_one_after_it(tm
     analysis = fresh.analyze()
     assert findings(analysis) == BOTH
     assert wrapper_path in analysis.stats.from_cache
+
+
+def test_an_editor_buffer_is_summarised_whole_and_never_taken_from_the_cache(tmp_path):
+    # The summary cache holds the files' lazy summaries (class statements left as text) and never a buffer's:
+    # a buffer is read whole, with the statement memo its next keystroke reuses, even when its text is the
+    # file's, and what is being typed is never looked up there.
+    root = base_tree(tmp_path / "tree", {WRAPPER_PATH: wrapper()})
+    cache_dir = tmp_path / "cache"
+    project(root, use_cache=True, cache_dir=cache_dir).analyze()  # the cache now holds the wrapper's file
+    path = str((root / WRAPPER_PATH).resolve())
+    module = "pkg.models.llava"
+
+    opened = project(root, use_cache=True, cache_dir=cache_dir)
+    opened.set_overlay(path, (root / WRAPPER_PATH).read_text())  # opened, not yet edited
+    first = opened.analyze()
+    assert path not in first.stats.from_cache and path in first.stats.parsed
+    summary = first.index.summary(module)
+    assert summary is not None and not summary.deferred
+    assert findings(first) == BOTH
+
+    opened.set_overlay(path, wrapper(GET_FORWARD))
+    typed = opened.analyze()
+    assert path not in typed.stats.from_cache
+    assert findings(typed) == ONLY_SET
