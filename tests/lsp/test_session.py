@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -314,4 +315,33 @@ async def test_a_first_pass_answers_for_the_open_model_file_and_leaves_an_open_w
     assert context is not None and context.analysis.focus is None
     ((_, items, _),) = [p for p in editor.published if p[0] == worker_uri]
     assert [d.message for d in items] == ["Wrapper, Other"]
+    session.shutdown()
+
+
+async def test_a_request_while_the_edit_is_being_handed_to_the_engine_waits_for_it():
+    # The debounce has fired and the buffer is on its way to the engine thread when the client pulls: the answer
+    # must describe that buffer, not the analysis before it (answered at once, it was one edit behind).
+    session, editor, project, folder = session_with(PULL)
+    await session.refresh(folder)  # the analysis of the text on disk: no finding
+    handing, release = threading.Event(), threading.Event()
+    set_overlay = project.set_overlay
+
+    def slow_set_overlay(path: str, text: str) -> None:
+        handing.set()
+        release.wait(10)
+        set_overlay(path, text)
+
+    project.set_overlay = slow_set_overlay  # type: ignore[method-assign]
+    folder.settings = Settings(debounce_ms=0)
+    editor.documents[URI] = Document("# a\n", 2)
+    session.schedule_change(URI, folder)
+    while not handing.is_set():  # the debounced task is now inside apply_overlay
+        await asyncio.sleep(0.001)
+    request = asyncio.ensure_future(session.context(URI))
+    for _ in range(20):  # let the request run as far as it can before the engine thread is free again
+        await asyncio.sleep(0)
+    release.set()
+    context = await asyncio.wait_for(request, 5)
+    assert context is not None
+    assert [f.member for f in context.analysis.findings] == ["a"]
     session.shutdown()

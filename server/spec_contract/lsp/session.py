@@ -169,9 +169,11 @@ class Session:
 
     async def _debounced(self, uri: str, folder: Folder) -> None:
         await asyncio.sleep(folder.settings.debounce_ms / 1000)
+        # Pending until the engine has the buffer: a request meanwhile (``fresh``) must find this edit still to
+        # apply, not the folder clean and its last analysis one edit behind.
+        await self.apply_overlay(uri, folder)
         if self.pending.get(uri) is asyncio.current_task():
             del self.pending[uri]
-        await self.apply_overlay(uri, folder)
         await self.refresh(folder)
 
     # -- freshness ----------------------------------------------------------------------------------------
