@@ -48,3 +48,16 @@ def test_source_lines_fall_back_to_disk(tmp_path):
     path.write_text("a\nb\n", encoding="utf-8")
     assert SourceLines()(str(path)) == ["a\n", "b\n"]
     assert SourceLines()(str(tmp_path / "missing.py")) == []
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_to_range_answers_as_pygls_counts_on_ascii_and_wider_lines_and_past_the_end(encoding):
+    # An ASCII prefix is answered without pygls (one unit per character in every encoding); everything else,
+    # and a position past the last line, must come out exactly as pygls's own count.
+    codec = PositionCodec(encoding)
+    lines = ["class Wrapper:  # ascii\n", "    name = 'π𝒲é'  # wider\n", "\n", "x = 1"]
+    for line in range(len(lines) + 2):
+        for col in range(0, 30, 3):
+            expected = codec.position_to_client_units(lines, types.Position(line=line, character=col))
+            got = to_range(Span(line, col, line, col), lines, codec)
+            assert got.start == got.end == expected, (encoding, line, col)

@@ -58,24 +58,26 @@ def test_diagnostic_fields():
 
 
 def test_result_ids_change_only_when_the_file_or_its_diagnostics_change():
-    lines = SourceLines(Analysis(1, [], SOURCES))
-    args = (lines, PositionCodec("utf-16"), True, converter_factory())
-    reports, changed = compute_reports({}, Analysis(1, [finding()], SOURCES), [WRAPPER], *args)
+    def reports_of(previous, analysis):  # as the session computes them: the lines of the analysis's texts
+        return compute_reports(previous, analysis, [WRAPPER], SourceLines(analysis), PositionCodec("utf-16"), True,
+                               converter_factory())
+
+    reports, changed = reports_of({}, Analysis(1, [finding()], SOURCES))
     assert changed == {WRAPPER: True}
     first = reports[WRAPPER].result_id
     # Another file changed (new generation), this file's diagnostics did not: same id.
-    reports, changed = compute_reports(reports, Analysis(2, [finding()], SOURCES), [WRAPPER], *args)
+    reports, changed = reports_of(reports, Analysis(2, [finding()], SOURCES))
     assert changed == {WRAPPER: False} and reports[WRAPPER].result_id == first
     assert isinstance(document_report(reports[WRAPPER], first), types.RelatedUnchangedDocumentDiagnosticReport)
     # The finding went away: a changed (empty) report, so the client clears it.
-    reports, changed = compute_reports(reports, Analysis(3, [], SOURCES), [WRAPPER], *args)
+    reports, changed = reports_of(reports, Analysis(3, [], SOURCES))
     assert changed == {WRAPPER: True}
     report = document_report(reports[WRAPPER], first)
     assert isinstance(report, types.RelatedFullDocumentDiagnosticReport) and report.items == []
     assert report.result_id != first
     # Same findings but different text (the wrapper was edited): new id.
     edited = {**SOURCES, WRAPPER: "class Wrapper:\n    x = 1\n"}
-    reports, _ = compute_reports(reports, Analysis(4, [], edited), [WRAPPER], *args)
+    reports, _ = reports_of(reports, Analysis(4, [], edited))
     assert reports[WRAPPER].result_id != report.result_id
 
 

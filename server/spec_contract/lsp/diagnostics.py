@@ -116,7 +116,9 @@ def compute_reports(
     converter: cattrs.Converter,
     worst_last: bool = False,
 ) -> tuple[dict[str, FileReport], dict[str, bool]]:
-    """New reports for ``paths`` (others carried over) and, per path, whether its diagnostics changed.
+    """New reports for ``paths`` (others carried over) and, per path, whether its diagnostics changed;
+    ``lines_for``: the lines of the texts ``analysis`` read (``SourceLines(analysis)``), which a report's result
+    id names.
 
     Each file's diagnostics go in order of severity, the most severe first (``worst_last``: last, for a client
     whose default shows the last diagnostic of a line, see ``ClientFeatures``), in the engine's order within one.
@@ -138,7 +140,7 @@ def compute_reports(
             continue
         diagnostics = [to_diagnostic(f, lines_for, codec, related) for f in findings]
         new_fingerprint = fingerprint(diagnostics, converter)
-        text_id = content_hash(analysis.source(path))
+        text_id = content_hash("".join(lines_for(path)))  # the text its lines were read from, read once
         if old is not None and old.fingerprint == new_fingerprint:
             generation = old.result_id.split(".", 1)[1]
             reports[path] = FileReport(old.diagnostics, old.fingerprint, f"{text_id}.{generation}", findings)
