@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -78,6 +79,30 @@ def _empty_contract(config: Config, workers: int) -> str:
             "receiver patterns name; check 'receivers' in [tool.spec-contract]")
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector paused for one analysis: summaries are trees of small objects with no cycles to
+    collect, and pausing it while they are built saves a fifth of a cold run.
+
+    After it, what the analysis keeps (summaries, findings) is acyclic and freed by reference counting; moving
+    it out of the collector's generations keeps later collections (one per keystroke in the server) from walking
+    a large heap again and again. The analysis leaves no cyclic garbage (tests/engine/test_garbage.py), but the
+    server's other threads may have while the collector was paused: the young generations are collected first
+    unless that would walk a large analysis's every object (0.1-0.25 s after a cold one, before its diagnostics
+    are out) for the few a second of the event loop can leave. A caller that paused it already (the CLI, for
+    its one run) keeps it paused."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            if gc.get_count()[0] < _COLLECT_BELOW:
+                gc.collect(1)
+            gc.freeze()
+            gc.enable()
+
+
 class Pipeline:
     def __init__(self, root: Path, config: Config, python: str | None, sources: Sources,
                  store: ResultsStore, listings: Listings | None = None) -> None:
@@ -118,29 +143,11 @@ class Pipeline:
         """See ``Project.analyze``."""
         if self._last is not None and focus is None:
             return self._last
-        # Summaries are trees of small objects with no cycles to collect; pausing the cyclic collector
-        # while they are built saves a fifth of a cold run.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            with self._sources.reading():  # the next analysis reads the disk again
-                try:
-                    return self._analyze(focus)
-                finally:
-                    self._summaries.forget_scanned()
-        finally:
-            if collecting:
-                # What the analysis keeps (summaries, findings) is acyclic and freed by reference counting;
-                # moving it out of the collector's generations keeps later collections (one per keystroke in
-                # the server) from walking a large heap again and again. The analysis leaves no cyclic garbage
-                # (tests/engine/test_garbage.py), but the server's other threads may have while the collector
-                # was paused: the young generations are collected first unless that would walk a large
-                # analysis's every object (0.1-0.25 s after a cold one, before its diagnostics are out) for
-                # the few a second of the event loop can leave.
-                if gc.get_count()[0] < _COLLECT_BELOW:
-                    gc.collect(1)
-                gc.freeze()
-                gc.enable()
+        with _collector_paused(), self._sources.reading():  # the next analysis reads the disk again
+            try:
+                return self._analyze(focus)
+            finally:
+                self._summaries.forget_scanned()
 
     def _analyze(self, focus: frozenset[str] | None) -> Analysis:
         started = time.perf_counter()
