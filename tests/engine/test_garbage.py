@@ -1,10 +1,11 @@
-"""An analysis leaves no cyclic garbage: what it drops, reference counting frees.
+"""An analysis leaves no cyclic garbage, and neither does dropping it: reference counting frees both.
 
 The pipeline pauses the cyclic collector while it analyses, and after a large analysis freezes what is left
 without a collection (a collection would walk every object it made: a fifth of a second on SGLang's tree,
 before the editor's first diagnostics). That is sound only while the engine makes no reference cycles that
 it then drops: a frozen cycle is never freed. A recursive closure is the usual culprit (it refers to
-itself through its own cell), one per statement read.
+itself through its own cell), one per statement read; so are objects that hold each other (the index and the
+collaborators that ask it back), which a server drops with every analysis an edit replaces.
 """
 
 from __future__ import annotations
@@ -63,3 +64,7 @@ def test_a_cold_analysis_and_an_edit_leave_no_cyclic_garbage(tree: Path, tmp_pat
         second = project.analyze()
     assert second.generation > first.generation
     assert not edit, f"an edit's analysis left reference cycles behind: {edit.most_common(5)}"
+
+    with cyclic_garbage() as dropped:  # the server drops the analysis an edit replaced: its index goes with it
+        del first
+    assert not dropped, f"a dropped analysis is held in reference cycles: {dropped.most_common(5)}"
