@@ -7,6 +7,8 @@ candidates, or an architecture name the registry maps to a class).
 
 from __future__ import annotations
 
+import weakref
+
 from spec_contract.engine.resolve.keys import MAX_DEPTH, ClassKey, ClassReader
 from spec_contract.engine.resolve.platforms import same_branch
 from spec_contract.engine.resolve.recording import Recorder
@@ -20,8 +22,10 @@ class Delegates:
 
     def __init__(self, reader: ClassReader, recorder: Recorder, registry: tuple[str, ...],
                  architectures: dict[str, tuple[str, str]]) -> None:
-        self._reader = reader
-        self._recorder = recorder
+        # The index owns this and is asked back weakly: holding each other, the two would be a reference cycle,
+        # and an analysis's index, frozen with it (``pipeline._collector_paused``), would never be freed
+        self._reader = weakref.proxy(reader)
+        self._recorder = weakref.proxy(recorder)
         self._registry = registry  # dotted classes the engine's model registry may hand a wrapper
         self._architectures = architectures  # architecture name → (module, class), see ``engine.registry``
         self._delegates: dict[ClassKey, tuple[dict[str, tuple[ClassKey, ...]], frozenset[str]]] = {}

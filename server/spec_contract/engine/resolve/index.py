@@ -12,7 +12,6 @@ Unknown names (bases from outside the tree such as ``torch.nn.Module`` or transf
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Iterable
 
 from spec_contract.engine.read.files import SourceFile
@@ -49,12 +48,8 @@ class Index(Recorder):
         self._resolved: dict[tuple[str, Chain], tuple[Resolved | None, frozenset[str]]] = {}
         self._classes: dict[ClassKey, tuple[ClassSummary | None, dict[str, Member]]] = {}
         self._imports: dict[str, dict[str, ImportBinding | None]] = {}
-        # The collaborators ask the index back through a weak proxy: an index that held them while they held it
-        # would be a reference cycle, freed only by the cyclic collector, and an analysis's index is frozen
-        # with it (see ``pipeline._collector_paused``): every index a server dropped would stay for good.
-        me = weakref.proxy(self)
-        self._hierarchy = Hierarchy(me, me)
-        self._delegates = Delegates(me, me, registry, architectures or {})
+        self._hierarchy = Hierarchy(self, self)
+        self._delegates = Delegates(self, self, registry, architectures or {})
 
     # modules -------------------------------------------------------------------------------------
     def summary(self, module: str) -> ModuleSummary | None:

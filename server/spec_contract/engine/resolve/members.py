@@ -6,6 +6,8 @@ answer is memoised with the modules it read (see :mod:`~spec_contract.engine.res
 
 from __future__ import annotations
 
+import weakref
+
 from spec_contract.engine.resolve.keys import MAX_DEPTH, ClassKey, ClassReader, Provision
 from spec_contract.engine.resolve.recording import Recorder
 from spec_contract.engine.summarise.classes import REGISTRY
@@ -19,8 +21,10 @@ class Hierarchy:
     """MROs and provisions, read through the index (``reader``) and memoised in its ``recorder``."""
 
     def __init__(self, reader: ClassReader, recorder: Recorder) -> None:
-        self._reader = reader
-        self._recorder = recorder
+        # The index owns this and is asked back weakly: holding each other, the two would be a reference cycle,
+        # and an analysis's index, frozen with it (``pipeline._collector_paused``), would never be freed
+        self._reader = weakref.proxy(reader)
+        self._recorder = weakref.proxy(recorder)
         self._mro: dict[ClassKey, tuple[tuple[ClassKey, ...], frozenset[str]]] = {}
         self._provisions: dict[tuple[ClassKey, str], tuple[Provision | None, frozenset[str]]] = {}
         self._forwarding: dict[ClassKey, tuple[Forwards, frozenset[str]]] = {}
