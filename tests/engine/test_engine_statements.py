@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from spec_contract.engine.summarise import classes as classes_module
 from spec_contract.engine.summarise import scan as scan_module
 from spec_contract.engine.summarise import statements as statements_module
 from spec_contract.engine.summarise.deferred import all_classes, factory, find_class, local_import, top_level_classes
@@ -227,6 +228,26 @@ def test_new_lines_move_the_statements_of_a_class_body_without_parsing_them_agai
     assert scanned(steps[-1]) == ["pass", "def shallow(self):"]
     # and back up: a line removed above every class parses only the import that lost it (one line: "")
     assert scanned(steps[-1].replace("LlamaForCausalLM\n\n", "LlamaForCausalLM\n", 1)) == [""]
+
+
+def test_a_method_that_only_moved_is_not_read_again_and_its_facts_move_with_it(monkeypatch):
+    """What a method adds to its class's summary (its member, ``self.<attr> = …`` delegates, forwards) is read
+    once per text: a new line above it in its class moves those facts, and the summary is still the whole
+    scan's, spans included."""
+    text = WRAPPER.replace("        return self.language_model(x)\n",
+                           "        self.head = LlamaForCausalLM(None)\n        return self.language_model(x)\n")
+    memo = StatementMemo()
+    _scan(text, memo)
+    read = []
+    real_read = classes_module._Body.read
+    monkeypatch.setattr(classes_module._Body, "read", lambda body, stmts: read.append(body.method) or real_read(body, stmts))
+    moved = text.replace("(config)\n", "(config)\n\n", 1)  # a new line in __init__: forward moves down
+    summary = _scan(moved, memo)
+    assert read == ["__init__"]
+    assert summary == _whole(moved)
+    wrapper = find_class(summary, "Wrapper")
+    head = next(d for d in wrapper.delegates if d.attr == "head")
+    assert moved.splitlines()[head.span.line].strip().startswith("self.head = ")
 
 
 def test_a_memo_made_for_a_model_file_is_not_reused_for_a_worker():

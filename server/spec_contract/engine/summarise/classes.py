@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import cast
+from dataclasses import replace
+from typing import NamedTuple, cast
 
 from spec_contract.engine.summarise.flow import env_predicates, function_flow
 from spec_contract.engine.summarise.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member, UnreadMethod
@@ -75,38 +76,30 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     skipped: list[UnreadMethod] = []
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            decorators = _decorator_names(stmt)
-            if "accessor" in decorators:
+            # an editor buffer's method that only moved since its class was last read is not read again
+            method = _method_facts(stmt, lines, architectures_named, keep=functions is None and not unread)
+            if method is None:  # an accessor (``@x.setter``): it adds nothing
                 continue
             if unread and stmt.lineno in unread:
                 skipped.append(UnreadMethod(stmt.name, len(factories), unread[stmt.lineno]))
-            span = lines.name_span(stmt.lineno, "def", stmt.name)
-            if decorators & _PROPERTY_DECORATORS:
-                members.setdefault(stmt.name, Member(stmt.name, "property", span))
+            if method.member.kind == "property":
+                members.setdefault(stmt.name, method.member)
             else:
-                kind = "async_method" if isinstance(stmt, ast.AsyncFunctionDef) else "method"
-                low, high = _arg_bounds(stmt, drop_first="staticmethod" not in decorators)
-                members[stmt.name] = Member(stmt.name, kind, span, low, high)
+                members[stmt.name] = method.member
             if stmt.name == "__init__":
-                config = _config_annotation(stmt)
+                config = method.config
             if stmt.name == "__getattr__":
-                getattr_forward = _getattr_target(stmt)
-            defaults = _class_defaults(stmt)
-            body = _Body(stmt.name, defaults, architectures_named)
-            body.read(stmt.body)
-            param_defaults += [(stmt.name, param, chain) for param, chain in defaults.items()]
-            param_defaults += body.passed_up
-            calls_up += [(stmt.name, target) for target in body.up]
-            forwards += [(stmt.name, attr) for attr in body.forwarded]
-            unguarded += [(stmt.name, attr) for attr in body.forwarded if not _tests_for(stmt, attr, stmt.name)]
-            made = body.returned_constructors()
-            if made:
-                factories.append((stmt.name, made))
-            instances = body.local_instances() if body.local_classes else {}
-            language_attrs += [a for a in _marked_language_attrs(body.withs) if a not in language_attrs]
-            for sub in body.assigned:
-                _collect_self_assignment(sub, lines, instance_attrs, delegates, body.local_classes, instances,
-                                         (stmt.name, defaults), body.architectures)
+                getattr_forward = method.getattr_forward
+            param_defaults += method.param_defaults
+            calls_up += method.calls_up
+            forwards += method.forwards
+            unguarded += method.unguarded
+            if method.factories:
+                factories.append((stmt.name, method.factories))
+            language_attrs += [a for a in method.language_attrs if a not in language_attrs]
+            for attr in method.attrs:
+                instance_attrs.setdefault(attr.name, attr)
+            delegates += method.delegates
             if functions is not None:
                 if predicates is None:
                     predicates = env_predicates(node.body, lines)
@@ -136,6 +129,75 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
         calls_up=tuple(dict.fromkeys(calls_up)), forwards=tuple(dict.fromkeys(forwards)),
         unguarded_forwards=tuple(dict.fromkeys(unguarded)), unread=tuple(skipped),
     ))
+
+
+class _MethodFacts(NamedTuple):
+    """What one method adds to its class's summary, with every span at the ``def`` line ``line``."""
+
+    line: int
+    architectures_named: bool  # what it was read with (see ``summarise_class``)
+    member: Member
+    config: Chain | None
+    getattr_forward: str | None
+    param_defaults: tuple[tuple[str, str, Chain], ...]
+    calls_up: tuple[tuple[str, Chain], ...]
+    forwards: tuple[tuple[str, str], ...]
+    unguarded: tuple[tuple[str, str], ...]
+    factories: tuple[Chain, ...]
+    language_attrs: tuple[str, ...]
+    attrs: tuple[Member, ...]  # ``self.<name> = …``, each name at its first assignment
+    delegates: tuple[Delegate, ...]
+
+
+def _method_facts(stmt: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines, architectures_named: bool,
+                  keep: bool) -> _MethodFacts | None:
+    """What the method adds to its class's summary (None: an accessor, which adds nothing). With ``keep``, the
+    facts are kept on the node: an editor buffer reuses a method's nodes while its text stays (moved by a new
+    line above it, see ``statements.BodyStatements``), and its facts are then only moved, not read again (the
+    line texts they were read from moved with them); a keystroke in a 3,000-line class reads one method."""
+    kept: _MethodFacts | None = stmt.__dict__.get("_spec_contract_facts")
+    if kept is not None and kept.architectures_named == architectures_named:
+        return kept if kept.line == stmt.lineno else _moved_facts(kept, stmt.lineno)
+    decorators = _decorator_names(stmt)
+    if "accessor" in decorators:
+        return None
+    span = lines.name_span(stmt.lineno, "def", stmt.name)
+    if decorators & _PROPERTY_DECORATORS:
+        member = Member(stmt.name, "property", span)
+    else:
+        kind = "async_method" if isinstance(stmt, ast.AsyncFunctionDef) else "method"
+        low, high = _arg_bounds(stmt, drop_first="staticmethod" not in decorators)
+        member = Member(stmt.name, kind, span, low, high)
+    defaults = _class_defaults(stmt)
+    body = _Body(stmt.name, defaults, architectures_named)
+    body.read(stmt.body)
+    instances = body.local_instances() if body.local_classes else {}
+    attrs: dict[str, Member] = {}
+    delegates: list[Delegate] = []
+    for sub in body.assigned:
+        _collect_self_assignment(sub, lines, attrs, delegates, body.local_classes, instances,
+                                 (stmt.name, defaults), body.architectures)
+    facts = _MethodFacts(
+        stmt.lineno, architectures_named, member,
+        _config_annotation(stmt) if stmt.name == "__init__" else None,
+        _getattr_target(stmt) if stmt.name == "__getattr__" else None,
+        tuple([(stmt.name, param, chain) for param, chain in defaults.items()] + body.passed_up),
+        tuple((stmt.name, target) for target in body.up), tuple((stmt.name, attr) for attr in body.forwarded),
+        tuple((stmt.name, attr) for attr in body.forwarded if not _tests_for(stmt, attr, stmt.name)),
+        body.returned_constructors(), tuple(_marked_language_attrs(body.withs)),
+        tuple(attrs.values()), tuple(delegates))
+    if keep:
+        stmt.__dict__["_spec_contract_facts"] = facts
+    return facts
+
+
+def _moved_facts(facts: _MethodFacts, line: int) -> _MethodFacts:
+    """``facts`` of a method now at ``line`` (kept on its node for the next move)."""
+    lines = line - facts.line
+    return facts._replace(
+        line=line, member=replace(facts.member, span=facts.member.span.moved(0, lines)),
+        attrs=tuple(replace(a, span=a.span.moved(0, lines)) for a in facts.attrs),
+        delegates=tuple(replace(d, span=d.span.moved(0, lines)) for d in facts.delegates))
 
 
 def method_factories(stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Chain, ...]:
