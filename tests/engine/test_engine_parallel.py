@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +101,64 @@ def test_a_process_running_other_threads_gets_the_same_summaries():
     finally:
         stop.set()
     assert out and out[0] == _summaries(jobs, 1)
+
+
+def _through_a_fork_server(count: int, start: Any, monkeypatch) -> dict[int, int]:
+    """``_shared``'s results for ``count`` items in a process running a second thread (as the language server
+    does, so workers come from a fork server), each worker started by ``start(real_start, *args)``."""
+    real_start = parallel._start_one
+    monkeypatch.setattr(parallel, "_start_one", lambda *args: start(real_start, *args))
+    stop = threading.Event()
+    busy = threading.Thread(target=stop.wait, daemon=True)
+    busy.start()
+    try:
+        context = parallel._context()
+        assert context is not None and context.get_start_method() == "forkserver"
+        return dict(parallel._shared(count, os.getpid().__add__, 2, context))
+    finally:
+        stop.set()
+
+
+def _within(seconds: float, condition: Any) -> bool:
+    """Whether ``condition()`` holds within ``seconds`` (asked every 10 ms)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_this_process_claims_items_while_a_fork_server_starts_its_worker(monkeypatch):
+    # A worker's start through a fork server waits until the server has started and imported the engine (about
+    # 0.1 s, the language server's first diagnostics); before, this process waited with it, claiming nothing.
+    claimed_first: list[bool] = []
+
+    def start_after_a_claim(real_start, context, work, report, bounds, lock, early):
+        claimed_first.append(_within(60, lambda: bounds[1] < 400))  # this process claims from the back
+        return real_start(context, work, report, bounds, lock, early)
+
+    results = _through_a_fork_server(400, start_after_a_claim, monkeypatch)
+    assert _within(60, lambda: claimed_first) and claimed_first == [True]
+    assert results == {i: os.getpid() + i for i in range(400)}
+
+
+def test_a_worker_that_starts_after_the_claims_are_over_is_not_waited_for(monkeypatch):
+    order: list[str] = []
+    returned = threading.Event()
+
+    def start_late(real_start, context, work, report, bounds, lock, early):
+        assert _within(60, lambda: bounds[0] >= bounds[1])  # this process claimed every item
+        returned.wait(60)
+        order.append("worker started")
+        return real_start(context, work, report, bounds, lock, early)
+
+    results = _through_a_fork_server(4, start_late, monkeypatch)
+    order.append("results returned")
+    returned.set()
+    assert results == {i: os.getpid() + i for i in range(4)}  # all made here
+    assert _within(60, lambda: len(order) == 2) and order == ["results returned", "worker started"]
+    assert _within(60, lambda: not multiprocessing.active_children())  # the late worker was stopped and reaped
 
 
 def _twelve_wrappers(tmp_path):

@@ -193,11 +193,21 @@ def _loaded(sent: Any, reports: list[Any] | None) -> Iterator[tuple[int, Any]]:
         yield i, unpickler.load()
 
 
-def _early(started: list[tuple[Any, Any]], waiting: list[bool], finished: list[bool]) -> Iterator[Any]:
+def _early_slots(started: list[tuple[Any, Any]], waiting: list[bool], finished: list[bool], early: bool) -> None:
+    """A slot in ``waiting`` and ``finished`` for each worker started since the last look."""
+    for _ in range(len(waiting), len(started)):
+        waiting.append(early)
+        finished.append(False)
+
+
+def _early(started: list[tuple[Any, Any]], waiting: list[bool], finished: list[bool], early: bool) -> Iterator[Any]:
     """What the workers sent early (see ``early`` in :func:`_serve`) and this process has not read yet (a
-    worker that sent all it made at once, or died, is ``finished``)."""
-    for n, (_, receiver) in enumerate(started):
-        if waiting[n]:
+    worker that sent all it made at once, or died, is ``finished``). ``started`` may grow meanwhile (see
+    :class:`_Starter`)."""
+    _early_slots(started, waiting, finished, early)
+    for n, waits in enumerate(waiting):
+        if waits:
+            receiver = started[n][1]
             try:
                 if not receiver.poll(0):
                     continue
@@ -225,30 +235,90 @@ def _received(process: Any, receiver: Any) -> Any:
         return None
 
 
-def _start(context: Context, count: int, processes: int, work: Callable[[int], Any],
-           report: Callable[[], Any] | None, started: list[tuple[Any, Any]], early: int = 0) -> tuple[Any, Any]:
-    """The shared claim counter and its lock (None, None: none could be made, this process works alone), and
-    up to ``processes - 1`` workers started on them, appended to ``started`` with their pipes."""
+def _claims(context: Context, count: int) -> tuple[Any, Any]:
+    """The shared claim counter and its lock (None, None: none could be made, this process works alone)."""
     try:
-        bounds, lock = context.RawArray("i", [0, count]), context.Lock()
+        return context.RawArray("i", [0, count]), context.Lock()
     except (ImportError, OSError):  # no shared semaphores on this system (some sandboxes): work alone
         return None, None
-    for _ in range(processes - 1):
-        receiver, sender = context.Pipe(duplex=False)
-        process = context.Process(target=_serve, args=(work, report, bounds, lock, sender, early), daemon=True)
-        # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), a
-        # fork server that died before answering (EOFError), or a start from a process that is itself
-        # still starting, as a spawned worker that re-runs a host program's unguarded main module is
-        # (RuntimeError). Whoever did start goes on claiming.
-        try:
-            process.start()
-        except (EOFError, OSError, RuntimeError, ValueError):
-            receiver.close()
-            break
-        finally:
-            sender.close()  # this process's copy: the worker's exit then ends the pipe
-        started.append((process, receiver))
-    return bounds, lock
+
+
+def _start_one(context: Context, work: Callable[[int], Any], report: Callable[[], Any] | None, bounds: Any,
+               lock: Any, early: int) -> tuple[Any, Any] | None:
+    """A worker started on the claims, with the pipe to read its results from; None if it could not start."""
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_serve, args=(work, report, bounds, lock, sender, early), daemon=True)
+    # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), a fork
+    # server that died before answering (EOFError), or a start from a process that is itself still starting,
+    # as a spawned worker that re-runs a host program's unguarded main module is (RuntimeError). Whoever did
+    # start goes on claiming.
+    try:
+        process.start()
+    except (EOFError, OSError, RuntimeError, ValueError):
+        receiver.close()
+        return None
+    finally:
+        sender.close()  # this process's copy: the worker's exit then ends the pipe
+    return process, receiver
+
+
+def _close(started: list[tuple[Any, Any]], stop: bool) -> None:
+    """Done with these workers: each is joined (after being stopped, with ``stop``) and its pipe closed."""
+    for process, receiver in started:
+        if stop and process.is_alive():
+            process.terminate()
+        process.join()
+        receiver.close()
+
+
+def _fork_server_started() -> bool:
+    """Whether the fork server runs (or was started now, under ``_isolated_starts``: the interpreter it
+    starts is the one that must not import from the working directory); False: this process works alone."""
+    import multiprocessing.forkserver
+
+    try:  # as in _start_one; a RuntimeError here: this process is a worker re-running an unguarded main module
+        multiprocessing.forkserver.ensure_running()
+    except (EOFError, OSError, RuntimeError, ValueError):
+        return False
+    return True
+
+
+class _Starter:
+    """Up to ``count`` workers, started here or, for a fork server, behind this process's back.
+
+    Each start through a fork server waits until the server answers, and the first waits until the server
+    has started and imported the engine: about 0.1 s, which this process spends claiming items instead (it
+    could not start the first worker sooner). A worker that is still starting when the claims are over has
+    nothing left to claim: nobody waits for it; the starting thread stops it and lets it go.
+    """
+
+    def __init__(self, start_one: Callable[[], tuple[Any, Any] | None], count: int, behind: bool) -> None:
+        self.started: list[tuple[Any, Any]] = []  # (process, connection to read its results from), growing
+        self._lock = threading.Lock()
+        self._stopped = False
+        if behind:
+            threading.Thread(target=self._run, args=(start_one, count), name="spec-contract starting workers",
+                             daemon=True).start()
+        else:  # forked or spawned: the start itself is quick
+            self._run(start_one, count)
+
+    def _run(self, start_one: Callable[[], tuple[Any, Any] | None], count: int) -> None:
+        for _ in range(count):
+            worker = start_one()
+            if worker is None:
+                return
+            with self._lock:
+                if not self._stopped:
+                    self.started.append(worker)
+                    continue
+            _close([worker], stop=True)  # started too late: whatever it claims, nobody reads
+            return
+
+    def stop(self) -> list[tuple[Any, Any]]:
+        """No more starts; the workers started so far, which are the caller's to read and close."""
+        with self._lock:
+            self._stopped = True
+            return list(self.started)
 
 
 def _shared(count: int, work: Callable[[int], T], processes: int,
@@ -262,21 +332,28 @@ def _shared(count: int, work: Callable[[int], T], processes: int,
     this process's own.
     """
     done = [False] * count
-    started: list[tuple[Any, Any]] = []  # (process, connection to read its results from)
-    bounds = lock = None
+    bounds = lock = starter = None
     if context is not None and processes > 1 and count > 1:
         with _isolated_starts(context):
-            bounds, lock = _start(context, count, processes, work, report, started, early)
-    waiting = [bool(early)] * len(started)  # an early sending not read yet, from each worker
-    finished = [False] * len(started)
+            bounds, lock = _claims(context, count)
+            behind = context.get_start_method() == "forkserver"
+            if bounds is not None and (not behind or _fork_server_started()):
+                start = partial(_start_one, context, work, report, bounds, lock, early)
+                starter = _Starter(start, processes - 1, behind)
+    started = starter.started if starter is not None else []
+    waiting: list[bool] = []  # an early sending not read yet, from each worker
+    finished: list[bool] = []
     try:
         for i in _claims_from_back(bounds, lock, count):
-            for sent in _early(started, waiting, finished):
+            for sent in _early(started, waiting, finished, bool(early)):
                 for k, result in _loaded(sent, reports):
                     done[k] = True
                     yield k, result
             done[i] = True
             yield i, work(i)
+        if starter is not None:
+            started = starter.stop()
+            _early_slots(started, waiting, finished, bool(early))
         for n, (process, receiver) in enumerate(started):
             while not finished[n]:
                 sent = _received(process, receiver)
@@ -290,12 +367,8 @@ def _shared(count: int, work: Callable[[int], T], processes: int,
             if not done[i]:
                 done[i] = True
                 yield i, work(i)
-    finally:
-        for process, receiver in started:
-            receiver.close()
-            if process.is_alive() and not all(done):  # the reader stopped early: nobody will read its results
-                process.terminate()
-            process.join()
+    finally:  # not all done: the reader stopped early, and nobody will read the workers' results
+        _close(starter.stop() if starter is not None else [], stop=not all(done))
 
 
 def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, ModuleSummary]]:
