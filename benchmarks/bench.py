@@ -327,7 +327,9 @@ def main(argv: list[str] | None = None) -> int:
                           f"check cold CPU = {cold.cpu / cpu:.4f}x pyright CPU")
         # 4: warm check (second run on a filled cache)
         run_check(tree, warm_cache, no_cache=False)
-        warm = run_check(tree, warm_cache, no_cache=False)
+        # best of --repeat, like the read-all it is measured against: one run is a fifth of a second, and a
+        # single one moved from 2.7x to 3.3x read-all between runs of this bench an hour apart
+        warm = min((run_check(tree, warm_cache, no_cache=False) for _ in range(args.repeat)), key=lambda r: r.wall)
         stats = warm.result["stats"]
         table.add("check warm: wall", seconds(warm.wall), f"{warm.wall / read:.1f}x read-all", "<= 3x read-all",
                   warm.wall <= 3 * read)
