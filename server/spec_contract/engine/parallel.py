@@ -243,18 +243,20 @@ def _claims(context: Context, count: int) -> tuple[Any, Any]:
         return None, None
 
 
+# Starting a worker (or the fork server) can fail: no more processes allowed (OSError), no usable start method
+# (ValueError), a fork server that died before answering (EOFError), or a start from a process that is itself
+# still starting, as a spawned worker that re-runs a host program's unguarded main module is (RuntimeError)
+_START_FAILURES = (EOFError, OSError, RuntimeError, ValueError)
+
+
 def _start_one(context: Context, work: Callable[[int], Any], report: Callable[[], Any] | None, bounds: Any,
                lock: Any, early: int) -> tuple[Any, Any] | None:
     """A worker started on the claims, with the pipe to read its results from; None if it could not start."""
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_serve, args=(work, report, bounds, lock, sender, early), daemon=True)
-    # Starting can fail: no more processes allowed (OSError), no usable start method (ValueError), a fork
-    # server that died before answering (EOFError), or a start from a process that is itself still starting,
-    # as a spawned worker that re-runs a host program's unguarded main module is (RuntimeError). Whoever did
-    # start goes on claiming.
-    try:
+    try:  # whoever did start goes on claiming
         process.start()
-    except (EOFError, OSError, RuntimeError, ValueError):
+    except _START_FAILURES:
         receiver.close()
         return None
     finally:
@@ -276,9 +278,9 @@ def _fork_server_started() -> bool:
     starts is the one that must not import from the working directory); False: this process works alone."""
     import multiprocessing.forkserver
 
-    try:  # as in _start_one; a RuntimeError here: this process is a worker re-running an unguarded main module
+    try:
         multiprocessing.forkserver.ensure_running()
-    except (EOFError, OSError, RuntimeError, ValueError):
+    except _START_FAILURES:
         return False
     return True
 
