@@ -72,16 +72,22 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.
     return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
-def snapshot(target: Path) -> str:
-    """This repository's working tree (tracked and new files, as git sees them), committed in ``target``."""
+def copy_working_tree(target: Path, skipped: tuple[str, ...] = SKIPPED_DIRS) -> None:
+    """This repository's working tree (tracked and new files, as git sees them) copied to ``target``, but for
+    the folders ``skipped`` (what installing the package does without)."""
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, capture_output=True,
                             check=True).stdout.decode().split("\0")
     for rel in filter(None, listed):
         source = REPO / rel
-        if rel.startswith(SKIPPED_DIRS) or not source.is_file():
+        if rel.startswith(skipped) or not source.is_file():
             continue
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target / rel)
+
+
+def snapshot(target: Path) -> str:
+    """This repository's working tree (tracked and new files, as git sees them), committed in ``target``."""
+    copy_working_tree(target)
     git(target, "init", "-q")
     git(target, "add", "-A")
     assert git(target, "commit", "-q", "-m", "snapshot").returncode == 0
