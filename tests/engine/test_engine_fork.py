@@ -55,6 +55,29 @@ def test_one_line_says_which_profile_the_fork_got_and_why(tmp_path):
     assert "SC006" in result.stdout
 
 
+def test_a_configured_engine_package_that_names_nothing_in_the_tree_is_one_line_naming_the_layouts(tmp_path):
+    # issue 37 item 8: the layout's package is used, and the line says which was configured and which is used
+    fork = fork_tree(tmp_path)
+    plain = check(fork, tmp_path / "cache")
+    for configured in ("nosuch", "vllm"):  # a typo; the profile's own name, which the fork renamed
+        (fork / "pyproject.toml").write_text(f'[tool.spec-contract]\nengine-package = "{configured}"\n',
+                                             encoding="utf-8")
+        config = load_config(fork)
+        assert (config.profile, config.engine_package) == ("vllm", "forky")
+        result = check(fork, tmp_path / "cache")
+        assert result.stderr == (
+            f"spec-contract: profile 'vllm', engine package 'forky': engine-package '{configured}' "
+            f"({fork / 'pyproject.toml'}) names nothing in the tree, so the layout's is used: forky/ has vLLM's "
+            "layout (v1/spec_decode, model_executor/models/registry.py)\n")
+        # the findings of the tree left as it was (the last line is the run's time)
+        assert (result.returncode, result.stdout.splitlines()[:-1]) == (
+            plain.returncode, plain.stdout.splitlines()[:-1])
+    # a package the tree has is taken as configured, without a word
+    (fork / "pyproject.toml").write_text('[tool.spec-contract]\nengine-package = "forky"\n', encoding="utf-8")
+    assert load_config(fork).engine_package == "forky"
+    assert "names nothing" not in check(fork, tmp_path / "cache").stderr
+
+
 def test_a_profile_class_the_fork_does_not_have_is_a_one_line_configuration_error(tmp_path):
     # the fork renamed the Protocol: the capability check would check nothing and pass every class
     renamed = INTERFACES.replace("class SupportsEagle3(", "class SupportsEagleThree(").replace(

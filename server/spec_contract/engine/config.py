@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from spec_contract.engine.engines import Detected, Layout, detect, rebased
+from spec_contract.engine.engines import Detected, Layout, detect, holds_package, rebased
 from spec_contract.engine.read.files import read_bytes
 from spec_contract.engine.results import Role
 from spec_contract.engine.rules import DEFAULT_SEVERITY, Severity, known_codes
@@ -281,7 +281,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("model-files", "strings", "the profile's", "Globs of the files whose classes are models.",
             where="tree", extend=True),
     Setting("engine-package", "string", "the profile's name", "The engine's import package, read from "
-            "`--python`'s environment for an out-of-tree package of models.", where="tree"),
+            "`--python`'s environment for an out-of-tree package of models. In a tree with an engine's layout, "
+            "one that names nothing there gives way to the package the layout finds, and one line says so.",
+            where="tree"),
     Setting("entry-class-variable", "string", '`"EntryClass"`', "The module-level variable that registers a "
             "file's model classes; only registered classes are checked as wrappers.", where="tree"),
     Setting("delegate-names", "strings", "the profile's", "Attribute names a wrapper keeps its inner model in "
@@ -644,6 +646,16 @@ def load_config(root: Path | None, config_file: Path | None = None,
     # said when the tree chose something the default would not be: another profile, or a fork's package
     chosen = detected.why if detected is not None and detected.profile == profile_name and (
         profile_name != DEFAULT_PROFILE or detected.package != own) else None
+    setter = next((origin for table, origin, _ in reversed(layers)
+                   if any(snake_key(str(key)) == "engine_package" for key in table)), None)
+    configured: str = merged.get("engine_package") or profile_name
+    if setter is not None and detected is not None and detected.profile == profile_name \
+            and configured != detected.package and root is not None and not holds_package(root, configured):
+        # a package the tree does not have would leave every dotted class of the profile unread: the layout's is
+        # the engine the tree holds, and the one line says which was set and which is used
+        merged["engine_package"] = detected.package
+        chosen = f"engine-package {configured!r} ({setter}) names nothing in the tree, so the layout's is used: " \
+            f"{detected.why}"
     return _build(profile_name, merged, own, chosen)
 
 

@@ -59,6 +59,15 @@ def detect(root: Path, layouts: list[Layout]) -> Detected | None:
     return None
 
 
+def holds_package(root: Path, dotted: str) -> bool:
+    """Whether the tree at ``root`` has the package (or module) ``dotted``: at its top (a checkout), or as
+    ``root`` itself and below (an installed package, ``…/site-packages/vllm``)."""
+    first, *rest = dotted.split(".")
+    bases = [root / first] + ([root] if root.name == first else [])
+    return any((target / "__init__.py").is_file() or target.with_name(target.name + ".py").is_file()
+               for target in (base.joinpath(*rest) for base in bases))
+
+
 def imported_as(package: Path, layout: Layout, most: int = 40) -> str:
     """The name the engine's own code imports it by: a copy of a release in a folder of another name
     (``sglang_v059/``) still imports ``sglang.…``, while a fork (``aphrodite/``) imports itself. Read from the
