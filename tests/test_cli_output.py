@@ -87,9 +87,9 @@ def test_a_note_on_stderr_names_files_from_where_the_user_stands_too(tmp_path):
 
 
 def test_a_long_message_continues_on_indented_lines_each_a_terminal_can_show():
-    from spec_contract.report.text import _clauses, _wrapped
+    from spec_contract.report.text import _wrapped, clauses
 
-    assert _clauses("`a; b` does x; the worker calls it at w.py:3; note") == [
+    assert clauses("`a; b` does x; the worker calls it at w.py:3; note") == [
         "`a; b` does x", "the worker calls it at w.py:3", "note"]
     words = " ".join(f"word{i}" for i in range(80))
     wrapped = _wrapped(words, "  ", 100)

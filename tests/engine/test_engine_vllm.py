@@ -25,6 +25,7 @@ from spec_contract.engine.edits.refusals import Fixes
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import Role
 from spec_contract.engine.text import apply_edits
+from spec_contract.report.text import clauses
 
 MODELS = "vllm/model_executor/models"
 
@@ -296,6 +297,15 @@ def test_target_reads_are_not_asked_of_a_class_whose_language_model_the_worker_t
         ("SC001", "PictureForConditionalGeneration", "model", "language_model")]
 
 
+def test_a_capability_finding_says_what_fails_in_a_first_clause_a_terminal_line_holds(tmp_path):
+    # issue 37 item 3: text output prints the first clause on the finding's line and each further one on a
+    # `  = ` line; the capability messages were one sentence of 240 characters
+    analysis = analyze(vllm_tree(tmp_path))
+    heads = {f.code: clauses(f.message)[0] for f in analysis.findings}
+    assert set(heads) == {"SC006", "SC007"}
+    assert all(len(head) <= 160 for head in heads.values()), heads
+
+
 def test_capability_findings_declared_not_backed_and_not_declared(tmp_path):
     analysis = analyze(vllm_tree(tmp_path))
     assert codes(analysis) == [
@@ -304,12 +314,12 @@ def test_capability_findings_declared_not_backed_and_not_declared(tmp_path):
     ]
     by_code = {f.code: f for f in analysis.findings}
     assert by_code["SC007"].message == (
-        "`PlainForCausalLM` declares `SupportsEagle3`, but its default `set_aux_hidden_state_layers` reaches "
-        "`self.model` (`PlainModel`), which is not an `EagleModelMixin`: a EAGLE3 run passes the check at "
+        "`PlainForCausalLM` declares `SupportsEagle3`, but `self.model` (`PlainModel`) is not an `EagleModelMixin`; "
+        "its default `set_aux_hidden_state_layers` reaches it; a EAGLE3 run passes the check at "
         "vllm/v1/worker/gpu_model_runner.py:10 and then fails the default's assertion at start-up")
     assert by_code["SC006"].message.startswith(
-        "`PictureForConditionalGeneration` does not declare `SupportsEagle3` while its language model "
-        "`self.language_model` (TinyForCausalLM) declares and backs it: a EAGLE3 run is refused at start-up")
+        "`PictureForConditionalGeneration` does not declare `SupportsEagle3` while "
+        "`self.language_model` (TinyForCausalLM) declares and backs it; a EAGLE3 run is refused at start-up")
     assert by_code["SC006"].delegate == "language_model.model" and by_code["SC006"].algorithm == "EAGLE3"
     assert [(s.span.line + 1, s.text) for s in by_code["SC006"].call_sites] == [
         (10, "if not supports_eagle3(self.get_model()):")]
@@ -358,8 +368,8 @@ def test_no_base_is_suggested_when_the_defaults_would_not_reach_a_mixin(tmp_path
     analysis = analyze(vllm_tree(tmp_path, files))
     found = [f for f in analysis.findings if f.class_name == "PictureForConditionalGeneration"]
     assert [(f.code, f.severity, f.inner_class) for f in found] == [("SC009", "warning", "PlainModel")]
-    assert "declaring it is not enough: once declared, its default `set_aux_hidden_state_layers` reaches " \
-           "`self.language_model.model` (`PlainModel`), which is not an `EagleModelMixin`" in found[0].message
+    assert "declaring it is not enough: once declared, `self.language_model.model` (`PlainModel`) is not an " \
+           "`EagleModelMixin`; its default `set_aux_hidden_state_layers` reaches it" in found[0].message
     assert "its `set_aux_hidden_state_layers`, which the class's defaults never call" in found[0].message
     assert declaration_edits(analysis, found).edits == ()
 
@@ -533,8 +543,8 @@ def test_a_wrapper_forward_that_keeps_only_the_hidden_states_is_not_backed(tmp_p
     assert (found.code, found.severity, found.inner_class) == ("SC007", "error", "PictureForConditionalGeneration")
     assert found.message == (
         "`PictureForConditionalGeneration` declares `SupportsEagle3`, but `PictureForConditionalGeneration.forward` "
-        f"drops the aux hidden states: `return self.post_norm(hidden_states)` ({MODELS}/picture.py:{line}) is not "
-        "the `(hidden, aux)` pair `self.language_model.model(...)` returns: a EAGLE3 run passes the check at "
+        f"drops the aux hidden states; `return self.post_norm(hidden_states)` ({MODELS}/picture.py:{line}) is not "
+        "the `(hidden, aux)` pair `self.language_model.model(...)` returns; a EAGLE3 run passes the check at "
         "vllm/v1/worker/gpu_model_runner.py:10 and then fails at the first forward, where the model runner unpacks "
         "`hidden_states, aux_hidden_states` from the model's output")
 
@@ -619,9 +629,9 @@ def test_a_holder_whose_own_forward_never_returns_the_aux_outputs_is_not_backed(
     line = line_of(root, f"{MODELS}/short.py", "return hidden_states")
     assert (found.code, found.delegate, found.inner_class) == ("SC007", "model", "ShortModel")
     assert found.message.startswith(
-        "`ShortForCausalLM` declares `SupportsEagle3`, but `ShortModel.forward` drops the aux hidden states: "
+        "`ShortForCausalLM` declares `SupportsEagle3`, but `ShortModel.forward` drops the aux hidden states; "
         f"`return hidden_states` ({MODELS}/short.py:{line}) is not the `(hidden, aux)` pair the aux layers ask of "
-        "it (it is the holder): a EAGLE3 run passes the check")
+        "it (it is the holder); a EAGLE3 run passes the check")
     assert [c for c in codes(analysis) if c[1] == "TinyForCausalLM"] == []
 
 
@@ -657,8 +667,8 @@ def test_a_language_model_without_a_decoder_for_the_proposers_is_not_backed(tmp_
     read = line_of(root, "vllm/v1/spec_decode/eagle.py", "language_model.model.embed_tokens")
     assert (found.code, found.severity, found.delegate, found.inner_class) == ("SC007", "error", "model", "TinyModel")
     assert found.message == (
-        "`GlimmerForCausalLM` declares `SupportsEagle3`, but the proposers take `get_language_model()` "
-        "(`self.model`) as its language model and read its `.model`, which TinyModel does not have: a EAGLE3 run "
+        "`GlimmerForCausalLM` declares `SupportsEagle3`, but TinyModel has no `.model`; the proposers take "
+        "`get_language_model()` (`self.model`) as its language model and read it; a EAGLE3 run "
         "passes the check at vllm/v1/worker/gpu_model_runner.py:10 and then stops with `AttributeError` when the "
         f"draft is loaded (vllm/v1/spec_decode/eagle.py:{read})")
     assert [(rel(root, s.path), s.span.line + 1) for s in found.call_sites] == [
@@ -706,8 +716,8 @@ def test_without_get_language_model_the_proposers_read_the_class_own_decoder(tmp
     analysis = analyze(vllm_tree(tmp_path, files))
     found = [f for f in analysis.findings if f.class_name == "PictureForConditionalGeneration" and f.code == "SC007"]
     assert [(f.delegate, f.inner_class) for f in found] == [("language_model.model", "PictureForConditionalGeneration")]
-    assert "the proposers take the class itself as its language model and read its `.model`, which " \
-           "PictureForConditionalGeneration does not have" in found[0].message
+    assert "but PictureForConditionalGeneration has no `.model`; the proposers take the class itself as its " \
+           "language model and read it" in found[0].message
 
 
 def test_the_contract_lists_the_gated_protocol_capability_and_what_it_requires(tmp_path):

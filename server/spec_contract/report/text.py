@@ -54,10 +54,10 @@ def finding_lines(report: Report, finding: Finding, where: Callable[[str], str] 
     (a longer one continues, indented, on the next). Files are named as ``where`` names them (default: the
     text output's base, the working directory), inside the message too."""
     where = where or report.shown
-    head, *clauses = _clauses(report.retold(finding.message, finding, where))
+    head, *rest = clauses(report.retold(finding.message, finding, where))
     location = f"{where(finding.path)}:{finding.span.line + 1}:{finding.span.col + 1}"
     lines = _wrapped(printable(f"{location}: {finding.severity} {finding.code} {head}"), "  ", width)
-    for clause in clauses:
+    for clause in rest:
         lines += _wrapped(printable(f"  = {clause}"), "    ", width)
     for note in finding.notes:
         lines += _wrapped(printable(f"  = note: {report.retold(note, finding, where)}"), "    ", width)
@@ -85,7 +85,7 @@ def added_lines(report: Report, added: Sequence[Added], done: bool = True) -> li
 def _why(report: Report, added: Added) -> str:
     """Why a member is added: the finding's severity and code, and where the workers use it."""
     finding = added.finding
-    head, *uses = _clauses(report.retold(finding.message, finding, report.shown))
+    head, *uses = clauses(report.retold(finding.message, finding, report.shown))
     if added.member != finding.member:  # forwarded past a capability gate along with the gate's member
         return f"{finding.severity} {finding.code}, the {finding.algorithm or 'capability'} path uses it past the check"
     return f"{finding.severity} {finding.code}, " + ("; ".join(uses) if uses else head)
@@ -118,7 +118,7 @@ def checked(report: Report) -> str:
             f"of {analysed} analysed ({report.seconds:.2f}s).")
 
 
-def _clauses(message: str) -> list[str]:
+def clauses(message: str) -> list[str]:
     """The message's clauses: split at ``; `` outside backticks (a quoted condition may hold one)."""
     out, start, quoted = [], 0, False
     for i, char in enumerate(message):

@@ -239,7 +239,7 @@ def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, st
     like = (first.like or "").rsplit(".", 1)[-1]
     line = status.gate.gate_line if status.gate.gate_line is not None else status.gate.span.line
     where = f"{rel(status.gate.path)}:{line + 1}"
-    message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where}, but the class "
+    message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where}; but the class "
                f"could support it: {names} can be implemented like `{like}` "
                f"({len(needed)} member{'s' if len(needed) > 1 else ''})")
     return Finding(
@@ -293,8 +293,8 @@ def _worker_line(site_path: str, span: Span, algorithm: str, records: list[Findi
     many = len(listed) > 1
     some = "some of " if any(count < len(listed) for count in lacking.values()) else ""
     message = (f"no gate refuses {run} for the {len(listed)} registered class{'es' if many else ''} "
-               f"that lack{'' if many else 's'} {some}{', '.join(f'`{m}`' for m in members)} ({names}); "
-               f"{'they crash' if many else 'it crashes'} here ({site.phase}, after loading)")
+               f"that lack{'' if many else 's'} {some}{', '.join(f'`{m}`' for m in members)}; "
+               f"{'they crash' if many else 'it crashes'} here ({site.phase}, after loading): {names}")
     return Finding(
         code=UNREFUSED_CRASH.code, severity=first.severity, path=site_path, span=span, class_name="",
         class_qualname=f"{rel(site_path)}:{span.line + 1}", member=members[0], roles=first.roles, delegate="",

@@ -265,7 +265,7 @@ class _Failure:
     """Why a declaration is not backed: the class the message names, what happens, and the worker lines."""
 
     inner: ClassKey
-    message: str  # "its default … reaches …, which is not …" — the middle of the finding's message
+    message: str  # "`self.…` (…) is not …; its default … reaches it" — the middle of the finding's message
     outcome: str  # what the run does after passing the check
     sites: tuple[CallSite, ...] = ()
 
@@ -281,16 +281,16 @@ def _failure(index: Index, key: ClassKey, reach: _Reach, gated: GatedCapability,
         if failing:
             mixin = gated.mixin.qualname if gated.mixin else ""
             names = ", ".join(f"`{h.qualname}`" for h in failing)
-            return _Failure(failing[0], f"its default `{capability.holder_method or gated.defaults[0]}` reaches "
-                            f"`{'self' if reach.path == 'self' else 'self.' + reach.path}` ({names}), which is "
-                            f"not an `{mixin}`", f"then fails the default's assertion {gated.sites[0].phase.when}")
+            return _Failure(failing[0], f"`{'self' if reach.path == 'self' else 'self.' + reach.path}` ({names}) is "
+                            f"not an `{mixin}`; its default `{capability.holder_method or gated.defaults[0]}` "
+                            "reaches it", f"then fails the default's assertion {gated.sites[0].phase.when}")
         dropped = _dropped_aux(index, key, reach, gated)
         if dropped is not None:
             owner, verdict, hop = dropped
             where = f"{rel(index.path_of(owner.module) or '')}:{verdict.line + 1}"
             got = f"the `(hidden, aux)` pair `{'.'.join(hop)}(...)` returns" if hop else \
                 "the `(hidden, aux)` pair the aux layers ask of it (it is the holder)"
-            return _Failure(owner, f"`{owner.qualname}.forward` drops the aux hidden states: `{verdict.text}` "
+            return _Failure(owner, f"`{owner.qualname}.forward` drops the aux hidden states; `{verdict.text}` "
                             f"({where}) is not {got}",
                             "then fails at the first forward, where the model runner unpacks `hidden_states, "
                             "aux_hidden_states` from the model's output")
@@ -299,8 +299,8 @@ def _failure(index: Index, key: ClassKey, reach: _Reach, gated: GatedCapability,
             f"`{capability.language_method}()` (`self.{reach.language_path}`)"
         names = ", ".join(c.qualname for c in reach.language)
         first = f" ({rel(gated.reads[0].path)}:{gated.reads[0].span.line + 1})" if gated.reads else ""
-        return _Failure(reach.language[0], f"the proposers take {taken} as its language model and read its "
-                        f"`.{capability.holder_attr}`, which {names} does not have",
+        return _Failure(reach.language[0], f"{names} has no `.{capability.holder_attr}`; the proposers take "
+                        f"{taken} as its language model and read it",
                         f"then stops with `AttributeError` when the draft is loaded{first}", gated.reads)
     return None
 
@@ -420,13 +420,13 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
     if _declares(index, key, gated):
         if reach.unknown and not overridden:
             return make("SC008", "", f"`{cls.name}` declares `{protocol}`, but `self.{reach.path}` is built from an "
-                        f"architecture the HF config names at run time, so whether {capability.name} works with it "
+                        f"architecture the HF config names at run time; so whether {capability.name} works with it "
                         f"cannot be told here (the run checks it at {where})")
         # an override of the asserting default is trusted: the class's own methods do the work
         failure = _failure(index, key, reach, gated, rel, defaults_run=not overridden)
         if failure is None:
             return None
-        return make("SC007", failure.inner.qualname, f"`{cls.name}` declares `{protocol}`, but {failure.message}: "
+        return make("SC007", failure.inner.qualname, f"`{cls.name}` declares `{protocol}`, but {failure.message}; "
                     f"a {capability.name} run passes the check at {where} and {failure.outcome}", failure.sites)
     if reach.path == "self" or reach.unknown:
         return None
@@ -443,8 +443,8 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
             inner_failure = _failure(index, i, inner_reach, gated, rel, defaults_run=not _overridden(index, i, gated))
     backed = inner_failure is None
     names = ", ".join(i.qualname for i in inner)
-    refused = f"`{cls.name}` does not declare `{protocol}` while its language model " \
-        f"`self.{reach.path.split('.')[0]}` ({names}) declares {'and backs ' if backed else ''}it: a " \
+    refused = f"`{cls.name}` does not declare `{protocol}` while " \
+        f"`self.{reach.path.split('.')[0]}` ({names}) declares {'and backs ' if backed else ''}it; a " \
         f"{capability.name} run is refused {gate.phase.when} by the check at {where}"
     failure = _failure(index, key, reach, gated, rel, defaults_run=not overridden) or inner_failure
     if failure is not None:

@@ -288,7 +288,7 @@ def _missing_capability(key: ClassKey, cls: ClassSummary, path: str, gate: Gate,
     names = sorted({s.algorithm for found in gate.behind.values() for s in found if s.algorithm} - {gate.algorithm})
     refused = algorithm + "".join(f" (and {name})" for name in names[:1]) + "".join(f" (and {n})" for n in names[1:])
     line = first.gate_line if first.gate_line is not None else first.span.line
-    message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}), so the engine refuses "
+    message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}); so the engine refuses "
                f"{refused} for it at its check in {rel(first.path)}:{line + 1} ({first.phase})")
     if also:
         message += "; past that check it also needs " + _and([f"`{f.member}`" for f in also])
