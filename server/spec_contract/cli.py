@@ -533,11 +533,11 @@ class _Subset:
             return analysis
         findings = tuple(f for f in analysis.findings
                          if self.target.covers(f.path) or any(self.target.covers(s.path) for s in f.call_sites))
-        from spec_contract.engine import relative_to
+        from spec_contract.report import from_cwd
 
         cwd = Path.cwd()  # named as the text report names files: from where the user stands
-        through_uses = sorted({relative_to(s.path, cwd) for f in findings if not self.target.covers(f.path)
-                               for s in f.call_sites if self.target.covers(s.path)})
+        through_uses = sorted({from_cwd(s.path, cwd, (analysis.root,)) for f in findings
+                               if not self.target.covers(f.path) for s in f.call_sites if self.target.covers(s.path)})
         if through_uses:
             notes.append(f"also reporting the classes elsewhere in the project that fail the uses in "
                          f"{', '.join(through_uses)}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +36,7 @@ class Report:
     hints: bool = False  # text output shows hint findings only when asked (``--hints``); JSON always has them
     # rel() of each path asked so far: a report names ~180 files ~1,400 times (SGLang's JSON)
     _relative: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _shown: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)  # shown(), as rel()
 
     @property
     def findings(self) -> list[Finding]:
@@ -55,8 +56,13 @@ class Report:
         return self.analyses[0].relative(path) if self.analyses else path
 
     def shown(self, path: str) -> str:
-        """How text output names a file: relative to the working directory when it is inside it."""
-        return relative_to(path, self.cwd) if self.cwd is not None else self.rel(path)
+        """How text output names a file: relative to the working directory (see :func:`from_cwd`)."""
+        if self.cwd is None:
+            return self.rel(path)
+        known = self._shown.get(path)
+        if known is None:
+            known = self._shown[path] = from_cwd(path, self.cwd, [a.root for a in self.analyses])
+        return known
 
     def retold(self, text: str, finding: Finding, where: Callable[[str], str]) -> str:
         """``text`` (the finding's message or a note) with every file it names as ``where`` names them.
@@ -98,6 +104,19 @@ class Report:
         if site.condition:
             out["condition"] = site.condition
         return out
+
+
+def from_cwd(path: str, cwd: Path, roots: Iterable[Path]) -> str:
+    """``path`` as text output names it, from where the user stands (``cwd``), as ruff does: below ``cwd``,
+    relative to it (``models/llava.py``); elsewhere in a project whose root holds ``cwd``, relative too, up
+    and down (``../speculative/eagle_worker.py`` from ``srt/models``); anywhere else, absolute."""
+    inside = relative_to(path, cwd)
+    if inside != path:
+        return inside
+    for root in roots:
+        if path.startswith(str(root) + os.sep) and cwd.is_relative_to(root):
+            return os.path.relpath(path, cwd).replace(os.sep, "/")
+    return path
 
 
 @dataclass(frozen=True)
