@@ -8,6 +8,7 @@ severities', so that output sorted by file would put the information first and t
 from __future__ import annotations
 
 import os
+import pty
 import re
 import subprocess
 import sys
@@ -138,6 +139,8 @@ FILES = {
 }
 LINE = re.compile(r"(?P<path>\S+?):(?P<line>\d+):(?P<col>\d+): (?P<severity>error|warning|information|hint) "
                   r"(?P<code>SC\d{3}) (?P<message>.*)")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+ORDER = ("error", "warning", "information", "hint")
 
 
 @pytest.fixture
@@ -156,6 +159,99 @@ def _env(root: Path, **extra: str) -> dict[str, str]:
 def check(root: Path, *args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-I", "-m", "spec_contract", "check", *args], cwd=cwd or root,
                           capture_output=True, text=True, timeout=300, env=_env(root, **env))
+
+
+def on_terminal(root: Path, *args: str, **env: str) -> str:
+    """Standard output of ``check`` when it is a terminal (a pseudo-terminal this test reads)."""
+    main, terminal = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-I", "-m", "spec_contract", "check", *args], cwd=root,
+                               stdin=subprocess.DEVNULL, stdout=terminal, stderr=subprocess.DEVNULL,
+                               env=_env(root, TERM="xterm", **env))
+    os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    process.wait(timeout=300)
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def findings(output: str) -> list[re.Match[str]]:
+    return [m for m in map(LINE.fullmatch, output.splitlines()) if m]
+
+
+def test_errors_come_first_then_warnings_then_information_each_by_path_and_line(tree):
+    result = check(tree)
+    assert result.returncode == 1, result.stderr
+    found = [(m["severity"], m["path"], int(m["line"]), m["code"]) for m in findings(result.stdout)]
+    assert found == sorted(found, key=lambda f: (ORDER.index(f[0]), f[1], f[2])), found
+    assert [f[3] for f in found] == ["SC001", "SC005", "SC003", "SC011", "SC002", "SC002"]
+    # each finding's further clauses stay under it
+    lines = result.stdout.splitlines()
+    assert all(LINE.fullmatch(line) or line.startswith("  ") for line in lines[:-2]), lines
+
+
+def test_each_message_says_what_fails_and_where_in_a_first_line_of_at_most_160_characters(tree):
+    result = check(tree, "--hints")
+    lines = result.stdout.splitlines()
+    heads = [(i, m) for i, m in enumerate(map(LINE.fullmatch, lines)) if m]
+    assert {m["code"] for _, m in heads} == {"SC001", "SC002", "SC003", "SC005", "SC011", "SC012"}
+    for i, head in heads:
+        assert len(head["message"]) <= 160, lines[i]
+        assert lines[i + 1].startswith("  = "), lines[i:i + 2]  # the rest goes on `= ` lines, none wrapped
+    assert all(len(line) <= 160 for line in lines if line.startswith("  = "))
+
+
+def test_quiet_prints_the_errors_alone_and_keeps_the_exit_status(tree):
+    loud, quiet = check(tree), check(tree, "--quiet")
+    assert quiet.returncode == loud.returncode == 1, quiet.stderr
+    assert [m["severity"] for m in findings(quiet.stdout)] == ["error"]
+    assert quiet.stdout.splitlines()[-2] == ("Found 1 finding: 1 error; 3 warnings, 2 information, 1 hint not shown "
+                                             "(drop --quiet and add --hints to see them).")
+    # a run with warnings only passes, quiet or not
+    warned = check(tree, "--quiet", "--select", "SC003,SC005")
+    assert (warned.returncode, findings(warned.stdout)) == (0, [])
+    assert warned.stdout.splitlines()[-2] == "No findings to show; 2 warnings not shown (drop --quiet to see them)."
+    assert check(tree, "--quiet", "--format", "json").returncode == 2
+
+
+def test_the_summary_counts_the_hidden_hints_and_says_how_to_see_them(tree):
+    summary = check(tree).stdout.splitlines()[-2]
+    assert summary == ("Found 6 findings: 1 error, 3 warnings, 2 information; 1 hint not shown "
+                       "(add --hints to see them).")
+    shown = check(tree, "--hints").stdout
+    assert [m["code"] for m in findings(shown)][-1] == "SC012"
+    assert shown.splitlines()[-2] == "Found 7 findings: 1 error, 3 warnings, 2 information, 1 hint."
+
+
+def test_statistics_list_the_errors_first_then_by_count(tree):
+    table = [line.split() for line in check(tree, "--statistics").stdout.splitlines()[:-2]]
+    assert table == [["1", "SC001", "error", "missing-forward"],
+                     ["1", "SC003", "warning", "missing-capability"],
+                     ["1", "SC005", "warning", "missing-draft-forward"],
+                     ["1", "SC011", "warning", "unrefused-crash"],
+                     ["2", "SC002", "information", "missing-optional-forward"]]
+
+
+def test_colour_on_a_terminal_unless_no_color_and_in_a_pipe_only_when_asked(tree):
+    coloured = on_terminal(tree)
+    assert "\x1b[1;31merror\x1b[0m" in coloured and "\x1b[1;33mwarning\x1b[0m" in coloured, coloured
+    assert ANSI.sub("", coloured).startswith("pkg/models/c_target.py:4:7: error SC001 "), coloured
+    assert "\x1b[" not in on_terminal(tree, NO_COLOR="1")
+    assert "\x1b[" in on_terminal(tree, NO_COLOR="1", FORCE_COLOR="1")  # ruff's order: FORCE_COLOR wins
+    assert "\x1b[" not in on_terminal(tree, "--color", "never", FORCE_COLOR="1")
+    plain = check(tree).stdout
+    assert "\x1b[" not in plain
+    for forced in (check(tree, FORCE_COLOR="1").stdout, check(tree, "--color", "always").stdout):
+        assert "\x1b[" in forced
+        # colour adds nothing else: the same lines once its sequences are taken out (but the run's time)
+        assert ANSI.sub("", forced).splitlines()[:-1] == plain.splitlines()[:-1]
 
 
 def test_from_a_folder_below_the_project_every_file_is_named_from_there(tree):

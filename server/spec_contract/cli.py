@@ -88,8 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--hints", action="store_true",
                        help="text output: show hints too (classes that could support an algorithm the engine "
                             "refuses them; JSON always has them)")
-    check.add_argument("--statistics", action="store_true", help="count the findings per code instead of listing them "
-                                                                 "(text format)")
+    check.add_argument("--statistics", action="store_true", help="count the findings per code, errors first, instead "
+                                                                 "of listing them (text format)")
+    check.add_argument("--quiet", action="store_true", help="text output: show the errors only (the summary counts the "
+                                                            "rest); the exit status is the same")
+    check.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the text output: auto (default) on a terminal, unless NO_COLOR is set or "
+                            "FORCE_COLOR asks for it")
     baseline = check.add_mutually_exclusive_group()
     baseline.add_argument("--baseline", type=Path, metavar="FILE",
                           help="fail only on findings not in FILE (default: the pyproject's 'baseline' key)")
@@ -278,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "statistics", False) and args.format != "text":
         parser.error("--statistics counts findings in the text format; the other formats list every finding")
+    if getattr(args, "quiet", False) and args.format != "text":
+        parser.error("--quiet leaves out all but the errors in the text format; the other formats list every finding")
     # One run, then exit: pausing the cyclic collector for all of it also spares analyze() the collection
     # and freeze it does for a long-lived server (a fifth of a second on a large tree).
     collecting = gc.isenabled()
@@ -398,8 +405,10 @@ def _run(args: argparse.Namespace) -> int:
             print(line, file=stream)
     if args.format == "text":
         from spec_contract.report import text  # only here: the machine formats do without its 2 ms import
+        from spec_contract.report.style import Style, wants_colour
 
-        output = text.render(report, statistics=args.statistics, width=_width())
+        output = text.render(report, statistics=args.statistics, width=_width(), quiet=args.quiet,
+                             style=Style(wants_colour(args.color, sys.stdout)))
     elif args.format == "github":
         output = _github(report)
     else:

@@ -20,6 +20,7 @@ from spec_contract.engine import (
     CallSite,
     Finding,
     GatedCapability,
+    Severity,
     fingerprint,
     relative_to,
 )
@@ -117,6 +118,15 @@ def from_cwd(path: str, cwd: Path, roots: Iterable[Path]) -> str:
         if path.startswith(str(root) + os.sep) and cwd.is_relative_to(root):
             return os.path.relpath(path, cwd).replace(os.sep, "/")
     return path
+
+
+SEVERITY_RANK = {severity: i for i, severity in enumerate(Severity)}  # errors 0, then warnings, information, hints
+
+
+def worst_first(findings: Iterable[Finding], where: Callable[[str], str]) -> list[Finding]:
+    """Errors first, then warnings, information and hints; within each by file (as ``where`` names it), line,
+    column and code: what fails a run is what a reader meets first."""
+    return sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], where(f.path), f.span.line, f.span.col, f.code))
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from spec_contract import __version__
 from spec_contract.engine import RULES, Severity, fingerprint
-from spec_contract.report import Report, printable
+from spec_contract.report import Report, printable, worst_first
 from spec_contract.report.indented_json import dumps
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note", Severity.HINT: "note"}
@@ -178,8 +178,7 @@ def github_summary(report: Report, where: Callable[[str], str]) -> str:
     """A Markdown table of every finding, worst first, for the job's summary page (``$GITHUB_STEP_SUMMARY``)."""
     from spec_contract.report.text import checked, found
 
-    findings = sorted((f for f in report.findings if not report.is_baselined(f)),
-                      key=lambda f: (list(Severity).index(f.severity), where(f.path), f.span.line, f.code))
+    findings = worst_first((f for f in report.findings if not report.is_baselined(f)), where)
     out = ["## spec-contract", "", f"{found(findings)} {checked(report)}", ""]
     if findings:
         out += ["| Severity | Code | Location | Finding |", "| --- | --- | --- | --- |"]
