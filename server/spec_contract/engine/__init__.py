@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from spec_contract.engine.edits.stubs import StubError
     from spec_contract.engine.launch.command import Launch, LaunchError, parse_launch
     from spec_contract.engine.launch.matrix import Matrix, Row, support_matrix
-    from spec_contract.engine.launch.preflight import Engine, Preflight, analyse_engine, find_engine, preflight
-    from spec_contract.engine.launch.verdict import Problem, Use, Verdict
+    from spec_contract.engine.launch.preflight import Engine, Failure, Preflight, analyse_engine, find_engine, preflight
+    from spec_contract.engine.launch.verdict import PHASES, Problem, Use, Verdict, phase_words
     from spec_contract.engine.launch.verdict import State as VerdictState
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis
@@ -135,10 +135,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Row": ("launch.matrix", "Row"),
     "support_matrix": ("launch.matrix", "support_matrix"),
     "Engine": ("launch.preflight", "Engine"),
+    "Failure": ("launch.preflight", "Failure"),
     "Preflight": ("launch.preflight", "Preflight"),
     "analyse_engine": ("launch.preflight", "analyse_engine"),
     "find_engine": ("launch.preflight", "find_engine"),
     "preflight": ("launch.preflight", "preflight"),
+    "PHASES": ("launch.verdict", "PHASES"),
+    "phase_words": ("launch.verdict", "phase_words"),
     "Problem": ("launch.verdict", "Problem"),
     "Use": ("launch.verdict", "Use"),
     "Verdict": ("launch.verdict", "Verdict"),
@@ -160,8 +163,8 @@ __all__ = [
     "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
     "RoleClass", "role_classes",
     # before the launch (engine/launch/)
-    "Engine", "Launch", "LaunchError", "Matrix", "Preflight", "Problem", "Row", "Use", "Verdict", "VerdictState",
-    "analyse_engine", "find_engine", "parse_launch", "preflight", "support_matrix",
+    "Engine", "Failure", "Launch", "LaunchError", "Matrix", "PHASES", "Preflight", "Problem", "Row", "Use", "Verdict",
+    "VerdictState", "analyse_engine", "find_engine", "parse_launch", "phase_words", "preflight", "support_matrix",
 ]
 
 
