@@ -325,7 +325,7 @@ def _launch_of(args: argparse.Namespace) -> Launch:
 
 
 def _matrix(args: argparse.Namespace, analysis: Analysis) -> int:
-    from spec_contract.engine import support_matrix
+    from spec_contract.engine import ConfigError, support_matrix, write_own
     from spec_contract.report import matrix as report
     from spec_contract.report.matrix_html import render_html
 
@@ -341,10 +341,10 @@ def _matrix(args: argparse.Namespace, analysis: Analysis) -> int:
     if args.output is None:
         _emit(text)
         return done
-    try:
-        args.output.write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        print(f"spec-contract: error: {args.output}: cannot write it: {exc.strerror or exc}", file=sys.stderr)
+    try:  # only a matrix this command wrote is replaced (see engine.written)
+        write_own(args.output, text + "\n", "support matrix", report.written_by_matrix)
+    except ConfigError as exc:
+        print(f"spec-contract: error: {exc}", file=sys.stderr)
         return 2
     print(f"Wrote the support matrix ({len(table.rows)} architectures) to {args.output}.", file=sys.stderr)
     return done

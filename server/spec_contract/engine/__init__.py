@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.rules import BY_CODE, IMPLEMENTABLE, MISSING_CAPABILITY, RULES, Fix, Rule, Severity
     from spec_contract.engine.stats import Stats
     from spec_contract.engine.text import LineIndex, apply_edits, lines_with_ends, only_adds_lines
+    from spec_contract.engine.written import write_own
 
 # exported name → (module under this package, the name there)
 _EXPORTS: dict[str, tuple[str, str]] = {
@@ -150,6 +151,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "apply_edits": ("text", "apply_edits"),
     "lines_with_ends": ("text", "lines_with_ends"),
     "only_adds_lines": ("text", "only_adds_lines"),
+    "write_own": ("written", "write_own"),
 }
 
 __all__ = [
@@ -161,6 +163,7 @@ __all__ = [
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
     "find_project", "fingerprint", "is_project", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
     "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
+    "write_own",
     "RoleClass", "role_classes",
     # before the launch (engine/launch/)
     "Engine", "Failure", "Launch", "LaunchError", "Matrix", "PHASES", "Preflight", "Problem", "Row", "Use", "Verdict",

@@ -2,7 +2,8 @@
 :mod:`~spec_contract.report.matrix_html`).
 
 Every format shows the same cells: one state per architecture and algorithm, and (JSON, the page's
-tooltips) the reason and the fix behind it.
+tooltips) the reason and the fix behind it. Each starts with its title (the engine and its tree), which is also
+how ``matrix -o FILE`` knows a file it may replace (:func:`written_by_matrix`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,22 @@ import json
 
 from spec_contract.engine import Matrix, Verdict, VerdictState
 from spec_contract.report import printable
+
+TITLE = "spec-contract support matrix"
+_JSON_OPENING = '{\n  "tool": "spec-contract matrix"'
+
+
+def title(matrix: Matrix) -> str:
+    """The engine: each format's first words."""
+    return f"{TITLE}: {matrix.engine}"
+
+
+def written_by_matrix(head: bytes) -> bool:
+    """Whether a file's first bytes are of a matrix this command wrote (each format starts with its title; a
+    page also in its ``<title>``, as pages written before the title led every format did)."""
+    text = head.decode("utf-8", "replace").removeprefix("\ufeff")
+    return text.startswith((f"{TITLE}: ", f"# {TITLE}: ", _JSON_OPENING)) or \
+        text.startswith("<!DOCTYPE html>") and f"<title>{TITLE}: " in text
 
 
 def cell_reason(cell: Verdict) -> tuple[str, str]:
@@ -42,7 +59,7 @@ def render_table(matrix: Matrix) -> str:
     lines = ["  ".join(word.ljust(w) for word, w in zip(line, widths)).rstrip() for line in [header, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.append(f"{len(matrix.rows)} architectures × {len(matrix.algorithms)} algorithms: {_counts(matrix)}")
-    return "\n".join(lines)
+    return "\n".join([f"{title(matrix)} ({printable(matrix.root)})", "", *lines])
 
 
 def _md(text: str) -> str:
@@ -50,7 +67,8 @@ def _md(text: str) -> str:
 
 
 def render_markdown(matrix: Matrix) -> str:
-    lines = [f"| architecture | class | role | {' | '.join(matrix.algorithms)} |",
+    lines = [f"# {_md(title(matrix))}", "", f"`{_md(matrix.root)}`", "",
+             f"| architecture | class | role | {' | '.join(matrix.algorithms)} |",
              "|---|---|---|" + "---|" * len(matrix.algorithms)]
     for row in matrix.rows:
         cells = []
@@ -77,7 +95,7 @@ def matrix_data(matrix: Matrix) -> dict[str, object]:
         rows.append({"architecture": row.architecture, "class": row.class_name, "qualname": row.qualname,
                      "path": row.path, "line": row.line, "role": str(row.role), "cells": cells,
                      "notes": list(row.notes)})
-    return {"version": 1, "engine": matrix.engine, "root": matrix.root, "algorithms": list(matrix.algorithms),
+    return {"tool": "spec-contract matrix", "version": 1, "title": title(matrix), "engine": matrix.engine, "root": matrix.root, "algorithms": list(matrix.algorithms),
             "states": [str(s) for s in VerdictState], "rows": rows}
 
 

@@ -12,7 +12,7 @@ import html
 import json
 
 from spec_contract.engine import Matrix
-from spec_contract.report.matrix import matrix_data
+from spec_contract.report.matrix import matrix_data, title
 
 _STYLE = """
 :root { color-scheme: light dark; --ok: #2e7d32; --refused: #ef6c00; --crash: #c62828; --degraded: #9e9d24;
@@ -101,14 +101,15 @@ def render_html(matrix: Matrix) -> str:
                               f'{html.escape(a)}</label>' for a in matrix.algorithms)
     state_boxes = "".join(f'<label><input type="checkbox" name="state" value="{s}" checked> {s}</label>' for s in states)
     legend = "".join(f'<span class="{s}" style="background: var(--{_colour(s)})">{s}</span>' for s in states)
-    title = f"spec-contract support matrix: {matrix.engine}"
+    heading = html.escape(title(matrix))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
+<meta name="generator" content="spec-contract matrix">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(title)}</title><style>{_STYLE}</style></head>
+<title>{heading}</title><style>{_STYLE}</style></head>
 <body>
-<h1>{html.escape(title)}</h1>
+<h1>{heading}</h1>
 <div class="muted">{html.escape(matrix.root)} · {len(matrix.rows)} architectures × {len(matrix.algorithms)} algorithms ·
 hover a cell for the reason and the fix (click pins it); the view can be linked:
 <code>#search=…&amp;algorithm=EAGLE3&amp;state=crashes&amp;pin=Arch/EAGLE3</code></div>
