@@ -1,8 +1,10 @@
-"""``matrix -o FILE`` writes a matrix and nothing else (issue 38, items 2 and 7).
+"""``matrix -o FILE`` writes a matrix and nothing else, and its page shows every row whatever a file is named
+(issue 38, items 2, 7 and 9).
 
 ``-o minisgl/models/llava.py`` turned the model file into the HTML page, exit 0, and ``-o pyproject.toml`` too;
-``-o`` onto a FIFO blocked for ever, opening it to write. Each case runs the command as CI does on a small tree
-of its own.
+``-o`` onto a FIFO blocked for ever, opening it to write. The page's JSON escaped ``</`` but not ``<!--``, so a
+model file named ``y<!--<script>.py`` left the page blank (0 of 3 rows). Each case runs the command as CI does
+on a small tree of its own; the page is read by a real headless Chromium.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from browser import dom
 from spec_tree import spec_contract, wrapper, write_tree
 
 FORMATS = ("table", "markdown", "json", "html")
@@ -83,3 +86,14 @@ def test_a_symlinked_page_is_written_through_the_link(tree, tmp_path):
     assert matrix(tree, "--format", "html", "-o", "matrix.html").returncode == 0
     assert (tree / "matrix.html").is_symlink() and "Llava" in real.read_text()
 
+
+def test_a_model_file_named_like_markup_leaves_every_row_on_the_page(tree):
+    (tree / "srt/models/y<!--<script>.py").write_text(wrapper("Yankee"))
+    result = matrix(tree, "--format", "html", "-o", "page.html")
+    assert result.returncode == 0, result.stderr
+    shown = dom(tree / "page.html")
+    assert shown.count("<tr data-architecture=") == 3 and "3 of 3 architectures" in shown
+    assert 'data-architecture="Yankee"' in shown
+    text = (tree / "page.html").read_text()
+    payload = text.split('id="matrix-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in payload and "y\\u003c!--\\u003cscript\\u003e.py" in payload

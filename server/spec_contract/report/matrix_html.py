@@ -4,6 +4,11 @@ and fix, filters by algorithm and by state, and a search box.
 Everything is inline (style, script, the matrix as JSON), and the page's content security policy lets it
 load nothing: it opens from a file, in a browser, or in the editor's webview (the VS Code command
 "spec-contract: Show support matrix"), the same everywhere and with no network.
+
+The matrix is in the page as JSON inside a ``<script type="application/json">``, which the HTML parser reads
+as raw text up to the first ``</script`` and in which ``<!--`` opens an escaped state that can swallow that end
+tag: a model file named ``y<!--<script>.py`` blanked the page. No ``<``, ``>`` or ``&`` is left in it (JSON's
+``\\u003c`` and so on: the same strings to ``JSON.parse``).
 """
 
 from __future__ import annotations
@@ -95,7 +100,8 @@ if (wanted.has('pin')) {
 
 def render_html(matrix: Matrix) -> str:
     data = matrix_data(matrix)
-    payload = json.dumps(data).replace("</", "<\\/")
+    # nothing the HTML parser reads as markup inside the script element (see the module docstring)
+    payload = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     states = [str(s) for s in data["states"]]  # type: ignore[attr-defined]
     algorithm_boxes = "".join(f'<label><input type="checkbox" name="algorithm" value="{html.escape(a)}" checked> '
                               f'{html.escape(a)}</label>' for a in matrix.algorithms)
