@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         MemberStatus,
         Provision,
         class_status,
+        serving_roles,
     )
     from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, snake_key, validate, with_select
     from spec_contract.engine.edits.fix import declaration_edits, declined, delegation_edits, suppression_edit
@@ -111,6 +112,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "How": ("check.status", "How"),
     "Provision": ("check.status", "Provision"),
     "class_status": ("check.status", "class_status"),
+    "serving_roles": ("check.status", "serving_roles"),
     "Phase": ("results", "Phase"),
     "CallSite": ("results", "CallSite"),
     "Contract": ("results", "Contract"),
@@ -155,7 +157,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
-    "AlgorithmState", "BASE_ALGORITHM", "Crash", "How", "Phase", "Provision", "class_status",
+    "AlgorithmState", "BASE_ALGORITHM", "Crash", "How", "Phase", "Provision", "class_status", "serving_roles",
     "Added", "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
     "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "IMPLEMENTABLE", "LineIndex",
     "Listings",
