@@ -2,7 +2,8 @@
 
 The worker calls three members on the target and draft models, one of them guarded (``hasattr``), so a
 wrapper that forgets its forwards has findings of two codes (SC001 and SC002); ``write_tree`` lays out any
-mix of wrappers and extra files, and ``check`` runs the command as CI does, with a cache of its own.
+mix of wrappers and extra files, and ``check`` (or any command, ``spec_contract``) runs the command as CI does,
+with a cache of its own.
 """
 
 from __future__ import annotations
@@ -57,8 +58,13 @@ def write_tree(root: Path, files: dict[str, str] | None = None, package: str = "
     return base
 
 
-def check(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``spec-contract check ARGS`` in ``cwd``, isolated as the editors start it, with a cache of its own."""
+def spec_contract(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``spec-contract ARGS`` in ``cwd``, isolated as the editors start it, with a cache of its own."""
     env = {**os.environ, "SPEC_CONTRACT_CACHE_DIR": str(cwd.parent / f"{cwd.name}-cache")}
-    return subprocess.run([sys.executable, "-I", "-m", "spec_contract", "check", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-I", "-m", "spec_contract", *args], capture_output=True,
                           text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def check(cwd: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``spec-contract check ARGS`` in ``cwd`` (see :func:`spec_contract`)."""
+    return spec_contract(cwd, "check", *args, timeout=timeout)

@@ -136,7 +136,11 @@ def _launch_parsers(sub: argparse._SubParsersAction) -> None:
     pre.add_argument("launch", nargs=argparse.REMAINDER, help="-- then the launch command")
     matrix = sub.add_parser("matrix", help="every registered architecture × every algorithm: supported, refused, "
                                            "crashes or degraded",
-                            description="The support matrix of the engine at --python or --engine.")
+                            description="The support matrix of the engine at PATH (as check finds the project "
+                                        "around it), --engine DIR, or installed for --python.")
+    matrix.add_argument("path", nargs="?", metavar="PATH",
+                        help="the engine's tree, or any file or folder inside it (the project around it, found as "
+                             "check finds it); default: --engine, else the engine installed for --python")
     engine(matrix)
     matrix.add_argument("--profile", choices=("sglang", "vllm"), default=None,
                         help="the engine's profile (default: as the tree says, else sglang)")
@@ -302,7 +306,8 @@ def _launch_command(args: argparse.Namespace) -> int:
 
     try:
         launch = _launch_of(args) if args.command == "preflight" else None
-        engine = find_engine(launch.engine if launch else args.profile, args.engine, args.python)
+        tree = args.engine if launch is not None else _matrix_tree(args)
+        engine = find_engine(launch.engine if launch else args.profile, tree, args.python)
         analysis = analyse_engine(engine, use_cache=not args.no_cache)
         if launch is None:
             return _matrix(args, analysis)
@@ -331,8 +336,23 @@ def _launch_of(args: argparse.Namespace) -> Launch:
     return Launch(args.profile or "sglang", args.model, args.algorithm, args.draft)
 
 
+def _matrix_tree(args: argparse.Namespace) -> str | None:
+    """The engine tree ``matrix`` reads: the project around its PATH (found as ``check`` finds it), else
+    ``--engine`` (None: the engine installed for ``--python``)."""
+    if args.path is None:
+        return args.engine
+    if args.engine is not None:
+        from spec_contract.engine import ConfigError
+
+        raise ConfigError("pass the engine's tree as PATH or as --engine DIR, not both")
+    from spec_contract.engine import find_project, load_config
+
+    profile = load_config(None, None, {"profile": args.profile} if args.profile else None)
+    return str(find_project(_resolved(args.path), profile.workers, profile.exclude).root)
+
+
 def _matrix(args: argparse.Namespace, analysis: Analysis) -> int:
-    from spec_contract.engine import support_matrix
+    from spec_contract.engine import ConfigError, support_matrix, write_own
     from spec_contract.report import matrix as report
     from spec_contract.report.matrix_html import render_html
 
@@ -348,10 +368,10 @@ def _matrix(args: argparse.Namespace, analysis: Analysis) -> int:
     if args.output is None:
         _emit(text)
         return done
-    try:
-        args.output.write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        print(f"spec-contract: error: {args.output}: cannot write it: {exc.strerror or exc}", file=sys.stderr)
+    try:  # only a matrix this command wrote is replaced (see engine.written)
+        write_own(args.output, text + "\n", "support matrix", report.written_by_matrix)
+    except ConfigError as exc:
+        print(f"spec-contract: error: {exc}", file=sys.stderr)
         return 2
     print(f"Wrote the support matrix ({len(table.rows)} architectures) to {args.output}.", file=sys.stderr)
     return done

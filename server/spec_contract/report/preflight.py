@@ -1,32 +1,26 @@
 """A preflight as a terminal reads it, and as one JSON object for tools.
 
-Text says, per model, the verdict and, per problem, when it happens (the phase), the first worker line it
-happens at (the others after it), and the fix; then the start-up refusals the launch checks found, and the
-``check --fix`` that adds the missing members. Paths of engine lines are relative to the engine's root.
+Text says, per model, the verdict and, per problem (in the order a run meets them), when it happens (the
+phase), the first worker line it happens at (the others after it), and the fix; then the start-up refusals
+the launch checks found, and the ``check --fix`` that adds the missing members; then, when the launch fails
+more than one way, every failure in the order a run meets them; last, which one the user meets first. Paths
+of engine lines are relative to the engine's root.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+from itertools import groupby
 
-from spec_contract.engine import Preflight, Problem, Verdict, VerdictState
+from spec_contract.engine import PHASES, Failure, Preflight, Problem, Verdict, VerdictState, phase_words
 from spec_contract.report import printable
 
-_PHASES = {"start-up": "while the server starts, after the weights load", "first request": "at the first request",
-           "every step": "every step"}
-
 _HEADLINE = {
-    VerdictState.CRASHES: "This launch will fail: it crashes.",
-    VerdictState.REFUSED: "This launch will fail: the engine refuses it at start-up.",
     VerdictState.UNKNOWN: "Cannot tell whether this launch works.",
     VerdictState.DEGRADED: "This launch will run, on a degraded path.",
     VerdictState.SUPPORTED: "Nothing is known to fail in this launch.",
 }
-
-
-def phase_words(phase: str | None) -> str:
-    return _PHASES.get(phase or "", f"({phase})" if phase else "")
 
 
 def fix_command(verdict: Verdict) -> str | None:
@@ -35,14 +29,18 @@ def fix_command(verdict: Verdict) -> str | None:
     return f"spec-contract check --fix {shlex.quote(verdict.path)}" if verdict.fixable else None
 
 
+def _phase_rank(problem: Problem) -> int:
+    phase = problem.uses[0].phase if problem.uses else None
+    return PHASES.index(phase) if phase in PHASES else len(PHASES)
+
+
 def _problem_lines(problem: Problem) -> list[str]:
     what = f"`{problem.member}`" if problem.member else "the algorithm"
-    state = {VerdictState.CRASHES: "crashes", VerdictState.REFUSED: "refused at start-up",
-             VerdictState.DEGRADED: "degraded", VerdictState.UNKNOWN: "cannot tell"}.get(problem.state, str(problem.state))
+    state = {VerdictState.UNKNOWN: "cannot tell"}.get(problem.state, str(problem.state))
     lines = []
     if problem.uses:
         first = problem.uses[0]
-        when = phase_words(first.phase) if problem.state is not VerdictState.REFUSED else ""
+        when = phase_words(first.phase) if problem.state in (VerdictState.CRASHES, VerdictState.REFUSED) else ""
         lines.append(f"  {what} ({problem.code or 'gate'}): {state}{' ' + when if when else ''} at "
                      f"{first.path}:{first.line}")
         lines.append(f"      {first.text}")
@@ -57,27 +55,54 @@ def _problem_lines(problem: Problem) -> list[str]:
     return [printable(line) for line in lines]
 
 
+def _failure_words(failures: list[Failure], algorithm: str | None) -> str:
+    """What fails, for failures of one kind (the launch refused, or one model refused or crashing)."""
+    first = failures[0]
+    names = " or ".join(f"`{f.what}`" if f.who != "launch" else f.what for f in failures)
+    if first.who == "launch":
+        return f"the engine refuses the launch ({names})"
+    if first.state is VerdictState.REFUSED:
+        return f"the engine refuses {algorithm} for the {first.who} ({names})"
+    return f"the {first.who} crashes on {names}"
+
+
+def _first_failure(result: Preflight) -> str:
+    """Which failure the user meets first (a tie: those the engine's start-up order does not tell apart)."""
+    firsts = result.first_failures
+    kinds = [list(group) for _, group in groupby(firsts, key=lambda f: (f.who, f.state))]
+    what = "; or ".join(_failure_words(kind, result.algorithm) for kind in kinds)
+    tie = " (whichever the run reaches first)" if len(firsts) > 1 else ""
+    return f"This launch will fail: first, {firsts[0].when}, {what}{tie}."
+
+
 def render_text(result: Preflight) -> str:
     engine = result.engine
-    version = f" {engine.version}" if engine.version else ""
+    version = f" {result.version}" if result.version else ""
     out = [f"{engine.profile or 'engine'}{version} ({engine.root}), algorithm {result.algorithm or 'none'}"]
     for verdict in result.verdicts:
         given = result.target if verdict.role.value == "target" else result.draft
         named = verdict.class_name if verdict.architecture == verdict.class_name else \
             f"{verdict.architecture} → {verdict.class_name}"
         out.append(f"{verdict.role.value}: {named} ({given.path if given else '?'}): {verdict.state}")
-        for problem in verdict.problems:
+        for problem in sorted(verdict.problems, key=_phase_rank):
             out += _problem_lines(problem)
         command = fix_command(verdict)
         if command:
             out.append(f"  fix all: {command}")
     for refusal in result.launch_problems:
-        out.append(printable(f"launch: refused at start-up ({refusal.check}) at {refusal.where.path}:{refusal.where.line}"))
+        out.append(printable(f"launch: refused {refusal.when} ({refusal.check}) at {refusal.where.path}:"
+                             f"{refusal.where.line}"))
         out.append(printable(f"      {refusal.message}"))
         out.append(printable(f"      fix: {refusal.fix}"))
     for note in result.notes:
         out.append(printable(f"note: {note}"))
-    out.append(_HEADLINE[result.state])
+    failures = result.failures
+    if len(failures) > 1:
+        out.append("In the order a run meets them:")
+        for number, failure in enumerate(failures, 1):
+            where = f" at {failure.path}:{failure.line}" if failure.path else ""
+            out.append(printable(f"  {number}. {failure.when}: {_failure_words([failure], result.algorithm)}{where}"))
+    out.append(_first_failure(result) if failures else _HEADLINE[result.state])
     return "\n".join(out)
 
 
@@ -98,11 +123,16 @@ def verdict_json(verdict: Verdict) -> dict[str, object]:
 def render_json(result: Preflight) -> str:
     return json.dumps({
         "version": 1,
-        "engine": {"profile": result.engine.profile, "root": str(result.engine.root), "version": result.engine.version},
+        "engine": {"profile": result.engine.profile, "root": str(result.engine.root), "version": result.version},
         "algorithm": result.algorithm, "state": str(result.state), "exit_code": result.exit_code,
         "target": result.target.path, "draft": result.draft.path if result.draft else None,
         "verdicts": [verdict_json(v) for v in result.verdicts],
         "launch_checks": [{"check": p.check, "state": "refused", "message": p.message, "path": p.where.path,
-                           "line": p.where.line, "text": p.where.text, "fix": p.fix} for p in result.launch_problems],
+                           "line": p.where.line, "text": p.where.text, "fix": p.fix, "when": p.when}
+                          for p in result.launch_problems],
         "notes": list(result.notes),
+        # every refusal and crash in the order a run meets them: the first is the one the user meets first
+        "failures": [{"phase": f.phase, "when": f.when, "who": f.who, "state": str(f.state), "what": f.what,
+                      "path": f.path or None, "line": f.line or None, "first": f in result.first_failures}
+                     for f in result.failures],
     }, indent=2)

@@ -10,11 +10,8 @@ baseline that silently matched nothing would pass every old finding as new, or h
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import stat
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,6 +21,7 @@ from typing import Any
 from spec_contract.engine.config import ConfigError, read_settings_file
 from spec_contract.engine.digests import sha256
 from spec_contract.engine.results import Finding
+from spec_contract.engine.written import replace, target_of
 
 VERSION = 1
 _KEYS = ("code", "class", "member", "role")
@@ -137,26 +135,6 @@ def render(findings: Iterable[Finding], relative: Callable[[str], str], kept: It
             f' "findings": [{chr(10) + "  " + body + chr(10) + " " if lines else ""}]\n}}\n')
 
 
-def _target(path: Path) -> tuple[Path, int | None]:
-    """Where writing ``path`` goes (through a symlink, to the file it names) and that file's permissions
-    (None: there is no file yet), or a one-line ConfigError when the path names anything but a regular
-    file: ``os.replace`` would swap a FIFO, a device node or a directory's name for the baseline."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        if not os.path.islink(path):
-            return path, None
-        named = Path(os.path.realpath(path))  # a symlink to a file not made yet: made there
-        if os.path.islink(named):  # still a link: realpath gave up in a loop
-            raise ConfigError(f"baseline {path}: a symlink loop") from None
-        return named, None
-    except OSError as exc:  # a symlink loop, a component that is a file, no permission
-        raise ConfigError(f"baseline {path}: cannot write it ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(f"baseline {path}: not a regular file; refusing to replace it")
-    return Path(os.path.realpath(path)), stat.S_IMODE(info.st_mode)
-
-
 def _previous(path: Path, exists: bool) -> tuple[Entry, ...]:
     """The entries of the baseline at ``path`` (an empty file or another version: none), or a one-line
     ConfigError when the file there is something else (a model file, a pyproject): it is not replaced."""
@@ -183,34 +161,13 @@ def write(path: Path, findings: Iterable[Finding], relative: Callable[[str], str
           checked: Callable[[Entry], bool] = lambda entry: True) -> int:
     """Write the baseline of ``findings``, keeping the entries of the file already there that this run did
     not check (``checked`` is False: outside the given paths, a code not selected); returns how many were
-    kept. Only a regular file, or none, is replaced, and only a baseline.
-
-    Atomic: a temporary file of its own (two runs writing at once each have theirs), then a rename, so
-    readers see the old baseline or the new one, never half of one, and a failed write leaves the old one.
+    kept. Only a regular file, or none, is replaced, and only a baseline; atomically (see
+    :mod:`~spec_contract.engine.written`).
     """
     findings = list(findings)
-    target, mode = _target(path)
+    target, mode = target_of(path, "baseline")
     found = {identity(finding) for finding in findings}  # reported, so checked, wherever the class is
     kept = tuple(entry for entry in _previous(target, mode is not None)
                  if not checked(entry) and entry.identity not in found)
-    text = render(findings, relative, kept)
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            os.fchmod(handle.fileno(), mode if mode is not None else 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except OSError as exc:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        raise ConfigError(f"baseline {path}: cannot write it ({exc.strerror or exc})") from None
+    replace(target, render(findings, relative, kept), mode, "baseline", path)
     return len(kept)
-
-
-def _umask() -> int:
-    """The process's umask, for a new file's permissions (mkstemp makes it private)."""
-    current = os.umask(0o022)
-    os.umask(current)
-    return current

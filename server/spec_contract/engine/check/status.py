@@ -9,7 +9,9 @@ renamed:
   :class:`ClassStatus` or None; ``Analysis.status_of(key)`` (with the analysis' implement by analogy),
   ``Analysis.statuses()`` (every checked class) and ``Analysis.class_at(path, line, col)`` answer the same;
 * :class:`ClassStatus`: the class (``qualname``, ``name``, ``path``, ``span``), each contract member it or an
-  inner model has or a run lacks (:class:`MemberStatus`), and each algorithm (:class:`AlgorithmStatus`);
+  inner model has or a run lacks (:class:`MemberStatus`), each algorithm (:class:`AlgorithmStatus`), and the
+  roles a speculative run can give it (``serves``, :func:`serving_roles`: none for a class the engine never
+  serves as a generative model);
 * :class:`AlgorithmStatus`: ``state`` (:class:`AlgorithmState`) is ``supported``, ``refused`` (``gate``: the
   first gate it fails that refuses at start-up), ``crashes`` (``crashes``: each member a run reaches and the
   class lacks, a :class:`Crash` with the worker line, its :class:`~spec_contract.engine.results.Phase`, how to
@@ -106,9 +108,28 @@ class ClassStatus:
     span: Span
     members: tuple[MemberStatus, ...]
     algorithms: tuple[AlgorithmStatus, ...] = ()
+    serves: tuple[Role, ...] = (Role.TARGET, Role.DRAFT)  # see serving_roles
 
     def algorithm(self, name: str) -> AlgorithmStatus | None:
         return next((a for a in self.algorithms if a.algorithm == name), None)
+
+
+def serving_roles(config: Config, name: str) -> tuple[Role, ...]:
+    """The roles a speculative run can give the class ``name``: a draft head (the profile's
+    ``draft-only-classes``) the draft; a class the engine never serves as a generative model (its own generation
+    test, the profile's ``non-target-classes``: embedding, classification, reward models) none, since no run
+    builds a worker around a model that answers no generation request, as its target or as its draft; any other
+    class the target, and the draft of a run that loads it as its draft (``draft-classes``, or a run that takes
+    any model as its draft).
+
+    The check still reads a class that serves no role as a draft (``Config.roles_for_class``): what it reports of
+    it are warnings, for a draft checkpoint that would name it. The support matrix lists only the classes that
+    serve a role, each in the first one."""
+    if config.draft_shaped(name) and not config.loaded_as_draft(name):
+        return (Role.DRAFT,)
+    if config.roles_for_class(name) == (Role.DRAFT,):  # no draft head, and never the target: it generates nothing
+        return ()
+    return (Role.TARGET, Role.DRAFT)
 
 
 Implementer = Callable[[MemberLookup, str], Provision | None]  # implement by analogy (see check.analogy)
@@ -175,7 +196,8 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
             inner.delegate if inner else None, inner.key.qualname if inner else None,
             tuple(s for _, sites in meeting for s in sites), provision))
     return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses),
-                       tuple(algorithms + _capability_status(index, key, config, capabilities, rel)))
+                       tuple(algorithms + _capability_status(index, key, config, capabilities, rel)),
+                       serving_roles(config, cls.name))
 
 
 def _capability_status(index: Index, key: ClassKey, config: Config, capabilities: Sequence[GatedCapability],

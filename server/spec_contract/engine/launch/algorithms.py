@@ -6,6 +6,12 @@ frozen-KV MTP workers): every run of an algorithm without worker files of its ow
 STANDALONE, vLLM's eagle and mtp) makes them, while DFLASH and DSPARK runs go through their own workers.
 A launch name the engine knows but the profile has no algorithm for (``EAGLE``, ``NEXTN``) selects those
 family uses alone; ``NGRAM`` has no draft model and selects nothing.
+
+Some of the family's worker files are one launch name's own: the engine picks the worker class by the name
+(SGLang's ``SpeculativeAlgorithm.create_worker`` builds ``FrozenKVMTPWorkerV2`` only for ``FROZEN_KV_MTP``;
+vLLM's model runner builds ``Gemma4Proposer`` only for ``gemma4_mtp``), so a run of any other name never
+reaches their lines. What a launch is told (the uses it lists, its notes) names only the files its run makes;
+what ``check`` and the status model decide of a class is not narrowed by them.
 """
 
 from __future__ import annotations
@@ -15,13 +21,30 @@ from dataclasses import dataclass
 from spec_contract.engine.check.status import BASE_ALGORITHM
 from spec_contract.engine.config import Config
 from spec_contract.engine.launch.command import LaunchError
+from spec_contract.engine.read.files import glob_match
 
 # the engine's spellings beyond the profile's names: name → profile algorithm ("" = the family uses only,
 # None = no model contract at all)
 _ALIASES: dict[str, dict[str, str | None]] = {
     "sglang": {"EAGLE": "", "NEXTN": "", "STANDALONE": "", "FROZEN_KV_MTP": "", "MTP": "", "NGRAM": None},
-    "vllm": {"EAGLE": "", "MTP": "", "DEEPSEEK_MTP": "", "MEDUSA": "", "DRAFT_MODEL": "", "NGRAM": None,
-             "SUFFIX": None},
+    "vllm": {"EAGLE": "", "MTP": "", "DEEPSEEK_MTP": "", "GEMMA4_MTP": "", "MEDUSA": "", "DRAFT_MODEL": "",
+             "NGRAM": None, "SUFFIX": None},
+}
+
+# worker files (globs relative to the engine's root) only a run of one launch name makes (see the module
+# docstring); a name listed twice shares them
+_OWN_WORKERS: dict[str, dict[str, tuple[str, ...]]] = {
+    "sglang": {
+        "FROZEN_KV_MTP": ("**/speculative/frozen_kv_mtp*",),
+        "STANDALONE": ("**/speculative/standalone_worker*",),
+    },
+    "vllm": {
+        "MTP": ("**/worker/gpu/spec_decode/mtp/**", "**/worker/gpu/spec_decode/multi_module_mtp/**"),
+        "DEEPSEEK_MTP": ("**/worker/gpu/spec_decode/mtp/**", "**/worker/gpu/spec_decode/multi_module_mtp/**"),
+        "GEMMA4_MTP": ("**/v1/spec_decode/gemma4.py", "**/worker/gpu/spec_decode/gemma4/**"),
+        "MEDUSA": ("**/v1/spec_decode/medusa.py",),
+        "DRAFT_MODEL": ("**/v1/spec_decode/draft_model.py", "**/worker/gpu/spec_decode/draft_model/**"),
+    },
 }
 
 
@@ -36,6 +59,12 @@ class Selection:
     algorithms: frozenset[str]
     family: bool
     gates: frozenset[str] = frozenset()
+    others: tuple[str, ...] = ()  # globs of the worker files other launch names' runs make, and this one never
+
+    def reaches(self, path: str) -> bool:
+        """Whether a run of this name can reach a line of the worker file ``path`` (relative to the engine's
+        root): not one another launch name's run alone makes."""
+        return not glob_match(path, self.others)
 
     def selects(self, algorithm: str | None) -> bool:
         """Whether the run makes a use of ``algorithm`` (None, or the status model's ``BASE_ALGORITHM``: the
@@ -54,12 +83,14 @@ def select(config: Config, engine: str, name: str) -> Selection:
     wanted = name.strip().upper()
     specs = {a.name: a for a in config.algorithms}
     aliases = _ALIASES.get(engine, {})
+    own = _OWN_WORKERS.get(engine, {})
+    others = tuple(dict.fromkeys(g for n, globs in own.items() for g in globs if g not in own.get(wanted, ())))
     if wanted in specs:
         spec = specs[wanted]
-        return Selection(wanted, frozenset((wanted,)), not spec.files, frozenset(spec.gated_by))
+        return Selection(wanted, frozenset((wanted,)), not spec.files, frozenset(spec.gated_by), others)
     if wanted in aliases:
         target = aliases[wanted]
         if target is None:
             return Selection(wanted, frozenset(), False)
-        return Selection(wanted, frozenset((target,)) if target else frozenset(), True)
+        return Selection(wanted, frozenset((target,)) if target else frozenset(), True, others=others)
     raise LaunchError(f"unknown speculative algorithm {name!r}; valid: {', '.join(valid_names(config, engine))}")

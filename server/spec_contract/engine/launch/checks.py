@@ -8,8 +8,11 @@ guessed, since a release that moved or dropped the refusal may behave otherwise.
 SGLang's draft context check (``ModelConfig._derive_context_length``): the draft runs with the target's
 context length; when that is longer than the draft's own derived length (``get_context_length`` of its text
 config: the first of ``CONTEXT_LENGTH_KEYS`` times a rope-scaling factor), start-up raises ``ValueError``
-unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN`` is set. This was the second of the three failed
-Kimi-K2.5 launches.
+unless ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN`` is set. The draft's ``ModelConfig`` is built with the
+draft's worker, inside the speculative worker's ``__init__``: after the target's worker has loaded its weights
+and started its model runner, before the draft's weights load. This was the second of the three failed
+Kimi-K2.5 launches (after the target's model runner asked for ``set_eagle3_layers_to_capture``, before the
+EAGLE worker asked it for ``get_embed_and_head``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class LaunchProblem:
     message: str
     where: EngineLine
     fix: str
+    when: str = "while the server starts"  # when the engine raises it, in words
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,8 @@ def _draft_context(root: Path, target: Checkpoint, draft: Checkpoint, context_le
     message = (f"the draft's context length ({own}, from {draft.path}) is shorter than the target's ({wanted}): "
                f"start-up raises ValueError")
     fix = f"set {_ALLOW}=1 in the server's environment, or pass --context-length {own}"
-    return LaunchChecks((LaunchProblem(name, message, refusal, fix),))
+    when = "while the draft's worker starts, before the draft's weights load"
+    return LaunchChecks((LaunchProblem(name, message, refusal, fix, when),))
 
 
 def derived_context_length(config: dict[str, Any], keys: tuple[str, ...]) -> int:

@@ -4,11 +4,19 @@ The answer costs one analysis of the engine's source (cached as ``check``'s is) 
 reads: the checkpoints name their architectures, the engine's registry names the classes, the algorithm
 selects the part of the contract the run meets, and the start-up checks that config files decide
 (:mod:`~spec_contract.engine.launch.checks`) run on the same files. Nothing is imported, loaded or fetched.
+
+A launch that fails may fail several ways; the user meets the first only, and the next after fixing it. The
+failures are put in the order a run meets them (:data:`~spec_contract.engine.launch.verdict.PHASES`): those
+while the server starts, then at the first request, then every step. Within the start-up, what is known of the
+engine's order is used: SGLang starts the target's worker (its weights, then its model runner's start-up)
+before it builds the speculative worker, which builds the draft's worker (the draft's config checks, then its
+weights) and then makes its own start-up uses. Other failures of one phase come in the order they are listed
+(the launch's, the target's, the draft's) and are said to be a tie: which a run reaches first is the engine's
+call order, which the status model does not follow.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,13 +26,18 @@ from spec_contract.engine.launch.architectures import architectures, class_for
 from spec_contract.engine.launch.checkpoint import Checkpoint, read_checkpoint
 from spec_contract.engine.launch.checks import LaunchProblem, run_launch_checks
 from spec_contract.engine.launch.command import Launch, LaunchError
-from spec_contract.engine.launch.verdict import ORDER, State, Verdict, class_facts, verdict
+from spec_contract.engine.launch.release import release
+from spec_contract.engine.launch.verdict import ORDER, PHASES, State, Verdict, class_facts, phase_words, verdict
 from spec_contract.engine.project import Project
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.read.environment import locate_engine
-from spec_contract.engine.read.files import read_text
+from spec_contract.engine.read.files import glob_match
 from spec_contract.engine.resolve.index import ClassKey
-from spec_contract.engine.results import Role
+from spec_contract.engine.results import Phase, Role
+
+# worker files whose start-up uses on the target run in the target's own worker, which the engine starts (and
+# loads) before it builds the speculative worker and the draft's worker in it (see the module docstring)
+_TARGET_STARTS_FIRST = {"sglang": ("**/model_executor/**", "**/managers/tp_worker.py")}
 
 
 @dataclass(frozen=True)
@@ -36,19 +49,6 @@ class Engine:
     profile: str | None
     root: Path
     python: str | None = None
-
-    @property
-    def version(self) -> str | None:
-        """The release, from the installed distribution's ``.dist-info`` beside the package, else the
-        ``_version.py`` a wheel build writes (read as text)."""
-        for info in sorted(self.root.parent.glob(f"{self.root.name}-*.dist-info")):
-            return info.name[len(self.root.name) + 1:-len(".dist-info")]
-        try:
-            text = read_text(self.root / "_version.py")
-        except (OSError, UnicodeDecodeError):
-            return None
-        found = re.search(r"^__version__\s*=\s*(?:version\s*=\s*)?['\"]([^'\"]+)['\"]", text, re.M)
-        return found.group(1) if found else None
 
 
 def find_engine(profile: str | None, engine: str | None, python: str | None) -> Engine:
@@ -74,6 +74,23 @@ def analyse_engine(engine: Engine, use_cache: bool = True) -> Analysis:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """One way the launch fails: the launch refused by a check of its config files, or the target or the draft
+    refused or crashing; and when, as a phase (one of :data:`~spec_contract.engine.launch.verdict.PHASES`) and
+    in words. ``step`` orders the failures of one phase that the engine's start-up order tells apart (equal:
+    a tie, see the module docstring)."""
+
+    phase: str
+    when: str
+    who: str  # "launch", "target" or "draft"
+    state: State  # refused or crashes
+    what: str  # the check, the member, or the algorithm (a gate no member names)
+    path: str  # the engine line it happens at, relative to the engine's root ("" when none is known)
+    line: int
+    step: int = 0
+
+
+@dataclass(frozen=True)
 class Preflight:
     """The verdicts of the launch's target (and draft), the start-up refusals the launch checks found, and
     notes (checks skipped, conditions)."""
@@ -86,6 +103,14 @@ class Preflight:
     launch_problems: tuple[LaunchProblem, ...] = ()
     notes: tuple[str, ...] = ()
     incomplete: bool = False  # the engine's source could not all be read: no all-clear can be given
+    version: str | None = None  # the engine's release, read from its tree
+    failures: tuple[Failure, ...] = ()  # every refusal and crash, in the order a run meets them
+
+    @property
+    def first_failures(self) -> tuple[Failure, ...]:
+        """The failure the user meets first, or the tie of those (see the module docstring)."""
+        first = self.failures[0] if self.failures else None
+        return tuple(f for f in self.failures if (f.phase, f.step) == (first.phase, first.step)) if first else ()
 
     @property
     def state(self) -> State:
@@ -106,9 +131,10 @@ def preflight(launch: Launch, engine: Engine, analysis: Analysis, env: dict[str,
                           "(--speculative-algorithm NAME, or \"method\" in --speculative-config)")
     target = read_checkpoint(launch.model, env)
     draft = read_checkpoint(launch.draft, env) if launch.draft is not None else None
+    version = release(Path(analysis.root), analysis.config.engine_package)
     if launch.algorithm is None:
         return Preflight(engine, None, target, draft, (), notes=("no speculative algorithm: nothing of the "
-                                                                  "speculative contract is used",))
+                                                                  "speculative contract is used",), version=version)
     selection = select(analysis.config, launch.engine, launch.algorithm)
     unchecked: dict[str, str] = {}
     known = architectures(analysis, unchecked)
@@ -118,7 +144,26 @@ def preflight(launch: Launch, engine: Engine, analysis: Analysis, env: dict[str,
     checks = run_launch_checks(launch.engine, engine.root, target, draft, launch.context_length, env)
     unread = [f"could not read {analysis.relative(path)}: {why}" for path, why in sorted(analysis.unread.items())]
     notes = analysis.notes + tuple(n for v in verdicts for n in v.notes) + checks.notes + tuple(unread)
-    return Preflight(engine, selection.name, target, draft, tuple(verdicts), checks.problems, notes, bool(unread))
+    return Preflight(engine, selection.name, target, draft, tuple(verdicts), checks.problems, notes, bool(unread),
+                     version, _failures(launch.engine, verdicts, checks.problems))
+
+
+def _failures(engine: str, verdicts: list[Verdict], refusals: tuple[LaunchProblem, ...]) -> tuple[Failure, ...]:
+    """Every refusal and crash of the launch, in the order a run meets them (see the module docstring)."""
+    start_up = str(Phase.START_UP)
+    first = _TARGET_STARTS_FIRST.get(engine, ())
+    out = [Failure(start_up, p.when, "launch", State.REFUSED, p.check, p.where.path, p.where.line, 1) for p in refusals]
+    for v in verdicts:
+        for p in v.problems:
+            if p.state not in (State.REFUSED, State.CRASHES):
+                continue
+            use = p.uses[0] if p.uses else None
+            phase = use.phase if use is not None and use.phase in PHASES else start_up
+            own = phase == start_up and v.role is Role.TARGET and use is not None and glob_match(use.path, first)
+            when = "while the target's worker starts, after the target's weights load" if own else phase_words(phase)
+            out.append(Failure(phase, when, str(v.role), p.state, p.member or v.algorithm, use.path if use else "",
+                               use.line if use else 0, 0 if own or phase != start_up else 2))
+    return tuple(sorted(out, key=lambda f: (PHASES.index(f.phase), f.step)))
 
 
 def _verdict(analysis: Analysis, known: dict[str, ClassKey], unchecked: dict[str, str], checkpoint: Checkpoint,

@@ -14,6 +14,10 @@ state, and a preflight's exit code, rest only on crashes the check stands behind
 finding. And a Protocol capability the class declares but that fails for it (SC007)
 is a crash at start-up, not a refusal (the engine's check passes and the run dies after it), whatever the
 capability status words it as.
+
+The words are the run's: they say "the target" or "the draft", name the run's own algorithm (a DSPARK run
+refused at the DFLASH check it passes first is refused DSPARK, at DFLASH's check), and name only worker lines
+a run of that launch name reaches (``Selection.reaches``: not another name's own worker).
 """
 
 from __future__ import annotations
@@ -100,13 +104,17 @@ class Verdict:
         return tuple(p.member for p in self.problems if p.member and p.how == str(How.FORWARD))
 
 
-def uses_of(analysis: Analysis, sites: tuple[CallSite, ...] | list[CallSite]) -> tuple[Use, ...]:
-    """The sites as uses, once per line, in the order given."""
+def uses_of(analysis: Analysis, sites: tuple[CallSite, ...] | list[CallSite],
+            selection: Selection | None = None) -> tuple[Use, ...]:
+    """The sites as uses, once per line, in the order given; with ``selection``, those in the worker files its
+    run reaches (every one when it reaches none of them: the check's word that a run crashes there stands)."""
     out: dict[tuple[str, int], Use] = {}
     for site in sites:
         use = Use(analysis.relative(site.path), site.span.line + 1, site.text, str(site.phase))
         out.setdefault((use.path, use.line), use)
-    return tuple(out.values())
+    uses = tuple(out.values())
+    reached = tuple(u for u in uses if selection.reaches(u.path)) if selection is not None else uses
+    return reached or uses
 
 
 def selected(finding: Finding, selection: Selection) -> bool:
@@ -171,20 +179,27 @@ def _code(facts: ClassFacts, member: str | None, algorithm: str, codes: tuple[st
     return ""
 
 
-def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: AlgorithmStatus) -> list[Problem]:
-    """What one algorithm's status holds for the class in ``role``."""
+def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: AlgorithmStatus,
+              selection: Selection) -> list[Problem]:
+    """What one algorithm's status holds for the class in ``role``, worded for a run of ``selection``: a refusal
+    at the gate of an algorithm its runs pass first is still a refusal of the run's own algorithm."""
     state = status.state
+    run = selection.name
     if state is AlgorithmState.REFUSED:
         finding = next((f for f in facts.findings if f.algorithm == status.algorithm
                         and f.code in (*_REFUSALS, _CAPABILITY_CRASH)), None)
         if finding is not None and finding.code == _CAPABILITY_CRASH:
             return [Problem(State.CRASHES, finding.code, finding.member, finding.message,
-                            uses_of(analysis, finding.call_sites), "")]
+                            uses_of(analysis, finding.call_sites, selection), "")]
         member = finding.member if finding is not None else status.members[0] if status.members else None
-        gate = uses_of(analysis, [status.gate]) if status.gate is not None else uses_of(analysis, finding.call_sites) \
-            if finding is not None else ()
+        gate = uses_of(analysis, [status.gate], selection) if status.gate is not None else \
+            uses_of(analysis, finding.call_sites, selection) if finding is not None else ()
         fix = status.why if status.why.startswith(("forward", "add")) else ""
-        message = f"the engine refuses {status.algorithm} for this class at start-up: {status.why}"
+        whose = "" if status.algorithm == run else \
+            f", at a check every run of the {BASE_ALGORITHM} family makes" if status.algorithm == BASE_ALGORITHM else \
+            f", at the {status.algorithm} check {run} runs pass first"
+        when = phase_words(gate[0].phase) if gate else "while the server starts"
+        message = f"the engine refuses {run} for this {role} {when}{whose}: {status.why}"
         site = status.gate
         said = gate_message(site.path, site.gate_line) if site is not None and site.gate_line is not None else None
         if site is not None and said is not None:
@@ -192,7 +207,7 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
         return [Problem(State.REFUSED, finding.code if finding else "", member, message, gate, fix)]
     if state is AlgorithmState.UNVERIFIABLE:
         return [Problem(State.UNKNOWN, _code(facts, None, status.algorithm, ("SC008",)), None,
-                        f"cannot tell whether {status.algorithm} works: {status.why}", (), "")]
+                        f"cannot tell whether {run} works for this {role}: {status.why}", (), "")]
     out = []
     for crash in status.crashes:
         if crash.role is not role:
@@ -200,22 +215,29 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
         sites = [crash.site] + [s for m in (facts.status.members if facts.status else ()) if m.member == crash.member
                                 for s in m.call_sites if s.role is role and not s.guarded and s is not crash.site
                                 and s.algorithm == crash.site.algorithm]
-        words = f"`{crash.member}` is missing: a run reaches {analysis.relative(crash.site.path)}:" \
-                f"{crash.site.span.line + 1} {_when(crash.phase)} and dies with AttributeError"
+        uses = uses_of(analysis, sites, selection)
+        words = f"the {role} lacks `{crash.member}`: a run reaches {uses[0].path}:{uses[0].line} " \
+                f"{phase_words(uses[0].phase)} and dies with AttributeError"
         out.append(Problem(State.CRASHES, _code(facts, crash.member, status.algorithm), crash.member, words,
-                           uses_of(analysis, sites), fix_words(crash.member, crash.provision), str(crash.provision.how)))
+                           uses, fix_words(crash.member, crash.provision), str(crash.provision.how)))
     if out:
         return out
     # degraded: a guarded use of a member the class lacks while an inner model has it (a class that has no
     # such member anywhere takes the worker's ordinary path, as every plain model does)
     lacking = {m.member for m in (facts.status.members if facts.status else ()) if m.delegate is not None}
-    return [Problem(State.DEGRADED, _code(facts, m, status.algorithm), m, f"`{m}` is not forwarded: the run takes "
-                    "the worker's guarded fallback path", (), "") for m in status.degraded if m in lacking]
+    return [Problem(State.DEGRADED, _code(facts, m, status.algorithm), m, f"the {role} does not forward `{m}`: the "
+                    "run takes the worker's guarded fallback path", (), "") for m in status.degraded if m in lacking]
 
 
-def _when(phase: Phase) -> str:
-    return {Phase.START_UP: "while the server starts, after the weights load",
-            Phase.FIRST_REQUEST: "at the first request", Phase.EVERY_STEP: "every step"}.get(phase, str(phase))
+# The phases of a worker use (``Phase``) in the order a run meets them, and when each happens, as reports word it
+PHASES = (str(Phase.START_UP), str(Phase.FIRST_REQUEST), str(Phase.EVERY_STEP))
+_PHASE_WORDS = {str(Phase.START_UP): "while the server starts, after the weights load",
+                str(Phase.FIRST_REQUEST): "at the first request", str(Phase.EVERY_STEP): "at every step"}
+
+
+def phase_words(phase: str | None) -> str:
+    """When a failure of ``phase`` (one of :data:`PHASES`) happens, in words."""
+    return _PHASE_WORDS.get(phase or "", f"({phase})" if phase else "")
 
 
 def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role, selection: Selection) -> Verdict:
@@ -226,7 +248,7 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
     problems: dict[tuple[State, str | None, str], Problem] = {}
     unconfirmed: dict[str, Problem] = {}
     for status in _statuses(facts, selection):
-        for problem in _problems(analysis, facts, role, status):
+        for problem in _problems(analysis, facts, role, status, selection):
             if problem.state is State.CRASHES and not problem.code and problem.member:
                 unconfirmed.setdefault(problem.member, problem)
                 continue
@@ -238,12 +260,15 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
                 and selected(f, selection) and (State.CRASHES, f.member, "") not in problems:
             sites = [site for site in f.call_sites if f.algorithm is not None or selection.selects(site.algorithm)]
             problems[(State.CRASHES, f.member, "")] = Problem(State.CRASHES, f.code, f.member, f.message,
-                                                             uses_of(analysis, sites), "")
+                                                             uses_of(analysis, sites, selection), "")
             unconfirmed.pop(f.member, None)
-    notes = [f"`{f.member}` is used only when {f.condition or 'a rare condition holds'}: the run crashes then"
-             for f in facts.findings if f.code == "SC004" and role in f.roles and selected(f, selection)]
-    notes += [f"the class lacks `{p.member}`, which {p.uses[0].path}:{p.uses[0].line} uses ({p.uses[0].phase}); "
-              "check reports no finding for it, so it is not counted" for p in unconfirmed.values() if p.uses]
+    # notes name only lines the run reaches (another launch name's own workers are not its business)
+    notes = [f"the {role} lacks `{f.member}`, used only when {f.condition or 'a rare condition holds'}: the run "
+             "crashes then" for f in facts.findings if f.code == "SC004" and role in f.roles and selected(f, selection)
+             and any(selection.reaches(analysis.relative(site.path)) for site in f.call_sites)]
+    notes += [f"the {role} lacks `{p.member}`, which {p.uses[0].path}:{p.uses[0].line} uses ({p.uses[0].phase}); "
+              "check reports no finding for it, so it is not counted" for p in unconfirmed.values()
+              if p.uses and selection.reaches(p.uses[0].path)]
     ordered = sorted(problems.values(), key=lambda p: (ORDER.index(p.state), p.member or ""))
     state = ordered[0].state if ordered else State.SUPPORTED
     return Verdict(architecture, name, key.dotted, analysis.index.path_of(key.module) or "",
