@@ -58,6 +58,50 @@ LLAMA = """
 
 WORKER = "pkg/speculative/eagle_worker.py"
 
+# The release's algorithms, as SGLang names them (an Enum beside its predicates), the flags the model runner
+# tests, set under those predicates, and the worker each algorithm's runs build: what tells which runs reach
+# a worker line (see ``resolve.algorithms``)
+SPEC_INFO_PATH = "pkg/speculative/spec_info.py"
+SPEC_INFO = """
+    from enum import Enum, auto
+
+
+    class SpeculativeAlgorithm(Enum):
+        EAGLE = auto()
+        EAGLE3 = auto()
+        DFLASH = auto()
+        DSPARK = auto()
+        NONE = auto()
+
+        def is_eagle(self):
+            return self in (SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3)
+
+        def is_eagle3(self):
+            return self == SpeculativeAlgorithm.EAGLE3
+
+        def is_dflash(self):
+            return self == SpeculativeAlgorithm.DFLASH
+
+        def is_dspark(self):
+            return self == SpeculativeAlgorithm.DSPARK
+
+        def create_worker(self):
+            if self.is_dflash():
+                from pkg.speculative.dflash_worker import DFlashWorker
+                return DFlashWorker
+            if self.is_dspark():
+                from pkg.speculative.dspark_worker import DSparkWorker
+                return DSparkWorker
+            from pkg.speculative.eagle_worker import EAGLEWorker
+            return EAGLEWorker
+
+
+    def resolve_aux_hidden_state(runner, spec_algorithm):
+        runner.eagle_use_aux_hidden_state = spec_algorithm.is_eagle3()
+        runner.dflash_use_aux_hidden_state = spec_algorithm.is_dflash() or spec_algorithm.is_dspark()
+        runner.is_dspark = spec_algorithm.is_dspark()
+"""
+
 
 def base_tree(root: Path, files: dict[str, str | bytes] | None = None) -> Path:
     """A package shaped like SGLang's: the EAGLE worker, the Llama model, and ``files`` on top."""
@@ -66,6 +110,7 @@ def base_tree(root: Path, files: dict[str, str | bytes] | None = None) -> Path:
         "pkg/models/__init__.py": "",
         "pkg/speculative/__init__.py": "",
         WORKER: EAGLE_WORKER,
+        SPEC_INFO_PATH: SPEC_INFO,
         "pkg/models/llama.py": LLAMA,
         **(files or {}),
     })

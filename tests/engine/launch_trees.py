@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine_trees import make_tree
+from engine_trees import SPEC_INFO, make_tree
 
 ENGINE = {
     "__init__.py": "",
     "srt/__init__.py": "",
     "srt/speculative/__init__.py": "",
+    "srt/speculative/spec_info.py": SPEC_INFO.replace("from pkg.speculative.", "from sglang.srt.speculative."),
     "srt/speculative/eagle_worker.py": """
         class EAGLEWorker:
             def __init__(self, server_args, target_worker, draft_model_runner):

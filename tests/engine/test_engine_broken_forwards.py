@@ -60,7 +60,7 @@ def test_a_subclass_whose_inner_lacks_the_forwarded_member_crashes_in_the_forwar
          ((WORKER, 5, False),))]
     message = analysis.findings[0].message
     assert message.startswith("`Dense` hands `get_embed_and_head` to `self.model` (TextDecoder), which does not "
-                              f"have it; a run calls it at {WORKER}:5 (start-up) and crashes in "
+                              f"have it; a run of EAGLE or EAGLE3 calls it at {WORKER}:5 (start-up) and crashes in "
                               f"`VLBase.get_embed_and_head` (pkg/models/vl.py:{line_of(root, 'pkg/models/vl.py', 'def get_embed_and_head')})")
 
 

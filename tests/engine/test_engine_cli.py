@@ -89,7 +89,7 @@ def test_path_defaults_to_the_working_directory(tmp_path):
     root = base_tree(tmp_path / "tree", CLEAN_WRAPPER)
     result = run("check", "--format", "json", "--no-cache", cwd=root, cache=tmp_path / "cache")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["stats"]["files_seen"] == 6
+    assert json.loads(result.stdout)["stats"]["files_seen"] == 7
 
 
 @pytest.mark.parametrize("args", [

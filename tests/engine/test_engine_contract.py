@@ -123,8 +123,8 @@ def test_hasattr_negated_then_raise_leaves_the_call_required(tmp_path):
     """)
     analysis = analyze(root)
     assert contract(analysis) == only_target_entry(root, guarded=False, needle="return model.get_embed_and_head")
-    # required, but behind a capability gate: a class without the member is refused at the gate, cleanly
-    assert sole_finding(analysis) == ("SC003", "warning")
+    # required, behind a capability gate: a class without the member is refused at the gate, after the load
+    assert sole_finding(analysis) == ("SC001", "error")
 
 
 def test_except_attribute_error_that_reraises_leaves_the_call_required(tmp_path):
@@ -180,8 +180,8 @@ def test_hasattr_negated_then_raise_with_the_call_in_the_else_branch_stays_requi
     """)
     analysis = analyze(root)
     assert contract(analysis) == only_target_entry(root, guarded=False, needle="return model.get_embed_and_head")
-    # required, but behind a capability gate: a class without the member is refused at the gate, cleanly
-    assert sole_finding(analysis) == ("SC003", "warning")
+    # required, behind a capability gate: a class without the member is refused at the gate, after the load
+    assert sole_finding(analysis) == ("SC001", "error")
 
 
 def test_assert_hasattr_leaves_the_call_required(tmp_path):
@@ -508,7 +508,9 @@ def test_a_gate_in_a_per_request_method_is_a_first_request_crash_not_a_refusal(t
     assert sole_finding(analysis) == ("SC001", "error")
     # where a plain run dies: the decode step's read, not the Domino-only one at start-up
     line = line_of(root, WORKER, 'raise RuntimeError') - 2
-    assert forward_findings(analysis)[0].message.endswith(f"reads it at {WORKER}:{line} (first request)")
+    assert forward_findings(analysis)[0].message.endswith(
+        f"reads it at {WORKER}:{line}, and the engine's check at {WORKER}:{line} refuses the run only at the first "
+        "request without it")
 
 
 def test_a_private_helper_called_only_under_a_test_is_not_where_every_run_dies(tmp_path):

@@ -8,7 +8,7 @@ its whole ``lm_head`` module where the draft can take it (``hasattr`` first).
 
 from __future__ import annotations
 
-from engine_trees import analyze, make_tree, rel
+from engine_trees import SPEC_INFO, SPEC_INFO_PATH, analyze, make_tree, rel
 from spec_contract.engine.text import only_adds_lines
 from test_engine_implement import _fix
 
@@ -106,7 +106,7 @@ def _tree(tmp_path):
     return make_tree(tmp_path, {
         "pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/speculative/__init__.py": "",
         "pkg/speculative/eagle_worker.py": WORKER, "pkg/speculative/dflash_worker.py": DFLASH_WORKER,
-        "pkg/models/llama.py": TARGET, "pkg/models/drafts.py": DRAFTS,
+        "pkg/models/llama.py": TARGET, "pkg/models/drafts.py": DRAFTS, SPEC_INFO_PATH: SPEC_INFO,
     })
 
 

@@ -13,7 +13,7 @@ import json
 import subprocess
 import sys
 
-from engine_trees import analyze, make_tree
+from engine_trees import SPEC_INFO, SPEC_INFO_PATH, analyze, make_tree
 from spec_contract.engine.edits.fix import delegation_edits
 from spec_contract.engine.text import apply_edits, only_adds_lines
 
@@ -81,7 +81,7 @@ def _tree(tmp_path, files):
     return make_tree(tmp_path, {
         "pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/speculative/__init__.py": "",
         "pkg/model_executor/__init__.py": "", "pkg/speculative/eagle_worker.py": WORKER,
-        "pkg/models/qwen.py": QWEN, **files,
+        "pkg/models/qwen.py": QWEN, SPEC_INFO_PATH: SPEC_INFO, **files,
     })
 
 
@@ -502,12 +502,17 @@ def test_a_crash_no_model_fits_names_the_decoder_a_fix_must_edit_too_when_other_
     """
     ungated = RUNNER.replace('                if not hasattr(self.model, "set_eagle3_layers_to_capture"):\n'
                              '                    raise ValueError("EAGLE3 needs set_eagle3_layers_to_capture")\n', "")
+    # the worker takes the target's embedding and head for EAGLE-3 runs alone: a class that has that member means
+    # EAGLE-3 (one whose member served EAGLE too would not: support for another algorithm is no sign)
+    eagle3_only = WORKER.replace("            embed, head = self.target_worker",
+                                 "            if self.spec_algorithm.is_eagle3():\n"
+                                 "                embed, head = self.target_worker")
     root = _tree(tmp_path, {"pkg/models/moe.py": moe, "pkg/models/next.py": nxt,
-                            "pkg/model_executor/model_runner.py": ungated})
+                            "pkg/model_executor/model_runner.py": ungated, "pkg/speculative/eagle_worker.py": eagle3_only})
     analysis = analyze(root)
     (finding,) = [f for f in analysis.findings if f.class_name == "NextForCausalLM"
                   and f.member == "set_eagle3_layers_to_capture"]
-    assert (finding.code, str(finding.severity)) == ("SC010", "error")  # it has get_embed_and_head: it means EAGLE
+    assert (finding.code, str(finding.severity)) == ("SC010", "error")  # it has get_embed_and_head: it means EAGLE3
     assert finding.implements == () and finding.delegate == ""  # nothing fits: nothing to write, no forward
     (member, unfit), = finding.unfit
     assert (member, str(unfit.how), unfit.in_class, unfit.delegate) == (

@@ -186,8 +186,8 @@ def test_a_cold_project_scanned_in_parallel_reports_what_a_single_process_does(t
     real_scan_all = summaries_module.scan_all
     monkeypatch.setattr(summaries_module, "scan_all", lambda jobs, n: pools.append((len(jobs), n)) or real_scan_all(jobs, n))
     one, several = run("1"), run("2")
-    if parallel.processes_for(15) > 1:  # not on a one-core machine
-        assert pools == [(15, 2)]  # the worker, llama, llava and the twelve wrappers, in two processes
+    if parallel.processes_for(16) > 1:  # not on a one-core machine
+        assert pools == [(16, 2)]  # the workers, llama, llava and the twelve wrappers, in two processes
     assert findings(several) == findings(one) and len(findings(one)) == 24
     assert contract(several) == contract(one)
     assert several.stats.files_parsed == one.stats.files_parsed

@@ -10,7 +10,7 @@ message is the point.
 from __future__ import annotations
 
 import pytest
-from engine_trees import EAGLE_WORKER, analyze, forward_findings, make_tree
+from engine_trees import EAGLE_WORKER, SPEC_INFO, SPEC_INFO_PATH, analyze, forward_findings, make_tree
 from spec_contract.engine.check.status import algorithm_status
 from spec_contract.engine.config import ConfigError
 from spec_contract.engine.edits.fix import delegation_edits
@@ -88,7 +88,7 @@ EntryClass = {name}
 def tree(tmp_path, files: dict[str, str]):
     return make_tree(tmp_path, {
         "pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/speculative/__init__.py": "",
-        "pkg/model_executor/__init__.py": "", "pkg/models/llama.py": LLAMA, **files,
+        "pkg/model_executor/__init__.py": "", "pkg/models/llama.py": LLAMA, SPEC_INFO_PATH: SPEC_INFO, **files,
     })
 
 
@@ -104,15 +104,17 @@ def only(analysis):
 
 # capability gates ------------------------------------------------------------------------------------------
 
-def test_hasattr_then_raise_gate_is_one_capability_warning_naming_the_algorithm(tmp_path):
+def test_a_hasattr_then_raise_gate_after_the_load_is_a_missing_forward_naming_the_check(tmp_path):
+    # the check tests the loaded model: failing it costs the load, as a crash does (an error, not a warning)
     root = tree(tmp_path, {RUNNER: GATED_RUNNER, "pkg/models/llava.py": wrapper("""
     def set_dflash_layers_to_capture(self, layer_ids):
         self.language_model.set_dflash_layers_to_capture(layer_ids)
 """)})
     finding = only(analyze(root))
     assert (finding.code, finding.severity, finding.member, finding.algorithm) == (
-        "SC003", "warning", "set_eagle3_layers_to_capture", "EAGLE3")
-    assert "refuses EAGLE3" in finding.message and "model_runner.py:4" in finding.message
+        "SC001", "error", "set_eagle3_layers_to_capture", "EAGLE3")
+    assert "the engine's check at pkg/model_executor/model_runner.py:4 refuses the run only after loading the " \
+           "weights" in finding.message
 
 
 def test_a_gate_that_neither_the_class_nor_its_inner_passes_reports_nothing(tmp_path):
@@ -134,16 +136,19 @@ def test_gate_chain_is_a_disjunction_and_any_member_passes_it(tmp_path):
     def set_eagle3_layers_to_capture(self, layer_ids):
         self.language_model.set_eagle3_layers_to_capture(layer_ids)
 """)
+    # the DSPARK branch admits DSPARK runs only: a DFLASH run still needs the DFLASH member, which the inner has
     root = tree(tmp_path / "a", {RUNNER: GATED_RUNNER, "pkg/models/llava.py": passes})
-    assert kinds(analyze(root)) == []
+    finding = only(analyze(root))
+    assert (finding.code, finding.member, finding.algorithm) == ("SC001", "set_dflash_layers_to_capture", "DFLASH")
     fails = wrapper("""
     def set_eagle3_layers_to_capture(self, layer_ids):
         self.language_model.set_eagle3_layers_to_capture(layer_ids)
 """)
     root = tree(tmp_path / "b", {RUNNER: GATED_RUNNER, "pkg/models/llava.py": fails})
     finding = only(analyze(root))
-    # the inner provides only the DFLASH member of the disjunction: that is the one to forward
-    assert (finding.code, finding.member, finding.algorithm) == ("SC003", "set_dflash_layers_to_capture", "DFLASH")
+    # the inner provides only the DFLASH member of the disjunction: that is the one to forward, for both runs
+    assert (finding.code, finding.member) == ("SC001", "set_dflash_layers_to_capture")
+    assert finding.algorithm is None and finding.call_sites[0].algorithms == {"DFLASH", "DSPARK"}
 
 
 def test_getattr_then_raise_is_a_required_gate_and_getattr_then_degrade_stays_optional(tmp_path):
@@ -169,18 +174,18 @@ def test_getattr_then_raise_is_a_required_gate_and_getattr_then_degrade_stays_op
     assert entries == {("get_embed_and_head", True), ("get_input_embeddings", False)}
     gate = next(e for e in analysis.contract.entries if e.member == "get_embed_and_head").call_sites[0]
     assert gate.gate == ("get_embed_and_head",) and gate.algorithm == "DFLASH"
-    assert kinds(analysis) == [("SC003", "warning", "get_embed_and_head")]
+    assert kinds(analysis) == [("SC001", "error", "get_embed_and_head")]
 
 
-def test_members_past_a_failed_gate_are_listed_in_the_one_capability_finding(tmp_path):
+def test_members_past_a_failed_gate_are_listed_in_the_gate_s_finding(tmp_path):
     root = tree(tmp_path, {RUNNER: GATED_RUNNER, DFLASH: DFLASH_WORKER, "pkg/models/llava.py": wrapper("""
     def set_eagle3_layers_to_capture(self, layer_ids):
         self.language_model.set_eagle3_layers_to_capture(layer_ids)
 """)})
     finding = only(analyze(root))
-    assert (finding.code, finding.member) == ("SC003", "set_dflash_layers_to_capture")
+    assert (finding.code, finding.member) == ("SC001", "set_dflash_layers_to_capture")
     assert [f.member for f in finding.also] == ["get_input_embeddings"]
-    assert finding.message.endswith("past that check it also needs `get_input_embeddings`")
+    assert finding.message.endswith("past that check the run also needs `get_input_embeddings`")
 
 
 def test_a_class_that_passes_the_gate_gets_an_error_for_what_it_still_lacks(tmp_path):
@@ -196,7 +201,7 @@ def test_a_class_that_passes_the_gate_gets_an_error_for_what_it_still_lacks(tmp_
         "SC001", "error", "get_input_embeddings", "DFLASH")
 
 
-def test_an_algorithm_gated_by_another_stops_at_that_algorithms_gate(tmp_path):
+def test_an_algorithm_whose_runs_pass_another_s_check_stops_there_too(tmp_path):
     dspark = """
         class DSparkWorker:
             def __init__(self, target_worker):
@@ -209,10 +214,10 @@ def test_an_algorithm_gated_by_another_stops_at_that_algorithms_gate(tmp_path):
     def set_eagle3_layers_to_capture(self, layer_ids):
         self.language_model.set_eagle3_layers_to_capture(layer_ids)
 """)})
+    # DSPARK runs set the DFLASH capture flag (see SPEC_INFO): they meet its check first
     finding = only(analyze(root))
-    assert (finding.code, finding.algorithm, [f.member for f in finding.also]) == (
-        "SC003", "DFLASH", ["logits_processor"])
-    assert "refuses DFLASH (and DSPARK)" in finding.message
+    assert (finding.code, finding.member, [f.member for f in finding.also]) == (
+        "SC001", "set_dflash_layers_to_capture", ["logits_processor"])
 
 
 # fallbacks and rare conditions -----------------------------------------------------------------------------
@@ -369,7 +374,7 @@ def test_the_capability_fix_forwards_the_gate_member_and_the_members_past_it_and
     assert kinds(analyze(root)) == []
 
 
-def test_algorithm_status_says_supported_refused_or_crashes(tmp_path):
+def test_algorithm_status_says_supported_or_crashes_a_failed_check_after_the_load_included(tmp_path):
     root = tree(tmp_path, {RUNNER: GATED_RUNNER, DFLASH: DFLASH_WORKER, "pkg/models/llava.py": wrapper("""
     def set_dflash_layers_to_capture(self, layer_ids):
         self.language_model.set_dflash_layers_to_capture(layer_ids)
@@ -379,8 +384,9 @@ def test_algorithm_status_says_supported_refused_or_crashes(tmp_path):
     status = {s.algorithm: (s.state, s.members) for s in algorithm_status(analysis.index, key, analysis.contract,
                                                                          analysis.config)}
     assert status == {
-        "EAGLE3": ("refused", ("set_eagle3_layers_to_capture",)),
+        "EAGLE3": ("crashes", ("set_eagle3_layers_to_capture",)),  # its check refuses it, after the load
         "DFLASH": ("crashes", ("get_input_embeddings",)),
+        "DSPARK": ("supported", ()),  # the DFLASH member passes its check, and no worker of its own asks more
     }
 
 
@@ -593,7 +599,8 @@ def test_a_character_str_splitlines_breaks_at_above_and_inside_the_class_leaves_
 def test_each_message_says_when_the_run_fails_start_up_or_first_request(tmp_path):
     """Issue 20, item 6: a missing forward reached from a start-up method (``__init__``) fails while the server
     starts, after the weights load; one reached only from a per-batch method fails at the first request; a
-    capability gate refuses at start-up. The message, the call sites and the status say the same phase."""
+    capability gate refuses the run then too, only after the load. The message, the call sites and the status
+    say the same phase."""
     worker = """
         class EAGLEWorker:
             def __init__(self, target_worker):
@@ -611,9 +618,13 @@ def test_each_message_says_when_the_run_fails_start_up_or_first_request(tmp_path
         "the target model's contract calls it at pkg/speculative/eagle_worker.py:4 (start-up)")
     assert said[("SC001", "logits_processor")] == (
         "the target model's contract calls it at pkg/speculative/eagle_worker.py:7 (first request)")
-    refused = sorted(f.message.rsplit(" at ", 1)[-1] for f in forward_findings(analysis) if f.code == "SC003")
-    assert refused == ["its check in pkg/model_executor/model_runner.py:4 (start-up)",
-                       "its check in pkg/model_executor/model_runner.py:8 (start-up)"]
+    refused = sorted(f.message.split(", and ", 1)[-1] for f in forward_findings(analysis) if f.member in (
+        "set_eagle3_layers_to_capture", "set_dflash_layers_to_capture"))
+    assert refused == [
+        "the engine's check at pkg/model_executor/model_runner.py:4 refuses the run only after loading the weights "
+        "without it",
+        "the engine's check at pkg/model_executor/model_runner.py:8 refuses the run only after loading the weights "
+        "without it"]
     assert {(s.member, str(s.phase)) for e in analysis.contract.entries for s in e.call_sites
             if s.path.endswith("eagle_worker.py")} == {("get_embed_and_head", "start-up"),
                                                        ("logits_processor", "first request")}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from engine_trees import EAGLE_WORKER, analyze, forward_findings, make_tree
+from engine_trees import EAGLE_WORKER, SPEC_INFO, SPEC_INFO_PATH, analyze, forward_findings, make_tree
 from spec_contract.engine.check.lookup import MemberState
 from spec_contract.engine.check.status import class_status
 from test_engine_semantics import DFLASH_WORKER, GATED_RUNNER, LLAMA
@@ -71,19 +71,19 @@ def _tree(root, files=None):
         "pkg/model_executor/__init__.py": "",
         "pkg/speculative/eagle_worker.py": EAGLE_WORKER,
         "pkg/speculative/dflash_worker.py": DFLASH_WORKER,
-        "pkg/model_executor/model_runner.py": GATED_RUNNER,
+        "pkg/model_executor/model_runner.py": GATED_RUNNER, SPEC_INFO_PATH: SPEC_INFO,
         **MODELS, **(files or {}),
     })
 
 
 def _statuses(analysis):
-    """Each checked class's status, as hover asks for it (the cursor on the class name) and from status.py."""
+    """Each checked class's status, as hover asks for it (the cursor on the class name) and by its key."""
     out = {}
     for key in analysis.checked:
         cls = analysis.index.class_summary(key)
         path = analysis.index.path_of(key.module)
         hover = analysis.class_at(path, cls.span.line, cls.span.col)
-        out[key.qualname] = (hover, class_status(analysis.index, key, analysis.contract, analysis.config))
+        out[key.qualname] = (hover, analysis.status_of(key))
     return out
 
 
@@ -107,7 +107,7 @@ def test_hover_answers_with_the_class_status_of_every_checked_class(tmp_path):
     assert ("LlamaForCausalLMEagle", "get_embed_and_head") not in states  # a draft head: the draft role only
     assert states[("LlamaForCausalLMEagle", "set_embed_and_head")] == ("missing", "model", "LlamaForCausalLM")
     algorithms = {(q, a.algorithm): a.state for q, (h, _) in statuses.items() for a in h.algorithms}
-    assert algorithms[("LlavaForConditionalGeneration", "EAGLE3")] == "refused"
+    assert algorithms[("LlavaForConditionalGeneration", "EAGLE3")] == "crashes"  # its check, after the load
     assert algorithms[("LlavaForConditionalGeneration", "DFLASH")] == "crashes"
     assert algorithms[("LlamaForCausalLM", "DFLASH")] == "supported"
 
@@ -154,16 +154,19 @@ def test_with_restricted_delegates_the_status_follows_the_check_not_any_attribut
 
 
 def test_the_status_model_says_where_and_when_a_run_crashes_and_how_to_provide_each_member(tmp_path):
-    """Per algorithm: refused (with its gate), crashes (each member with its worker line, phase and provision:
-    forward when an inner model has it, cannot tell when none does) or supported; OwnForCausalLM has its own
-    embedding members (intent) and lacks what DFLASH's embed step uses, which no inner model has."""
+    """Per algorithm: crashes (each member with its worker line, phase and provision: forward when an inner model
+    has it, cannot tell when none does; the engine's own check, after the load, first) or supported;
+    OwnForCausalLM has its own embedding members (intent for EAGLE) and fails DFLASH's capture check, past which
+    the run would also want what DFLASH's embed step uses."""
     analysis = analyze(_tree(tmp_path))
     statuses = {s.name: s for s in analysis.statuses()}
     own = statuses["OwnForCausalLM"]
     assert str(own.algorithm("EAGLE").state) == "supported"
     dflash = own.algorithm("DFLASH")
-    assert dflash is not None and str(dflash.state) == "refused" and dflash.gate is not None
-    assert dflash.gate.path.endswith("model_runner.py") and str(dflash.gate.phase) == "start-up"
+    assert dflash is not None and str(dflash.state) == "crashes"
+    check = dflash.crashes[0]
+    assert check.refused and check.site.path.endswith("model_runner.py") and str(check.phase) == "start-up"
+    assert [c.member for c in dflash.crashes if c.past] == ["get_input_embeddings"]
     llava = statuses["LlavaForConditionalGeneration"].algorithm("DFLASH")
     assert llava is not None and str(llava.state) == "crashes" and llava.intent
     (crash,) = llava.crashes

@@ -159,7 +159,8 @@ def test_no_declaration_is_offered_when_the_language_model_decoder_drops_the_aux
     line = line_of(root, f"{MODELS}/tiny.py", "return hidden_states")
     assert found[0].message == (
         "`PictureForConditionalGeneration` does not declare `SupportsEagle3` while "
-        "`self.language_model` (DeepstackForCausalLM) declares it; a EAGLE3 run is refused at start-up by the "
+        "`self.language_model` (DeepstackForCausalLM) declares it; a EAGLE3 run is refused only after loading the "
+        "weights by the "
         "check at vllm/v1/worker/gpu_model_runner.py:10; declaring it is not enough: once declared, "
         "`DeepstackModel.forward` drops the aux hidden states; `return hidden_states` "
         f"({MODELS}/tiny.py:{line}) is not the `(hidden, aux)` pair the aux layers ask of it (it is the holder), "

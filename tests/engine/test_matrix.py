@@ -29,7 +29,7 @@ def agreement(analysis: Analysis) -> list[str]:
     """What disagrees between ``check``'s findings and the matrix's cells (empty: they agree)."""
     matrix = support_matrix(analysis)
     rows = {row.qualname: row for row in matrix.rows}
-    selections = {name: select(analysis.config, analysis.config.engine_package, name) for name in matrix.algorithms}
+    selections = {name: select(analysis.contract, analysis.config.engine_package, name) for name in matrix.algorithms}
     out = []
     for f in analysis.findings:
         meaning = "crashes" if f.severity == "error" or f.classes else "refused" if f.code in ("SC003", "SC006") else None
@@ -73,12 +73,10 @@ def test_the_sglang_shaped_matrix_agrees_with_check(tmp_path):
         ("LlamaForCausalLM", "EAGLE"): "supported", ("LlamaForCausalLMEagle3", "EAGLE"): "supported",
         ("TowerForConditionalGeneration", "EAGLE"): "crashes",  # get_embed_and_head: every EAGLE-family run's
         ("LlamaForCausalLM", "EAGLE3"): "supported", ("LlamaForCausalLM", "DFLASH"): "supported",
-        ("LlamaForCausalLM", "DSPARK"): "supported",
         ("LlamaForCausalLMEagle3", "EAGLE3"): "supported", ("LlamaForCausalLMEagle3", "DFLASH"): "supported",
-        ("LlamaForCausalLMEagle3", "DSPARK"): "supported",
-        ("TowerForConditionalGeneration", "EAGLE3"): "crashes", ("TowerForConditionalGeneration", "DFLASH"): "refused",
-        ("TowerForConditionalGeneration", "DSPARK"): "refused",  # DSPARK runs pass DFLASH's gates first
-    }
+        # the DFLASH worker's check refuses it only after the load: a crash for the person waiting
+        ("TowerForConditionalGeneration", "EAGLE3"): "crashes", ("TowerForConditionalGeneration", "DFLASH"): "crashes",
+    }  # no DSPARK column: this release's DSPARK runs use nothing of the model
     assert agreement(analysis) == []
     row = next(r for r in support_matrix(analysis).rows if r.class_name == "TowerForConditionalGeneration")
     assert row.notes == ("if a draft checkpoint names it, the draft role lacks set_embed_and_head",)
@@ -93,7 +91,7 @@ def test_the_vllm_shaped_matrix_agrees_with_check(tmp_path):
     assert agreement(analysis) == []
 
 
-def test_a_gate_no_inner_passes_is_a_refusal_without_a_finding(tmp_path):
+def test_a_check_no_inner_passes_fails_after_loading_with_the_worker_line_finding(tmp_path):
     analysis = analyze(engine_tree(tmp_path, {"srt/models/llama.py": """
         class LlamaForCausalLM:
             def get_embed_and_head(self):
@@ -110,7 +108,7 @@ def test_a_gate_no_inner_passes_is_a_refusal_without_a_finding(tmp_path):
     row = next(r for r in support_matrix(analysis).rows if r.architecture == "LlamaForCausalLM")
     dflash = next(c for c in row.cells if c.algorithm == "DFLASH")
     assert (dflash.state, [(p.code, p.member) for p in dflash.problems]) == (
-        "refused", [("", "set_dflash_layers_to_capture")])
+        "crashes", [("SC011", "set_dflash_layers_to_capture")])
     assert "set_dflash_layers_to_capture" in dflash.problems[0].message
     assert agreement(analysis) == []
 
@@ -120,11 +118,9 @@ def test_every_format_shows_the_same_cells(tmp_path, capsys):
     base = ["matrix", "--no-cache", "--engine", str(engine)]
     assert main(base) == 0
     table = capsys.readouterr().out
-    assert "TowerForConditionalGeneration  target  crashes    crashes    refused    refused" in table.splitlines()
+    assert "TowerForConditionalGeneration  target  crashes    crashes    crashes" in table.splitlines()
     assert table.startswith(f"spec-contract support matrix: sglang ({engine})\n")
-    assert "3 architectures × 4 algorithms: 2 crashes, 2 refused, 8 supported\nstates:\n" in table
-    assert "  refused      the engine's own check refuses the algorithm for the class, and says why, while the server " \
-           "starts, after the weights load (the reason names the check's line)" in table.splitlines()
+    assert "3 architectures × 3 algorithms: 3 crashes, 6 supported\nstates:\n" in table
     assert main([*base, "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
     assert markdown.startswith("# spec-contract support matrix: sglang\n")
@@ -147,17 +143,25 @@ def test_every_format_shows_the_same_cells(tmp_path, capsys):
     assert json.loads(page.split('id="matrix-data">', 1)[1].split("</script>", 1)[0]) == data
 
 
-def test_a_run_meets_the_gates_of_the_algorithms_it_is_gated_by_but_not_their_other_uses(tmp_path):
-    """DSPARK runs pass DFLASH's gates first (the profile's gated-by), so a DFLASH refusal refuses DSPARK too
-    (the Tower row above); a DFLASH use past the gate is DFLASH's alone."""
+def test_a_run_meets_the_checks_its_flags_select_but_not_other_algorithms_uses(tmp_path):
+    """The model runner's capture check runs when the DFLASH capture flag is set, which DFLASH and DSPARK runs both
+    set (read from the release, see SPEC_INFO): a class that fails it fails both, after the load; a use in the
+    DFLASH worker is DFLASH's alone."""
     worker = """
         class DFlashWorker:
             def __init__(self, target_worker):
                 self.target_worker = target_worker
-                if not hasattr(self.target_worker.model_runner.model, "set_dflash_layers_to_capture"):
-                    raise ValueError("DFLASH needs set_dflash_layers_to_capture on the target")
-                self.target_worker.model_runner.model.set_dflash_layers_to_capture([1, 2])
                 self.head = self.target_worker.model_runner.model.get_dflash_head()
+    """
+    runner = """
+        class ModelRunner:
+            def load_model(self):
+                if self.eagle_use_aux_hidden_state:
+                    self.model.set_eagle3_layers_to_capture()
+                if self.dflash_use_aux_hidden_state:
+                    if not hasattr(self.model, "set_dflash_layers_to_capture"):
+                        raise ValueError("DFLASH needs set_dflash_layers_to_capture on the target")
+                    self.model.set_dflash_layers_to_capture([1, 2])
     """
     half = """
         from sglang.srt.models.llama import LlamaForCausalLM
@@ -175,19 +179,18 @@ def test_a_run_meets_the_gates_of_the_algorithms_it_is_gated_by_but_not_their_ot
     llama = ENGINE["srt/models/llama.py"].replace("\n        EntryClass", "\n            def get_dflash_head(self):\n"
                                                   "                return None\n\n        EntryClass")
     analysis = analyze(engine_tree(tmp_path, {"srt/speculative/dflash_worker.py": worker,
+                                              "srt/model_executor/model_runner.py": runner,
                                               "srt/models/half.py": half, "srt/models/llama.py": llama}))
     states = cells(analysis)
     assert (states[("HalfForConditionalGeneration", "DFLASH")], states[("HalfForConditionalGeneration", "DSPARK")]) == \
         ("crashes", "supported")
     assert (states[("TowerForConditionalGeneration", "DFLASH")], states[("TowerForConditionalGeneration", "DSPARK")]) == \
-        ("refused", "refused")
+        ("crashes", "crashes")
     assert agreement(analysis) == []
-    # each cell names its own algorithm: a DSPARK run is refused at the DFLASH check it passes first
+    # each cell names its own algorithm: a DSPARK run fails at the check its flag selects, said as DSPARK's
     tower = next(r for r in support_matrix(analysis).rows if r.class_name == "TowerForConditionalGeneration")
     dspark = next(c for c in tower.cells if c.algorithm == "DSPARK")
-    assert dspark.problems[0].message.startswith("the engine refuses DSPARK for this target while the server starts, "
-                                                 "after the weights load, at the DFLASH check DSPARK runs pass first: ")
-    assert "refuses DFLASH" not in cell_reason(dspark)[0]
+    assert "DFLASH" not in cell_reason(dspark)[0]
 
 
 def test_each_platforms_class_of_a_per_platform_package_gets_a_row(tmp_path):

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from spec_contract.engine.check.baseline import write as write_baseline
     from spec_contract.engine.check.protocols import GatedCapability
     from spec_contract.engine.check.status import (
-        BASE_ALGORITHM,
         AlgorithmState,
         AlgorithmStatus,
         ClassStatus,
@@ -107,7 +106,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ClassStatus": ("check.status", "ClassStatus"),
     "MemberStatus": ("check.status", "MemberStatus"),
     "AlgorithmState": ("check.status", "AlgorithmState"),
-    "BASE_ALGORITHM": ("check.status", "BASE_ALGORITHM"),
     "Crash": ("check.status", "Crash"),
     "How": ("check.status", "How"),
     "Provision": ("check.status", "Provision"),
@@ -157,7 +155,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
-    "AlgorithmState", "BASE_ALGORITHM", "Crash", "How", "Phase", "Provision", "class_status", "serving_roles",
+    "AlgorithmState", "Crash", "How", "Phase", "Provision", "class_status", "serving_roles",
     "Added", "AlgorithmStatus", "Analysis", "BY_CODE", "BY_NAME", "Baseline", "BaselineEntry", "CallSite", "ClassStatus",
     "Config", "ConfigError", "Contract", "ContractEntry", "DISCOVERY_RULE", "Finding", "Fix", "Fixes", "GatedCapability", "Found", "IMPLEMENTABLE", "LineIndex",
     "Listings",

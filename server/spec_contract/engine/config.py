@@ -127,6 +127,12 @@ class Config:
     baseline: str | None = None  # absolute path of the baseline file (see ``engine.baseline``)
 
     algorithms: tuple[Algorithm, ...] = ()
+    # where the release names its speculative algorithms (an Enum class or a Literal alias, dotted in the engine
+    # package), the setting a launch names one in, and the files where the engine reads that setting (its
+    # spellings and choices): see ``resolve.algorithms``
+    algorithm_names: tuple[str, ...] = ()
+    algorithm_option: str = "speculative_algorithm"
+    algorithm_option_files: tuple[str, ...] = ()
     non_target_classes: tuple[str, ...] = ()  # classification, reward, embedding models: never served as targets
     # the engine's function that says which architectures generate (dotted, in the engine package), and the
     # names it answers False for, read from the tree by the analysis (``resolve.generation``): never targets
@@ -298,9 +304,21 @@ SETTINGS: tuple[Setting, ...] = (
             "model.", where="tree", extend=True),
     Setting("registry-candidates", "strings", "the profile's", "Dotted classes an inner model chosen through "
             "the engine's model registry may be.", where="tree", extend=True),
-    Setting("algorithms", "algorithms", "the profile's", "Tables `{name, files, conditions, gated-by}`: the "
-            "speculative algorithms, the worker files and test names that select each, and whose capability "
-            "gates its runs pass first.", where="tree", extend=True),
+    Setting("algorithm-names", "strings", "the profile's", "Where the release names its speculative "
+            "algorithms: an `Enum` class (its members; SGLang's `SpeculativeAlgorithm`) or a `Literal` alias (its "
+            "strings; vLLM's `SpeculativeMethod`), dotted in the engine package, read, never run. The predicates "
+            "beside them (`is_eagle3()`, `use_dflash()`) and the flags the workers set under them tell which "
+            "algorithms each worker line serves.", where="tree", extend=True),
+    Setting("algorithm-option", "string", "`\"speculative_algorithm\"`", "The setting a launch names the "
+            "algorithm in (vLLM's `method`): where the engine compares it with a spelling and sets it to another "
+            "(`NEXTN` read as `EAGLE`), or lists argparse `choices`, is read in `algorithm-option-files`.",
+            where="tree"),
+    Setting("algorithm-option-files", "strings", "the profile's", "Globs of the files where the engine reads "
+            "`algorithm-option`.", where="tree", extend=True),
+    Setting("algorithms", "algorithms", "`[]`", "Tables `{name, files, conditions, gated-by}`: speculative "
+            "algorithms for a tree whose `algorithm-names` say nothing (a fork that moved them): the worker files "
+            "and test names that select each, and whose test names its runs pass too.", where="tree",
+            extend=True),
     Setting("non-target-classes", "strings", "the profile's", "Globs of class names never served as the target "
             "model (classification, reward, embedding models), besides the classes `generation-test` names.",
             where="tree", extend=True),
@@ -695,6 +713,9 @@ def _build(profile_name: str, merged: dict[str, Any], own: str | None = None, ch
         registry_candidates=tuple(rebased(c, own, package) for c in merged.get("registry_candidates", ())),
         receivers=merged.get("receivers", ()),
         algorithms=merged.get("algorithms", ()),
+        algorithm_names=tuple(rebased(n, own, package) for n in merged.get("algorithm_names", ())),
+        algorithm_option=merged.get("algorithm_option") or "speculative_algorithm",
+        algorithm_option_files=globs("algorithm_option_files"),
         non_target_classes=merged.get("non_target_classes", ()),
         generation_test=rebased(merged["generation_test"], own, package) if merged.get("generation_test") else None,
         draft_classes=merged.get("draft_classes", ()),

@@ -17,10 +17,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Set
 
 from spec_contract.engine.config import Config, ReceiverPattern
-from spec_contract.engine.read.files import glob_match
+from spec_contract.engine.resolve.algorithms import Selectors, declared_algorithms
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
-from spec_contract.engine.results import CallSite, Contract, ContractEntry, Phase, Role
+from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Contract, ContractEntry, Phase, Role
 from spec_contract.engine.routed import routed_drafts, routed_uses
+from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions
 from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
 
@@ -198,7 +199,7 @@ class _Flow:
         for module, value in built:
             if len(value) < 2 or value[-1] != "()" or "()" in value[:-1] or "[]" in value:
                 continue
-            if not self._may_be_workspace_function(module, value[0]):
+            if not self.may_be_workspace_function(module, value[0]):
                 continue
             resolved = self.index.resolve(module, value[:-1])
             if isinstance(resolved, ClassKey):
@@ -213,7 +214,7 @@ class _Flow:
 
         Remembered per module and name by the caller: the index answers read nothing new the second time.
         """
-        if not self._may_be_workspace_function(module, callee[0]):
+        if not self.may_be_workspace_function(module, callee[0]):
             return None  # torch.cat, logger.info, …: no need to load the module they come from
         resolved = self.index.resolve(module, callee)
         if isinstance(resolved, FunctionKey) and resolved in self.functions:
@@ -225,7 +226,7 @@ class _Flow:
                     return key, 1
         return None
 
-    def _may_be_workspace_function(self, module: str, name: str) -> bool:
+    def may_be_workspace_function(self, module: str, name: str) -> bool:
         """Whether ``name`` in ``module`` is a worker function or class, or imported from a worker module (or
         from inside one, ``from pkg.worker import helper``): looked up by prefix, not by scanning every module."""
         if name in self._top_names.get(module, ()):
@@ -312,25 +313,6 @@ class _Receivers:
         return found
 
 
-def algorithm_of(config: Config, path: str, taken: frozenset[str]) -> str | None:
-    """The speculative algorithm a use belongs to: by its file first, else by the tests whose true branch
-    it sits in (the profile's ``[[algorithms]]``, in order); None when it serves every algorithm."""
-    for algorithm in config.algorithms:
-        if algorithm.files and glob_match(path, algorithm.files):
-            return algorithm.name
-    for algorithm in config.algorithms:
-        if taken & algorithm.conditions:
-            return algorithm.name
-    return None
-
-
-def _routed_algorithm(config: Config, routed: tuple[object, frozenset[str]] | None) -> str | None:
-    """The algorithm of a use in drafters a routing picks (see ``routed``): the first of the profile's that picks
-    one of them (DFLASH for a method DFLASH's and DSPARK's drafters share); None when none is the profile's."""
-    picked = routed[1] if routed is not None else frozenset()
-    return next((a.name for a in config.algorithms if a.name in picked), None)
-
-
 def _reached_by_any_draft_worker(workers: list[ModuleSummary], index: Index,
                                  names: frozenset[str]) -> set[FunctionKey] | None:
     """The methods a worker that takes any registered model as its draft runs: its own, and those it inherits
@@ -397,14 +379,22 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
 
 
 def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config,
-                    callers: Iterable[ModuleSummary] = ()) -> Contract:
+                    callers: Iterable[ModuleSummary] = (), algorithms: Algorithms | None = None) -> Contract:
     """The contract of the given worker files (see the module docstring); ``callers``: the profile's
-    ``start-up-callers`` files, read for the phase of the workers' entry points (see ``start_up``)."""
+    ``start-up-callers`` files, read for the phase of the workers' entry points (see ``start_up``);
+    ``algorithms``: the release's (see ``resolve.algorithms``; None: the profile's ``[[algorithms]]``)."""
     workers = list(workers)
     flow = _Flow(workers, index)
     flow.propagate()
+    algorithms = algorithms or declared_algorithms(config)
+    selectors = Selectors(algorithms, flow.functions.values())
+    plain = config.speculative_conditions | {"self"}
+
+    def certain(taken: frozenset[str]) -> bool:  # see ``CallSite.certain``
+        return all(word in plain or selectors.selects(word) for word in taken)
     receivers = _Receivers(config.receivers)
     sites: dict[tuple[Role, str], list[CallSite]] = defaultdict(list)
+    generic: set[str] = set()  # see ``Contract.generic``
     ends: dict = {}  # may_end_in's memo for the receivers' last segments
     any_draft = _reached_by_any_draft_worker(workers, index, frozenset(config.any_draft_workers))
     off_by_default = frozenset(config.off_by_default)
@@ -418,7 +408,17 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
         return bool(subject) and any(role == Role.DRAFT for chain in flow.expand(key, tuple(subject.split(".")))
                                      for role, _, _ in receivers.roles(chain, flow.functions[key].class_name))
 
+    worker_classes = {cls for cls in flow.classes.values() if cls is not None}
+
+    def built(module: str, chain: Chain) -> ClassKey | None:  # the worker class a worker builds by that name
+        if not flow.may_be_workspace_function(module, chain[0]):
+            return None  # torch.Tensor, a model class, an exception
+        resolved = index.resolve(module, chain)
+        return resolved if isinstance(resolved, ClassKey) and resolved in worker_classes else None
+
     routed = routed_uses(flow.functions, flow.classes, index, is_draft)
+    runs = function_runs(flow.functions, flow.paths, index, flow.classes, selectors, flow.callee, built,
+                         {key: picked for key, (_, picked) in routed.items()})
     for key, fn in flow.functions.items():
         matched: dict[Chain, frozenset[tuple[Role, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
         uses = []
@@ -445,31 +445,47 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
         replaced = {use.member for use, found, direct in uses if any(u and r not in direct for r, _, u in found)}
         for use, found, direct in uses:
             direct = set() if use.member in replaced else direct
-            speculative = bool(use.conditions & config.speculative_conditions)
+            # on a speculative path: a test of one of the profile's words, or tests no run without speculative
+            # decoding passes (the release's algorithms say so)
+            speculative = bool(use.conditions & config.speculative_conditions) or (
+                bool(use.selects) and NO_ALGORITHM in selectors.universe
+                and NO_ALGORITHM not in selectors.runs(use.selects))
             roles: dict[Role, str | None] = {}  # role → the member whose providers it skips (None: none)
             for role, only_speculative, unless in found:
                 if speculative or not only_speculative:  # two patterns that skip different classes skip none
                     unless = None if role in direct else unless
                     roles[role] = unless if roles.get(role, unless) == unless else None
+                elif use.is_call:
+                    generic.add(use.member)  # the engine calls it on every run's model, not only on speculative ones
             path = flow.paths[key]
+            served = served_by(runs[key] & selectors.runs(use.selects) if use.selects else runs[key], selectors)
+            if served is not None and not served:
+                continue  # no speculative run reaches it (``if spec_algorithm.is_none():``, tests that exclude)
             # a use past a test of a flag that is off unless turned on runs only under that rare condition
             condition = use.condition or min(use.taken & off_by_default, default=None) or entered_under.get(key)
+            taken = use.taken | entered_past.get(key, _NO_NAMES)
             for role in sorted(roles):
                 sites[(role, use.member)].append(CallSite(
                     path=path, span=use.span, role=role, member=use.member, text=use.text,
                     guarded=use.guarded, is_call=use.is_call, arity=use.arity,
                     gate=use.gate, gate_line=use.gate_line, alternative_of=use.alternative_of, condition=condition,
                     condition_classes=use.condition_classes,
-                    algorithm=algorithm_of(config, path, use.taken) or _routed_algorithm(config, routed.get(key)),
+                    algorithm=next(iter(served)) if served is not None and len(served) == 1 else None,
+                    algorithms=served,
                     unless=roles[role],
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
-                    phase=_phase(key in start_up, use.guarded), taken=use.taken | entered_past.get(key, _NO_NAMES),
+                    phase=_phase(key in start_up, use.guarded), taken=taken, certain=certain(taken),
+                    loading=key in start_up and runs[key] >= selectors.universe,
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))
     return Contract(tuple(entries), routed_drafts(flow.functions, is_draft),
-                    frozenset((key.module, key.qualname) for key in start_up))
+                    frozenset((key.module, key.qualname) for key in start_up), algorithms,
+                    tuple(sorted(((key.module, key.qualname), found) for key, found in runs.items()
+                                 if not found >= selectors.universe)), frozenset(generic))
+
+
 
 
 def _phase(at_start_up: bool, guarded: bool) -> Phase:

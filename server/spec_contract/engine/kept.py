@@ -4,6 +4,7 @@ them with its results and the next run starts from them (``results_store``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -11,7 +12,9 @@ from spec_contract.engine.check.batch import Checked
 from spec_contract.engine.check.protocols import GatedCapability
 from spec_contract.engine.config import Config
 from spec_contract.engine.contract import derive_contract
+from spec_contract.engine.read.files import glob_match
 from spec_contract.engine.read.layout import Layout
+from spec_contract.engine.resolve.algorithms import names_paths, read_algorithms
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import Contract, Finding
 
@@ -42,14 +45,21 @@ class KeptResults:
         """The file set changed: names may resolve differently."""
         self.contract, self.checked = None, {}
 
-    def update_contract(self, index: Index, layout: Layout, changed: set[str]) -> None:
-        """Derive the contract again if there is none yet or a file it was derived from changed (a worker, or
-        a file of the profile's ``start-up-callers``)."""
+    def update_contract(self, index: Index, layout: Layout, changed: set[str],
+                        text_of: Callable[[str], str | None]) -> None:
+        """Derive the contract again if there is none yet or a file it was derived from changed (a worker, a
+        file of the profile's ``start-up-callers``, or one the release's algorithms were read from: ``text_of``
+        reads those)."""
         if self.contract is None or changed & self.contract[1]:
             recorded = index.record()
             worker_summaries = [s for s in (index.summary(f.module) for f in layout.workers) if s is not None]
             callers = [s for s in (index.summary(f.module) for f in layout.callers) if s is not None]
-            contract = derive_contract(worker_summaries, index, self.config, callers)
+            options = [f for f in layout.files if glob_match(f.rel, self.config.algorithm_option_files)]
+            places = names_paths(self.config, index, worker_summaries)
+            recorded.update(f.module for f in options)
+            recorded.update(index.engine_module(name.rpartition(".")[0]) for name in self.config.algorithm_names)
+            algorithms = read_algorithms(self.config, places, text_of, [f.path for f in options])
+            contract = derive_contract(worker_summaries, index, self.config, callers, algorithms)
             modules = index.stop(recorded)
             self.engine_note = _engine_note(*index.engine_imports(worker_summaries), self.config.engine_package)
             self.unsaved = True

@@ -125,6 +125,9 @@ class Pipeline:
         self._held = HeldModels()
         self._generation_test = GenerationTest()
 
+    def _text(self, path: str) -> str | None:
+        return self._sources.text(path)[0]
+
     def changed(self, path: str, exists: bool | None = None) -> None:
         """``path``'s text changed; ``exists`` (when it may have changed): whether there is a file now. A file
         the last walk did not see, or a seen one that is gone, means walking the tree again."""
@@ -188,7 +191,7 @@ class Pipeline:
         # the models of implementations: the model files that register classes (read by their text, so an
         # editor's focused analysis finds the same ones as a whole one)
         analogies = Analogies(index, [(m.path, m.module) for m in layout.models],
-                              lambda path: self._sources.text(path)[0], self.config.entry_class_variable)
+                              self._text, self.config.entry_class_variable)
         held = self._check(checked, changed, index, contract, gated, stats, problems, analogies)
         self._kept.unsaved |= self._held.unsaved
         findings = on_worker_lines(without_handed_crashes(self._kept.findings(checked + list(held)), held),
@@ -254,8 +257,8 @@ class Pipeline:
         if self._kept.contract is None:
             ahead += [(w, True) for w in workers]
         if not self._summaries.scan_ahead(ahead, layout.out_of_tree,
-                                          lambda: self._kept.update_contract(index, layout, changed), listed):
-            self._kept.update_contract(index, layout, changed)
+                                          lambda: self._kept.update_contract(index, layout, changed, self._text), listed):
+            self._kept.update_contract(index, layout, changed, self._text)
         derived = self._kept.contract
         assert derived is not None  # made by update_contract
         if not derived[0].entries:
@@ -288,8 +291,7 @@ class Pipeline:
         recorded = index.record()
         recorded.update(w.module for w in layout.workers + layout.callers)  # read for the gates' text and phase
         workers = [s for s in (index.summary(w.module) for w in layout.workers) if s is not None]
-        gated = tuple(gated_capabilities(self.config, index, workers, lambda path: self._sources.text(path)[0],
-                                         contract.start_up))
+        gated = tuple(gated_capabilities(self.config, index, workers, self._text, contract))
         self._gated_from = (layout, index.stop(recorded), gated)
         return gated
 

@@ -46,6 +46,13 @@ class Phase(str, enum.Enum):
         """The phase as a message says when something happens: "at start-up", "at the first request"."""
         return {Phase.START_UP: "at start-up", Phase.FIRST_REQUEST: "at the first request"}.get(self, self.value)
 
+    @property
+    def refused(self) -> str:
+        """When the engine's own check, raising in this phase, stops a run: after the weights have loaded it
+        costs the load, as a crash does (the words say so)."""
+        return {Phase.START_UP: "only after loading the weights",
+                Phase.FIRST_REQUEST: "only at the first request"}.get(self, self.value)
+
 
 @dataclass(frozen=True, order=True)
 class Span:
@@ -79,7 +86,7 @@ class CallSite:
     condition: str | None = None  # a rare condition the use sits under, as written (``envs.X.get()``)
     # the config classes an ``isinstance`` condition asks for: a class whose config is none of them never meets it
     condition_classes: tuple[str, ...] = ()
-    algorithm: str | None = None  # the speculative algorithm whose path it is on (EAGLE3, DFLASH, …)
+    algorithm: str | None = None  # the one speculative algorithm whose runs reach it, when one alone does
     unless: str | None = None  # the receiver is this object only on classes that lack this member
     # reached by a worker that takes any registered model as its draft (the profile's ``any-draft-workers``;
     # always, when it names none): a draft use elsewhere only ever meets the draft heads of its algorithm
@@ -96,6 +103,18 @@ class CallSite:
     # for one of the pairs, it is (or derives from) a class named in the first and none named in the second
     only: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
     statement: bool = False  # a call that is a statement of its own (``m.x(...)`` alone): made for its effect
+    # the speculative algorithms whose runs reach it (None: every run); see ``runs`` and ``resolve.algorithms``
+    algorithms: frozenset[str] | None = None
+    # every run of those algorithms reaches it: the tests it runs past (``taken``) only select speculative runs
+    # or algorithms (a use past ``self._projection_enabled and …`` runs only when a flag nothing here follows is set)
+    certain: bool = True
+    # made at start-up in a function any run reaches (the model runner's, while it loads the model), not in an
+    # algorithm's own workers, which start after it
+    loading: bool = False
+
+    def serves(self, algorithm: str) -> bool:
+        """Whether a run of ``algorithm`` may reach this use."""
+        return self.algorithms is None or algorithm in self.algorithms
 
 
 @dataclass(frozen=True)
@@ -116,6 +135,30 @@ class ContractEntry:
         return any(site.is_call for site in self.call_sites)
 
 
+NO_ALGORITHM = "NONE"  # the enum member of a run without speculative decoding: never shown as an algorithm
+
+
+@dataclass(frozen=True)
+class Algorithms:
+    """The speculative algorithms of a release and what was read about them (see ``resolve.algorithms``)."""
+
+    names: tuple[str, ...]  # upper case, in the release's order, NONE left out
+    universe: frozenset[str]  # every value a run's algorithm may have (NONE included when the release has it)
+    spellings: tuple[tuple[str, str], ...] = ()  # a spelling a launch or a test may use (upper case) → its name
+    literals: tuple[tuple[str, tuple[str, ...]], ...] = ()  # a Literal alias → the names its strings spell
+    predicates: tuple[tuple[str, tuple], ...] = ()  # methods beside the names: name → what they return
+    where: tuple[str, int] | None = None  # (path, 0-based line) of the place a launch's name is checked
+    choices: tuple[str, ...] | None = None  # the option's argparse choices, as written (None: no such list)
+    # the profile's ``[[algorithms]]`` when nothing could be read: each name's worker files
+    files: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    derived: bool = True  # read from the release; False: the profile's names
+
+    def name_of(self, spelling: str) -> str | None:
+        """The algorithm a launch or a comparison spelling ``spelling`` (any case) names; None: none."""
+        wanted = spelling.strip().upper()
+        return dict(self.spellings).get(wanted)
+
+
 @dataclass(frozen=True)
 class Contract:
     """role → member → uses, derived from the workers of one tree (or of the installed engine)."""
@@ -126,6 +169,20 @@ class Contract:
     # the worker functions (module, qualname) that run while the server starts (see ``start_up``): the phase of
     # any worker line, a use's or a capability check's
     start_up: frozenset[tuple[str, str]] = frozenset()
+    # the release's speculative algorithms and what was read about them (see ``resolve.algorithms``)
+    release: Algorithms | None = None
+    # the worker functions (module, qualname) some run does not reach, with the algorithms' runs that do (see
+    # ``runs``): what a line there serves before its own tests narrow it (``runs.Served`` reads it)
+    function_runs: tuple[tuple[tuple[str, str], frozenset[str]], ...] = ()
+    # members the engine calls on its model outside speculative paths too (the model runner's
+    # ``self.model.get_input_embeddings()``): every model may have them for that, so having one says nothing of
+    # an algorithm
+    generic: frozenset[str] = frozenset()
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """The release's algorithms, as a launch names them."""
+        return self.release.names if self.release is not None else ()
 
     def get(self, role: Role, member: str) -> ContractEntry | None:
         for entry in self.entries:

@@ -98,6 +98,8 @@ class Report:
                "phase": str(site.phase)}  # when a run reaches it: start-up (after loading), first request, or every step (guarded)
         if site.algorithm:  # the contract-semantics fields, present only when they say something
             out["algorithm"] = site.algorithm
+        if site.algorithms is not None and len(site.algorithms) > 1:  # the algorithms whose runs reach it, when
+            out["algorithms"] = sorted(site.algorithms)  # "algorithm" does not name the one (absent: every run)
         if site.gate:
             out["gate"] = list(site.gate)
         if site.alternative_of:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spec_contract.engine.check.gates import Gates, fallback_covered
+from spec_contract.engine.check.gates import fallback_covered
 from spec_contract.engine.check.lookup import Broken, MemberLookup
+from spec_contract.engine.check.status import run_words
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Finding, Provider, Role
@@ -27,15 +28,13 @@ Relative = Callable[[str], str]
 
 
 def broken_forwards(index: Index, key: ClassKey, cls: ClassSummary, path: str, sites: list[tuple[Role, CallSite]],
-                    gates: Gates, lookup: MemberLookup, draft_shaped: bool, config: Config,
-                    rel: Relative) -> list[Finding]:
+                    lookup: MemberLookup, draft_shaped: bool, config: Config, rel: Relative) -> list[Finding]:
     """One finding per contract member the class has whose providing body hands it to inner classes that all
-    lack it. A gate on the member is passed (the class has it), so its use runs too; uses past a gate that
-    stops the algorithm, fallbacks and guarded or rarely met uses do not count, nor draft uses on a class that
-    is no draft by shape."""
+    lack it. A gate on the member is passed (the class has it), so its use runs too; fallbacks and guarded or
+    rarely met uses do not count, nor draft uses on a class that is no draft by shape."""
     reached: dict[str, list[tuple[Role, CallSite]]] = {}
     for role, site in sites:
-        if id(site) not in gates.past and not fallback_covered(site, lookup) and lookup.provides(site.member):
+        if not fallback_covered(site, lookup) and lookup.provides(site.member):
             reached.setdefault(site.member, []).append((role, site))
     out = []
     for member, pairs in sorted(reached.items()):
@@ -57,7 +56,7 @@ def _finding(index: Index, key: ClassKey, cls: ClassSummary, path: str, member: 
     where = f"{rel(owner_path)}:{span.line + 1}"
     owner_name = owner.qualname.rsplit(".", 1)[-1]
     algorithms = {site.algorithm for site in decisive}
-    run = f"a run of {next(iter(algorithms))}" if len(algorithms) == 1 and None not in algorithms else "a run"
+    run = run_words(decisive)
     message = (f"`{cls.name}` hands `{member}` to `self.{attr}` ({inner_names}), which does not have it; "
                f"{run} {'calls' if first.is_call else 'reads'} it at {rel(first.path)}:{first.span.line + 1} "
                f"({first.phase}) and crashes in `{owner_name}.{member}` ({where})")

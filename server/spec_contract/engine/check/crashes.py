@@ -9,8 +9,9 @@ evidence of intent, so an error keeps meaning "this run crashes":
 * the run crashes and the class shows no support at all: a missing gate as much as a missing member, said
   once on the worker line (SC011, a warning listing the classes); each class's check yields a per-class
   record that :func:`on_worker_lines` gathers, so a re-check of one class still updates the line's finding;
-* the algorithm is refused cleanly at a gate nothing here passes, but every member it needs can be
-  implemented by analogy: SC012, a hint, whose fix adds them all;
+* the engine's own check refuses the algorithm (only after the weights have loaded: a crash for the person
+  waiting), the class shows no support, and every member the run needs can be implemented by analogy:
+  SC012, a hint beside the worker line's listing, whose fix adds them all;
 * the run is degraded: a worker calls a member only when the model has it (``hasattr`` first), the class and
   its inner models lack it, and a class holding the same parts implements it in a body that fits this one:
   SC014, a hint (nothing crashes), saying the guarded call site, what the run goes without, and the model.
@@ -24,14 +25,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from spec_contract.engine.check.analogy import Analogies
-from spec_contract.engine.check.gates import Gates, fallback_covered
+from spec_contract.engine.check.gates import Gates
 from spec_contract.engine.check.lookup import MemberLookup
 from spec_contract.engine.check.status import (
-    BASE_ALGORITHM,
     AlgorithmState,
     AlgorithmStatus,
+    Crash,
     algorithm_statuses,
     provision_of,
+    run_words,
 )
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
@@ -100,7 +102,8 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
     statuses = algorithm_statuses(lookup, cls.name, contract, config, reached=reached)
     provide = implementer(analogies, config)
     out: list[Finding] = []
-    seen: set[str] = set()
+    # each member once, said for the run that shows the class means to have it if one does, else the first
+    chosen: dict[str, tuple[AlgorithmStatus, Crash, bool, CallSite]] = {}
     for status in statuses:
         if status.state is AlgorithmState.CRASHES:
             # certain crashes (see ``Crash.certain``) of the target, and of the draft on a class a config
@@ -112,29 +115,37 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
             # without intent, the class is listed on the line where its run crashes first
             # (a target's: a draft's use comes after the target's have run)
             first_uses = [c for c in certain if c.role is Role.TARGET] or certain
-            earliest = min((c.site for c in first_uses), key=lambda s: (s.phase is not Phase.START_UP, s.path, s.span))
+            earliest = min((c.site for c in first_uses),
+                           key=lambda s: (not s.gate, s.phase is not Phase.START_UP, s.path, s.span))
+            said_at_check = any(c.refused and c.intent for c in certain)
             for crash in certain:
-                # a member the class has (its forward leads nowhere) is SC013's, never one to implement here
-                if crash.member in seen or crash.provision.how is How.FORWARD or lookup.provides(crash.member):
+                # a member the class has (its forward leads nowhere) is SC013's, never one to implement here; one
+                # a run meets only past a check it fails is what the run needs there, said with the check
+                if crash.provision.how is How.FORWARD or lookup.provides(crash.member) or crash.past and said_at_check:
                     continue
-                seen.add(crash.member)
-                provision = provide(lookup, crash.member) or crash.provision
                 # an attribute (``lm_head``) is a part the class lacks, not a body to write: listed, never an error
-                intent = status.intent and not unknown and crash.site.is_call
-                out.append(_crash(index, key, cls, path, status, intent, crash.member, crash.role,
-                                  crash.site if intent else earliest, provision, config, rel))
-        elif status.state is AlgorithmState.REFUSED and not unknown:
-            hint = _implementable(index, key, cls, path, status, lookup, reached, analogies, config, rel)
-            if hint is not None:
-                out.append(hint)
+                intent = crash.intent and not unknown and crash.site.is_call
+                if crash.member not in chosen or intent and not chosen[crash.member][2]:
+                    chosen[crash.member] = (status, crash, intent, crash.site if intent else earliest)
+            refusal = next((c for c in certain if c.refused), None)
+            if refusal is not None and not refusal.intent and not unknown:
+                # what enabling it needs beyond what a run of another algorithm already fails on (said there)
+                own = {c.member for other in statuses for c in other.crashes if not c.past} - {refusal.member}
+                hint = _implementable(index, key, cls, path, status, refusal, own, lookup, analogies, config, rel)
+                if hint is not None:
+                    out.append(hint)
+    for member, (status, crash, intent, site) in chosen.items():
+        provision = provide(lookup, member) or crash.provision
+        out.append(_crash(index, key, cls, path, status, intent, member, crash.role, site, provision, config, rel))
     if analogies is not None and not unknown:
-        out += _degraded(index, key, cls, path, statuses, lookup, reached[0], analogies, config, rel)
+        out += _degraded(index, key, cls, path, statuses, lookup, reached[0], analogies, config, rel,
+                         contract.algorithms)
     return out
 
 
 def _degraded(index: Index, key: ClassKey, cls: ClassSummary, path: str, statuses: list[AlgorithmStatus],
               lookup: MemberLookup, sites: list[tuple[Role, CallSite]], analogies: Analogies, config: Config,
-              rel: Relative) -> list[Finding]:
+              rel: Relative, algorithms: tuple[str, ...]) -> list[Finding]:
     """SC014 for each method only guarded calls of the class's own role use, which neither the class nor an
     inner model has (an inner's is SC002's forward) and which a class holding the same parts implements in a
     body that fits this one (a member nothing fits is no sign the class could have it)."""
@@ -142,19 +153,17 @@ def _degraded(index: Index, key: ClassKey, cls: ClassSummary, path: str, statuse
     primary = {Role.DRAFT} if draft_shaped else {Role.TARGET} & set(config.roles_for_class(cls.name))
     if config.loaded_as_draft(cls.name):
         primary.add(Role.DRAFT)
-    # a draft head named for an algorithm with workers of its own (``DFlash2DraftModel``) is loaded by those
-    # workers only, never by the others' (SGLang's DFlashWorkerV2 is no EAGLEWorkerV2)
-    own = next((a.name for a in config.algorithms if a.files and draft_shaped and a.name.lower() in cls.name.lower()),
-               None)
+    # a draft head named for an algorithm (``DFlash2DraftModel``) is loaded by that algorithm's workers only, never
+    # by the others' (SGLang's DFlashWorkerV2 is no EAGLEWorkerV2): the longest name it holds
+    own = max((a for a in algorithms if draft_shaped and a.lower() in cls.name.lower()), key=len, default=None)
     out: list[Finding] = []
     seen: set[str] = set()
     for status in statuses:
-        claimed = None if status.algorithm == BASE_ALGORITHM else status.algorithm
         for member in status.degraded:
             guarded = [(role, site) for role, site in sites
                        if site.member == member and site.guarded and _skipped(site) and not site.condition
-                       and site.algorithm == claimed and role in primary
-                       and (own is None or role is not Role.DRAFT or site.algorithm == own)]
+                       and site.serves(status.algorithm) and role in primary
+                       and (own is None or role is not Role.DRAFT or site.serves(own))]
             if member in seen or not guarded or lookup.provides(member) or lookup.inner(member) is not None:
                 continue
             analogy = analogies.implement(lookup, member)
@@ -204,11 +213,15 @@ def _crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: Al
            member: str, role: Role, site: CallSite, provision: Provision, config: Config, rel: Relative) -> Finding:
     where = f"{rel(site.path)}:{site.span.line + 1}"
     what = "calls" if site.is_call else "reads"
-    shared = [BASE_ALGORITHM] + [a.name for a in config.algorithms if not a.files]  # those running the shared uses
-    run = f"a run of {' or '.join(shared) if status.algorithm == BASE_ALGORITHM else status.algorithm}"
+    run = run_words([site])
     rule = MISSING_IMPLEMENTATION if intent else UNREFUSED_CRASH
-    message = (f"`{cls.name}` does not implement `{member}`, and no inner model has it; {run} {what} it at "
-               f"{where} and crashes there ({site.phase}); {provision_words(member, provision)}")
+    if site.gate and site.gate_line is not None:
+        dies = (f"the engine's check at {rel(site.path)}:{site.gate_line + 1} refuses {run} {site.phase.refused} "
+                "without it")
+    else:
+        dies = f"{run} {what} it at {where} and crashes there ({site.phase})"
+    message = (f"`{cls.name}` does not implement `{member}`, and no inner model has it; {dies}; "
+               f"{provision_words(member, provision)}")
     return Finding(
         code=rule.code, severity=config.severity[rule.code], path=path, span=cls.span, class_name=cls.name,
         class_qualname=key.dotted, member=member, roles=(role,),
@@ -220,43 +233,37 @@ def _crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: Al
 
 
 def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus,
-                   lookup: MemberLookup, reached: tuple[list[tuple[Role, CallSite]], Gates],
-                   analogies: Analogies | None, config: Config, rel: Relative) -> Finding | None:
-    """SC012 when every member the refused algorithm needs (the gate's, and those its uses past the gate
-    lack) can be implemented by analogy."""
-    if analogies is None or status.gate is None:
+                   refusal: Crash, reported: set[str], lookup: MemberLookup, analogies: Analogies | None,
+                   config: Config, rel: Relative) -> Finding | None:
+    """SC012 when the engine's check refuses the algorithm (``refusal``) for a class that shows no support for it,
+    and every member the run lacks (the check's, and those its uses past the check read, but those ``reported``
+    for another run) can be implemented by analogy."""
+    if analogies is None:
         return None
-    needed = [status.gate.member] + sorted(_past_gate(lookup, reached, status.algorithm) - {status.gate.member})
+    needed = [refusal.member] + sorted({c.member for c in status.crashes if c.role is Role.TARGET}
+                                       - reported - {refusal.member})
     provide = implementer(analogies, config)
     provisions = []
     for member in needed:
-        found = provision_of(lookup, member, provide)  # a member an inner model has is forwarded (SC003's)
+        found = provision_of(lookup, member, provide)
         if found is None or found.how not in (How.IMPLEMENT, How.BOTH):
             return None  # no model fits: nothing to offer (the status says what the closest lacks)
         provisions.append((member, found))
     names = ", ".join(f"`{m}`" for m in needed)
     first = provisions[0][1]
     like = (first.like or "").rsplit(".", 1)[-1]
-    line = status.gate.gate_line if status.gate.gate_line is not None else status.gate.span.line
-    where = f"{rel(status.gate.path)}:{line + 1}"
-    message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where}; but the class "
-               f"could support it: {names} can be implemented like `{like}` "
+    site = refusal.site
+    line = site.gate_line if site.gate_line is not None else site.span.line
+    where = f"{rel(site.path)}:{line + 1}"
+    message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where} "
+               f"({site.phase.refused}); but the class could support it: {names} can be implemented like `{like}` "
                f"({len(needed)} member{'s' if len(needed) > 1 else ''})")
     return Finding(
         code=IMPLEMENTABLE.code, severity=config.severity[IMPLEMENTABLE.code], path=path, span=cls.span,
-        class_name=cls.name, class_qualname=key.dotted, member=needed[0], roles=(status.gate.role,),
+        class_name=cls.name, class_qualname=key.dotted, member=needed[0], roles=(refusal.role,),
         delegate=first.delegate or "", inner_class=(first.inner_class or "").rsplit(".", 1)[-1],
-        provider=_provider(index, first), call_sites=(status.gate,), message=message, algorithm=status.algorithm,
+        provider=_provider(index, first), call_sites=(site,), message=message, algorithm=status.algorithm,
         implements=tuple(provisions))
-
-
-def _past_gate(lookup: MemberLookup, reached: tuple[list[tuple[Role, CallSite]], Gates], algorithm: str) -> set[str]:
-    """The members the algorithm's unguarded uses read that the class lacks (what enabling it needs)."""
-    sites, gates = reached
-    claimed = None if algorithm == BASE_ALGORITHM else algorithm
-    return {site.member for role, site in sites
-            if site.algorithm == claimed and role is Role.TARGET and not site.guarded and not site.condition
-            and not gates.refuses(site) and not fallback_covered(site, lookup) and not lookup.provides(site.member)}
 
 
 def on_worker_lines(findings: Iterable[Finding], rel: Relative) -> list[Finding]:
@@ -287,14 +294,18 @@ def _worker_line(site_path: str, span: Span, algorithm: str, records: list[Findi
     # (a class loaded as every draft lists its draft members too) never rename the line's finding
     lacking = Counter(m for c in listed for m in c.members)
     members = sorted(lacking, key=lambda m: (m != site.member, -lacking[m], m))
-    run = "EAGLE" if algorithm == BASE_ALGORITHM else algorithm
     names = ", ".join(f"`{c.class_name}`" for c in listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5
                                                                   else "")
     many = len(listed) > 1
     some = "some of " if any(count < len(listed) for count in lacking.values()) else ""
-    message = (f"no gate refuses {run} for the {len(listed)} registered class{'es' if many else ''} "
-               f"that lack{'' if many else 's'} {some}{', '.join(f'`{m}`' for m in members)}; "
-               f"{'they crash' if many else 'it crashes'} here ({site.phase}, after loading): {names}")
+    lack = (f"the {len(listed)} registered class{'es' if many else ''} that lack{'' if many else 's'} {some}"
+            f"{', '.join(f'`{m}`' for m in members)}")
+    if site.gate:  # the engine's own check: a refusal, but one that costs the load
+        message = (f"the engine's check refuses {algorithm} for {lack}; {'they are' if many else 'it is'} refused "
+                   f"here {site.phase.refused}: {names}")
+    else:
+        message = (f"no gate refuses {algorithm} for {lack}; {'they crash' if many else 'it crashes'} here "
+                   f"({site.phase}, after loading): {names}")
     return Finding(
         code=UNREFUSED_CRASH.code, severity=first.severity, path=site_path, span=span, class_name="",
         class_qualname=f"{rel(site_path)}:{span.line + 1}", member=members[0], roles=first.roles, delegate="",

@@ -1,112 +1,107 @@
-"""Capability gates: which uses of a class's contract a run never reaches, because the engine refuses first.
+"""Capability gates: the engine's own checks that the model has a member (``if not hasattr(m, "x"): raise``, a
+``hasattr`` chain ending in ``raise``, ``getattr(m, "x", None)`` then ``raise`` when None).
 
-A use behind a gate the class fails (``if not hasattr(m, "x"): raise``) never runs: the engine refuses the
-algorithm at start-up. For each algorithm a run meets the gates of the algorithms it is gated by, then its
-own, those the engine runs while loading the model (outside the algorithm's own worker files) before the
-rest, in file order; the first one the class fails stops it. Both the check (one capability finding per
-stopped algorithm) and hover (each algorithm's status) read :class:`Gates`.
+Every such check tests a loaded model object, so it runs after the weights have loaded: a class that fails it
+costs the run what a crash costs, whatever the error says (SGLang's aux hidden-state capture raises
+``ValueError`` after the load; vLLM's ``supports_eagle3`` raises ``RuntimeError`` in ``load_model``). So a
+failed gate is a crash at the check, and the uses past it count too: forwarding the gate's member only moves
+the run to them. What a gate asks depends on the algorithm: in ``if is_dspark and hasattr(m, "a"): … elif
+hasattr(m, "b"): … else: raise``, a DSPARK run passes with ``a`` or ``b``, a DFLASH run only with ``b`` (a
+branch admits the runs its tests allow: each member's use there serves those). A class passes when it has one
+member the gate admits for the run; when it has none, the gate is one crash, said on the member the fix
+should provide: the first admitted one an inner model has, else the first in the check's order.
 
-Only a gate that runs while the server starts refuses cleanly. A getattr-then-raise in a per-request method
-(DFLASH's check of the target's ``lm_head`` in its decode step) lets the server start and then fails the
-first request: such a gate is a crash point, its use is checked like any other. A start-up gate on the same
-members as such a late one is conditional (the late check would be redundant otherwise: SGLang's start-up
-``lm_head`` check runs only for Domino drafts), so it refuses nothing either.
+A run that fails a gate stops there: the algorithm's uses it would meet later (a start-up gate runs while the
+model loads, before the workers that use the model start; a per-request one before the later steps) never
+run. They still count, as what the run needs past the check: the gate's finding lists them, and they get no
+finding of their own at lines the run never reaches.
 """
 
 from __future__ import annotations
 
 from spec_contract.engine.check.lookup import MemberLookup
-from spec_contract.engine.config import Algorithm, Config
-from spec_contract.engine.read.files import glob_match
-from spec_contract.engine.results import CallSite, Contract, Phase, Role, Span
+from spec_contract.engine.results import CallSite, Contract, Phase, Role
 
-
-class Gate:
-    """One capability gate of one role and algorithm, and how the class fares at it."""
-
-    def __init__(self, role: Role, algorithm: str | None, members: tuple[str, ...]) -> None:
-        self.role, self.algorithm, self.members = role, algorithm, members
-        self.sites: list[CallSite] = []
-        self.passed = False
-        self.forward: str | None = None  # the gate member an inner provides, when the class fails the gate
-        self.behind: dict[str, list[CallSite]] = {}  # members past the gate the class must forward too
+GateKey = tuple[Role, str, int]  # (role, path, 0-based line of the check's test)
 
 
 class Gates:
-    """The capability gates of one class's roles, and for each algorithm the first failed gate a run of it
-    meets (see the module docstring)."""
+    """The capability gates of one class's roles, and how the class fares at each for each algorithm."""
 
-    def __init__(self, sites: list[tuple[Role, CallSite]], lookup: MemberLookup, config: Config) -> None:
-        self._config = config
-        found: dict[tuple[Role, str | None, tuple[str, ...]], Gate] = {}
-        late: set[tuple[Role, str | None, str]] = set()  # (role, algorithm, member) a per-request gate tests
+    def __init__(self, sites: list[tuple[Role, CallSite]], lookup: MemberLookup, algorithms: tuple[str, ...]) -> None:
+        self._lookup = lookup
+        self._algorithms = algorithms
+        self._groups: dict[GateKey, list[CallSite]] = {}
         for role, site in sites:
-            if site.gate and site.phase is not Phase.START_UP:
-                late.update((role, site.algorithm, m) for m in site.gate)
-        self.refusing: set[int] = set()  # ids of the gate sites that refuse cleanly (see the module docstring)
-        for role, site in sites:
-            if site.gate and site.phase is Phase.START_UP \
-                    and not any((role, site.algorithm, m) in late for m in site.gate):
-                gate = found.setdefault((role, site.algorithm, site.gate), Gate(role, site.algorithm, site.gate))
-                gate.sites.append(site)
-                self.refusing.add(id(site))
-        self.failed: dict[tuple[Role, str | None], list[Gate]] = {}
-        for gate in sorted(found.values(), key=self._rank):
-            gate.passed = any(lookup.provides(m) for m in gate.members)
-            if not gate.passed:
-                gate.forward = next((m for m in gate.members if lookup.inner(m) is not None), None)
-                self.failed.setdefault((gate.role, gate.algorithm), []).append(gate)
-        # A failed gate the stopping gate does not report itself: the fix forwards its member too.
-        for (role, algorithm), failed in self.failed.items():
-            stop = self.stopping(role, algorithm)
-            for gate in failed:
-                if gate is not stop and gate.forward is not None and stop is not None and stop.forward is not None:
-                    stop.behind.setdefault(gate.forward, []).extend(gate.sites)
-        # The uses past a stopping gate never run; those the class lacks and its inner has go with the fix.
-        self.past: set[int] = set()  # ids of the sites a stopping gate keeps from running
-        for role, site in sites:
-            if id(site) in self.refusing or fallback_covered(site, lookup):
-                continue
-            stop = self.stopping(role, site.algorithm) if site.algorithm is not None else None
-            if stop is None:
-                continue
-            self.past.add(id(site))
-            if stop.forward is not None and not lookup.provides(site.member) and lookup.inner(site.member):
-                stop.behind.setdefault(site.member, []).append(site)
+            if site.gate and site.gate_line is not None:
+                self._groups.setdefault((role, site.path, site.gate_line), []).append(site)
+        self._memo: dict[tuple[GateKey, str], str | None] = {}
+        self._failed: dict[tuple[Role, str], list[CallSite]] = {}
 
-    def refuses(self, site: CallSite) -> bool:
-        """Whether the site is a gate that refuses cleanly (then it is no use of its own)."""
-        return id(site) in self.refusing
+    def runs(self, site: CallSite) -> tuple[str, ...]:
+        """The algorithms a site serves, as names (every release algorithm for a site no test narrows)."""
+        return tuple(a for a in self._algorithms if site.serves(a))
 
-    def _rank(self, gate: Gate) -> tuple[bool, str, Span]:
-        spec = self._spec(gate.algorithm)
-        first = min(gate.sites, key=lambda s: (s.path, s.span))
-        own_file = bool(spec and spec.files and glob_match(first.path, spec.files))
-        return own_file, first.path, first.span
+    def needed(self, role: Role, site: CallSite, algorithm: str | None = None) -> bool:
+        """Whether a run (of ``algorithm``, else of any algorithm the site serves) fails at this use: any use but
+        a gate's; a gate's only when the class has no member the gate admits for the run and this is the member
+        the gate's crash is said on (see the module docstring)."""
+        if not site.gate or site.gate_line is None:
+            return True
+        key = (role, site.path, site.gate_line)
+        return any(self._wanted(key, name) == site.member
+                   for name in ((algorithm,) if algorithm is not None else self.runs(site)))
 
-    def _spec(self, algorithm: str | None) -> Algorithm | None:
-        return next((a for a in self._config.algorithms if a.name == algorithm), None)
+    def past(self, role: Role, site: CallSite, algorithm: str | None = None) -> bool:
+        """Whether a run (of ``algorithm``, else of every algorithm the site serves) stops at a gate the class
+        fails before it reaches this use (see the module docstring)."""
+        return all(any(_before(gate, site) for gate in self.failed(role, name))
+                   for name in ((algorithm,) if algorithm is not None else self.runs(site)))
 
-    def stopping(self, role: Role, algorithm: str | None) -> Gate | None:
-        """The failed gate a run of ``algorithm`` in ``role`` stops at (None: it passes every gate)."""
-        if algorithm is None:  # a gate on no algorithm's path stops only the uses of its own members
-            return next(iter(self.failed.get((role, None), ())), None)
-        spec = self._spec(algorithm)
-        for name in (spec.gated_by if spec else ()) + (algorithm,):
-            failed = self.failed.get((role, name))
-            if failed:
-                return failed[0]
-        return None
+    def failed(self, role: Role, algorithm: str) -> list[CallSite]:
+        """The gates of ``role`` a run of ``algorithm`` fails: the use of the member each is said on."""
+        if (role, algorithm) not in self._failed:
+            found = []
+            for key, group in self._groups.items():
+                # a check only some runs of the algorithm make (past a test nothing here follows: a Domino draft's)
+                # stops none for sure
+                if key[0] is role and any(s.serves(algorithm) and s.certain for s in group):
+                    wanted = self._wanted(key, algorithm)
+                    if wanted is not None:
+                        found.append(next((s for s in group if s.member == wanted), group[0]))
+            self._failed[(role, algorithm)] = found
+        return self._failed[(role, algorithm)]
 
-    def reported(self) -> list[tuple[Gate, str]]:
-        """One gate per stopped algorithm whose inner model passes it, with the gate member that inner
-        provides: each is one capability finding."""
-        out: list[tuple[Gate, str]] = []
-        for role, algorithm in self.failed:
-            stop = self.stopping(role, algorithm)
-            if stop is not None and stop.forward is not None and all(stop is not gate for gate, _ in out):
-                out.append((stop, stop.forward))
-        return out
+    def admitted(self, role: Role, site: CallSite, algorithm: str) -> tuple[str, ...]:
+        """The members of the site's gate a run of ``algorithm`` passes it with, in the check's order."""
+        if site.gate_line is None:
+            return site.gate
+        group = self._groups.get((role, site.path, site.gate_line), [site])
+        used = {s.member for s in group}
+        # a member no use in the check's branches shows: which runs its branch admits is unknown, so any
+        return tuple(dict.fromkeys([s.member for s in sorted(group, key=lambda s: s.span) if s.serves(algorithm)]
+                                   + [m for m in site.gate if m not in used]))
+
+    def _wanted(self, key: GateKey, algorithm: str) -> str | None:
+        """The member a run of ``algorithm`` fails the gate ``key`` on (None: it passes, or never meets it)."""
+        if (key, algorithm) not in self._memo:
+            group = self._groups[key]
+            admitted = self.admitted(key[0], group[0], algorithm)
+            lookup = self._lookup
+            failed = bool(admitted) and not any(lookup.provides(m) and lookup.broken(m) is None for m in admitted)
+            self._memo[(key, algorithm)] = next((m for m in admitted if lookup.inner(m) is not None),
+                                                admitted[0]) if failed else None
+        return self._memo[(key, algorithm)]
+
+
+def _before(gate: CallSite, site: CallSite) -> bool:
+    """Whether a run meets ``gate`` before ``site``: a check made while the model loads before the algorithm's own
+    workers start, a start-up check before any other use of that phase but another check (which of two comes
+    first is not told, so neither), and any check before the uses of a later phase."""
+    order = (Phase.START_UP, Phase.FIRST_REQUEST, Phase.EVERY_STEP)
+    if order.index(gate.phase) < order.index(site.phase) or gate.loading and not site.loading:
+        return True
+    return gate.phase is Phase.START_UP and not site.gate
 
 
 def fallback_covered(site: CallSite, lookup: MemberLookup) -> bool:

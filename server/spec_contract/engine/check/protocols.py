@@ -34,7 +34,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from spec_contract.engine.check.aux_returns import (
     Verdict,
@@ -45,9 +45,9 @@ from spec_contract.engine.check.aux_returns import (
     self_calls,
 )
 from spec_contract.engine.config import Capability, Config
-from spec_contract.engine.contract import algorithm_of
 from spec_contract.engine.resolve.index import ClassKey, Index
-from spec_contract.engine.results import CallSite, Finding, Phase, Provider, Role, Span
+from spec_contract.engine.results import CallSite, Contract, Finding, Phase, Provider, Role, Span
+from spec_contract.engine.runs import Served
 from spec_contract.engine.summarise.classes import ARCHITECTURE
 from spec_contract.engine.summarise.summary import ClassSummary, ModuleSummary
 from spec_contract.engine.text import split_lines
@@ -68,14 +68,34 @@ class GatedCapability:
     reads: tuple[CallSite, ...] = ()
     # the text the analysis reads for a path (a model's forward is read from it; see ``engine.aux_returns``)
     text_of: Callable[[str], str | None] = field(default=lambda path: None, compare=False, repr=False)
+    # the algorithms whose runs reach the check (vLLM's ``supports_eagle3`` runs when the runner uses aux hidden
+    # states: EAGLE-3, DFLASH, …), in the release's order; empty: the profile's ``name`` alone
+    algorithms: tuple[str, ...] = ()
+
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """The algorithms the check stops."""
+        return self.algorithms or (self.capability.name,)
+
+    @property
+    def algorithm(self) -> str:
+        """The one algorithm a finding names: the profile's, when the check serves it."""
+        return self.capability.name if self.capability.name in self.runs else self.runs[0]
+
+    def run_words(self) -> str:
+        """``EAGLE3``, ``EAGLE3 or DFLASH``: whose runs the check stops, as messages say it."""
+        runs = list(self.runs)
+        return runs[0] if len(runs) == 1 else ", ".join(runs[:-1]) + " or " + runs[-1]
 
 
 def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSummary],
-                       text_of: Callable[[str], str | None],
-                       start_up: frozenset[tuple[str, str]]) -> list[GatedCapability]:
-    """The profile's capabilities whose ``check`` function a worker calls, and where; ``start_up``: the worker
-    functions that run while the server starts (``Contract.start_up``), which give each line its phase."""
+                       text_of: Callable[[str], str | None], contract: Contract) -> list[GatedCapability]:
+    """The profile's capabilities whose ``check`` function a worker calls, and where; the ``contract`` says
+    which worker functions run while the server starts (each line's phase) and which algorithms' runs reach
+    each line (see ``runs.Served``)."""
     workers = list(workers)
+    start_up = contract.start_up
+    served = Served(contract, (fn for summary in workers for fn in summary.functions))
     out = []
     for capability in config.capabilities:
         module, _, name = capability.protocol.rpartition(".")
@@ -84,8 +104,16 @@ def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSum
         if cls is None:
             continue  # the Protocol is not in the tree: nothing to check against
         sites = []
+        runs: set[str] = set()
+        every = False  # some check serves every run
         for summary in workers:
             calls = [fn for fn in summary.functions if any(c.callee[-1:] == (capability.check,) for c in fn.calls)]
+            for fn in calls:
+                for call in fn.calls:
+                    if call.callee[-1:] == (capability.check,):
+                        found = served.of(summary.module, fn.qualname, call.selects)
+                        every = every or found is None
+                        runs |= found or set()
             if calls:
                 started = {fn.qualname for fn in calls if (summary.module, fn.qualname) in start_up}
                 sites += _check_sites(summary.path, text_of(summary.path) or "", capability.check,
@@ -97,9 +125,13 @@ def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSum
             mixin_module, _, mixin_name = capability.holder_mixin.rpartition(".")
             mixin = ClassKey(index.engine_module(mixin_module), mixin_name)
         defaults = tuple(m.name for m in cls.members if m.kind in ("method", "async_method"))
+        algorithms = () if every else tuple(n for n in contract.algorithms if n in runs)
+        if algorithms:  # the check's lines serve the runs it stops
+            sites = [replace(site, algorithms=frozenset(algorithms),
+                             algorithm=algorithms[0] if len(algorithms) == 1 else None) for site in sites]
         out.append(GatedCapability(capability, protocol, frozenset(m.name for m in cls.members), defaults,
-                                   mixin, tuple(sites), _language_reads(workers, capability, config, start_up),
-                                   text_of))
+                                   mixin, tuple(sites), _language_reads(workers, capability, served, algorithms,
+                                                                        start_up), text_of, algorithms))
     return out
 
 
@@ -140,10 +172,10 @@ def _enclosing_def(lines: list[str], number: int) -> str | None:
 _DEF = re.compile(r"(?:async\s+)?def\s+(\w+)")
 
 
-def _language_reads(workers: list[ModuleSummary], capability: Capability, config: Config,
-                    start_up: frozenset[tuple[str, str]]) -> tuple[CallSite, ...]:
-    """Unguarded reads of ``<…language_model>.<holder_attr>`` in the workers, on the capability's algorithm's
-    paths (not another algorithm's files or branches): the proposers take the target's language model
+def _language_reads(workers: list[ModuleSummary], capability: Capability, served: Served,
+                    algorithms: tuple[str, ...], start_up: frozenset[tuple[str, str]]) -> tuple[CallSite, ...]:
+    """Unguarded reads of ``<…language_model>.<holder_attr>`` in the workers that a run the check stops may
+    reach (``algorithms``; empty: every run): the proposers take the target's language model
     (``get_language_model()``, else the target) and read its decoder when they load the draft (each read in
     the phase of its function, see ``start_up``)."""
     reads = []
@@ -152,11 +184,16 @@ def _language_reads(workers: list[ModuleSummary], capability: Capability, config
             for use in fn.uses:
                 if use.member == capability.holder_attr and not use.guarded and use.receiver \
                         and use.receiver[-1].endswith(capability.language_attr) \
-                        and algorithm_of(config, summary.path, use.taken) in (None, capability.name):
+                        and _meets(served.of(summary.module, fn.qualname, use.selects), algorithms):
                     phase = Phase.START_UP if (summary.module, fn.qualname) in start_up else Phase.FIRST_REQUEST
                     reads.append(CallSite(path=summary.path, span=use.span, role=Role.TARGET, member=use.member,
                                           text=use.text, guarded=False, is_call=use.is_call, phase=phase))
     return tuple(sorted(reads, key=lambda site: (site.path, site.span)))
+
+
+def _meets(found: frozenset[str] | None, algorithms: tuple[str, ...]) -> bool:
+    """Whether a line serving ``found`` (None: every run) may run in one of ``algorithms`` (empty: any)."""
+    return found is None or not algorithms or not found.isdisjoint(algorithms)
 
 
 @dataclass(frozen=True)
@@ -414,20 +451,20 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
         return Finding(code=code, severity=config.severity[code], path=path, span=cls.span, class_name=cls.name,
                        class_qualname=key.dotted, member=protocol, roles=(Role.TARGET,), delegate=reach.path,
                        inner_class=inner, provider=provider, call_sites=gated.sites + sites, message=message,
-                       algorithm=capability.name)
+                       algorithm=gated.algorithm)
 
     overridden = _overridden(index, key, gated)
     if _declares(index, key, gated):
         if reach.unknown and not overridden:
             return make("SC008", "", f"`{cls.name}` declares `{protocol}`, but `self.{reach.path}` is built from an "
-                        f"architecture the HF config names at run time; so whether {capability.name} works with it "
+                        f"architecture the HF config names at run time; so whether {gated.run_words()} works with it "
                         f"cannot be told here (the run checks it at {where})")
         # an override of the asserting default is trusted: the class's own methods do the work
         failure = _failure(index, key, reach, gated, rel, defaults_run=not overridden)
         if failure is None:
             return None
         return make("SC007", failure.inner.qualname, f"`{cls.name}` declares `{protocol}`, but {failure.message}; "
-                    f"a {capability.name} run passes the check at {where} and {failure.outcome}", failure.sites)
+                    f"a {gated.run_words()} run passes the check at {where} and {failure.outcome}", failure.sites)
     if reach.path == "self" or reach.unknown:
         return None
     inner = [h for h in index.delegates(key).get(reach.path.split(".")[0], ())]
@@ -445,7 +482,7 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
     names = ", ".join(i.qualname for i in inner)
     refused = f"`{cls.name}` does not declare `{protocol}` while " \
         f"`self.{reach.path.split('.')[0]}` ({names}) declares {'and backs ' if backed else ''}it; a " \
-        f"{capability.name} run is refused {gate.phase.when} by the check at {where}"
+        f"{gated.run_words()} run is refused {gate.phase.refused} by the check at {where}"
     failure = _failure(index, key, reach, gated, rel, defaults_run=not overridden) or inner_failure
     if failure is not None:
         # Declaring alone would only move the failure: say what would fail, offer no declaration

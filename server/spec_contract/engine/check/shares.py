@@ -11,9 +11,9 @@ the ``compute_logits`` it inherits, ``self.logits_processor(self.lm_head, …)``
 (upstream issue 48700, Mistral3 with a Mistral EAGLE draft).
 
 Which drafts lack the member is read from their classes, never assumed: a registered draft head whose member
-is an attribute a base assigns in an ``__init__`` that does not run for it. A site on the files of one
-algorithm (DFLASH's loader) meets only that algorithm's drafts (by name, as the registry names them); the
-shared loader meets the others.
+is an attribute a base assigns in an ``__init__`` that does not run for it. A draft named for an algorithm
+(``DFlashDraftModel``, by the release's names) is loaded only by that algorithm's runs: a site meets it when
+it serves that algorithm; a draft named for none meets any site.
 """
 
 from __future__ import annotations
@@ -26,22 +26,24 @@ from spec_contract.engine.results import CallSite, Role
 class Drafts:
     """The registered draft heads, and which of them lack a member unless the loader shares the target's."""
 
-    def __init__(self, index: Index, config: Config, registered: tuple[tuple[str, str], ...]) -> None:
+    def __init__(self, index: Index, config: Config, registered: tuple[tuple[str, str], ...],
+                 algorithms: tuple[str, ...]) -> None:
         self._index = index
         self._config = config
         self._drafts = tuple(dict.fromkeys(ClassKey(module, name) for module, name in registered
                                            if config.draft_shaped(name)))
-        self._own = tuple(a.name.casefold() for a in config.algorithms if a.files)  # algorithms with loaders
+        self._algorithms = algorithms  # the release's
         self._headless: dict[str, tuple[ClassKey, ...]] = {}
 
     def needing(self, site: CallSite, role: Role) -> tuple[str, ...]:
         """The drafts a shared target read must find the member for (their names; empty: the guard holds)."""
         if not site.shared or role is not Role.TARGET:
             return ()
-        mine = (site.algorithm or "").casefold()
-        return tuple(key.qualname for key in self._without(site.member)
-                     if (mine in self._own and mine in key.qualname.casefold())
-                     or (mine not in self._own and not any(a in key.qualname.casefold() for a in self._own)))
+        return tuple(key.qualname for key in self._without(site.member) if self._meets(site, key))
+
+    def _meets(self, site: CallSite, key: ClassKey) -> bool:
+        named = [a for a in self._algorithms if a.casefold() in key.qualname.casefold()]
+        return not named or any(site.serves(a) for a in named)
 
     def _without(self, member: str) -> tuple[ClassKey, ...]:
         found = self._headless.get(member)

@@ -12,10 +12,12 @@ renamed:
   inner model has or a run lacks (:class:`MemberStatus`), each algorithm (:class:`AlgorithmStatus`), and the
   roles a speculative run can give it (``serves``, :func:`serving_roles`: none for a class the engine never
   serves as a generative model);
-* :class:`AlgorithmStatus`: ``state`` (:class:`AlgorithmState`) is ``supported``, ``refused`` (``gate``: the
-  first gate it fails that refuses at start-up), ``crashes`` (``crashes``: each member a run reaches and the
-  class lacks, a :class:`Crash` with the worker line, its :class:`~spec_contract.engine.results.Phase`, how to
-  provide it and whether a run of the algorithm certainly reaches the line), ``degraded`` (``degraded``:
+* :class:`AlgorithmStatus`: ``state`` (:class:`AlgorithmState`) is ``supported``, ``refused`` (before the
+  weights load: a Protocol capability the class does not declare), ``crashes`` (``crashes``: each member a run
+  reaches and the class lacks, a :class:`Crash` with the worker line, its
+  :class:`~spec_contract.engine.results.Phase`, how to provide it, whether a run of the algorithm certainly
+  reaches the line, and whether the engine's own check refuses it there, after the load: ``refused``),
+  ``degraded`` (``degraded``:
   guarded reads of members it lacks) or ``unverifiable`` (a Protocol capability whose language model the HF
   config picks); ``members`` are what to provide to enable or fix it; ``intent`` whether the class shows it
   means to support the algorithm (what makes a crash an error, SC010, rather than a line of SC011);
@@ -23,25 +25,23 @@ renamed:
   it), ``implement`` (like ``like``, a class holding the same parts), ``both`` (implement in ``inner_class``,
   forward in this class) or ``cannot tell`` (``why``).
 
-The uses no algorithm of the profile claims (the EAGLE/MTP workers', and those every run shares) are the
-algorithm :data:`BASE_ALGORITHM`.
+The algorithms are the release's (``Contract.algorithms``); a run of one meets the uses that serve it
+(``CallSite.serves``).
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered, may_meet_class
 from spec_contract.engine.check.lookup import MemberLookup, MemberState
 from spec_contract.engine.check.protocols import GatedCapability, capability_verdicts
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
-from spec_contract.engine.results import CallSite, Contract, ContractEntry, How, Phase, Provision, Role, Span
+from spec_contract.engine.results import CallSite, Contract, ContractEntry, Finding, How, Phase, Provision, Role, Span
 from spec_contract.engine.rules import CAPABILITY_NOT_DECLARABLE, CAPABILITY_NOT_DECLARED, CAPABILITY_UNVERIFIABLE
-
-BASE_ALGORITHM = "EAGLE"  # the uses no algorithm of the profile claims: every speculative run's
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,16 @@ class Crash:
     # the use runs past no test but those selecting the algorithm: a run of it certainly reaches the line (a use
     # past ``self._projection_enabled and …`` runs only when a flag the engine does not follow is set)
     certain: bool = True
+    # the engine's own check stops the run there (a capability gate: its ``ValueError``, not an AttributeError),
+    # after the weights have loaded, as a crash does
+    refused: bool = False
+    # a run meets the use only past a check the class fails (see ``gates``): what the run needs too, never
+    # where it stops
+    past: bool = False
+    # the class shows it means to have the member: it has one the engine uses on the same runs or on fewer
+    # (EAGLE-3's capture method says the class means to run EAGLE, whose members it lacks; EAGLE's members say
+    # nothing of EAGLE-3's capture), or an inner model has it (see ``AlgorithmStatus.intent``)
+    intent: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,8 +105,8 @@ class AlgorithmStatus:
     gate: CallSite | None = None  # refused: the gate's first use
     crashes: tuple[Crash, ...] = ()
     degraded: tuple[str, ...] = ()  # members only guarded uses read, which the class lacks
-    # the class shows it means to support the algorithm: it has some of the members the algorithm uses, or its
-    # inner model has what it lacks (what makes a crash an error rather than a missing gate)
+    # the class shows it means to support the algorithm: it means to have a member the run lacks (see
+    # ``Crash.intent``), or, when nothing crashes, it has a member only some runs use, this one's among them
     intent: bool = False
 
 
@@ -196,32 +206,49 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
             inner.delegate if inner else None, inner.key.qualname if inner else None,
             tuple(s for _, sites in meeting for s in sites), provision))
     return ClassStatus(key.dotted, cls.name, path, cls.span, tuple(statuses),
-                       tuple(algorithms + _capability_status(index, key, config, capabilities, rel)),
+                       _with_capabilities(algorithms, _capability_status(index, key, config, capabilities, rel)),
                        serving_roles(config, cls.name))
+
+
+def _with_capabilities(algorithms: list[AlgorithmStatus], capabilities: list[AlgorithmStatus]
+                       ) -> tuple[AlgorithmStatus, ...]:
+    """One status per algorithm: a Protocol capability the class fails decides its algorithms' (the check stops
+    the run before their other uses); one it passes leaves them as the uses say."""
+    failing = {c.algorithm: c for c in capabilities if c.state is not AlgorithmState.SUPPORTED}
+    known = {a.algorithm for a in algorithms}
+    return tuple([failing.get(a.algorithm, a) for a in algorithms]
+                 + [c for c in capabilities if c.algorithm not in known])
 
 
 def _capability_status(index: Index, key: ClassKey, config: Config, capabilities: Sequence[GatedCapability],
                        rel: Callable[[str], str]) -> list[AlgorithmStatus]:
-    """A Protocol capability as hover words it, from the verdict the check gives the class."""
+    """A Protocol capability as hover words it, from the verdict the check gives the class: one status for each
+    algorithm whose runs its check stops."""
     out = []
     for gated, declares, finding in capability_verdicts(index, key, config, capabilities, rel):
-        name, protocol = gated.capability.name, gated.protocol.qualname
-        if finding is None and declares:
-            out.append(AlgorithmStatus(name, AlgorithmState.SUPPORTED, ""))
-        elif finding is None:
-            out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, f"the class does not declare `{protocol}`"))
-        elif finding.code == CAPABILITY_UNVERIFIABLE.code:
-            out.append(AlgorithmStatus(name, AlgorithmState.UNVERIFIABLE,
-                                       "its language model is named by the HF config at run time"))
-        elif finding.code == CAPABILITY_NOT_DECLARED.code:
-            out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, f"add `{protocol}` to the class's bases: its "
-                                       f"language model `{finding.inner_class}` declares and backs it"))
-        elif finding.code == CAPABILITY_NOT_DECLARABLE.code:
-            out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, f"the class does not declare `{protocol}`, and "
-                                       "declaring it is not enough: " + finding.message.split(" is not enough: ", 1)[-1]))
-        else:  # declared but not backed: the message says what fails
-            out.append(AlgorithmStatus(name, AlgorithmState.REFUSED, finding.message.split(", but ", 1)[-1]))
+        status = _verdict_status(gated, declares, finding)
+        out += [replace(status, algorithm=name) for name in gated.runs]
     return out
+
+
+def _verdict_status(gated: GatedCapability, declares: bool, finding: Finding | None) -> AlgorithmStatus:
+    name, protocol = gated.capability.name, gated.protocol.qualname
+    if finding is None and declares:
+        return AlgorithmStatus(name, AlgorithmState.SUPPORTED, "")
+    if finding is None:
+        return AlgorithmStatus(name, AlgorithmState.REFUSED, f"the class does not declare `{protocol}`")
+    if finding.code == CAPABILITY_UNVERIFIABLE.code:
+        return AlgorithmStatus(name, AlgorithmState.UNVERIFIABLE, "its language model is named by the HF config at run "
+                                                                  "time")
+    if finding.code == CAPABILITY_NOT_DECLARED.code:
+        return AlgorithmStatus(name, AlgorithmState.REFUSED, f"add `{protocol}` to the class's bases: its language "
+                                                             f"model `{finding.inner_class}` declares and backs it")
+    if finding.code == CAPABILITY_NOT_DECLARABLE.code:
+        return AlgorithmStatus(name, AlgorithmState.REFUSED, f"the class does not declare `{protocol}`, and declaring "
+                                                             "it is not enough: "
+                               + finding.message.split(" is not enough: ", 1)[-1])
+    # declared but not backed: the message says what fails
+    return AlgorithmStatus(name, AlgorithmState.REFUSED, finding.message.split(", but ", 1)[-1])
 
 
 def algorithm_status(index: Index, key: ClassKey, contract: Contract, config: Config,
@@ -238,18 +265,30 @@ def _first(sites: list[CallSite]) -> CallSite:
     return min(sites, key=lambda s: (s.phase is not Phase.START_UP, s.path, s.span))
 
 
-def reached_by_every_run(site: CallSite, config: Config) -> bool:
-    """Whether every run of the use's algorithm reaches it: it sits past no test but those that only select a
+def reached_by_every_run(site: CallSite) -> bool:
+    """Whether every run of the use's algorithms reaches it: it sits past no test but those that select a
     speculative run or its algorithm, and under no rare condition (see ``Crash.certain``)."""
-    selectors = config.speculative_conditions.union({"self"}, *(a.conditions for a in config.algorithms))
-    return site.taken <= selectors and not site.condition
+    return site.certain and not site.condition
 
 
-def first_reached(sites: Sequence[CallSite], config: Config) -> CallSite:
+def run_words(sites: Sequence[CallSite]) -> str:
+    """Whose runs reach ``sites``, as messages say it: "a run of EAGLE or EAGLE3", else "a run"."""
+    names: dict[str, None] = {}
+    for site in sites:
+        if site.algorithms is None:
+            return "a run"
+        names.update(dict.fromkeys(sorted(site.algorithms)))
+    if not names:
+        return "a run"
+    listed = list(names)
+    return "a run of " + (listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " or " + listed[-1])
+
+
+def first_reached(sites: Sequence[CallSite]) -> CallSite:
     """Where a run first meets a member the class lacks, of the uses ``sites``: the first (see :func:`_first`) of
     those every run of their algorithm reaches, else of them all. A finding's message names this line, as the
     class's status does."""
-    certain = [site for site in sites if reached_by_every_run(site, config)]
+    certain = [site for site in sites if reached_by_every_run(site)]
     return _first(certain or list(sites))
 
 
@@ -262,65 +301,54 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
     draft_shaped = config.draft_shaped(name)
     if reached is None:
         sites = class_sites(contract, roles, lookup, draft_shaped)
-        reached = sites, Gates(sites, lookup, config)
+        reached = sites, Gates(sites, lookup, contract.algorithms)
     sites, gates = reached
+    # intent: the class has a method the runs call on a model, in either role, with the runs its uses serve; one
+    # the engine calls on every run's model too (``get_input_embeddings``, which models have for other reasons)
+    # says nothing
+    primary = roles[0] if draft_shaped or roles == (Role.DRAFT,) else Role.TARGET
+    every = frozenset(contract.algorithms)
+    served: dict[str, frozenset[str]] = {}
+    for _, site in sites:
+        served[site.member] = served.get(site.member, frozenset()) | (site.algorithms or every)
+    signs = [runs for member, runs in served.items() if member not in contract.generic and lookup.provides(member)
+             and any(site.is_call and site.member == member for _, site in sites)]
+
+    def means(member: str, algorithm: str) -> bool:
+        """The class shows it means to have ``member`` in a run of ``algorithm`` (see ``Crash.intent``)."""
+        return any(algorithm in runs and runs <= served.get(member, every) for runs in signs)
+
     out = []
-    for algorithm in [BASE_ALGORITHM] + [spec.name for spec in config.algorithms]:
-        claimed = None if algorithm == BASE_ALGORITHM else algorithm
-        mine = [(role, site) for role, site in sites if site.algorithm == claimed]
+    for algorithm in contract.algorithms:
+        mine = [(role, site) for role, site in sites if site.serves(algorithm)]
         if not mine:
-            continue
-        # intent: the class has a method the algorithm calls on a model of its primary role (attributes such
-        # as ``lm_head`` every model has say nothing)
-        primary = roles[0] if draft_shaped or roles == (Role.DRAFT,) else Role.TARGET
-        # The shared uses are made by every run of the algorithms that have no worker files of their own: a
-        # class with their methods, in either role, means to make them too (EAGLE3 runs the EAGLE workers).
-        # Intent is per algorithm: the members of an algorithm with workers of its own (DFLASH's, DSPARK's
-        # capture methods) say nothing of EAGLE
-        if algorithm == BASE_ALGORITHM:
-            shared = {None} | {spec.name for spec in config.algorithms if not spec.files}
-            has_some = any(lookup.provides(site.member) for _, site in sites
-                           if site.is_call and site.algorithm in shared)
-        else:  # its own methods; an algorithm with no worker files of its own runs the shared uses too
-            own = {claimed} | (set() if any(spec.files for spec in config.algorithms if spec.name == claimed)
-                               else {None})
-            has_some = any(lookup.provides(site.member) for role, site in sites
-                           if site.is_call and role is primary and site.algorithm in own)
-        stop = next((g for g in (gates.stopping(role, claimed) for role in roles) if g is not None), None)
-        if stop is not None:
-            first = _first(stop.sites)
-            gate = " or ".join(f"`{m}`" for m in stop.members)
-            if stop.forward is None:
-                why = f"neither the class nor its inner model provides {gate}"
-                out.append(AlgorithmStatus(algorithm, AlgorithmState.REFUSED, why, stop.members[:1], first,
-                                           intent=has_some))
-            else:
-                members = (stop.forward, *sorted(m for m in stop.behind if m != stop.forward))
-                why = f"forward {', '.join(f'`{m}`' for m in members)} to enable it"
-                out.append(AlgorithmStatus(algorithm, AlgorithmState.REFUSED, why, members, first, intent=True))
             continue
         lacking: dict[tuple[str, Role], list[CallSite]] = {}
         degraded: set[str] = set()
         for role, site in mine:
             # a member the class has by a forward to nowhere passes every gate and then crashes (SC013)
             nowhere = lookup.provides(site.member) and lookup.broken(site.member) is not None
-            if site.condition or fallback_covered(site, lookup) \
-                    or not nowhere and (gates.refuses(site) or lookup.provides(site.member)):
+            if site.condition or fallback_covered(site, lookup) or not gates.needed(role, site, algorithm) \
+                    or not nowhere and lookup.provides(site.member):
                 continue
-            if site.guarded:
+            if site.guarded and not site.gate:
                 degraded.add(site.member)
             else:
                 lacking.setdefault((site.member, role), []).append(site)
         crashes = []
         for (member, role), found in sorted(lacking.items()):
-            first = first_reached(found, config)
-            certain = reached_by_every_run(first, config)
-            crashes.append(Crash(member, role, first, first.phase, provision_of(lookup, member, implement),
-                                 certain))
+            reachable = [site for site in found if not gates.past(role, site, algorithm)]
+            first = first_reached(reachable or found)
+            certain = reached_by_every_run(first)
+            provision = provision_of(lookup, member, implement)
+            crashes.append(Crash(member, role, first, first.phase, provision, certain, refused=bool(first.gate),
+                                 past=not reachable, intent=means(member, algorithm)
+                                 or provision.how is How.FORWARD and role is primary))
+        crashes.sort(key=lambda c: (not c.refused, c.past))  # where the run stops first
         degraded -= {c.member for c in crashes}
         # a draft use on a class that is no draft by shape crashes only if a draft checkpoint names the class
         decisive = [c for c in crashes if c.role is not Role.DRAFT or draft_shaped or roles == (Role.DRAFT,)]
-        intent = has_some or any(c.provision.how is How.FORWARD and c.role is primary for c in crashes)
+        intent = any(c.intent for c in crashes) or not crashes and any(algorithm in runs for runs in signs)
         if decisive:
             out.append(AlgorithmStatus(algorithm, AlgorithmState.CRASHES, "", tuple(c.member for c in decisive),
                                        crashes=tuple(crashes), degraded=tuple(sorted(degraded)), intent=intent))

@@ -5,9 +5,9 @@ properties, attributes, a forwarding ``__getattr__``) all is well; otherwise, if
 delegate attributes (``self.language_model = Inner(...)``; one level deeper too) provides m, W must forward
 it. What a missing forward costs decides the finding's kind (see :mod:`spec_contract.engine.rules`):
 
-* a use behind a capability gate the class fails (``if not hasattr(m, "x"): raise``) never runs: the engine
-  refuses the algorithm at start-up. When the inner model passes the gate, the class gets one SC003 that
-  also lists every member the algorithm needs past the gate; when nothing passes it, nothing is reported;
+* a capability gate (``if not hasattr(m, "x"): raise``) tests the loaded model: a class that fails it is
+  refused only after the weights have loaded, which costs what a crash costs, so its member is asked like any
+  other (once per gate, for the member its fix should provide: see ``gates``), and so are the uses past it;
 * a fallback use (reached only when another member is missing) is not asked of a class whose inner provides
   that other member: forwarding the primary is the fix;
 * otherwise an unguarded use is a crash: SC001, or SC005 for a draft-model member of a class that is not a
@@ -23,7 +23,7 @@ from dataclasses import replace
 from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.broken_forwards import broken_forwards
 from spec_contract.engine.check.crashes import crash_findings
-from spec_contract.engine.check.gates import Gate, Gates, class_sites, fallback_covered
+from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered
 from spec_contract.engine.check.lookup import Inner, MemberLookup
 from spec_contract.engine.check.shares import Drafts, v1_by_default
 from spec_contract.engine.check.status import first_reached
@@ -33,7 +33,6 @@ from spec_contract.engine.resolve.roles import RoleClass
 from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Provider, Role, Severity, Span
 from spec_contract.engine.rules import (
     BROKEN_FORWARD,
-    MISSING_CAPABILITY,
     MISSING_CONDITIONAL_FORWARD,
     MISSING_DRAFT_FORWARD,
     MISSING_FORWARD,
@@ -104,11 +103,10 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
         sites, gates, draft_shaped = found
     else:
         sites = class_sites(contract, config.roles_for_class(cls.name), lookup, draft_shaped)
-        # Capability gates first: the uses past a gate the class fails never run.
-        gates = Gates(sites, lookup, config)
+        gates = Gates(sites, lookup, contract.algorithms)
     wanted: dict[str, list[tuple[Role, CallSite]]] = {}
     for role, site in sites:
-        if not gates.refuses(site) and not fallback_covered(site, lookup) and id(site) not in gates.past:
+        if gates.needed(role, site) and not gates.past(role, site) and not fallback_covered(site, lookup):
             wanted.setdefault(site.member, []).append((role, site))
 
     findings = []
@@ -119,6 +117,9 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
     for member, pairs in sorted(wanted.items()):
         if not asked and drafts is not None and any(drafts.needing(s, r) for r, s in pairs):
             v1, asked = v1_by_default(index, key, config), True
+        # the runs that fail there: a check's member only for the runs it refuses
+        failing = {a for role, site in pairs for a in gates.runs(site) if gates.needed(role, site, a)
+                   and not gates.past(role, site, a)}
         rules = {_site_rule(role, site, draft_shaped, drafts, v1 is not None) for role, site in pairs}
         rule = next(r for r in _PRIORITY if r in rules)
         decisive = [site for role, site in pairs if _site_rule(role, site, draft_shaped, drafts, v1 is not None) == rule]
@@ -130,17 +131,15 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
                 findings.append(_unshared(key, cls, path, member, unknown, rule, pairs, decisive, drafts, config,
                                           rel, v1))
             continue
-        finding = _missing_forward(index, key, cls, path, member, inner, rule, pairs, decisive, lookup, config, rel)
+        finding = _missing_forward(index, key, cls, path, member, inner, rule, pairs, decisive, lookup, config, rel,
+                                   _past_gate(sites, gates, lookup, decisive), failing)
         if shared and drafts is not None:
             finding = replace(finding, message=finding.message + _headless_words(rule, decisive, pairs, drafts, v1),
                               condition=_v2_only(v1) if v1 is not None and rule is MISSING_CONDITIONAL_FORWARD
                               else None)
         findings.append(finding)
-    if held is None or held.wrapper is None:  # a held class's gates are its wrapper's: reported there
-        for gate, member in gates.reported():
-            findings.append(_missing_capability(key, cls, path, gate, member, lookup, config, rel))
     findings += crash_findings(index, key, cls, path, contract, config, analogies, rel, lookup, (sites, gates))
-    findings += broken_forwards(index, key, cls, path, sites, gates, lookup, draft_shaped, config, rel)
+    findings += broken_forwards(index, key, cls, path, sites, lookup, draft_shaped, config, rel)
     if held is not None and held.wrapper is not None:
         findings = [held_finding(held, f) for f in findings]
     return [f for f in findings if f.code in config.select and f.code not in cls.suppressed
@@ -212,10 +211,8 @@ def held_sites(index: Index, role: RoleClass, contract: Contract, config: Config
     every = class_sites(contract, config.roles_for_class(wrapper.name), outer, draft_shaped)
     members = {m for m in role.handed if _hands_unguarded(index, holder, role.attr.split("."), m)}
     handed = [(r, s) for r, s in every if s.member in members]
-    gates = Gates(every, outer, config)
     # the wrapper passes a gate on a member it hands on (it has it), so the gated use runs and lands here
-    gates.refusing -= {id(site) for _, site in handed}
-    return handed, gates, draft_shaped
+    return handed, Gates(every, outer, contract.algorithms), draft_shaped
 
 
 def _hands_unguarded(index: Index, holder: ClassKey, attrs: list[str], member: str) -> bool:
@@ -238,21 +235,48 @@ def held_finding(role: RoleClass, finding: Finding) -> Finding:
                                     f"to it in `self.{role.attr}`)")
 
 
+def _past_gate(sites: list[tuple[Role, CallSite]], gates: Gates, lookup: MemberLookup,
+               decisive: list[CallSite]) -> tuple[Forward, ...]:
+    """The members a run needs past the gate ``decisive`` says it fails (none when it is no gate): those the
+    class lacks and an inner model has, which it meets only past the gate (see ``gates``)."""
+    gate = next((site for site in decisive if site.gate), None)
+    if gate is None:
+        return ()
+    found: dict[str, Forward] = {}
+    for role, site in sites:
+        # a member some run needs without failing a check first has a finding of its own
+        if site.member in found or site.member == gate.member or lookup.provides(site.member) \
+                or not gates.past(role, site) or not any(gate in gates.failed(role, a) for a in gates.runs(site)):
+            continue
+        inner = lookup.inner(site.member)
+        if inner is not None:
+            found[site.member] = Forward(site.member, inner.delegate, inner.key.qualname.rsplit(".", 1)[-1],
+                                         lookup.provider(site.member))
+    return tuple(found[m] for m in sorted(found))
+
+
 def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, member: str, inner: Inner, rule: Rule,
                      pairs: list[tuple[Role, CallSite]], decisive: list[CallSite], lookup: MemberLookup,
-                     config: Config, rel: Relative) -> Finding:
+                     config: Config, rel: Relative, also: tuple[Forward, ...] = (),
+                     failing: set[str] | None = None) -> Finding:
     attr, code = inner.delegate, rule.code
     sites = tuple(site for _, site in pairs)
     roles = tuple(dict.fromkeys(role for role, _ in pairs))
     inner_cls = index.class_summary(inner.owner)
     inner_name = inner.key.qualname.rsplit(".", 1)[-1]
-    first = first_reached(decisive, config)  # where the run dies, as the class's status says
+    first = first_reached(decisive)  # where the run dies, as the class's status says
     what = "calls" if first.is_call else "reads"
     role_text = " and ".join(f"the {role} model's" for role in roles)
     where = f"{rel(first.path)}:{first.span.line + 1}"
     message = f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}); {role_text} contract {what} it at {where}"
     # when the run dies there: while the server starts (after loading), or at the first request
-    message += " (guarded, so optional)" if rule is MISSING_OPTIONAL_FORWARD else f" ({first.phase})"
+    if first.gate and first.gate_line is not None and rule is not MISSING_OPTIONAL_FORWARD:
+        message += (f", and the engine's check at {rel(first.path)}:{first.gate_line + 1} refuses the run "
+                    f"{first.phase.refused} without it")
+        if also:
+            message += "; past that check the run also needs " + _and([f"`{f.member}`" for f in also])
+    else:
+        message += " (guarded, so optional)" if rule is MISSING_OPTIONAL_FORWARD else f" ({first.phase})"
     if rule is MISSING_CONDITIONAL_FORWARD and first.condition:
         message += f", only when {_quoted(first.condition)}"
     elif rule is MISSING_DRAFT_FORWARD:
@@ -261,43 +285,13 @@ def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, 
     if "." not in attr and index.registry_chosen(key, attr):
         notes = (f"`self.{attr}` is built from a class the model registry picks at run time; "
                  f"{inner_name} is one of the profile's registry candidates",) + notes
-    algorithms = {site.algorithm for site in decisive}
+    algorithms = {site.algorithm for site in decisive} if not failing or len(failing) > 1 else set(failing)
     return Finding(
         code=code, severity=config.severity[code], path=path, span=cls.span, class_name=cls.name,
         class_qualname=key.dotted, member=member, roles=roles, delegate=attr, inner_class=inner_name,
         provider=lookup.provider(member), call_sites=sites, message=message, notes=notes,
         algorithm=algorithms.pop() if len(algorithms) == 1 else None,
-        condition=first.condition if rule is MISSING_CONDITIONAL_FORWARD else None)
-
-
-def _missing_capability(key: ClassKey, cls: ClassSummary, path: str, gate: Gate, member: str, lookup: MemberLookup,
-                        config: Config, rel: Relative) -> Finding:
-    """The capability finding of a stopping gate, ``member`` the gate member the class's inner model has."""
-    inner = lookup.known_inner(member)
-    attr = inner.delegate
-    inner_name = inner.key.qualname.rsplit(".", 1)[-1]
-    first = gate.sites[0]
-    algorithm = gate.algorithm or "the run"
-    also = []
-    for other in sorted(gate.behind):
-        if other == member:
-            continue
-        other_inner = lookup.known_inner(other)
-        also.append(Forward(other, other_inner.delegate, other_inner.key.qualname.rsplit(".", 1)[-1],
-                            lookup.provider(other)))
-    names = sorted({s.algorithm for found in gate.behind.values() for s in found if s.algorithm} - {gate.algorithm})
-    refused = algorithm + "".join(f" (and {name})" for name in names[:1]) + "".join(f" (and {n})" for n in names[1:])
-    line = first.gate_line if first.gate_line is not None else first.span.line
-    message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}); so the engine refuses "
-               f"{refused} for it at its check in {rel(first.path)}:{line + 1} ({first.phase})")
-    if also:
-        message += "; past that check it also needs " + _and([f"`{f.member}`" for f in also])
-    sites = tuple(gate.sites) + tuple(site for found in gate.behind.values() for site in found)
-    return Finding(
-        code=MISSING_CAPABILITY.code, severity=config.severity[MISSING_CAPABILITY.code], path=path, span=cls.span, class_name=cls.name,
-        class_qualname=key.dotted, member=member, roles=(gate.role,), delegate=attr, inner_class=inner_name,
-        provider=lookup.provider(member), call_sites=sites, message=message, algorithm=gate.algorithm,
-        also=tuple(also))
+        condition=first.condition if rule is MISSING_CONDITIONAL_FORWARD else None, also=also)
 
 
 def _quoted(condition: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from spec_contract.engine.check.status import BASE_ALGORITHM, serving_roles
+from spec_contract.engine.check.status import serving_roles
 from spec_contract.engine.launch.algorithms import select
 from spec_contract.engine.launch.architectures import architectures
 from spec_contract.engine.launch.release import release
@@ -61,9 +61,12 @@ def role_of(analysis: Analysis, facts: ClassFacts) -> Role | None:
 
 def support_matrix(analysis: Analysis) -> Matrix:
     # the uses every speculative run shares first (plain EAGLE, NEXTN, MTP launches), then the profile's algorithms
-    names = (BASE_ALGORITHM, *(a.name for a in analysis.config.algorithms if a.name != BASE_ALGORITHM))
+    # the release's algorithms that use the model at all (NGRAM, a suffix decoder: nothing of the contract)
+    served = {name for entry in analysis.contract.entries for site in entry.call_sites
+              for name in (site.algorithms or analysis.contract.algorithms)}
+    names = tuple(name for name in analysis.contract.algorithms if name in served)
     engine = analysis.config.engine_package
-    selections = [select(analysis.config, analysis.config.profile, name) for name in names]
+    selections = [select(analysis.contract, analysis.config.profile, name) for name in names]
     by_class: dict[str, list[Finding]] = {}
     for finding in analysis.findings:  # each finding under every class it concerns (see verdict.concerns)
         for qualname in dict.fromkeys((finding.class_qualname, *(c.class_qualname for c in finding.classes))):

@@ -24,16 +24,17 @@ from spec_contract.engine.config import ConfigError, load_config
 from spec_contract.engine.launch.algorithms import Selection, select
 from spec_contract.engine.launch.architectures import architectures, class_for
 from spec_contract.engine.launch.checkpoint import Checkpoint, read_checkpoint
-from spec_contract.engine.launch.checks import LaunchProblem, run_launch_checks
+from spec_contract.engine.launch.checks import EngineLine, LaunchProblem, run_launch_checks
 from spec_contract.engine.launch.command import Launch, LaunchError
 from spec_contract.engine.launch.release import release
 from spec_contract.engine.launch.verdict import ORDER, PHASES, State, Verdict, class_facts, phase_words, verdict
 from spec_contract.engine.project import Project
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.read.environment import locate_engine
-from spec_contract.engine.read.files import glob_match
+from spec_contract.engine.read.files import glob_match, read_text
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import Phase, Role
+from spec_contract.engine.text import split_lines
 
 # worker files whose start-up uses on the target run in the target's own worker, which the engine starts (and
 # loads) before it builds the speculative worker and the draft's worker in it (see the module docstring)
@@ -135,7 +136,10 @@ def preflight(launch: Launch, engine: Engine, analysis: Analysis, env: dict[str,
     if launch.algorithm is None:
         return Preflight(engine, None, target, draft, (), notes=("no speculative algorithm: nothing of the "
                                                                   "speculative contract is used",), version=version)
-    selection = select(analysis.config, launch.engine, launch.algorithm)
+    selection = select(analysis.contract, launch.engine, launch.algorithm)
+    if selection.algorithm is None:  # the engine refuses the name itself, before anything loads
+        return Preflight(engine, selection.name, target, draft, (), (_unknown_algorithm(analysis, selection),),
+                         analysis.notes)
     unchecked: dict[str, str] = {}
     known = architectures(analysis, unchecked)
     verdicts = [_verdict(analysis, known, unchecked, target, Role.TARGET, selection)]
@@ -164,6 +168,19 @@ def _failures(engine: str, verdicts: list[Verdict], refusals: tuple[LaunchProble
             out.append(Failure(phase, when, str(v.role), p.state, p.member or v.algorithm, use.path if use else "",
                                use.line if use else 0, 0 if own or phase != start_up else 2))
     return tuple(sorted(out, key=lambda f: (PHASES.index(f.phase), f.step)))
+
+
+def _unknown_algorithm(analysis: Analysis, selection: Selection) -> LaunchProblem:
+    """The engine's refusal of an algorithm the release does not have: where it reads the name, what it takes."""
+    valid = ", ".join(selection.valid)
+    where = EngineLine("", 0, "")
+    if selection.refused is not None:
+        path, line = selection.refused
+        lines = split_lines(read_text(Path(path))) if Path(path).is_file() else []
+        where = EngineLine(analysis.relative(path), line + 1, lines[line].strip() if line < len(lines) else "")
+    return LaunchProblem("algorithm", f"this release has no speculative algorithm {selection.name}; it refuses the "
+                                      f"launch before loading anything (it takes {valid})", where,
+                         f"use one of {valid}, or the release that has {selection.name}")
 
 
 def _verdict(analysis: Analysis, known: dict[str, ClassKey], unchecked: dict[str, str], checkpoint: Checkpoint,

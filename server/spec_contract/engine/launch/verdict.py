@@ -1,12 +1,10 @@
 """One class in one role under one algorithm: supported, refused at start-up, crashes, degraded, or cannot tell.
 
 The verdict is read from the status model (:func:`~spec_contract.engine.check.status.class_status`: what
-findings, hover and the code actions read), never recomputed: a run of an algorithm meets the status of
-the uses every speculative run shares (``BASE_ALGORITHM``, when the algorithm has no workers of its own),
-of its own and of those whose gates it passes first (``gated_by``). Each crash keeps the status's member,
-first worker line, phase and provision (the fix); a refusal its gate; the check's finding for the same
-member, when there is one, lends its code. So a preflight verdict, a matrix cell, hover and ``check`` can
-never disagree about a class.
+findings, hover and the code actions read), never recomputed: a run of an algorithm meets that algorithm's
+status (the uses that serve it, see ``CallSite.serves``). Each crash keeps the status's member, first worker
+line, phase and provision (the fix); the check's finding for the same member, when there is one, lends its
+code. So a preflight verdict, a matrix cell, hover and ``check`` can never disagree about a class.
 
 Two readings are this module's own. A crash the status model lists but ``check`` reports no finding for
 (neither the class's own nor a worker-line finding listing it, SC011) is a note, not a crash: the verdict's
@@ -15,9 +13,8 @@ finding. And a Protocol capability the class declares but that fails for it (SC0
 is a crash at start-up, not a refusal (the engine's check passes and the run dies after it), whatever the
 capability status words it as.
 
-The words are the run's: they say "the target" or "the draft", name the run's own algorithm (a DSPARK run
-refused at the DFLASH check it passes first is refused DSPARK, at DFLASH's check), and name only worker lines
-a run of that launch name reaches (``Selection.reaches``: not another name's own worker).
+The words are the run's: they say "the target" or "the draft", name the run's own algorithm, and name only
+worker lines a run of that launch name reaches (``Selection.selects``: not another algorithm's own worker).
 """
 
 from __future__ import annotations
@@ -26,7 +23,6 @@ import enum
 from dataclasses import dataclass
 
 from spec_contract.engine.check.status import (
-    BASE_ALGORITHM,
     AlgorithmState,
     AlgorithmStatus,
     ClassStatus,
@@ -106,24 +102,19 @@ class Verdict:
 
 def uses_of(analysis: Analysis, sites: tuple[CallSite, ...] | list[CallSite],
             selection: Selection | None = None) -> tuple[Use, ...]:
-    """The sites as uses, once per line, in the order given; with ``selection``, those in the worker files its
-    run reaches (every one when it reaches none of them: the check's word that a run crashes there stands)."""
+    """The sites as uses, once per line, in the order given; with ``selection``, those its run reaches (every one
+    when it reaches none of them: the check's word that a run crashes there stands)."""
+    reached = [site for site in sites if selection.selects(site)] if selection is not None else list(sites)
     out: dict[tuple[str, int], Use] = {}
-    for site in sites:
+    for site in reached or sites:
         use = Use(analysis.relative(site.path), site.span.line + 1, site.text, str(site.phase))
         out.setdefault((use.path, use.line), use)
-    uses = tuple(out.values())
-    reached = tuple(u for u in uses if selection.reaches(u.path)) if selection is not None else uses
-    return reached or uses
+    return tuple(out.values())
 
 
 def selected(finding: Finding, selection: Selection) -> bool:
-    """Whether a run of the selection meets the finding: its algorithm (a capability's; a refusal of the
-    algorithms whose gates the run passes first, too), else any of its uses'."""
-    if finding.algorithm is not None:
-        return selection.selects(finding.algorithm) or \
-            finding.algorithm in selection.gates and finding.code in _REFUSALS
-    return any(selection.selects(site.algorithm) for site in finding.call_sites)
+    """Whether a run of the selection meets the finding: its algorithm's, or one of its uses serves it."""
+    return finding.algorithm == selection.algorithm or any(selection.selects(site) for site in finding.call_sites)
 
 
 def fix_words(member: str, provision: Provision) -> str:
@@ -160,11 +151,8 @@ def class_facts(analysis: Analysis, key: ClassKey, findings: tuple[Finding, ...]
 
 
 def _statuses(facts: ClassFacts, selection: Selection) -> list[AlgorithmStatus]:
-    """The statuses a run of the selection meets: its own algorithms' (and the shared uses'), and the refusals
-    of those whose gates it passes first."""
-    names = set(selection.algorithms) | ({BASE_ALGORITHM} if selection.family else set())
-    return [a for a in (facts.status.algorithms if facts.status else ())
-            if a.algorithm in names or a.algorithm in selection.gates and a.state is AlgorithmState.REFUSED]
+    """The statuses a run of the selection meets: its algorithm's (a Protocol capability's among them)."""
+    return [a for a in (facts.status.algorithms if facts.status else ()) if a.algorithm == selection.algorithm]
 
 
 def _code(facts: ClassFacts, member: str | None, algorithm: str, codes: tuple[str, ...] = ()) -> str:
@@ -195,9 +183,7 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
         gate = uses_of(analysis, [status.gate], selection) if status.gate is not None else \
             uses_of(analysis, finding.call_sites, selection) if finding is not None else ()
         fix = status.why if status.why.startswith(("forward", "add")) else ""
-        whose = "" if status.algorithm == run else \
-            f", at a check every run of the {BASE_ALGORITHM} family makes" if status.algorithm == BASE_ALGORITHM else \
-            f", at the {status.algorithm} check {run} runs pass first"
+        whose = "" if status.algorithm == selection.algorithm else f", at the {status.algorithm} check {run} runs pass"
         when = phase_words(gate[0].phase) if gate else "while the server starts"
         message = f"the engine refuses {run} for this {role} {when}{whose}: {status.why}"
         site = status.gate
@@ -214,10 +200,18 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
             continue
         sites = [crash.site] + [s for m in (facts.status.members if facts.status else ()) if m.member == crash.member
                                 for s in m.call_sites if s.role is role and not s.guarded and s is not crash.site
-                                and s.algorithm == crash.site.algorithm]
+                                and s.serves(status.algorithm)]
         uses = uses_of(analysis, sites, selection)
-        words = f"the {role} lacks `{crash.member}`: a run reaches {uses[0].path}:{uses[0].line} " \
-                f"{phase_words(uses[0].phase)} and dies with AttributeError"
+        site = crash.site
+        if crash.refused and site.gate_line is not None:  # the engine's own check: a refusal that costs the load
+            words = f"the {role} lacks `{crash.member}`: the engine's check at {analysis.relative(site.path)}:" \
+                    f"{site.gate_line + 1} refuses the run {crash.phase.refused}"
+            said = gate_message(site.path, site.gate_line)
+            if said is not None:
+                words += f"; it raises at {analysis.relative(site.path)}:{said[0]}: {said[1]}"
+        else:
+            words = f"the {role} lacks `{crash.member}`: a run reaches {uses[0].path}:{uses[0].line} " \
+                    f"{phase_words(uses[0].phase)} and dies with AttributeError"
         out.append(Problem(State.CRASHES, _code(facts, crash.member, status.algorithm), crash.member, words,
                            uses, fix_words(crash.member, crash.provision), str(crash.provision.how)))
     if out:
@@ -258,18 +252,19 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
     for f in facts.findings:
         if f.severity == Severity.ERROR and f.class_qualname == key.dotted and role in f.roles \
                 and selected(f, selection) and (State.CRASHES, f.member, "") not in problems:
-            sites = [site for site in f.call_sites if f.algorithm is not None or selection.selects(site.algorithm)]
+            sites = [site for site in f.call_sites if f.algorithm is not None or selection.selects(site)]
             problems[(State.CRASHES, f.member, "")] = Problem(State.CRASHES, f.code, f.member, f.message,
                                                              uses_of(analysis, sites, selection), "")
             unconfirmed.pop(f.member, None)
     # notes name only lines the run reaches (another launch name's own workers are not its business)
     notes = [f"the {role} lacks `{f.member}`, used only when {f.condition or 'a rare condition holds'}: the run "
              "crashes then" for f in facts.findings if f.code == "SC004" and role in f.roles and selected(f, selection)
-             and any(selection.reaches(analysis.relative(site.path)) for site in f.call_sites)]
+             and any(selection.selects(site) for site in f.call_sites)]
     notes += [f"the {role} lacks `{p.member}`, which {p.uses[0].path}:{p.uses[0].line} uses ({p.uses[0].phase}); "
               "check reports no finding for it, so it is not counted" for p in unconfirmed.values()
-              if p.uses and selection.reaches(p.uses[0].path)]
+              if p.uses]
     ordered = sorted(problems.values(), key=lambda p: (ORDER.index(p.state), p.member or ""))
     state = ordered[0].state if ordered else State.SUPPORTED
     return Verdict(architecture, name, key.dotted, analysis.index.path_of(key.module) or "",
-                   cls.span.line + 1 if cls is not None else 1, role, selection.name, state, tuple(ordered), tuple(notes))
+                   cls.span.line + 1 if cls is not None else 1, role, selection.algorithm or selection.name, state,
+                   tuple(ordered), tuple(notes))

@@ -15,6 +15,8 @@ from typing import NamedTuple, cast
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.routes import Route, routes
+from spec_contract.engine.summarise.selectors import Formula, Selects, negate, returned, words
+from spec_contract.engine.summarise.selectors import formula as selector
 from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, Use
 from spec_contract.engine.summarise.syntax import Lines, chain_of, dotted
 
@@ -34,10 +36,10 @@ _LEAVES = frozenset({ast.Name, ast.Constant})
 
 
 class _Context(NamedTuple):
-    """What holds where a statement runs: guards, capability gates passed, members known absent, and the
-    names and rare condition of the enclosing tests. (A named tuple: a new one is made for every branch, and
-    made from its fields in order, it costs a fifth of ``_replace``, itself several times cheaper than
-    ``dataclasses.replace``.)"""
+    """What holds where a statement runs: guards, capability gates passed, members known absent, the names and
+    rare condition of the enclosing tests, and the formulas of the tests that may select an algorithm (see
+    ``selectors``). (A named tuple: a new one is made for every branch, and made from its fields in order, it
+    costs a fifth of ``_replace``, itself several times cheaper than ``dataclasses.replace``.)"""
 
     facts: frozenset[Fact] = frozenset()
     conditions: frozenset[str] = frozenset()
@@ -46,39 +48,46 @@ class _Context(NamedTuple):
     condition: str | None = None
     condition_classes: tuple[str, ...] = ()  # the config classes an ``isinstance`` condition asks for
     taken: frozenset[str] = frozenset()  # names of the enclosing tests whose *true* branch this is
+    selects: Selects = ()  # the formulas of the enclosing tests, each true here
 
     def add(self, facts: frozenset[Fact] = frozenset(), conditions: frozenset[str] = frozenset()) -> _Context:
         if not facts and not conditions:
             return self
-        known, met, gates, absent, condition, classes, taken = self
-        return _Context(known | facts, met | conditions, gates, absent, condition, classes, taken)
+        known, met, gates, absent, condition, classes, taken, selects = self
+        return _Context(known | facts, met | conditions, gates, absent, condition, classes, taken, selects)
 
     def passed(self, gates: frozenset[Gate]) -> _Context:
         if not gates:
             return self
-        facts, conditions, passed, absent, condition, classes, taken = self
-        return _Context(facts, conditions, passed | gates, absent, condition, classes, taken)
+        facts, conditions, passed, absent, condition, classes, taken, selects = self
+        return _Context(facts, conditions, passed | gates, absent, condition, classes, taken, selects)
 
     def without(self, absent: frozenset[Fact]) -> _Context:
         if not absent:
             return self
-        facts, conditions, gates, missing, condition, classes, taken = self
-        return _Context(facts, conditions, gates, missing | absent, condition, classes, taken)
+        facts, conditions, gates, missing, condition, classes, taken, selects = self
+        return _Context(facts, conditions, gates, missing | absent, condition, classes, taken, selects)
 
-    def taking(self, test: ast.expr, branch: bool, names: frozenset[str]) -> _Context:
-        """The context of one branch of ``test`` (whose names are ``names``): they count as taken in the true
-        branch of a plain test and in the false branch of a negated one (``if not is_eagle3(): …``)."""
-        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-        if branch == negated or not names:
+    def taking(self, test: ast.expr, branch: bool) -> _Context:
+        """The context of one branch of ``test``: the test's formula holds there (its negation in the false
+        branch), and the words it holds true count as taken (``is_eagle3`` in the true branch of ``if
+        is_eagle3():`` and in the false branch of ``if not is_eagle3():``)."""
+        found = selector(test)
+        if found is None:
             return self
-        facts, conditions, gates, absent, condition, classes, taken = self
-        return _Context(facts, conditions, gates, absent, condition, classes, taken | names)
+        holds = found if branch else negate(found)
+        facts, conditions, gates, absent, condition, classes, taken, selects = self
+        return _Context(facts, conditions, gates, absent, condition, classes, taken | words(holds), (*selects, holds))
+
+    def selecting(self, found: Formula) -> _Context:
+        facts, conditions, gates, absent, condition, classes, taken, selects = self
+        return _Context(facts, conditions, gates, absent, condition, classes, taken, (*selects, found))
 
     def under(self, condition: str | None, classes: tuple[str, ...] = ()) -> _Context:
         if not condition or self.condition:
             return self
-        facts, conditions, gates, absent, _, _, taken = self
-        return _Context(facts, conditions, gates, absent, condition, classes, taken)
+        facts, conditions, gates, absent, _, _, taken, selects = self
+        return _Context(facts, conditions, gates, absent, condition, classes, taken, selects)
 
 
 class _OptionalReads:
@@ -123,6 +132,9 @@ class _FlowBuilder:
     # sibling methods that answer False unless an environment flag is set: name → the flag's read, as written
     predicates: dict[str, str] = field(default_factory=dict)
     optional_reads: _OptionalReads = field(default_factory=_OptionalReads)
+    flags: dict[tuple[str, Formula | None, Selects], None] = field(default_factory=dict)  # see FunctionFlow
+    builds: dict[tuple[Chain, Selects], None] = field(default_factory=dict)
+
 
     # statements -------------------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], ctx: _Context) -> None:
@@ -138,11 +150,14 @@ class _FlowBuilder:
         if type(stmt) is ast.Return:
             if stmt.value is not None:
                 self.expr(stmt.value, ctx)
+                if type(stmt.value) is ast.Name and stmt.value.id[:1].isupper():  # ``return EAGLEWorker``
+                    self.builds[((stmt.value.id,), ctx.selects)] = None
             return ctx
         if type(stmt) is ast.Assign:
             before = len(self.uses)
             self.expr(stmt.value, ctx)
             for target in stmt.targets:
+                _flag(self, target, stmt.value, ctx)
                 self._bind_all(target, stmt.value)
                 self._visit_target(target, ctx)
                 if type(target) is ast.Name:
@@ -164,7 +179,7 @@ class _FlowBuilder:
             return ctx
         if isinstance(stmt, ast.While):
             self.expr(stmt.test, ctx)
-            self.block(stmt.body, ctx.add(conditions=_names(stmt.test)))
+            self.block(stmt.body, ctx.taking(stmt.test, True).add(conditions=_names(stmt.test)))
             self.block(stmt.orelse, ctx)
             return ctx
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -182,6 +197,7 @@ class _FlowBuilder:
                 self.expr(stmt.value, ctx)
                 if isinstance(stmt, ast.AnnAssign):
                     self._bind_all(stmt.target, stmt.value)
+                    _flag(self, stmt.target, stmt.value, ctx)
             self._visit_target(stmt.target, ctx)
             return ctx
         if type(stmt) is ast.Match:
@@ -217,19 +233,7 @@ class _FlowBuilder:
         vouching = not names.isdisjoint(_VOUCHING)  # most tests name no hasattr/getattr: nothing to derive
         chain = _gate_chain(stmt) if vouching else None
         if chain is not None:  # ``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``
-            members: dict[str, set[str]] = {}
-            for test, _ in chain:
-                for receiver, member in _facts(test)[0]:
-                    members.setdefault(receiver, set()).add(member)
-            names = frozenset()
-            for test, body in chain:
-                self.expr(test, ctx)
-                test_names = _names(test)
-                names |= test_names
-                positive = _facts(test)[0]
-                gates = frozenset((r, m, tuple(sorted(members[r])), stmt.lineno - 1) for r, m in positive)
-                self.block(body, ctx.add(positive, names).passed(gates).taking(test, True, test_names))
-            self.block(_last_else(stmt), ctx.add(conditions=names))
+            _gate_chain_block(self, stmt, chain, ctx)
             return ctx
         self.expr(stmt.test, ctx)
         positive, negative = _facts(stmt.test) if vouching else (frozenset(), frozenset())
@@ -237,7 +241,7 @@ class _FlowBuilder:
         rare = None
         if not names.isdisjoint(_RARE_WORDS) or not names.isdisjoint(self.predicates):
             rare = _rare_condition(stmt.test, self.lines, self.predicates)
-        body_ctx = ctx.add(positive, names).without(absent_if_true).taking(stmt.test, True, names)
+        body_ctx = ctx.add(positive, names).without(absent_if_true).taking(stmt.test, True)
         if rare is not None and rare[1]:
             body_ctx = body_ctx.under(rare[0], _config_classes(stmt.test))
         self.block(stmt.body, body_ctx)
@@ -247,19 +251,20 @@ class _FlowBuilder:
         # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it, it
         # sits behind a capability gate.
         else_ctx = (ctx.add(frozenset() if raises else negative, names).without(absent_if_false)
-                    .taking(stmt.test, False, names))
+                    .taking(stmt.test, False))
         if rare is not None and not rare[1]:
             else_ctx = else_ctx.under(rare[0])
         if raises:
             else_ctx = else_ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
         self.block(stmt.orelse, else_ctx)
         if raises:
-            return ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
+            return ctx.taking(stmt.test, False).passed(frozenset((r, m, (m,), stmt.lineno - 1)
+                                                                       for r, m in negative))
         if _exits_quietly(stmt.body):
-            after = ctx.add(negative).without(absent_if_false)
+            after = ctx.taking(stmt.test, False).add(negative).without(absent_if_false)
             return after.under(rare[0]) if rare is not None and not rare[1] else after
         if stmt.orelse and _exits_quietly(stmt.orelse):
-            return ctx.add(positive).without(absent_if_true)
+            return ctx.taking(stmt.test, True).add(positive).without(absent_if_true)
         return ctx
 
     def _visit_target(self, target: ast.expr, ctx: _Context) -> None:
@@ -297,13 +302,13 @@ class _FlowBuilder:
                 positive, negative = _facts(operand)
                 # the next operand runs only when this one was true (``and``) or false (``or``)
                 and_ = isinstance(node.op, ast.And)
-                current = current.add(positive if and_ else negative).taking(operand, and_, _names(operand))
+                current = current.add(positive if and_ else negative).taking(operand, and_)
             return
         if isinstance(node, ast.IfExp):
             self.expr(node.test, ctx)
             positive, negative = _facts(node.test)
-            self.expr(node.body, ctx.add(positive))
-            self.expr(node.orelse, ctx.add(negative))
+            self.expr(node.body, ctx.taking(node.test, True).add(positive))
+            self.expr(node.orelse, ctx.taking(node.test, False).add(negative))
             return
         if isinstance(node, ast.Lambda):
             self.expr(node.body, ctx)
@@ -354,15 +359,48 @@ class _FlowBuilder:
             # a call that binds a parameter, and every call of one of the class's own methods (whether a
             # method only runs under a flag depends on all of them)
             if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
-                self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken))
+                self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken, ctx.selects))
+            if callee[-1][:1].isupper():
+                self.builds[(callee, ctx.selects)] = None
         for arg in args:
             if isinstance(arg, ast.Starred):
                 arg = arg.value
             if type(arg) not in _LEAVES:
                 self.expr(arg, ctx)
         for keyword in node.keywords:
+            if keyword.arg:
+                _flag(self, ast.Name(keyword.arg), keyword.value, ctx)
             if type(keyword.value) not in _LEAVES:
                 self.expr(keyword.value, ctx)
+
+
+def _gate_chain_block(builder: _FlowBuilder, stmt: ast.If, chain: list[tuple[ast.expr, list[ast.stmt]]],
+                      ctx: _Context) -> None:
+    """Visit ``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise`` (see ``_gate_chain``): each branch
+    passes the gate, whose members are every branch's, and runs when the tests before it were false."""
+    members: dict[str, set[str]] = {}
+    for test, _ in chain:
+        for receiver, member in _facts(test)[0]:
+            members.setdefault(receiver, set()).add(member)
+    names: frozenset[str] = frozenset()
+    branch = ctx
+    for test, body in chain:
+        builder.expr(test, branch)
+        names |= _names(test)
+        positive = _facts(test)[0]
+        gates = frozenset((r, m, tuple(sorted(members[r])), stmt.lineno - 1) for r, m in positive)
+        builder.block(body, branch.add(positive, names).passed(gates).taking(test, True))
+        branch = branch.taking(test, False)
+    builder.block(_last_else(stmt), branch.add(conditions=names))
+
+
+def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Context) -> None:
+    """``target`` (a name, an attribute, a keyword argument's name) is given ``value`` where ``ctx`` holds: a value
+    that may be true makes it a possible flag there (see ``FunctionFlow.flags``)."""
+    if type(value) is ast.Constant and not value.value:
+        return  # False, None, 0: never makes the flag a test of it looks for
+    if isinstance(target, (ast.Name, ast.Attribute)):
+        builder.flags[(target.id if isinstance(target, ast.Name) else target.attr, selector(value), ctx.selects)] = None
 
 
 def _attribute(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx: _Context, is_call: bool,
@@ -417,7 +455,8 @@ def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: in
     use.__dict__.update(receiver=receiver, member=member, span=span, is_call=is_call, arity=arity, guarded=guarded,
                         conditions=ctx.conditions, text=text, gate=gate, alternative_of=alternative_of,
                         condition=ctx.condition, taken=ctx.taken, gate_line=gate_line,
-                        condition_classes=ctx.condition_classes, shared=False, statement=False)
+                        condition_classes=ctx.condition_classes, shared=False, statement=False,
+                        selects=ctx.selects)
     return use
 
 
@@ -711,7 +750,8 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
     params = tuple(a.arg for a in node.args.posonlyargs + node.args.args)
     kwonly = tuple(a.arg for a in node.args.kwonlyargs)
     return FunctionFlow(qualname, class_name, params, kwonly, tuple(builder.aliases), tuple(builder.calls),
-                        tuple(builder.uses), _routes(node, lines))
+                        tuple(builder.uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
+                        returned(node.body))
 
 
 def _routes(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines) -> tuple[Route, ...]:

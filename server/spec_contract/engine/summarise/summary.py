@@ -120,6 +120,8 @@ class Use:
     # object's ``x`` (the loader shares the target's ``lm_head`` with the draft it loads), see CallSite
     shared: bool = False
     statement: bool = False  # a call that is a statement of its own: its value unused, made for its effect
+    # the formulas of the enclosing tests that may select an algorithm, each true here (see ``selectors``)
+    selects: tuple = ()
 
 @dataclass(frozen=True)
 class CallFlow:
@@ -129,6 +131,7 @@ class CallFlow:
     args: tuple[Chain | None, ...]
     kwargs: tuple[tuple[str, Chain], ...]
     taken: frozenset[str] = frozenset()  # names of the enclosing tests whose true branch the call is in
+    selects: tuple = ()  # the formulas of the enclosing tests that may select an algorithm (see ``selectors``)
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,14 @@ class FunctionFlow:
     # how it routes draft models to drafters by their class (see ``summarise.routes``): (kind, classes, drafter,
     # algorithms)
     routes: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...]], ...] = ()
+    # (name, value, selects): a name, attribute or keyword argument given a value that may be true (``True``:
+    # ``("&",)``; a test's formula; None: any other value) under the tests ``selects``: where a flag such as
+    # ``dflash_use_aux_hidden_state`` can be set, so which algorithms' runs have it (see ``resolve.algorithms``)
+    flags: tuple[tuple[str, tuple | None, tuple], ...] = ()
+    # (class name as written, selects): classes it builds (``Proposer(...)``) or returns (``return Worker``)
+    # under those tests: which algorithms' runs make a worker class
+    builds: tuple[tuple[Chain, tuple], ...] = ()
+    returns: tuple | None = None  # a predicate's formula: the body is one ``return <test>``
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,430 @@
+"""The speculative algorithms a release has, and which of them a test can select: read from the release.
+
+A release says which algorithms it runs in one place: SGLang in an ``Enum`` (``SpeculativeAlgorithm``: EAGLE,
+EAGLE3, … and NONE), vLLM in a ``Literal`` alias of the speculative config's ``method`` (``"eagle3"``,
+``"dflash"``, the MTP model types, …). The profile names that place (``algorithm-names``, dotted in the
+engine package); the names, the predicates beside them (``def is_eagle(self): return self in (EAGLE,
+EAGLE3)``, ``def use_dflash(self): return self.method == "dflash"``) and the engine's spellings (an option
+compared with ``"NEXTN"`` and set to ``"EAGLE"``; vLLM's MTP model types, all set to ``"mtp"``; argparse's
+``choices``) are read from the text, never run. Names are compared in upper case (vLLM's methods are lower
+case): ``EAGLE3`` is the algorithm a launch names ``eagle3``.
+
+What a worker line serves is then the algorithms whose runs can make the tests it sits under true
+(:class:`Selectors`, over the formulas :mod:`~spec_contract.engine.summarise.selectors` keeps): a predicate
+of the release, a flag a worker sets only under some test (``config.dflash_use_aux_hidden_state = True`` under
+``if spec_algorithm.is_dflash_family()``), or a comparison with a name. A word the release does not define
+may be true in any run.
+
+A release whose place holds nothing readable (a fork that moved it, a small tree shaped like the engine) falls
+back on the profile's ``[[algorithms]]`` as written (names, the files only their runs use, the words that
+select them): then the algorithms are the profile's word, and a note says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+
+from spec_contract.engine.config import Config
+from spec_contract.engine.read.files import glob_match
+from spec_contract.engine.resolve.index import Index
+from spec_contract.engine.results import NO_ALGORITHM, Algorithms
+from spec_contract.engine.summarise.selectors import Formula, returned
+from spec_contract.engine.summarise.summary import FunctionFlow, ModuleSummary
+
+
+def names_paths(config: Config, index: Index, workers: Iterable[ModuleSummary]) -> list[tuple[str, str]]:
+    """(path, name) of each place the profile's ``algorithm-names`` say the release names its algorithms: the
+    dotted module when the tree has it, else a worker module defining that name at its top (a fork that moved
+    the enum: ``minisgl/speculative/spec_info.py`` for ``sglang.srt.speculative.spec_info``)."""
+    workers = list(workers)
+    out = []
+    for dotted in config.algorithm_names:
+        module, _, name = dotted.rpartition(".")
+        path = index.path_of(index.engine_module(module))
+        if path is None:
+            path = next((w.path for w in workers if w.has_class(name)
+                         or any(alias == name for alias, _ in w.assignments)), None)
+        if path is not None:
+            out.append((path, name))
+    return out
+
+
+def read_algorithms(config: Config, places: list[tuple[str, str]], text_of: Callable[[str], str | None],
+                    option_files: Iterable[str]) -> Algorithms:
+    """The algorithms of the tree (see the module docstring), read at ``places`` (see :func:`names_paths`);
+    ``option_files``: the paths the profile's ``algorithm-option-files`` globs name, where the engine reads the
+    option a launch names one in."""
+    names: list[str] = []
+    literals: dict[str, tuple[str, ...]] = {}
+    predicates: dict[str, Formula] = {}
+    where: tuple[str, int] | None = None
+    for path, name in places:
+        text = text_of(path)
+        tree = _parse(text) if text is not None else None
+        if tree is None:
+            continue
+        found = _names_in(tree, name, literals)
+        if found is None:
+            continue
+        line, found_names = found
+        names += [n for n in found_names if n not in names]
+        where = where or (path, line)
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                for method in node.body:
+                    if isinstance(method, ast.FunctionDef) and len(method.args.args) == 1:
+                        formula = returned(method.body)
+                        if formula is not None:
+                            predicates.setdefault(method.name, formula)
+    if not names:
+        return declared_algorithms(config)
+    spellings = {n.upper(): n.upper() for n in names}
+    choices: tuple[str, ...] | None = None
+    for path in option_files:
+        text = text_of(path)
+        if text is None or config.algorithm_option not in text:
+            continue
+        for alias, meant in _aliases(text, config.algorithm_option, literals):
+            spellings[alias.upper()] = meant.upper()  # read as another: no algorithm of its own
+        found_choices = _choices(text, config.algorithm_option)
+        if found_choices is not None and choices is None:
+            choices, line = found_choices
+            where = (path, line)
+            for choice in choices:
+                spellings.setdefault(choice.upper(), choice.upper())
+    canonical = {spelled: _follow(spellings, spelled) for spelled in spellings}
+    universe = frozenset(canonical.values())
+    shown = tuple(dict.fromkeys(n for n in canonical.values() if n != NO_ALGORITHM))
+    literal_names = tuple((alias, tuple(dict.fromkeys(canonical[s.upper()] for s in strings)))
+                          for alias, strings in sorted(literals.items())
+                          if strings and all(s.upper() in canonical for s in strings))  # the names' own aliases
+    return Algorithms(shown, universe, tuple(sorted(canonical.items())), literal_names,
+                      tuple(sorted(predicates.items())), where, choices)
+
+
+def declared_algorithms(config: Config) -> Algorithms:
+    """The profile's ``[[algorithms]]`` as the algorithms (see the module docstring): their words select them
+    (and the algorithms whose ``gated-by`` names them), their files are theirs; every other line serves every
+    run, which the base algorithm ``EAGLE`` stands for."""
+    names = tuple(dict.fromkeys(("EAGLE", *(a.name.upper() for a in config.algorithms))))
+    predicates: dict[str, Formula] = {}
+    for spec in config.algorithms:
+        runs = [spec.name.upper()] + [other.name.upper() for other in config.algorithms if spec.name in other.gated_by]
+        for word in spec.conditions:
+            predicates[word] = ("|", *(("=", name) for name in runs))
+    files = tuple((spec.name.upper(), spec.files) for spec in config.algorithms if spec.files)
+    return Algorithms(names, frozenset(names), tuple((n, n) for n in names), (), tuple(sorted(predicates.items())),
+                      files=files, derived=False)
+
+
+def _follow(spellings: dict[str, str], spelled: str) -> str:
+    seen = {spelled}
+    while spellings.get(spelled, spelled) != spelled and spellings[spelled] not in seen:
+        spelled = spellings[spelled]
+        seen.add(spelled)
+    return spelled
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the file's own error is reported with it
+
+
+def _names_in(tree: ast.Module, name: str, literals: dict[str, tuple[str, ...]]) -> tuple[int, list[str]] | None:
+    """(0-based line, names) of the Enum class or Literal alias ``name`` at the top of ``tree``; ``literals``
+    gets every Literal alias of the module, by name."""
+    aliases = {}
+    for node in tree.body:
+        target, value = _assigned(node)
+        if target is not None and value is not None and _literal(value) is not None:
+            aliases[target] = value
+    for alias in aliases:
+        literals[alias] = tuple(_strings(aliases, alias, set()))
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            members = []
+            for statement in node.body:
+                target, value = _assigned(statement)
+                if target is not None and target.isupper() and value is not None \
+                        and not isinstance(value, (ast.Lambda, ast.Dict, ast.List)):
+                    members.append(target)
+            return (node.lineno - 1, members) if members else None
+        target, _ = _assigned(node)
+        if target == name and name in aliases:
+            return node.lineno - 1, list(literals[name])
+    return None
+
+
+def _assigned(node: ast.stmt) -> tuple[str | None, ast.expr | None]:
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id, node.value
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id, node.value
+    return None, None
+
+
+def _literal(value: ast.expr) -> list[ast.expr] | None:
+    """The elements of ``Literal[...]`` (``typing.Literal`` too); None for anything else."""
+    if not isinstance(value, ast.Subscript):
+        return None
+    head = value.value
+    if not ((isinstance(head, ast.Name) and head.id == "Literal")
+            or (isinstance(head, ast.Attribute) and head.attr == "Literal")):
+        return None
+    inner = value.slice
+    return list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+
+
+def _strings(aliases: dict[str, ast.expr], name: str, seen: set[str]) -> list[str]:
+    """A Literal alias's strings, those of the aliases it names included."""
+    seen.add(name)
+    out: list[str] = []
+    for element in _literal(aliases[name]) or ():
+        if isinstance(element, ast.Constant) and isinstance(element.value, str):
+            out.append(element.value)
+        elif isinstance(element, ast.Name) and element.id in aliases and element.id not in seen:
+            out += _strings(aliases, element.id, seen)
+    return out
+
+
+def _aliases(text: str, option: str, literals: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
+    """(spelling, name) for each ``if <option> == "A" …: <option> = "B"`` (or ``return "B"``): the engine reads A as
+    B (SGLang's NEXTN as EAGLE; vLLM's MTP model types, ``in get_args(MTPModelTypes)``, as ``mtp``)."""
+    out = []
+    for statement in _if_statements(text, option):
+        meant = _set_to(statement.body[-1], option) if statement.body else None
+        if meant is None:
+            continue
+        for spelled in _compared(statement.test, option, literals):
+            if spelled.upper() != meant.upper():
+                out.append((spelled, meant))
+    return out
+
+
+def _if_statements(text: str, word: str) -> list[ast.If]:
+    """The ``if``/``elif`` statements of ``text`` whose test line names ``word``, each parsed alone (the line and
+    the lines indented under it): the files are large, the statements few."""
+    lines = text.splitlines()
+    out = []
+    for number, line in enumerate(lines):
+        stripped = line.lstrip()
+        if word not in line or not stripped.startswith(("if ", "elif ")):
+            continue
+        indent = len(line) - len(stripped)
+        end = number + 1
+        while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > indent
+                                    or lines[end].lstrip().startswith(")")):
+            end += 1
+        head = stripped[2:] if stripped.startswith("elif ") else stripped
+        body = [part[indent:] if _indent(part) >= indent else part.lstrip() for part in lines[number + 1:end]]
+        parsed = _parse("\n".join([head, *body]))
+        if parsed is not None and parsed.body and isinstance(parsed.body[0], ast.If):
+            out.append(parsed.body[0])
+    return out
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _set_to(statement: ast.stmt, option: str) -> str | None:
+    """``B`` of ``<…>.<option> = "B"`` or ``return "B"``."""
+    if isinstance(statement, ast.Return) and isinstance(statement.value, ast.Constant) \
+            and isinstance(statement.value.value, str):
+        return statement.value.value
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _names(statement.targets[0], option) \
+            and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str):
+        return statement.value.value
+    return None
+
+
+def _names(node: ast.expr, option: str) -> bool:
+    return (isinstance(node, ast.Name) and node.id == option) or (isinstance(node, ast.Attribute)
+                                                                   and node.attr == option)
+
+
+def _compared(test: ast.expr, option: str, literals: dict[str, tuple[str, ...]]) -> list[str]:
+    """The spellings ``test`` is true for when it compares the option with them (``==``, ``in``), through
+    ``or`` and ``and`` (a ``!=`` beside them narrows nothing the option can say)."""
+    if isinstance(test, ast.BoolOp):
+        return [s for value in test.values for s in _compared(value, option, literals)]
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and _names(test.left, option)):
+        return []
+    right, op = test.comparators[0], test.ops[0]
+    if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return [right.value]
+    if isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        return [e.value for e in right.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if isinstance(op, ast.In) and isinstance(right, ast.Call) and isinstance(right.func, ast.Name) \
+            and right.func.id == "get_args" and len(right.args) == 1 and isinstance(right.args[0], ast.Name):
+        return list(literals.get(right.args[0].id, ()))
+    return []
+
+
+_CHOICES = re.compile(r"choices\s*=\s*(\[[^\]]*\]|\([^)]*\))")
+
+
+def _choices(text: str, option: str) -> tuple[tuple[str, ...], int] | None:
+    """The argparse ``choices`` of ``--<option>`` (``--speculative-algorithm``), with their 0-based line: a launch
+    naming anything else is refused there, before anything loads."""
+    flag = '"--' + option.replace("_", "-") + '"'
+    at = text.find(flag)
+    if at < 0:
+        return None
+    window = text[at:at + 800]
+    end = window.find("add_argument(", 1)
+    match = _CHOICES.search(window if end < 0 else window[:end])
+    if match is None:
+        return None
+    try:
+        value = ast.literal_eval(match.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    if not all(isinstance(v, str) for v in value):
+        return None
+    return tuple(value), text.count("\n", 0, at + match.start())
+
+
+class Selectors:
+    """Which algorithms' runs can make a word or a formula true (see the module docstring).
+
+    A word is a predicate of the release (its formula), a worker function returning a formula (a predicate of
+    the workers' own), or a flag: every value a worker gives that name, each under the tests it was given
+    under. ``may`` is where a formula can be true; ``must`` where it certainly is (only predicates are certain),
+    which a negation needs: ``not is_eagle()`` can be true wherever ``is_eagle()`` is not certain.
+    """
+
+    def __init__(self, algorithms: Algorithms, functions: Iterable[FunctionFlow]) -> None:
+        self.algorithms = algorithms
+        self.universe = algorithms.universe
+        self._spellings = dict(algorithms.spellings)
+        self._literals = dict(algorithms.literals)
+        self._predicates: dict[str, list[Formula]] = {}
+        for word, formula in algorithms.predicates:
+            self._predicates.setdefault(word, []).append(formula)
+        self._flags: dict[str, list[tuple[Formula | None, tuple]]] = {}
+        for fn in functions:
+            if fn.returns is not None:  # a predicate of the workers' own (``def _is_dspark(self): return …``)
+                self._predicates.setdefault(fn.qualname.rpartition(".")[2], []).append(fn.returns)
+            for name, value, selects in fn.flags:
+                self._flags.setdefault(name, []).append((value, selects))
+        self._may: dict[str, frozenset[str]] = {}
+        self._must: dict[str, frozenset[str]] = {}
+        self._busy: set[str] = set()
+        self._met: set[str] = set()  # the busy words the computation in progress met (see ``_word``)
+        self._partial: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+
+    def selects(self, word: str) -> bool:
+        """Whether a test of ``word`` tells runs apart: a predicate of the release, or a flag only some runs set."""
+        may, must = self._word(word)
+        return bool(must) or may != self.universe
+
+    def runs(self, selects: tuple) -> frozenset[str]:
+        """The algorithms whose runs can reach a line under ``selects`` (every formula true there)."""
+        found = self.universe
+        for formula in selects:
+            found = found & self.may(formula)
+            if not found:
+                break
+        return found
+
+    def may(self, formula: Formula) -> frozenset[str]:
+        kind = formula[0]
+        if kind == "?":
+            return self.universe
+        if kind == "n":
+            return self._word(formula[1])[0]
+        if kind == "=":
+            return self._named(formula[1])[0]
+        if kind == "!":
+            return self.universe - self.must(formula[1])
+        if kind == "&":
+            found = self.universe
+            for part in formula[1:]:
+                found = found & self.may(part)
+            return found
+        return frozenset().union(*(self.may(part) for part in formula[1:]))  # "|"
+
+    def must(self, formula: Formula) -> frozenset[str]:
+        kind = formula[0]
+        if kind == "?":
+            return frozenset()
+        if kind == "n":
+            return self._word(formula[1])[1]
+        if kind == "=":
+            return self._named(formula[1])[1]
+        if kind == "!":
+            return self.universe - self.may(formula[1])
+        if kind == "&":
+            found = self.universe
+            for part in formula[1:]:
+                found = found & self.must(part)
+            return found
+        return frozenset().union(*(self.must(part) for part in formula[1:]))
+
+    def _named(self, value: str) -> tuple[frozenset[str], frozenset[str]]:
+        """A comparison with ``value``: true exactly for the algorithm it names (a Literal alias: any of its
+        names); a value that names none compares something else, which may be anything."""
+        if value.startswith("@"):
+            names = self._literals.get(value[1:])
+            return (frozenset(names), frozenset(names)) if names else (self.universe, frozenset())
+        name = self._spellings.get(value.upper())
+        return (frozenset((name,)), frozenset((name,))) if name is not None else (self.universe, frozenset())
+
+    def _word(self, word: str) -> tuple[frozenset[str], frozenset[str]]:
+        """A word's (may, must), computed on demand. Words defined through each other (``is_dflash_family`` through
+        ``is_dflash``, whose flag reads ``is_dflash_family``) are computed to their least fixed point: a word met
+        again while it is being computed answers what is found so far, and only a word whose computation met no
+        word still being computed outside it is remembered."""
+        if word in self._may:
+            return self._may[word], self._must[word]
+        if word in self._busy:  # met again inside its own computation: what is found so far
+            self._met.add(word)
+            return self._partial.get(word, (frozenset(), frozenset()))
+        predicates = self._predicates.get(word)
+        # a value that is the word itself hands it on (``is_last_pp_rank=self.is_last_pp_rank``): only a word the
+        # workers give some other value is theirs to say; one they only hand on is set elsewhere, to anything
+        flags = [(value, selects) for value, selects in self._flags.get(word, ()) if value != ("n", word)]
+        if not predicates and not flags:
+            return self.universe, frozenset()
+        self._busy.add(word)
+        outer, self._met = self._met, set()
+        try:
+            while True:
+                found = self._evaluate(predicates or [], flags)
+                if word not in self._met or self._partial.get(word) == found:
+                    break
+                self._partial[word] = found  # grown: compute again with it
+                self._met.discard(word)
+        finally:
+            self._busy.discard(word)
+            met, self._met = self._met - {word}, outer
+            self._met |= met
+        if met:  # it read a word still being computed outside it: not final yet
+            self._partial[word] = found
+        else:
+            self._may[word], self._must[word] = found
+            self._partial.pop(word, None)
+        return found
+
+    def _evaluate(self, predicates: list[Formula], flags: list[tuple[Formula | None, tuple]]
+                  ) -> tuple[frozenset[str], frozenset[str]]:
+        may: frozenset[str] = frozenset()
+        must: frozenset[str] = frozenset()
+        for formula in predicates:
+            may |= self.may(formula)
+            must |= self.must(formula)
+        for value, selects in flags:
+            given = self.universe if value is None else self.may(value)
+            may |= given & self.runs(selects) if given else frozenset()
+        return may, must
+
+
+def files_of(algorithms: Algorithms, path: str) -> frozenset[str] | None:
+    """The algorithms a profile's ``[[algorithms]]`` gives a worker file to (None: none of them names it)."""
+    named = frozenset(name for name, globs in algorithms.files if glob_match(path, globs))
+    return named or None

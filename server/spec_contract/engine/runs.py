@@ -1,0 +1,148 @@
+"""Which algorithms' runs reach each worker function, read from the worker classes each run builds.
+
+A run of an algorithm builds its own worker: SGLang's ``create_worker`` returns ``DFlashWorkerV2`` under
+``if self.is_dflash():`` and ``EAGLEWorkerV2`` under ``elif self.is_eagle():`` (past the earlier returns), vLLM's
+model runner builds ``self.drafter = DFlashProposer(...)`` under ``elif self.speculative_config.use_dflash():``.
+So a worker class built (or returned) under tests is an *entry* of the algorithms those tests can select, and
+its methods, those it inherits included, run in those algorithms' runs only. From there the workers' calls
+carry the runs on, narrowed by the tests each call sits under, to a fixed point. A function no entry reaches
+and no worker calls is called from outside the workers (the scheduler, the model runner): any run may reach
+it. A class of another package that a worker builds under no test that picks runs (the draft's
+``TpModelWorker``, its ``ModelRunner``) is the engine's plumbing, which the server builds for every run too. What a line serves is then its function's runs narrowed by the tests it sits under (see
+``resolve.algorithms.Selectors``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from spec_contract.engine.resolve.algorithms import Selectors, files_of
+from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
+from spec_contract.engine.results import NO_ALGORITHM, Algorithms, Contract
+from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow
+
+_MAX_ROUNDS = 16
+
+Callee = Callable[[FunctionKey, CallFlow], "tuple[FunctionKey, int] | None"]
+Builds = Callable[[str, Chain], ClassKey | None]  # a class a worker builds, as written in a module: the worker class
+
+
+def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[FunctionKey, str], index: Index,
+                  owners: Mapping[FunctionKey, ClassKey | None], selectors: Selectors, callee: Callee,
+                  built: Builds, routed: Mapping[FunctionKey, frozenset[str]]) -> dict[FunctionKey, frozenset[str]]:
+    """Each worker function → the algorithms whose runs reach it (see the module docstring); ``owners``: the
+    worker class each method belongs to; ``built`` resolves a class a worker builds to the worker class it is
+    (None: not a worker class); ``routed``: the algorithms a routing hands the drafter that runs a method to
+    (see ``routed``), which narrow it.
+
+    A call into a method of a class the workers build (``self.drafter.propose(...)``) runs only on an instance
+    some run built: it carries no run that built none (the model runner calls every drafter's ``propose`` from
+    one line, but an NGRAM run has built no ``EagleProposer``)."""
+    algorithms = selectors.algorithms
+    universe = selectors.universe
+    by_module: dict[str, list[FunctionKey]] = {}
+    for key in functions:
+        by_module.setdefault(key.module, []).append(key)
+    methods: dict[ClassKey, list[FunctionKey]] = {}  # a worker class → the methods its instances run
+    calls: dict[FunctionKey, list[tuple[FunctionKey, tuple]]] = {}  # caller → (callee, the tests it sits under)
+    builds: dict[FunctionKey, list[tuple[ClassKey, tuple]]] = {}  # builder → (class, the tests it sits under)
+    for key, fn in functions.items():
+        calls[key] = [(found[0], call.selects) for call in fn.calls if (found := callee(key, call)) is not None]
+        builds[key] = [(cls, selects) for chain, selects in fn.builds if (cls := built(key.module, chain)) is not None]
+        for cls, _ in builds[key]:
+            if cls not in methods:
+                methods[cls] = _resolved_methods(index, by_module, cls)
+    # a class → the built classes whose instances are one (it or a subclass): what a call into its methods needs
+    instances: dict[ClassKey, list[ClassKey]] = {}
+    for cls in methods:
+        for owner in index.mro(cls):
+            instances.setdefault(owner, []).append(cls)
+    reached = {target for out in calls.values() for target, _ in out} | {m for ms in methods.values() for m in ms}
+    runs: dict[FunctionKey, frozenset[str]] = {}
+    for key in functions:
+        declared = files_of(algorithms, paths[key]) if not algorithms.derived else None
+        runs[key] = declared if declared is not None else frozenset() if key in reached else universe
+    made: dict[ClassKey, frozenset[str]] = dict.fromkeys(methods, frozenset())  # the runs that build each class
+    narrowed: dict[tuple, frozenset[str]] = {}
+
+    def under(source: frozenset[str], selects: tuple) -> frozenset[str]:
+        if not selects:
+            return source
+        if selects not in narrowed:
+            narrowed[selects] = selectors.runs(selects)
+        return source & narrowed[selects]
+
+    def grow(target: FunctionKey, given: frozenset[str]) -> bool:
+        before = runs[target]
+        if given <= before:
+            return False
+        runs[target] = before | given
+        return True
+
+    for _ in range(_MAX_ROUNDS):  # the sets only grow
+        changed = False
+        for builder, made_here in builds.items():
+            for cls, selects in made_here:
+                # a class of another package built under no test that picks runs is the engine's own plumbing
+                # (the draft's TpModelWorker, its ModelRunner): the server builds it for every run too
+                plumbing = cls.module.rpartition(".")[0] != builder.module.rpartition(".")[0] \
+                    and under(universe, selects) >= universe
+                given = universe if plumbing else under(runs[builder], selects)
+                if not given <= made[cls]:
+                    made[cls] = made[cls] | given
+                    changed = True
+                for method in methods[cls]:
+                    changed = grow(method, given) or changed
+        for caller, out in calls.items():
+            source = runs[caller]
+            for target, selects in out if source else ():
+                given = under(source, selects)
+                held_by = owners.get(target)
+                if held_by is not None and held_by in instances:
+                    given = given & frozenset().union(*(made[cls] for cls in instances[held_by]))
+                changed = grow(target, given) or changed
+        if not changed:
+            break
+    names = {n.upper(): n for n in algorithms.names}
+    for key, picked in routed.items():
+        wanted = frozenset(names[p.upper()] for p in picked if p.upper() in names)
+        if wanted:
+            runs[key] = runs[key] & wanted
+    return runs
+
+
+def _resolved_methods(index: Index, by_module: Mapping[str, list[FunctionKey]], cls: ClassKey) -> list[FunctionKey]:
+    """The worker functions an instance of ``cls`` runs as its methods: each name's first definer in its MRO."""
+    resolved: dict[str, FunctionKey] = {}
+    for owner in index.mro(cls):
+        for key in _methods(by_module, owner):
+            resolved.setdefault(key.qualname.rpartition(".")[2], key)
+    return list(resolved.values())
+
+
+def _methods(by_module: Mapping[str, list[FunctionKey]], owner: ClassKey) -> list[FunctionKey]:
+    """The worker functions that are methods of ``owner`` itself."""
+    prefix = owner.qualname + "."
+    return [key for key in by_module.get(owner.module, ())
+            if key.qualname.startswith(prefix) and "." not in key.qualname[len(prefix):]]
+
+
+def served_by(runs: frozenset[str], selectors: Selectors) -> frozenset[str] | None:
+    """What a line serves, from the runs that reach it: None when every run may (nothing narrows it), else the
+    algorithms (a run without speculative decoding is none of them)."""
+    if runs >= selectors.universe:
+        return None
+    return runs - {NO_ALGORITHM}
+
+
+class Served:
+    """What a line of a worker function serves, from a derived contract and the workers it was derived from
+    (for lines read outside the contract's uses: a capability's check, the proposers' reads)."""
+
+    def __init__(self, contract: Contract, functions: Iterable[FunctionFlow]) -> None:
+        self._runs = dict(contract.function_runs)
+        self._selectors = Selectors(contract.release or Algorithms((), frozenset()), functions)
+
+    def of(self, module: str, qualname: str, selects: tuple) -> frozenset[str] | None:
+        runs = self._runs.get((module, qualname), self._selectors.universe)
+        return served_by(runs & self._selectors.runs(selects) if selects else runs, self._selectors)

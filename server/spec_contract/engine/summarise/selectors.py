@@ -1,0 +1,128 @@
+"""Tests that may select a speculative algorithm, kept as small formulas for the contract to evaluate.
+
+Which algorithms a worker line serves is decided by the tests it sits under (``if spec_algorithm.is_eagle3():``,
+``if is_dspark and hasattr(model, "x"):``, ``elif self.speculative_config.method == "eagle3":``, the early
+``if not self.use_aux_hidden_state_outputs: return``). A file's summary cannot know what ``is_dspark`` means:
+that is read from the release (:mod:`spec_contract.engine.resolve.algorithms`). So each test is kept as a
+formula over the words that may decide it, and the contract evaluates it once the release's algorithms are
+known. A formula is a nested tuple (hashable, picklable, shared by every use under the same test):
+
+* ``("n", word)``: a name, an attribute or a call with no arguments (``is_eagle3``, ``dflash_use_aux_hidden_state``);
+* ``("=", value)``: a comparison with a string or an enum member (``method == "eagle3"``,
+  ``algorithm == SpeculativeAlgorithm.EAGLE``);
+* ``("!", f)``, ``("&", f, g, ...)``, ``("|", f, g, ...)`` (``ALWAYS`` and ``NEVER`` are the empty ones: a
+  constant ``True``, ``False`` or ``None``).
+
+Anything else (``hasattr(m, "x")``, ``x is None``, a call with arguments) cannot select an algorithm: it is
+``UNKNOWN``, ``("?",)``, which may be true or false in any run (so ``not (is_dspark and hasattr(m, "x"))`` can
+hold in a DSPARK run too). A test with nothing but unknowns is None: it says nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+
+Formula = tuple  # see the module docstring
+Selects = tuple[Formula, ...]  # the tests a line sits under, all of them true there
+UNKNOWN: Formula = ("?",)
+ALWAYS: Formula = ("&",)  # true in every run (an empty conjunction)
+NEVER: Formula = ("|",)  # true in none (an empty disjunction)
+
+
+def formula(test: ast.expr) -> Formula | None:
+    """The formula of ``test`` (None: nothing in it may select an algorithm)."""
+    found = _formula(test)
+    return None if found == UNKNOWN else found
+
+
+def _formula(test: ast.expr) -> Formula:
+    if isinstance(test, ast.Name):
+        return ("n", test.id)
+    if isinstance(test, ast.Attribute):
+        return ("n", test.attr)
+    if isinstance(test, ast.Call):
+        if test.args or test.keywords:
+            return UNKNOWN
+        func = test.func
+        if isinstance(func, ast.Attribute):
+            return ("n", func.attr)
+        return ("n", func.id) if isinstance(func, ast.Name) else UNKNOWN
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return negate(_formula(test.operand))
+    if isinstance(test, ast.BoolOp):
+        parts = tuple(_formula(value) for value in test.values)
+        if all(p == UNKNOWN for p in parts):
+            return UNKNOWN
+        return ("&" if isinstance(test.op, ast.And) else "|", *parts)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        return _comparison(test.left, test.ops[0], test.comparators[0])
+    if isinstance(test, ast.Constant):
+        return ALWAYS if test.value else NEVER
+    if isinstance(test, ast.IfExp):  # ``is_dflash() if algorithm is not None else False``
+        test_, body, orelse = _formula(test.test), _formula(test.body), _formula(test.orelse)
+        if (body, orelse) == (UNKNOWN, UNKNOWN):
+            return UNKNOWN
+        return ("|", ("&", test_, body), ("&", negate(test_), orelse))
+    return UNKNOWN
+
+
+def negate(f: Formula) -> Formula:
+    if f == UNKNOWN:
+        return f
+    return f[1] if f[0] == "!" else ("!", f)
+
+
+def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Formula:
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        value = _value(right) if _value(left) is None else _value(left)
+        if value is None:
+            return UNKNOWN
+        return ("=", value) if isinstance(op, ast.Eq) else ("!", ("=", value))
+    if isinstance(op, (ast.In, ast.NotIn)):
+        values = _values(right)
+        if not values:
+            return UNKNOWN
+        found: Formula = ("=", values[0]) if len(values) == 1 else ("|", *(("=", v) for v in values))
+        return found if isinstance(op, ast.In) else ("!", found)
+    return UNKNOWN
+
+
+def _value(node: ast.expr) -> str | None:
+    """What a comparison may name an algorithm by: a string, or an upper-case enum member (``Algo.EAGLE3``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Attribute) and node.attr.isupper():
+        return node.attr
+    return None
+
+
+def _values(node: ast.expr) -> list[str]:
+    """``("a", "b")``, ``[Algo.A, Algo.B]``, ``{…}``, or ``get_args(SomeLiteral)`` (written ``@SomeLiteral``:
+    the release's reader knows the aliases' strings)."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        values = [_value(e) for e in node.elts]
+        return [v for v in values if v is not None] if all(v is not None for v in values) else []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_args" \
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
+        return ["@" + node.args[0].id]
+    return []
+
+
+def returned(body: list[ast.stmt]) -> Formula | None:
+    """The formula a predicate returns: a body that is (after a docstring) one ``return <test>``."""
+    statements = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(statements) == 1 and isinstance(statements[0], ast.Return) and statements[0].value is not None:
+        value = statements[0].value
+        return None if isinstance(value, ast.Constant) else formula(value)
+    return None
+
+
+def words(f: Formula) -> frozenset[str]:
+    """The words ``f`` holds true where it holds (``is_dspark`` of ``is_dspark and hasattr(m, "x")``; nothing
+    under a ``not``): the tests a line runs past, by name."""
+    kind = f[0]
+    if kind == "n":
+        return frozenset((f[1],))
+    if kind in ("&", "|"):
+        return frozenset().union(*(words(part) for part in f[1:]))
+    return frozenset()

@@ -1,0 +1,137 @@
+"""The release's algorithms, read from its code (``resolve.algorithms``, ``runs``): one rule per test, each on a
+tree written here in the shape the rule reads (an Enum and its predicates, a Literal and its aliases, a flag set
+under a predicate, a worker built under a test), never a name or a release the profile lists."""
+
+from __future__ import annotations
+
+from engine_trees import SPEC_INFO, SPEC_INFO_PATH, analyze, make_tree
+
+PACKAGES = {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/speculative/__init__.py": "",
+            "pkg/model_executor/__init__.py": ""}
+LLAMA = """
+    class LlamaForCausalLM:
+        def get_embed_and_head(self):
+            return None, None
+
+    EntryClass = LlamaForCausalLM
+"""
+
+
+def _served(analysis, member: str) -> list[frozenset[str] | None]:
+    return [site.algorithms for entry in analysis.contract.entries if entry.member == member
+            for site in entry.call_sites]
+
+
+def test_the_algorithms_are_the_enum_s_members_and_a_compared_then_reassigned_spelling_is_an_alias(tmp_path):
+    server_args = """
+        def resolve(speculative_algorithm):
+            if speculative_algorithm == "NEXTN":
+                return "EAGLE"
+            return speculative_algorithm
+    """
+    root = make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+                                "pkg/srt/server_args.py": server_args, "pkg/speculative/eagle_worker.py": """
+        class EAGLEWorker:
+            def __init__(self, target_worker):
+                target_worker.model_runner.model.get_embed_and_head()
+    """})
+    release = analyze(root).contract.release
+    assert release is not None and release.derived
+    assert release.names == ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")  # NONE is no algorithm
+    assert release.name_of("nextn") == "EAGLE" and release.name_of("dflash") == "DFLASH"
+    assert release.name_of("MEDUSA") is None
+
+
+def test_a_literal_s_strings_nested_aliases_included_and_get_args_spellings_fold(tmp_path):
+    speculative = """
+        from typing import Literal, get_args
+
+        MTPTypes = Literal["deepseek_mtp", "mtp"]
+        Method = Literal["eagle", "eagle3", MTPTypes]
+
+
+        class SpeculativeConfig:
+            def __post_init__(self):
+                if self.method in get_args(MTPTypes) and self.method != "mtp":
+                    self.method = "mtp"
+
+            def use_eagle(self):
+                return self.method in ("eagle", "eagle3", "mtp")
+    """
+    root = make_tree(tmp_path, {**PACKAGES, "pkg/models/llama.py": LLAMA, "pkg/config/speculative.py": speculative,
+                                "pkg/speculative/eagle_worker.py": """
+        class EAGLEWorker:
+            def __init__(self, target_worker):
+                target_worker.model_runner.model.get_embed_and_head()
+    """, "pyproject.toml": """
+        [tool.spec-contract]
+        algorithm-names = ["pkg.config.speculative.Method"]
+        algorithm-option = "method"
+        algorithm-option-files = ["pkg/config/*.py"]
+    """})
+    release = analyze(root).contract.release
+    assert release is not None and release.names == ("EAGLE", "EAGLE3", "MTP")
+    assert release.name_of("deepseek_mtp") == "MTP"
+
+
+def test_a_flag_set_only_under_a_predicate_selects_those_runs_and_a_branch_admits_only_its_own(tmp_path):
+    runner = """
+        class ModelRunner:
+            def capture(self):
+                if self.dflash_use_aux_hidden_state:
+                    if self.is_dspark and hasattr(self.model, "set_dspark_layers_to_capture"):
+                        self.model.set_dspark_layers_to_capture([1])
+                    elif hasattr(self.model, "set_dflash_layers_to_capture"):
+                        self.model.set_dflash_layers_to_capture([1])
+                    else:
+                        raise ValueError("no capture method")
+    """
+    analysis = analyze(make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+                                            "pkg/model_executor/model_runner.py": runner}))
+    assert _served(analysis, "set_dflash_layers_to_capture") == [frozenset({"DFLASH", "DSPARK"})]
+    assert _served(analysis, "set_dspark_layers_to_capture") == [frozenset({"DSPARK"})]
+
+
+def test_a_worker_built_under_a_test_runs_for_those_runs_only_and_plumbing_for_every_run(tmp_path):
+    files = {
+        **PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+        "pkg/speculative/dflash_worker.py": """
+            from pkg.managers.tp_worker import TpWorker
+
+
+            class DFlashWorker:
+                def __init__(self, target_worker):
+                    self.draft = TpWorker()
+                    target_worker.model_runner.model.get_input_embeddings()
+        """,
+        "pkg/managers/__init__.py": "",
+        "pkg/managers/tp_worker.py": """
+            class TpWorker:
+                def __init__(self, target_worker=None):
+                    target_worker.model_runner.model.get_embed_and_head()
+        """,
+        "pyproject.toml": """
+            [tool.spec-contract]
+            extend-workers = ["pkg/managers/tp_worker.py"]
+        """,
+    }
+    analysis = analyze(make_tree(tmp_path, files))
+    assert _served(analysis, "get_input_embeddings") == [frozenset({"DFLASH"})]
+    # the DFLASH worker builds a worker of another package under no test: the server builds that one for every
+    # run too, so it serves every run
+    assert _served(analysis, "get_embed_and_head") == [None]
+
+
+def test_a_use_only_runs_without_speculative_decoding_reach_is_no_contract(tmp_path):
+    worker = """
+        class EAGLEWorker:
+            def __init__(self, target_worker, spec_algorithm):
+                if spec_algorithm.is_none():
+                    target_worker.model_runner.model.warm_plain_path()
+                target_worker.model_runner.model.get_embed_and_head()
+    """
+    spec_info = SPEC_INFO.replace("        def is_eagle(self):", "        def is_none(self):\n"
+                                  "            return self == SpeculativeAlgorithm.NONE\n\n        def is_eagle(self):")
+    analysis = analyze(make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: spec_info, "pkg/models/llama.py": LLAMA,
+                                            "pkg/speculative/eagle_worker.py": worker}))
+    assert {entry.member for entry in analysis.contract.entries} == {"get_embed_and_head"}
