@@ -71,6 +71,7 @@ SPEC_INFO = """
         EAGLE3 = auto()
         DFLASH = auto()
         DSPARK = auto()
+        FROZEN_KV_MTP = auto()
         NONE = auto()
 
         def is_eagle(self):
@@ -85,6 +86,9 @@ SPEC_INFO = """
         def is_dspark(self):
             return self == SpeculativeAlgorithm.DSPARK
 
+        def is_frozen_kv_mtp(self):
+            return self == SpeculativeAlgorithm.FROZEN_KV_MTP
+
         def create_worker(self):
             if self.is_dflash():
                 from pkg.speculative.dflash_worker import DFlashWorker
@@ -92,6 +96,9 @@ SPEC_INFO = """
             if self.is_dspark():
                 from pkg.speculative.dspark_worker import DSparkWorker
                 return DSparkWorker
+            if self.is_frozen_kv_mtp():
+                from pkg.speculative.frozen_kv_mtp_worker import FrozenKVMTPWorker
+                return FrozenKVMTPWorker
             from pkg.speculative.eagle_worker import EAGLEWorker
             return EAGLEWorker
 

@@ -41,6 +41,10 @@ ENGINE = {
             def load_model(self):
                 if self.eagle_use_aux_hidden_state:
                     self.model.set_eagle3_layers_to_capture()
+                if self.dflash_use_aux_hidden_state:
+                    if not hasattr(self.model, "set_dflash_layers_to_capture"):
+                        raise ValueError("the target model cannot capture aux hidden states")
+                    self.model.set_dflash_layers_to_capture([1, 2])
     """,
     "srt/configs/__init__.py": "",
     "srt/configs/model_config.py": """

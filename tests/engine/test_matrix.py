@@ -74,9 +74,12 @@ def test_the_sglang_shaped_matrix_agrees_with_check(tmp_path):
         ("TowerForConditionalGeneration", "EAGLE"): "crashes",  # get_embed_and_head: every EAGLE-family run's
         ("LlamaForCausalLM", "EAGLE3"): "supported", ("LlamaForCausalLM", "DFLASH"): "supported",
         ("LlamaForCausalLMEagle3", "EAGLE3"): "supported", ("LlamaForCausalLMEagle3", "DFLASH"): "supported",
-        # the DFLASH worker's check refuses it only after the load: a crash for the person waiting
+        ("LlamaForCausalLM", "DSPARK"): "supported", ("LlamaForCausalLMEagle3", "DSPARK"): "supported",
+        # the model runner's capture check refuses it only after the load: a crash for the person waiting; DSPARK
+        # runs set the flag it tests too (FROZEN_KV_MTP and the rest use nothing of the model here: no column)
         ("TowerForConditionalGeneration", "EAGLE3"): "crashes", ("TowerForConditionalGeneration", "DFLASH"): "crashes",
-    }  # no DSPARK column: this release's DSPARK runs use nothing of the model
+        ("TowerForConditionalGeneration", "DSPARK"): "crashes",
+    }
     assert agreement(analysis) == []
     row = next(r for r in support_matrix(analysis).rows if r.class_name == "TowerForConditionalGeneration")
     assert row.notes == ("if a draft checkpoint names it, the draft role lacks set_embed_and_head",)
@@ -118,9 +121,9 @@ def test_every_format_shows_the_same_cells(tmp_path, capsys):
     base = ["matrix", "--no-cache", "--engine", str(engine)]
     assert main(base) == 0
     table = capsys.readouterr().out
-    assert "TowerForConditionalGeneration  target  crashes    crashes    crashes" in table.splitlines()
+    assert "TowerForConditionalGeneration  target  crashes    crashes    crashes    crashes" in table.splitlines()
     assert table.startswith(f"spec-contract support matrix: sglang ({engine})\n")
-    assert "3 architectures × 3 algorithms: 3 crashes, 6 supported\nstates:\n" in table
+    assert "3 architectures × 4 algorithms: 4 crashes, 8 supported\nstates:\n" in table
     assert main([*base, "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
     assert markdown.startswith("# spec-contract support matrix: sglang\n")
@@ -128,8 +131,9 @@ def test_every_format_shows_the_same_cells(tmp_path, capsys):
            "starts, after the weights load: the target lacks `get_embed_and_head` (SC001); a run dies first at " \
            "srt/speculative/eagle_worker.py:5 | crashes while the server starts, after the weights load: the target " \
            "lacks `get_embed_and_head`, `set_eagle3_layers_to_capture` (SC001); a run dies first at " \
-           "srt/speculative/eagle_worker.py:5 | refused: the engine refuses DFLASH for this target while the server " \
-           "starts, after the weights load: forward `set_dflash_layers_to_capture` to enable it;" in markdown
+           "srt/speculative/eagle_worker.py:5 | crashes while the server starts, after the weights load: the target " \
+           "lacks `set_dflash_layers_to_capture` (SC001); a run dies first at srt/model_executor/model_runner.py:8 |" \
+           in markdown
     assert "- **degraded**: runs, on the worker's guarded fallback path at every step" in markdown
     assert main([*base, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -60,11 +60,10 @@ def test_a_person_sorts_by_a_column_filters_and_reads_a_cells_reason(tmp_path, c
     (click its header; again, the other way) and a hovered cell says why, when, and for which algorithm."""
     page = page_of(tmp_path, capsys)
     tower, llama, eagle3 = "TowerForConditionalGeneration", "LlamaForCausalLM", "LlamaForCausalLMEagle3"
-    opened, by_eagle3, reversed_, by_name, no_crashes, refused_only, no_eagle, hovered = drive(page, [
+    opened, by_eagle3, reversed_, by_name, crashes_only, no_eagle, hovered = drive(page, [
         {"click": "th[data-column=EAGLE3]"},
         {"click": "th[data-column=EAGLE3]"},
         {"click": "th[data-column=architecture]"},
-        {"uncheck": "input[name=state][value=crashes]"},
         {"uncheck": "input[name=state][value=supported]"},
         {"uncheck": "input[name=algorithm][value=EAGLE]"},
         {"hover": f"tr[data-architecture={tower}] td.cell[data-algorithm=DSPARK]"},
@@ -81,14 +80,13 @@ def test_a_person_sorts_by_a_column_filters_and_reads_a_cells_reason(tmp_path, c
     assert reversed_["rows"][-1] == tower
     assert {h["column"]: h["sort"] for h in reversed_["headers"]}["EAGLE3"] == "descending"
     assert by_name["rows"] == [llama, eagle3, tower]
-    assert no_crashes["shown"] == "3 of 3 architectures"  # the Tower row still has refused cells
-    assert refused_only["rows"] == [tower] and refused_only["shown"] == "1 of 3 architectures"
-    assert no_eagle["cells"] == [f"{tower}/{a}" for a in ("EAGLE3=crashes", "DFLASH=refused", "DSPARK=refused")]
+    assert crashes_only["rows"] == [tower] and crashes_only["shown"] == "1 of 3 architectures"
+    assert no_eagle["cells"] == [f"{tower}/{a}" for a in ("EAGLE3=crashes", "DFLASH=crashes", "DSPARK=crashes")]
     [tip] = hovered["tips"]
-    assert tip.startswith(f"{tower} × DSPARK: refused")
-    assert "the engine refuses DSPARK for this target while the server starts, after the weights load, at the " \
-           "DFLASH check DSPARK runs pass first" in tip  # the cell's own algorithm, and whose check refuses it
-    assert "refuses DFLASH" not in tip
+    assert tip.startswith(f"{tower} × DSPARK: crashes")
+    # the cell's own run: the model runner's capture check, which a DSPARK run's flag selects, after the load
+    assert "the target lacks set_dflash_layers_to_capture" in tip.replace("`", "")
+    assert "srt/model_executor/model_runner.py" in tip and "refuses DFLASH" not in tip
     # a link carries the sort too; a column the page does not have leaves the engine's order
     linked = dom(page, "sort=-architecture")
     assert re.findall(r'<tr data-architecture="([^"]+)"', linked) == [tower, eagle3, llama]

@@ -103,8 +103,9 @@ def test_a_check_the_class_fails_after_the_load_and_a_draft_head_lacking_a_membe
     assert code == 1
     # the check refuses DFLASH only after the target's weights have loaded: it costs what a crash costs
     assert [(s, c, m) for s, c, m, _ in problems(result, "target")] == [("crashes", "SC001", "set_dflash_layers_to_capture")]
-    worker = "srt/speculative/dflash_worker.py"
-    said = f"raises at {worker}:{line_of(engine, worker, 'raise ValueError')}: DFLASH needs set_dflash_layers_to_capture"
+    runner = "srt/model_executor/model_runner.py"
+    said = f"raises at {runner}:{line_of(engine, runner, 'raise ValueError')}: the target model cannot capture aux " \
+           "hidden states"
     assert said in result["verdicts"][0]["problems"][0]["message"]  # the engine's own words, from its raise
     code, result = run(capsys, "--engine", str(engine), *launch_line(target, draft, "EAGLE3"))
     assert [(s, m) for s, _, m, _ in problems(result, "draft")] == [("crashes", "set_embed_and_head")]
@@ -315,6 +316,7 @@ def test_a_refusal_says_target_and_the_launchs_own_algorithm(tmp_path, capsys, m
     target, draft = kimi_like(tmp_path)
     code, result = run(capsys, "--engine", str(engine), "--model", str(target), "--algorithm", "DSPARK")
     [refusal] = result["verdicts"][0]["problems"]
+    # a DSPARK run sets the capture flag the model runner's check tests: refused there, only after the load
     assert code == 1 and refusal["message"].startswith(
-        "the engine refuses DSPARK for this target while the server starts, after the weights load, at the DFLASH "
-        "check DSPARK runs pass first: ")
+        "the target lacks `set_dflash_layers_to_capture`: the engine's check at srt/model_executor/model_runner.py:")
+    assert "refuses the run only after loading the weights" in refusal["message"]

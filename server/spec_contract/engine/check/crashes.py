@@ -255,8 +255,8 @@ def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, st
     site = refusal.site
     line = site.gate_line if site.gate_line is not None else site.span.line
     where = f"{rel(site.path)}:{line + 1}"
-    message = (f"the engine refuses {status.algorithm} for `{cls.name}` at its check in {where} "
-               f"({site.phase.refused}); but the class could support it: {names} can be implemented like `{like}` "
+    message = (f"the engine refuses {status.algorithm} for `{cls.name}` {site.phase.refused}, at its check in "
+               f"{where}; but the class could support it: {names} can be implemented like `{like}` "
                f"({len(needed)} member{'s' if len(needed) > 1 else ''})")
     return Finding(
         code=IMPLEMENTABLE.code, severity=config.severity[IMPLEMENTABLE.code], path=path, span=cls.span,
