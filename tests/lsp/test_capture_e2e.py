@@ -39,7 +39,8 @@ class QwenForCausalLM:
 EntryClass = QwenForCausalLM
 '''
 
-# the same parts, serving EAGLE already (embedding and head), capturing nothing
+# the same parts, serving EAGLE already (embedding and head) and meaning EAGLE-3 (it takes the hidden-state norm
+# only EAGLE-3 runs hand the draft), capturing nothing
 PLAIN = '''class PlainModel:
     def __init__(self, config):
         self.layers = []
@@ -68,15 +69,26 @@ class PlainForCausalLM:
         self.embed_tokens = embed
         self.lm_head = head
 
+    def set_hidden_norm(self, norm):
+        self.hidden_norm = norm
+
 
 EntryClass = PlainForCausalLM
 '''
+
+# the EAGLE worker hands the target's norm on in EAGLE-3 runs alone
+EAGLE3_ONLY = """
+        if server_args.speculative_algorithm == "EAGLE3":
+            self.target_worker.model_runner.model.set_hidden_norm(None)
+"""
 
 ALSO = "(also makes `PlainModel.forward` capture aux hidden states like `QwenModel.forward`)"
 
 
 async def test_the_decoder_capture_chain_is_one_quick_fix_named_alike_everywhere(client, demo):
     (demo / "minisgl/models/qwen.py").write_text(QWEN)
+    worker = demo / "minisgl/speculative/eagle_worker.py"
+    worker.write_text(worker.read_text().replace("\n    def draft(self, batch):", EAGLE3_ONLY + "\n    def draft(self, batch):"))
     path = demo / "minisgl/models/plain.py"
     path.write_text(PLAIN)
     await initialize(client, [demo])

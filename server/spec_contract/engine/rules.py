@@ -71,10 +71,13 @@ class Rule:
 MISSING_FORWARD = Rule(
     "SC001", "missing-forward", Severity.ERROR,
     "a run with this class reaches a worker line that uses a member the wrapper does not forward",
-    "A worker uses the member on the model object with no guard, no capability gate comes first, and the "
-    "class can play that role (a target: a generative model; a draft: a draft head). The run loads the "
-    "models, reaches that line and dies with `AttributeError`; the message says when: at start-up (after the "
-    "weights load) or at the first request, and `--format json` gives each call site's `phase`. Forward the "
+    "A worker uses the member on the model object with no guard, and the class can play that role (a target: "
+    "a generative model; a draft: a draft head). The run loads the models, reaches that line and dies with "
+    "`AttributeError`; or the line is the engine's own check for the member (`if not hasattr(m, \"x\"): "
+    "raise`, a `hasattr` chain ending in `raise`), which tests the loaded model and so refuses the run only "
+    "after the weights have loaded: the same cost, said so in the message, with the members the run needs "
+    "past that check. The message says when: at start-up (after the weights load) or at the first request, "
+    "and `--format json` gives each call site's `phase` and the algorithms whose runs reach it. Forward the "
     "member (the quick fix and `check --fix` add the delegation).")
 MISSING_OPTIONAL_FORWARD = Rule(
     "SC002", "missing-optional-forward", Severity.INFORMATION,
@@ -83,13 +86,12 @@ MISSING_OPTIONAL_FORWARD = Rule(
     "crash, it takes the slower or reduced path the worker falls back to.")
 MISSING_CAPABILITY = Rule(
     "SC003", "missing-capability", Severity.WARNING,
-    "the class fails a capability gate its inner model passes: the engine refuses the algorithm at "
-    "start-up (lists every member the algorithm needs past the gate)",
-    "A gate (`if not hasattr(m, \"x\"): raise`, a `hasattr` chain ending in `raise`, or "
-    "`getattr(m, \"x\", None)` then `raise` when it is None) refuses the algorithm (EAGLE3, DFLASH, …) "
-    "with a clear message at start-up. The class loses a capability its inner model has. The finding "
-    "lists the members the algorithm needs past the gate too, and its quick fix (\"Enable DFLASH for …\") "
-    "forwards them all; those members get no findings of their own.")
+    "the class fails a capability gate its inner model passes before the weights load: the engine refuses "
+    "the algorithm cleanly (lists every member the algorithm needs past the gate)",
+    "Kept for a gate a run meets before anything loads. Every gate the workers make on a model object tests "
+    "the loaded model, so it refuses only after the weights have loaded, which costs what a crash costs: "
+    "such a gate is reported as the crash it is (SC001 when an inner model has the member, SC010 or SC011 "
+    "otherwise), naming the check.")
 MISSING_CONDITIONAL_FORWARD = Rule(
     "SC004", "missing-conditional-forward", Severity.INFORMATION,
     "a member used only under a rare condition (an environment flag that defaults off, a model-type "
@@ -154,9 +156,11 @@ MISSING_IMPLEMENTATION = Rule(
     "a run with this class reaches a worker line that uses a member neither the class nor any inner model has, "
     "and the class shows it means to support the algorithm: implement it (like the class named)",
     "No inner model has the member, so there is nothing to forward: the class must implement it. The class "
-    "shows it means to support the algorithm (it has some of the members the algorithm uses, or its inner "
-    "model has others it lacks), no gate refuses first, and the run dies with `AttributeError` at the line "
-    "named, at start-up (after the weights load) or at the first request. The message names a model: a class "
+    "shows it means to support the algorithm (it has a member the engine uses on the same runs as the missing "
+    "one, or on fewer: EAGLE-3's capture method says it means EAGLE, EAGLE's members say nothing of EAGLE-3; "
+    "a member the engine calls on every run's model says nothing), and the run dies at the line named, with "
+    "`AttributeError` or at the engine's own check, at start-up (after the weights load) or at the first "
+    "request. The message names a model: a class "
     "holding the same parts (its decoder in `self.model`, its own `lm_head`) whose body uses only attributes "
     "this class has too (a written one, such as the decoder's `layers_to_capture`, must be one its owner "
     "already sets, so its `forward` reads it); the quick fix and `check --fix` insert that body. When the "
@@ -167,10 +171,11 @@ UNREFUSED_CRASH = Rule(
     "SC011", "unrefused-crash", Severity.WARNING,
     "classes that show no support for an algorithm crash at this worker line instead of being refused: one "
     "finding on the line, listing each class and the members it lacks",
-    "The classes lack a member the line uses, none of them shows it means to support the algorithm, and no "
-    "gate refuses them first: a run with one loads the weights and then dies with `AttributeError` there "
-    "instead of a clear refusal. For the engine this is a missing gate as much as a missing member, so it is "
-    "said once, on the worker line, not once per class. Only classes a run can serve as the target are "
+    "The classes lack a member the line uses and none of them shows it means to support the algorithm: a "
+    "run with one loads the weights and then dies with `AttributeError` there, or the line is the engine's "
+    "own check, which refuses the run only after the weights have loaded (the message says so). For the "
+    "engine this is a missing early gate as much as a missing member, so it is said once, on the worker "
+    "line, not once per class. Only classes a run can serve as the target are "
     "listed: not those the engine's own `is_generation_model` refuses (read, never run: the architectures its "
     "`return False` branch tests, see `generation-test`), nor those `non-target-classes` names. "
     "`--format json` lists each class (`classes`: path, "
@@ -179,10 +184,11 @@ UNREFUSED_CRASH = Rule(
     fix=Fix.IMPLEMENT)
 IMPLEMENTABLE = Rule(
     "SC012", "implementable", Severity.HINT,
-    "the engine refuses the algorithm for this class cleanly, but the class could support it: every member it "
-    "lacks can be implemented like a class holding the same parts",
-    "A capability gate refuses the algorithm at start-up, and neither the class nor its inner model has the "
-    "gate's member; but each member the algorithm needs can be modelled on a class that has the same parts "
+    "the engine refuses the algorithm for this class (only after loading the weights), but the class could "
+    "support it: every member it lacks can be implemented like a class holding the same parts",
+    "The engine's capability check refuses the algorithm, the class shows no sign of meaning to support it, "
+    "and neither the class nor its inner model has the check's member; but each member the algorithm needs "
+    "can be modelled on a class that has the same parts "
     "(see SC010). The source action \"Enable EAGLE3 for …\" (`source.enableEagle3.spec-contract`, in the "
     "editor's source-action menu on the class; `check --fix --select SC012` on the command line) adds them all. "
     "Text output shows hints only with `--hints`; `--format json` always includes them.",

@@ -143,6 +143,7 @@ def serving_roles(config: Config, name: str) -> tuple[Role, ...]:
 
 
 Implementer = Callable[[MemberLookup, str], Provision | None]  # implement by analogy (see check.analogy)
+_PHASES = (Phase.START_UP, Phase.FIRST_REQUEST, Phase.EVERY_STEP)  # in the order a run meets them
 
 
 def provision_of(lookup: MemberLookup, member: str, implement: Implementer | None = None) -> Provision:
@@ -344,7 +345,8 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
             crashes.append(Crash(member, role, first, first.phase, provision, certain, refused=bool(first.gate),
                                  past=not reachable, intent=means(member, algorithm)
                                  or provision.how is How.FORWARD and role is primary))
-        crashes.sort(key=lambda c: (not c.refused, c.past))  # where the run stops first
+        # where the run stops first: a check, a use while the model loads, then by phase
+        crashes.sort(key=lambda c: (not c.refused, c.past, not c.site.loading, _PHASES.index(c.phase)))
         degraded -= {c.member for c in crashes}
         # a draft use on a class that is no draft by shape crashes only if a draft checkpoint names the class
         decisive = [c for c in crashes if c.role is not Role.DRAFT or draft_shaped or roles == (Role.DRAFT,)]
