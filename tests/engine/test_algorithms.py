@@ -37,7 +37,7 @@ def test_the_algorithms_are_the_enum_s_members_and_a_compared_then_reassigned_sp
     """})
     release = analyze(root).contract.release
     assert release is not None and release.derived
-    assert release.names == ("EAGLE", "EAGLE3", "DFLASH", "DSPARK")  # NONE is no algorithm
+    assert release.names == ("EAGLE", "EAGLE3", "DFLASH", "DSPARK", "FROZEN_KV_MTP")  # NONE is no algorithm
     assert release.name_of("nextn") == "EAGLE" and release.name_of("dflash") == "DFLASH"
     assert release.name_of("MEDUSA") is None
 
@@ -135,3 +135,45 @@ def test_a_use_only_runs_without_speculative_decoding_reach_is_no_contract(tmp_p
     analysis = analyze(make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: spec_info, "pkg/models/llama.py": LLAMA,
                                             "pkg/speculative/eagle_worker.py": worker}))
     assert {entry.member for entry in analysis.contract.entries} == {"get_embed_and_head"}
+
+
+def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_models_with_that_member(tmp_path):
+    """vLLM's shape: one method sets ``self._local = hasattr(self.model, "compute_local")``, another reads the
+    model's ``logits_processor`` only ``if self._local:``. A head without ``compute_local`` never reaches the read
+    (it takes the other path), so it is no crash there; a head with it and without the read member is."""
+    worker = """
+        class Proposer:
+            def __init__(self, draft_model_runner):
+                self.draft_model_runner = draft_model_runner
+
+            def load_model(self):
+                self._local = hasattr(self.draft_model_runner.model, "compute_local")
+
+            def sample(self, hidden):
+                if self._local:
+                    return self.draft_model_runner.model.logits_processor(hidden)
+                return self.draft_model_runner.model.compute_logits(hidden)
+    """
+    heads = """
+        class PlainNextN:
+            def compute_logits(self, hidden):
+                return hidden
+
+
+        class LocalNextN:
+            def compute_local(self, hidden):
+                return hidden
+
+            def compute_logits(self, hidden):
+                return hidden
+
+
+        EntryClass = [PlainNextN, LocalNextN]
+    """
+    analysis = analyze(make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+                                            "pkg/models/heads.py": heads, "pkg/speculative/proposer.py": worker}))
+    (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
+    assert site.requires == ("compute_local",)
+    crashing = {status.name: {crash.member for a in status.algorithms for crash in a.crashes}
+                for status in analysis.statuses() if status.name in ("PlainNextN", "LocalNextN")}
+    assert crashing == {"PlainNextN": set(), "LocalNextN": {"logits_processor"}}

@@ -30,6 +30,7 @@ _MAX_ROUNDS = 8
 _MAX_EXPANSION_DEPTH = 5
 _NOTHING: frozenset[Chain] = frozenset()
 _NO_NAMES: frozenset[str] = frozenset()
+_NO_CLASS = ClassKey("", "")
 
 
 class _Flow:
@@ -389,6 +390,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     algorithms = algorithms or declared_algorithms(config)
     selectors = Selectors(algorithms, flow.functions.values())
     plain = config.speculative_conditions | {"self"}
+    guards = state_guards(flow.functions, index, flow.classes)
 
     def certain(taken: frozenset[str]) -> bool:  # see ``CallSite.certain``
         return all(word in plain or selectors.selects(word) for word in taken)
@@ -474,8 +476,10 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     algorithms=served,
                     unless=roles[role],
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
-                    phase=_phase(key in start_up, use.guarded), taken=taken, certain=certain(taken),
+                    phase=_phase(key in start_up, use.guarded), taken=taken,
+                    certain=certain(taken - guards.get(flow.classes[key] or _NO_CLASS, {}).keys()),
                     loading=key in start_up and runs[key] >= selectors.universe,
+                    requires=_required(guards, flow.classes[key], use.taken),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
@@ -494,3 +498,38 @@ def _phase(at_start_up: bool, guarded: bool) -> Phase:
     if at_start_up:
         return Phase.START_UP
     return Phase.EVERY_STEP if guarded else Phase.FIRST_REQUEST
+
+
+def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index,
+                 classes: dict[FunctionKey, ClassKey | None]) -> dict[ClassKey, dict[str, str]]:
+    """Per worker class, the attributes of its instances that only a test of the model sets: attribute → the
+    member that test asks for, when every assignment of the attribute in the class (its bases included) stands
+    behind that one test (``self._local = hasattr(self.model, "m")``, or ``self._local = …`` under ``if
+    hasattr(self.model, "m"):``). A method's use under a test of such an attribute meets only models with the
+    member, whichever method ran the test."""
+    own: dict[ClassKey, dict[str, set[str]]] = {}
+    for key, fn in functions.items():
+        cls = classes[key]
+        if cls is not None and fn.states:
+            found = own.setdefault(cls, {})
+            for attr, member in fn.states:
+                found.setdefault(attr, set()).add(member)
+    out: dict[ClassKey, dict[str, str]] = {}
+    for cls in {c for c in classes.values() if c is not None}:
+        merged: dict[str, set[str]] = {}
+        for owner in index.mro(cls):
+            for attr, members in own.get(owner, {}).items():
+                merged.setdefault(attr, set()).update(members)
+        guarded = {attr: next(iter(members)) for attr, members in merged.items() if len(members) == 1 and "" not in members}
+        if guarded:
+            out[cls] = guarded
+    return out
+
+
+def _required(guards: dict[ClassKey, dict[str, str]], cls: ClassKey | None, taken: frozenset[str]) -> tuple[str, ...]:
+    """The members a use in a method of ``cls`` past the tests ``taken`` needs the model to have (see
+    ``CallSite.requires``)."""
+    guarded = guards.get(cls) if cls is not None else None
+    if not guarded:
+        return ()
+    return tuple(sorted({guarded[word] for word in taken if word in guarded}))

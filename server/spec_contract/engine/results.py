@@ -111,6 +111,10 @@ class CallSite:
     # made at start-up in a function any run reaches (the model runner's, while it loads the model), not in an
     # algorithm's own workers, which start after it
     loading: bool = False
+    # members the model must have for a run to come here: the line sits under a test of a worker attribute that
+    # only a test of the model for them sets (``if self._local_argmax:`` where ``self._local_argmax =
+    # hasattr(self.model, "compute_draft_logits_local")``); a class without one never meets the use
+    requires: tuple[str, ...] = ()
 
     def serves(self, algorithm: str) -> bool:
         """Whether a run of ``algorithm`` may reach this use."""

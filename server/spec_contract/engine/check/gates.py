@@ -118,11 +118,13 @@ def may_meet_class(role: Role, site: CallSite, draft_shaped: bool) -> bool:
 def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLookup,
                 draft_shaped: bool) -> list[tuple[Role, CallSite]]:
     """The call sites of the class's roles, less those whose receiver is never this class: a worker that
-    switches to the language model when the target provides ``get_language_model`` (``unless``), and, on a
-    class that is no draft by shape, draft uses no worker that takes any model as its draft reaches."""
+    switches to the language model when the target provides ``get_language_model`` (``unless``), a use only a
+    model with some member reaches (``requires``), and, on a class that is no draft by shape, draft uses no
+    worker that takes any model as its draft reaches."""
     if contract.routed and Role.TARGET in roles and lookup.is_a(((contract.routed, ()),)):
         roles = tuple(role for role in roles if role is not Role.TARGET)  # the workers route it as a draft
     return [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites
             if (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)
+            and all(lookup.provides(member) for member in site.requires)
             and (not site.only or lookup.is_a(site.only))
             and may_meet_class(role, site, draft_shaped)]

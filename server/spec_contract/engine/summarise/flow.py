@@ -133,6 +133,7 @@ class _FlowBuilder:
     predicates: dict[str, str] = field(default_factory=dict)
     optional_reads: _OptionalReads = field(default_factory=_OptionalReads)
     flags: dict[tuple[str, Formula | None, Selects], None] = field(default_factory=dict)  # see FunctionFlow
+    states: dict[tuple[str, str], None] = field(default_factory=dict)  # see FunctionFlow
     builds: dict[tuple[Chain, Selects], None] = field(default_factory=dict)
 
 
@@ -401,6 +402,22 @@ def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Contex
         return  # False, None, 0: never makes the flag a test of it looks for
     if isinstance(target, (ast.Name, ast.Attribute)):
         builder.flags[(target.id if isinstance(target, ast.Name) else target.attr, selector(value), ctx.selects)] = None
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        asked = _asked_member(value) or next((m for r, m in sorted(ctx.facts) if r != "*" and m != "*"), "")
+        builder.states[(target.attr, asked)] = None
+
+
+def _asked_member(value: ast.expr) -> str | None:
+    """The member ``hasattr(m, "x")``, ``callable(getattr(m, "x", None))`` or ``getattr(m, "x", None)`` asks for: a
+    value true only when the model has it."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "callable" \
+            and len(value.args) == 1:
+        value = value.args[0]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("hasattr", "getattr") \
+            and len(value.args) >= 2 and isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str) \
+            and (value.func.id == "hasattr" or len(value.args) == 3):
+        return value.args[1].value
+    return None
 
 
 def _attribute(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx: _Context, is_call: bool,
@@ -751,7 +768,7 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
     kwonly = tuple(a.arg for a in node.args.kwonlyargs)
     return FunctionFlow(qualname, class_name, params, kwonly, tuple(builder.aliases), tuple(builder.calls),
                         tuple(builder.uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
-                        returned(node.body))
+                        returned(node.body), tuple(builder.states))
 
 
 def _routes(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines) -> tuple[Route, ...]:

@@ -73,6 +73,10 @@ def negate(f: Formula) -> Formula:
 
 
 def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Formula:
+    if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None \
+            and isinstance(left, (ast.Name, ast.Attribute)):  # ``self._state is not None``: set, so true
+        held = _formula(left)
+        return held if isinstance(op, ast.IsNot) else negate(held)
     if isinstance(op, (ast.Eq, ast.NotEq)):
         value = _value(right) if _value(left) is None else _value(left)
         if value is None:

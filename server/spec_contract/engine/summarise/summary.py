@@ -156,6 +156,10 @@ class FunctionFlow:
     # under those tests: which algorithms' runs make a worker class
     builds: tuple[tuple[Chain, tuple], ...] = ()
     returns: tuple | None = None  # a predicate's formula: the body is one ``return <test>``
+    # (attribute, member) for each ``self.<attribute> = <value>`` it makes: member is the one a test made before
+    # it asks the model for (``self._local = hasattr(self.model, "m")``, or under ``if hasattr(self.model, "m"):``),
+    # "" for a value no such test stands behind; a falsy constant is not recorded (see ``contract.state_guards``)
+    states: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
