@@ -190,13 +190,16 @@ def _projects(args: argparse.Namespace) -> list[_Target]:
         Listings,
         Project,
         find_project,
+        given_path,
         load_config,
         nested_projects,
         with_select,
     )
 
-    if args.config is not None and not args.config.is_file():
-        raise ConfigError(f"{args.config}: {'not a regular file' if os.path.lexists(args.config) else 'no such config file'}")
+    if args.config is not None:
+        args.config = given_path(str(args.config), "--config")
+        if not args.config.is_file():
+            raise ConfigError(f"{args.config}: {'not a regular file' if os.path.lexists(args.config) else 'no such config file'}")
     overrides = {"profile": args.profile} if args.profile else None
     profile = None  # the profile's worker globs, for discovery's second step; read once, when first needed
     targets: dict[Path, _Target] = {}

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.read.discovery import RULE as DISCOVERY_RULE
     from spec_contract.engine.read.discovery import Found, find_project, is_project, nested_projects
     from spec_contract.engine.read.files import SourceFile, decode, read_bytes, relative_to
+    from spec_contract.engine.read.given import given_path
     from spec_contract.engine.read.listing import Listings
     from spec_contract.engine.resolve.roles import RoleClass, role_classes
     from spec_contract.engine.results import (
@@ -89,6 +90,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "decode": ("read.files", "decode"),
     "read_bytes": ("read.files", "read_bytes"),
     "relative_to": ("read.files", "relative_to"),
+    "given_path": ("read.given", "given_path"),
     "Listings": ("read.listing", "Listings"),
     "RoleClass": ("resolve.roles", "RoleClass"),
     "role_classes": ("resolve.roles", "role_classes"),
@@ -162,7 +164,7 @@ __all__ = [
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
     "find_project", "fingerprint", "is_project", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
-    "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
+    "given_path", "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
     "write_own",
     "RoleClass", "role_classes",
     # before the launch (engine/launch/)

@@ -18,6 +18,7 @@ from typing import Any
 
 from spec_contract.engine.launch.command import LaunchError
 from spec_contract.engine.read.files import read_text
+from spec_contract.engine.read.given import given_path
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
@@ -52,7 +53,7 @@ def hub_cache(env: dict[str, str] | None = None) -> Path:
 
 def config_path(name: str, env: dict[str, str] | None = None, revision: str = "main") -> Path:
     """The ``config.json`` a model name stands for: in the directory it names, else in the hub cache."""
-    given = Path(name).expanduser()
+    given = given_path(name)
     if given.is_dir():
         return given / "config.json"
     if given.is_file() and given.name == "config.json":
@@ -62,12 +63,13 @@ def config_path(name: str, env: dict[str, str] | None = None, revision: str = "m
     cache = hub_cache(env)
     repo = cache / ("models--" + name.replace("/", "--"))
     ref = repo / "refs" / revision
-    try:
+    try:  # the name makes the cache's folder name: one too long for the file system is found here
         snapshot = read_text(ref).strip() if ref.is_file() else revision
-    except OSError as exc:
-        raise LaunchError(f"{name}: cannot read {ref}: {exc.strerror or exc}") from None
-    found = repo / "snapshots" / snapshot / "config.json"
-    if not found.is_file():
+        found = repo / "snapshots" / snapshot / "config.json"
+        cached = found.is_file()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the ref's text
+        raise LaunchError(f"{name}: cannot read {ref}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not cached:
         raise LaunchError(f"{name}: not a directory and not in the Hugging Face cache ({cache}); pass the "
                           f"checkpoint's directory, or download its config first "
                           f"(`huggingface-cli download {name} config.json`)")

@@ -32,6 +32,7 @@ from spec_contract.engine.project import Project
 from spec_contract.engine.queries import Analysis
 from spec_contract.engine.read.environment import locate_engine
 from spec_contract.engine.read.files import glob_match, read_text
+from spec_contract.engine.read.given import given_path
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import Phase, Role
 from spec_contract.engine.text import split_lines
@@ -56,7 +57,7 @@ def find_engine(profile: str | None, engine: str | None, python: str | None) -> 
     """The engine tree: ``engine`` (a directory), else the package installed for ``python`` (default: this
     interpreter), read as source."""
     if engine is not None:
-        root = Path(engine).expanduser()
+        root = given_path(engine, "--engine")
         if not root.is_dir():
             raise ConfigError(f"--engine {engine}: no such directory")
         return Engine(profile, root.resolve(), python)
