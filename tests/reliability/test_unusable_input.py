@@ -1,11 +1,13 @@
-"""Input that cannot be used is one line and exit 2 (issue 38, item 4).
+"""Input that cannot be used is one line and exit 2 (issue 38, items 3 and 4).
 
-A path component over 255 bytes (``--model-path``, ``--engine``, ``--config``, a hub-id-shaped ``org/<long>``)
-and ``~nosuchuser/…`` were tracebacks, exit 1.
+A ``config.json`` or ``--speculative-config`` nested 2,000 levels deep ended in a ``RecursionError`` traceback and
+exit 1, which ``preflight`` means as "this launch will fail". A path component over 255 bytes (``--model-path``,
+``--engine``, ``--config``, a hub-id-shaped ``org/<long>``) and ``~nosuchuser/…`` were tracebacks too.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -29,6 +31,31 @@ def assert_one_line_error(result: subprocess.CompletedProcess[str], *words: str)
     assert len(lines) == 1 and lines[0].startswith("spec-contract: error: "), result.stderr
     assert all(word in lines[0] for word in words), lines[0]
     return lines[0]
+
+
+def checkpoint(folder: Path, config: object | str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(config if isinstance(config, str) else json.dumps(config))
+    return folder
+
+
+def preflight(cwd: Path, model: Path | str, *more: str) -> subprocess.CompletedProcess[str]:
+    return run(cwd, "preflight", "--engine", str(DEMO), "--model", str(model), "--algorithm", "EAGLE", *more)
+
+
+DEEP = "[" * 2000 + "]" * 2000
+
+
+def test_a_config_json_nested_too_deeply_is_one_line(tmp_path):
+    deep = checkpoint(tmp_path / "deep", '{"architectures": ["LlavaForConditionalGeneration"], "x": ' + DEEP + "}")
+    assert_one_line_error(preflight(tmp_path, deep), "config.json: not valid JSON (nested too deeply)")
+
+
+def test_a_speculative_config_nested_too_deeply_is_one_line(tmp_path):
+    target = checkpoint(tmp_path / "target", {"architectures": ["LlavaForConditionalGeneration"]})
+    result = run(tmp_path, "preflight", "--engine", str(DEMO), "--", "vllm", "serve", str(target),
+                 "--speculative-config", '{"method": "eagle", "x": ' + DEEP + "}")
+    assert_one_line_error(result, "--speculative-config is not JSON (nested too deeply)")
 
 
 @pytest.mark.parametrize(("argv", "words"), [

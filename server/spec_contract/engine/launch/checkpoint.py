@@ -9,14 +9,13 @@ is looked up where ``huggingface_hub`` keeps its cache (``$HF_HUB_CACHE``, else 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spec_contract.engine.launch.command import LaunchError
+from spec_contract.engine.launch.command import LaunchError, json_value
 from spec_contract.engine.read.files import read_text
 from spec_contract.engine.read.given import given_path
 
@@ -85,10 +84,7 @@ def read_checkpoint(name: str, env: dict[str, str] | None = None) -> Checkpoint:
         raise LaunchError(f"{name}: no config.json in {path.parent}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise LaunchError(f"{path}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        config = json.loads(text)
-    except ValueError as exc:
-        raise LaunchError(f"{path}: not valid JSON ({exc})") from None
+    config = json_value(text, f"{path}: not valid JSON")
     if not isinstance(config, dict):
         raise LaunchError(f"{path}: not a JSON object")
     architectures = config.get("architectures")

@@ -15,12 +15,25 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from spec_contract.engine.config import ConfigError
 
 
 class LaunchError(ConfigError):
     """A launch line (or its flags) that does not say what to check; one line, as every configuration error."""
+
+
+def json_value(text: str, what: str) -> Any:
+    """The JSON value of ``text`` (an option of the launch line, a checkpoint's ``config.json``), or a one-line
+    LaunchError, ``what (why)``: JSON nested deeper than the parser recurses (2,000 ``[``) is as unusable as
+    a syntax error, not a crash (a crash would exit 1, which a preflight means as "this launch will fail")."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise LaunchError(f"{what} ({exc})") from None
+    except RecursionError:
+        raise LaunchError(f"{what} (nested too deeply)") from None
 
 
 @dataclass(frozen=True)
@@ -125,10 +138,7 @@ def _vllm(model: str | None, options: dict[str, str], env: dict[str, str]) -> La
     spec: dict[str, object] = {}
     raw = options.get("speculative_config")
     if raw is not None:
-        try:
-            spec = json.loads(raw)
-        except ValueError as exc:
-            raise LaunchError(f"cannot parse the launch line: --speculative-config is not JSON ({exc})") from None
+        spec = json_value(raw, "cannot parse the launch line: --speculative-config is not JSON")
         if not isinstance(spec, dict):
             raise LaunchError("cannot parse the launch line: --speculative-config must be a JSON object")
     method, draft = spec.get("method"), spec.get("model")
