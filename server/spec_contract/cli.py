@@ -258,6 +258,14 @@ def _emit(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _error(text: str) -> None:
+    """A one-line error on standard error, shown as the notes are: the text may hold what a checked tree or a
+    checkpoint's config chose (an architecture's name, a path with a line break or an escape sequence)."""
+    from spec_contract.report import printable
+
+    print(f"spec-contract: error: {printable(text)}", file=sys.stderr)
+
+
 def _run_notes(report: Report) -> bool:
     """Print what the analyses say about the run as a whole (standard error: the output stays parsable);
     returns whether a path the check needed could not be read.
@@ -318,7 +326,7 @@ def _launch_command(args: argparse.Namespace) -> int:
 
         result = preflight(launch, engine, analysis, launch.environment())
     except ConfigError as exc:
-        print(f"spec-contract: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return 2
     from spec_contract.report import preflight as report
 
@@ -357,11 +365,12 @@ def _matrix_tree(args: argparse.Namespace) -> str | None:
 def _matrix(args: argparse.Namespace, analysis: Analysis) -> int:
     from spec_contract.engine import ConfigError, support_matrix, write_own
     from spec_contract.report import matrix as report
+    from spec_contract.report import printable
     from spec_contract.report.matrix_html import render_html
 
     table = support_matrix(analysis)
     for note in analysis.notes:
-        print(f"spec-contract: warning: {note}", file=sys.stderr)
+        print(f"spec-contract: warning: {printable(note)}", file=sys.stderr)
     if analysis.unread:  # as check: a matrix that skipped files it needed vouches for nothing
         print(f"spec-contract: error: {len(analysis.unread)} path(s) the matrix needed could not be read; it is "
               "incomplete", file=sys.stderr)
@@ -390,7 +399,7 @@ def _run(args: argparse.Namespace) -> int:
         with Progress(sys.stderr, "analysing"):
             report, outcome, kept, vacant = _analyse(args, started, notes)
     except ConfigError as exc:
-        print(f"spec-contract: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return 2
     for note in notes:
         print(f"spec-contract: {note}", file=sys.stderr)

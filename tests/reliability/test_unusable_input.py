@@ -1,8 +1,12 @@
-"""Input that cannot be used is one line and exit 2 (issue 38, items 3 and 4).
+"""Input that cannot be used is one line and exit 2, and text from a checkpoint reaches the terminal as text
+(issue 38, items 3, 4 and 10).
 
 A ``config.json`` or ``--speculative-config`` nested 2,000 levels deep ended in a ``RecursionError`` traceback and
 exit 1, which ``preflight`` means as "this launch will fail". A path component over 255 bytes (``--model-path``,
-``--engine``, ``--config``, a hub-id-shaped ``org/<long>``) and ``~nosuchuser/…`` were tracebacks too.
+``--engine``, ``--config``, a hub-id-shaped ``org/<long>``) and ``~nosuchuser/…`` were tracebacks too. An
+architecture name from a third-party ``config.json`` reached the terminal as it was: escape sequences (clear
+the screen, retitle the window), NUL bytes, ten thousand names in a 110 KB line, one name of a megabyte; and a
+line break in a checkpoint's path split the verdict's line in two.
 """
 
 from __future__ import annotations
@@ -77,3 +81,32 @@ def test_a_path_that_cannot_name_a_file_is_one_line(tmp_path, argv, words):
     (tmp_path / "hub").mkdir()  # a hub id is looked up there: its folder's name is too long too
     (tmp_path / "org").mkdir()  # `org/<long>` is a path first: past `org`, the long name is what fails
     assert_one_line_error(run(tmp_path, *argv), *words)
+
+
+def test_escape_sequences_and_nul_in_an_architecture_are_shown_escaped(tmp_path):
+    hostile = checkpoint(tmp_path / "hostile", {"architectures": ["\x1b]0;owned\x07\x1b[2JEvil\x00ForCausalLM"]})
+    line = assert_one_line_error(preflight(tmp_path, hostile), "which the engine does not register")
+    assert "\x1b" not in line and "\x00" not in line and "\x07" not in line
+    assert "\\x1b]0;owned\\x07\\x1b[2JEvil\\x00ForCausalLM" in line
+
+
+def test_ten_thousand_unknown_architectures_make_a_short_line(tmp_path):
+    many = checkpoint(tmp_path / "many", {"architectures": [f"Unknown{i}ForCausalLM" for i in range(10_000)]})
+    line = assert_one_line_error(preflight(tmp_path, many), "Unknown0ForCausalLM, Unknown1ForCausalLM, "
+                                 "Unknown2ForCausalLM and 9,997 more, which the engine does not register")
+    assert len(line) < 500
+
+
+def test_a_megabyte_architecture_name_makes_a_short_line(tmp_path):
+    huge = checkpoint(tmp_path / "huge", {"architectures": ["A" * 1_000_000]})
+    line = assert_one_line_error(preflight(tmp_path, huge), "which the engine does not register")
+    assert len(line) < 500
+
+
+def test_a_line_break_in_the_checkpoint_path_stays_on_the_verdict_line(tmp_path):
+    split = checkpoint(tmp_path / "two\nlines", {"architectures": ["LlavaForConditionalGeneration"]})
+    result = preflight(tmp_path, split)
+    assert result.returncode == 1, result.stderr  # the demo's wrapper crashes
+    (verdict,) = [line for line in result.stdout.splitlines() if line.startswith("target: ")]
+    assert verdict.endswith("two\\x0alines/config.json): crashes"), result.stdout
+    assert not [line for line in result.stdout.splitlines() if line.startswith("lines/")], result.stdout

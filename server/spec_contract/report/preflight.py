@@ -78,17 +78,17 @@ def _first_failure(result: Preflight) -> str:
 def render_text(result: Preflight) -> str:
     engine = result.engine
     version = f" {result.version}" if result.version else ""
-    out = [f"{engine.profile or 'engine'}{version} ({engine.root}), algorithm {result.algorithm or 'none'}"]
+    out = [printable(f"{engine.profile or 'engine'}{version} ({engine.root}), algorithm {result.algorithm or 'none'}")]
     for verdict in result.verdicts:
         given = result.target if verdict.role.value == "target" else result.draft
         named = verdict.class_name if verdict.architecture == verdict.class_name else \
             f"{verdict.architecture} → {verdict.class_name}"
-        out.append(f"{verdict.role.value}: {named} ({given.path if given else '?'}): {verdict.state}")
+        out.append(printable(f"{verdict.role.value}: {named} ({given.path if given else '?'}): {verdict.state}"))
         for problem in sorted(verdict.problems, key=_phase_rank):
             out += _problem_lines(problem)
         command = fix_command(verdict)
         if command:
-            out.append(f"  fix all: {command}")
+            out.append(printable(f"  fix all: {command}"))
     for refusal in result.launch_problems:
         out.append(printable(f"launch: refused {refusal.when} ({refusal.check}) at {refusal.where.path}:"
                              f"{refusal.where.line}"))

@@ -71,7 +71,18 @@ def class_for(known: dict[str, ClassKey], architectures_named: tuple[str, ...], 
             raise LaunchError(f"{where}: names {arch}, whose registered class {unchecked[arch]} builds another "
                               "class at run time (a dispatcher): cannot tell which; pass the checkpoint of the class "
                               "it builds, or run `spec-contract matrix` to see each")
-    named = ", ".join(architectures_named)
+    named = _some(architectures_named)
     close = difflib.get_close_matches(architectures_named[0], list(known), n=3)
     hint = f" (close: {', '.join(close)})" if close else ""
     raise LaunchError(f"{where}: names {named}, which the engine does not register{hint}")
+
+
+_SOME_NAMES, _NAME_WIDTH = 3, 80
+
+
+def _some(names: tuple[str, ...]) -> str:
+    """The first few of ``names``, each cut to a line's width, and how many more: the names come from a
+    third-party ``config.json``, which may list ten thousand architectures, or one a megabyte long."""
+    shown = [n if len(n) <= _NAME_WIDTH else n[:_NAME_WIDTH - 1] + "…" for n in names[:_SOME_NAMES]]
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {more:,} more" if more else "")
