@@ -15,6 +15,12 @@ from collections.abc import Callable, Iterator
 # a folder's listing: its subfolder names, its other names, the subfolders that are symbolic links
 _Listed = tuple[list[str], list[str], frozenset[str]]
 
+# The kernel's own file systems, which no walk enters: a workspace folder ``/`` reached ``/proc/<pid>/cwd``, the
+# folders of every other process (and stopped at a broken pyproject.toml in one), and ``/proc/<pid>/root``, the
+# whole file system again; ``/sys`` and ``/dev`` are no one's project either.
+_KERNEL = ("/proc", "/sys", "/dev")
+_KERNEL_NAMES = frozenset(k[1:] for k in _KERNEL)
+
 
 class Listings:
     """The folders listed so far in this run."""
@@ -24,8 +30,9 @@ class Listings:
 
     def walk(self, top: str | os.PathLike[str], onerror: Callable[[OSError], object] | None = None,
              followlinks: bool = False) -> Iterator[tuple[str, list[str], list[str]]]:
-        """What ``os.walk(top, onerror=onerror, followlinks=followlinks)`` yields, in its order; as there,
-        the caller may prune the folder names it is given to leave those subtrees out."""
+        """What ``os.walk(top, onerror=onerror, followlinks=followlinks)`` yields, in its order, less the kernel's
+        folders (:data:`_KERNEL`); as there, the caller may prune the folder names it is given to leave those
+        subtrees out."""
         stack = [os.fspath(top)]
         while stack:
             dirpath = stack.pop()
@@ -44,15 +51,14 @@ class Listings:
 
 def walk(top: str | os.PathLike[str], listings: Listings | None, onerror: Callable[[OSError], object] | None = None,
          followlinks: bool = False) -> Iterator[tuple[str, list[str], list[str]]]:
-    """``os.walk`` (top-down), from ``listings`` when the run keeps them."""
-    if listings is None:
-        return os.walk(top, onerror=onerror, followlinks=followlinks)
-    return listings.walk(top, onerror, followlinks)
+    """``os.walk`` (top-down) without the kernel's folders, from ``listings`` when the run keeps them."""
+    return (listings or Listings()).walk(top, onerror, followlinks)
 
 
 def _list(dirpath: str) -> _Listed | OSError:
     """One folder's listing as ``os.walk`` takes it (a folder is what ``is_dir`` says, following links; a
-    name whose type cannot be read is a file's), or the error that stopped it."""
+    name whose type cannot be read is a file's) without the kernel's folders and links into them, or the
+    error that stopped it."""
     dirnames: list[str] = []
     filenames: list[str] = []
     links: set[str] = set()
@@ -68,7 +74,15 @@ def _list(dirpath: str) -> _Listed | OSError:
                     links.add(entry.name)
     except OSError as error:
         return error
+    if links or not _KERNEL_NAMES.isdisjoint(dirnames):
+        dirnames = [name for name in dirnames if not _in_kernel(os.path.join(dirpath, name))]
     return dirnames, filenames, frozenset(links)
+
+
+def _in_kernel(folder: str) -> bool:
+    """Whether ``folder`` is, or is a link into, one of the kernel's file systems."""
+    real = os.path.realpath(folder)
+    return any(real == top or real.startswith(top + "/") for top in _KERNEL)
 
 
 def _is_link(entry: os.DirEntry[str]) -> bool:
