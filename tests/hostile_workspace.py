@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 # Modules the server, the interpreter's start-up or the processes the server starts import by name (runpy for
-# `-m` on 3.10, importlib on 3.12, multiprocessing in the engine's fork server, jedi's environment subprocess).
+# `-m` on 3.10, importlib on 3.12, multiprocessing in the engine's fork server).
 SHADOWS = (
     "spec_contract", "argparse", "typing", "runpy", "importlib", "multiprocessing", "selectors", "concurrent", "asyncio",
     "json", "logging", "threading", "uuid", "pathlib", "pygls", "lsprotocol", "cattrs", "attrs", "libcst", "jedi",

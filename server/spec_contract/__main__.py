@@ -11,7 +11,7 @@ import sys
 
 if __name__ == "__main__":  # not when imported: a spawned worker of ``python path/to/__main__.py`` re-imports it
     # Started without -I after all: what this file could still be tricked into importing from the working
-    # directory (argparse, typing, the engine's libcst and jedi, all imported below or later) is looked up
+    # directory (argparse, typing, the engine's libcst, all imported below or later) is looked up
     # elsewhere from here on. The package itself is loaded already and finds its modules through __path__.
     if not sys.flags.isolated and not getattr(sys.flags, "safe_path", False) and sys.path[:1] == [os.getcwd()]:
         del sys.path[0]

@@ -19,7 +19,7 @@ from spec_contract.engine import apply_edits as engine_apply_edits
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENT_DIR = REPO / "protocol-fixtures" / "clients"
-TIMEOUT = 30.0  # generous: CI has two cores and the first analysis imports libcst/jedi
+TIMEOUT = 30.0  # generous: CI has two cores and the first analysis imports the engine
 
 
 def vscode_capabilities() -> types.ClientCapabilities:

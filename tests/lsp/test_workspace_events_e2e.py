@@ -75,10 +75,10 @@ async def test_resolving_a_foreign_code_action_is_an_invalid_params_error(neovim
 
 
 def test_server_start_does_not_import_the_analysis():
-    """Editors start the server often; libcst, jedi and the engine load only when a folder is indexed."""
+    """Editors start the server often; libcst and the engine load only when a folder is indexed."""
     probe = (
         "import sys; from spec_contract.lsp.server import create_server; create_server(); "
-        "print(sorted(m for m in ('libcst', 'jedi', 'spec_contract.engine.project') if m in sys.modules))"
+        "print(sorted(m for m in ('libcst', 'spec_contract.engine.project') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

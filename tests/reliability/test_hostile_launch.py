@@ -168,8 +168,8 @@ def test_the_markers_catch_a_plain_python_m(tmp_path):
 
 
 def test_an_out_of_tree_package_looks_up_the_engine_without_running_the_workspace(tmp_path):
-    """A models-only package makes the server ask jedi for the engine installed in the environment (a
-    subprocess of the interpreter, started in the workspace): that must not import from the workspace either."""
+    """A models-only package makes the server look up the engine installed in the environment: that must not
+    import from the workspace either."""
     workspace = tmp_path / "my_models"
     (workspace / "my_models").mkdir(parents=True)
     (workspace / "my_models" / "__init__.py").write_text("")

@@ -73,10 +73,11 @@ def test_a_speculative_config_nested_too_deeply_is_one_line(tmp_path):
      ("--engine ~nosuchuser/engine: cannot expand ~nosuchuser",)),
     (("matrix", "--engine", f"/tmp/{LONG}"), ("--engine /tmp/aaa", "File name too long")),
     (("matrix", "--engine", "~nosuchuser/engine"), ("cannot expand ~nosuchuser",)),
+    (("matrix", "--python", "~nosuchuser/bin/python"), ("--python ~nosuchuser/bin/python: cannot expand",)),
     (("check", "--config", f"/tmp/{LONG}", str(DEMO)), ("--config /tmp/aaa", "File name too long")),
     (("check", "--config", "~nosuchuser/spec.toml", str(DEMO)), ("--config ~nosuchuser/spec.toml: cannot expand",)),
 ], ids=["model-long", "hub-id-long", "model-no-user", "engine-long", "engine-no-user", "matrix-engine-long",
-        "matrix-engine-no-user", "config-long", "config-no-user"])
+        "matrix-engine-no-user", "python-no-user", "config-long", "config-no-user"])
 def test_a_path_that_cannot_name_a_file_is_one_line(tmp_path, argv, words):
     (tmp_path / "hub").mkdir()  # a hub id is looked up there: its folder's name is too long too
     (tmp_path / "org").mkdir()  # `org/<long>` is a path first: past `org`, the long name is what fails

@@ -43,7 +43,7 @@ def test_the_vsix_carries_the_server_for_its_platform():
         vsixmanifest = package.read("extension.vsixmanifest").decode()
     assert "extension/bundled/tool/server.py" in names
     for module in ("spec_contract/__main__.py", "pygls/server.py", "lsprotocol/types.py", "cattrs/__init__.py",
-                   "attrs/__init__.py", "jedi/__init__.py", "parso/__init__.py"):
+                   "attrs/__init__.py"):
         assert f"extension/bundled/libs/{module}" in names, module
     for version in manifest["pythons"]:
         native = f"extension/bundled/native/cp{version.replace('.', '')}/libcst/"

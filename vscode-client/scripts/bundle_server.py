@@ -91,10 +91,9 @@ def pip(*args: str) -> None:
 
 
 def prune(folder: Path) -> None:
-    """What pip --target leaves that the server never reads: console scripts, byte code, libcst's own tests and
-    jedi's stub packages (typeshed, django-stubs: 5,500 files; the server asks jedi only for an environment's sys.path, never to infer)."""
+    """What pip --target leaves that the server never reads: console scripts, byte code and libcst's own tests."""
     shutil.rmtree(folder / "bin", ignore_errors=True)
-    unread = [*folder.rglob("__pycache__"), *folder.glob("libcst/**/tests"), *folder.glob("jedi/third_party")]
+    unread = [*folder.rglob("__pycache__"), *folder.glob("libcst/**/tests")]
     for path in unread:
         shutil.rmtree(path, ignore_errors=True)
 

@@ -1,6 +1,6 @@
 """Bringing each folder's analysis into being: settings, projects, the first index, and what changes them.
 
-Start-up stays cheap: the engine (and through it libcst/jedi) is imported on the engine thread when the first
+Start-up stays cheap: the engine (and through it libcst) is imported on the engine thread when the first
 folder is indexed (:func:`load_engine`), while the client reads the ``initialize`` answer and opens its files.
 
 A workspace folder that cannot be analysed on its own (an editor opened on ``srt/models``, or on the file's

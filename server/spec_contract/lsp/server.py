@@ -7,7 +7,7 @@ protocol's stricter answers (:mod:`spec_contract.lsp.protocol`). It keeps no ana
 turns protocol messages into session calls.
 
 Start-up stays cheap: this module imports only pygls, lsprotocol and the server's own modules; the engine
-(and through it libcst/jedi) is imported on the engine thread when the first folder is indexed.
+(and through it libcst) is imported on the engine thread when the first folder is indexed.
 """
 
 from __future__ import annotations
