@@ -15,8 +15,8 @@ from pathlib import Path
 # `-m` on 3.10, importlib on 3.12, multiprocessing in the engine's fork server).
 SHADOWS = (
     "spec_contract", "argparse", "typing", "runpy", "importlib", "multiprocessing", "selectors", "concurrent", "asyncio",
-    "json", "logging", "threading", "uuid", "pathlib", "pygls", "lsprotocol", "cattrs", "attrs", "libcst", "jedi",
-    "parso", "tomllib", "tomli", "sitecustomize", "usercustomize",
+    "json", "logging", "threading", "uuid", "pathlib", "pygls", "lsprotocol", "cattrs", "attrs", "libcst",
+    "tomllib", "tomli", "sitecustomize", "usercustomize",
 )
 
 
