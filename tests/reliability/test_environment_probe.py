@@ -135,3 +135,40 @@ def test_a_python_that_never_answers_is_given_up_on_with_one_line(tmp_path, comm
     while not _gone(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(pid), "the wrapper's child was left running"
+
+
+def fake_interpreter(path: Path) -> Path:
+    """A file where an interpreter would be that cannot run (not a script, not a program): read, it tells
+    the probe its prefix; run, it would fail."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x7fELF not really\n")
+    path.chmod(0o755)
+    return path
+
+
+def installation(prefix: Path, version: str = "3.12") -> Path:
+    """A conda-shaped prefix: bin/python -> python3.12, lib/python3.12/os.py, its own site-packages."""
+    python = fake_interpreter(prefix / "bin" / f"python{version}")
+    (prefix / "bin" / "python").symlink_to(python.name)
+    (prefix / "lib" / f"python{version}" / "site-packages").mkdir(parents=True)
+    (prefix / "lib" / f"python{version}" / "os.py").write_text("")
+    return prefix / "bin" / "python"
+
+
+def test_an_installation_and_a_venv_including_it_are_read_from_their_files_alone(tmp_path):
+    from spec_contract.engine.read.environment import locate_engine
+
+    base_python = installation(tmp_path / "conda")
+    engine = tmp_path / "conda" / "lib" / "python3.12" / "site-packages" / "sglang"
+    engine.mkdir()
+    (engine / "__init__.py").write_text("")
+    assert locate_engine(str(base_python), "sglang") == engine
+    assert locate_engine(str(tmp_path / "conda"), "sglang") == engine  # the environment's folder will do
+    for included, found in (("true", engine), ("false", None)):
+        env = tmp_path / f"venv-{included}"
+        (env / "lib" / "python3.12" / "site-packages").mkdir(parents=True)
+        (env / "bin").mkdir()
+        (env / "bin" / "python").symlink_to(base_python.resolve())
+        (env / "pyvenv.cfg").write_text(f"home = {base_python.parent}\ninclude-system-site-packages = {included}\n"
+                                        "version = 3.12.4\n")
+        assert locate_engine(str(env / "bin" / "python"), "sglang") == found

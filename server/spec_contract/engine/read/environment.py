@@ -11,9 +11,9 @@ Nothing of the environment runs. Starting its interpreter, even only to ask for 
 module: every ``import`` line of every ``.pth`` file and ``sitecustomize``, code that whoever installed a
 package there chose (a colleague's environment, one built from an untrusted requirements file). ``.pth``
 files are read as text, for their path lines (an editable install's source folder); their ``import`` lines
-are skipped. Only an interpreter whose files do not tell its prefix (a wrapper script, such as a pyenv shim)
-is started, isolated and with a time limit, to print its real executable and version (:data:`ASK`); what
-that names is then read the same way.
+are skipped. Only an interpreter whose files do not tell its prefix and version (a wrapper script, such as a
+pyenv shim; a copied binary beside several versions' libraries) is started, isolated and with a time limit,
+to print its real executable and version (:data:`ASK`); what that names is then read the same way.
 """
 
 from __future__ import annotations
@@ -88,26 +88,27 @@ def _environment(python: str | None) -> tuple[_Prefixes, bool]:
     return _of_interpreter(given, f"--python {python}")
 
 
-def _of_interpreter(executable: Path, named: str, version: str | None = None) -> tuple[_Prefixes, bool]:
-    """The environment of the interpreter at ``executable``; ``version`` when it said so itself (:func:`_ask`)."""
+def _of_interpreter(executable: Path, named: str, asked: str | None = None) -> tuple[_Prefixes, bool]:
+    """The environment of the interpreter at ``executable``; ``asked``: the version it printed when it was
+    asked (:func:`_ask`), which is done only when its files do not tell."""
     # Python looks for pyvenv.cfg beside the interpreter and one folder up, from the path it was started by
     # (a virtual environment's bin/python is a link to its base interpreter: resolved, it is no longer in it)
     for folder in (executable.parent, executable.parent.parent):
         if (folder / "pyvenv.cfg").is_file():
             return _of_venv(folder)
     real = executable.resolve()
-    if version is None:
-        script = read_bytes(str(real), 2)
-        if isinstance(script, bytes) and script.startswith(b"#!"):  # a wrapper: only running it tells
-            answer, version = _ask(executable, named)
-            return _of_interpreter(Path(answer), named, version)
+    start = read_bytes(str(real), 2)
+    if asked is not None or not (isinstance(start, bytes) and start.startswith(b"#!")):  # a script wraps one
         named_version = _VERSIONED.fullmatch(real.name)
-        version = named_version.group(1) if named_version else None
-    for prefix in real.parents:  # the prefix holds the standard library: Python's own search, upwards
-        lib = _lib_folder(prefix, version, "os.py")
-        if lib is not None:
-            return [(prefix, lib)], True
-    raise ConfigError(f"{named}: not a usable Python interpreter (no lib/python{version or 'X.Y'}/os.py above {real})")
+        version = asked or (named_version.group(1) if named_version else None)
+        for prefix in real.parents:  # the prefix holds the standard library: Python's own search, upwards
+            lib = _lib_folder(prefix, version, "os.py")
+            if lib is not None:
+                return [(prefix, lib)], True
+    if asked is not None:
+        raise ConfigError(f"{named}: not a usable Python interpreter (no lib/python{asked}/os.py above {real})")
+    answer, version = _ask(executable, named)
+    return _of_interpreter(Path(answer), named, version)
 
 
 def _of_prefix(folder: Path) -> tuple[_Prefixes, bool] | None:
