@@ -383,7 +383,7 @@ def _matrix(args: argparse.Namespace, analysis: Analysis) -> int:
     try:  # only a matrix this command wrote is replaced (see engine.written)
         write_own(args.output, text + "\n", "support matrix", report.written_by_matrix)
     except ConfigError as exc:
-        print(f"spec-contract: error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return 2
     print(f"Wrote the support matrix ({len(table.rows)} architectures) to {args.output}.", file=sys.stderr)
     return done
