@@ -255,7 +255,7 @@ def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, st
     site = refusal.site
     line = site.gate_line if site.gate_line is not None else site.span.line
     where = f"{rel(site.path)}:{line + 1}"
-    message = (f"the engine refuses {status.algorithm} for `{cls.name}` {site.phase.refused}, at its check in "
+    message = (f"the engine refuses {status.algorithm} for `{cls.name}` {site.phase.refused}; its check is at "
                f"{where}; but the class could support it: {names} can be implemented like `{like}` "
                f"({len(needed)} member{'s' if len(needed) > 1 else ''})")
     return Finding(
