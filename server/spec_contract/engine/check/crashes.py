@@ -281,6 +281,18 @@ def on_worker_lines(findings: Iterable[Finding], rel: Relative) -> list[Finding]
     return out
 
 
+def _names(names: list[str], room: int = 120) -> str:
+    """The classes a worker line's finding lists, as many as fit one clause of ``room`` characters (a clause is a
+    line of the text output), then how many more: the finding's ``classes`` carry them all."""
+    shown: list[str] = []
+    for name in names:
+        if shown and len(", ".join(shown + [f"`{name}`"])) > room:
+            break
+        shown.append(f"`{name}`")
+    rest = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more" if rest else "")
+
+
 def _worker_line(site_path: str, span: Span, algorithm: str, records: list[Finding], rel: Relative) -> Finding:
     by_class: dict[str, list[Finding]] = {}
     for record in records:
@@ -294,18 +306,17 @@ def _worker_line(site_path: str, span: Span, algorithm: str, records: list[Findi
     # (a class loaded as every draft lists its draft members too) never rename the line's finding
     lacking = Counter(m for c in listed for m in c.members)
     members = sorted(lacking, key=lambda m: (m != site.member, -lacking[m], m))
-    names = ", ".join(f"`{c.class_name}`" for c in listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5
-                                                                  else "")
+    names = _names([c.class_name for c in listed])
     many = len(listed) > 1
     some = "some of " if any(count < len(listed) for count in lacking.values()) else ""
     lack = (f"the {len(listed)} registered class{'es' if many else ''} that lack{'' if many else 's'} {some}"
             f"{', '.join(f'`{m}`' for m in members)}")
     if site.gate:  # the engine's own check: a refusal, but one that costs the load
         message = (f"the engine's check refuses {algorithm} for {lack}; {'they are' if many else 'it is'} refused "
-                   f"here {site.phase.refused}: {names}")
+                   f"here {site.phase.refused}; {'the classes' if many else 'the class'}: {names}")
     else:
         message = (f"no gate refuses {algorithm} for {lack}; {'they crash' if many else 'it crashes'} here "
-                   f"({site.phase}, after loading): {names}")
+                   f"({site.phase}, after loading); {'the classes' if many else 'the class'}: {names}")
     return Finding(
         code=UNREFUSED_CRASH.code, severity=first.severity, path=site_path, span=span, class_name="",
         class_qualname=f"{rel(site_path)}:{span.line + 1}", member=members[0], roles=first.roles, delegate="",
