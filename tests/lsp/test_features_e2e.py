@@ -41,29 +41,35 @@ async def test_hover_on_wrapper_definition_and_call_site(client, demo):
     llava = open_document(client, demo / "minisgl/models/llava.py")
     text = await hover_text(client, llava, 5, 10)
     # Worded as the diagnostics are (code, severity, counts), the members with findings first (issue 23, item 6),
-    # each place as plain path:line text before its link (item 7: Neovim shows the Markdown as it is).
+    # each detail on a line of its own, the more worker lines counted in words, each place a `path:line` link
+    # except for Neovim, which follows no link: it printed (0.7) or wrapped around (0.11) the URI (issue 37, item 6)
+    def place(relative: str, line: int) -> str:
+        text = f"`{relative}:{line}`"
+        return text if client.editor.startswith("neovim") else f"[{text}]({(demo / relative).as_uri()}#L{line})"
+
     assert text.startswith("**`LlavaForConditionalGeneration`** — speculative-decoding contract (3 members; 2 errors)")
-    assert "- `get_embed_and_head` (target): **missing**, SC001 error — `LlamaForCausalLM` provides it via `self.language_model`" in text
+    assert ("- `get_embed_and_head` (target): **missing**, SC001 error\n"
+            "  - `LlamaForCausalLM` provides it via `self.language_model`\n"
+            f"  - called at {place('minisgl/speculative/eagle_worker.py', 11)} (start-up)\n") in text
     assert "- `set_embed_and_head` (draft): forwarded to `self.language_model`" in text
     assert text.index("SC001 error") < text.index("forwarded to")
-    eagle3 = next(line for line in text.splitlines() if line.startswith("- EAGLE3: crashes: "))
-    assert "`set_eagle3_layers_to_capture` at `minisgl/model_executor/model_runner.py:14` ([open](" in eagle3
-    assert "(start-up; forward it to `self.language_model` (`LlamaForCausalLM` has it))" in text
-    worker_uri = (demo / "minisgl/speculative/eagle_worker.py").as_uri()
-    assert f"`minisgl/speculative/eagle_worker.py:11` ([open]({worker_uri}#L11))" in text
+    eagle3 = text.split("- EAGLE3: crashes\n", 1)[1].split("\n- ", 1)[0]  # its crashes, each with its fix
+    assert (f"  - `set_eagle3_layers_to_capture` at {place('minisgl/model_executor/model_runner.py', 14)}"
+            " (start-up)\n    - forward it to `self.language_model` (`LlamaForCausalLM` has it)") in eagle3
+    assert ("file:" in text) is not client.editor.startswith("neovim")
 
     llama = open_document(client, demo / "minisgl/models/llama.py")
     text = await hover_text(client, llama, 16, 12)
     assert text.startswith("**`get_embed_and_head`** is part of the speculative-decoding contract")
     assert (
-        f"- target model, required: called by `minisgl/speculative/eagle_worker.py:11` ([open]({worker_uri}#L11))"
+        f"- target model, required: called by {place('minisgl/speculative/eagle_worker.py', 11)}"
         " (start-up) — `embed, head = self.target_worker.model_runner.model.get_embed_and_head()`"
     ) in text
 
     worker = open_document(client, demo / "minisgl/speculative/eagle_worker.py")
     text = await hover_text(client, worker, WORKER_LINE, 65)
     assert text.startswith("**`get_embed_and_head`** on the target model — required (start-up)")
-    assert f"- `LlamaForCausalLM` (`minisgl/models/llama.py:17` ([open]({(demo / 'minisgl/models/llama.py').as_uri()}#L17)))" in text
+    assert f"- `LlamaForCausalLM` ({place('minisgl/models/llama.py', 17)})" in text
     assert "Wrappers that do not forward it:\n- `LlavaForConditionalGeneration`" in text
 
     nothing = await client.text_document_hover_async(types.HoverParams(**at(worker, 0, 3)))
@@ -276,7 +282,7 @@ async def test_a_check_after_the_load_is_a_missing_forward_with_its_hover_and_fi
 
     text = await hover_text(client, uri, 5, 10)
     assert "**Speculative algorithms**" in text
-    assert "- EAGLE3: crashes: `set_eagle3_layers_to_capture` at" in text
+    assert "- EAGLE3: crashes\n  - `set_eagle3_layers_to_capture` at" in text
 
     actions = await code_actions(client, uri, [gate])
     forward = next(a for a in actions if "set_eagle3_layers_to_capture" in a.title)

@@ -114,14 +114,15 @@ def compute_reports(
     codec: PositionCodec,
     related: bool,
     converter: cattrs.Converter,
-    worst_last: bool = False,
 ) -> tuple[dict[str, FileReport], dict[str, bool]]:
     """New reports for ``paths`` (others carried over) and, per path, whether its diagnostics changed;
     ``lines_for``: the lines of the texts ``analysis`` read (``SourceLines(analysis)``), which a report's result
     id names.
 
-    Each file's diagnostics go in order of severity, the most severe first (``worst_last``: last, for a client
-    whose default shows the last diagnostic of a line, see ``ClientFeatures``), in the engine's order within one.
+    Each file's diagnostics go in order of severity, the most severe first, in the engine's order within one: the
+    order VS Code's hover, Emacs and Neovim's diagnostics float list them in. (Neovim's sign and virtual text show
+    a line's last diagnostic unless sorted by severity; the Neovim configurations in ``editors/neovim`` sort
+    this server's, in its own diagnostic namespaces.)
 
     Pure, so it can run on the engine thread while the event loop keeps reading the previous reports.
     A file whose findings all went away keeps an (empty) report so that the client gets told to clear it.
@@ -133,7 +134,7 @@ def compute_reports(
         by_path.setdefault(finding.path, []).append(finding)
     touched = analysis.changed_paths  # None: unknown, every file may have changed
     for path in paths:
-        findings = tuple(sorted(by_path.get(path, ()), key=severity_of, reverse=worst_last))
+        findings = tuple(sorted(by_path.get(path, ()), key=severity_of))
         old = previous.get(path)
         if old is not None and touched is not None and path not in touched and old.findings == findings:
             changed[path] = False  # same text, same findings: the report stands as it is (a keystroke elsewhere)

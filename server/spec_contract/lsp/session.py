@@ -247,7 +247,6 @@ class Session:
             self.editor.codec,
             self.features.related_information,
             self.editor.converter,
-            self.features.worst_last,
         )
         if self.features.pull_diagnostics:
             if any(changed.values()) and self.features.diagnostic_refresh:
