@@ -65,6 +65,8 @@ async def test_wrapper_gets_two_sc001_on_its_class_name(client, demo):
         ]
         call_site = related["get_embed_and_head"][0].location.range
         assert call_site == types.Range(types.Position(10, 60), types.Position(10, 78))
+        assert related["get_embed_and_head"][1].message == \
+            "`LlamaForCausalLM` (`self.language_model`) has `get_embed_and_head`"
 
 
 async def test_indexing_reports_progress(client, demo):

@@ -323,6 +323,18 @@ async def test_an_implement_finding_and_its_quick_fix(client, demo):
     (diagnostic,) = await indexed_diagnostics(client, uri, 1)
     assert (diagnostic.code, diagnostic.severity) == ("SC010", types.DiagnosticSeverity.Error)
     assert "implement it like `LlamaForCausalLM.get_embed_and_head`" in diagnostic.message
+    if client.editor != "emacs-29.1":  # relatedInformation: false in its capabilities
+        # the model to copy, named as such: it is no inner class (VS Code printed ``llama.py[Ln 4]: `` () implements
+        # `get_embed_and_head` here``, issue 37, item 6)
+        *_, model = diagnostic.related_information
+        assert model.location.uri == (demo / "minisgl/models/llama.py").as_uri()
+        assert model.message == "`LlamaForCausalLM` implements `get_embed_and_head`: the class the fix copies it from"
+        # SC011 on the worker line (Mistral shows no EAGLE3 support): the call site, and no provider, which it has
+        # none of (a location `file:///` and an empty class before)
+        runner = open_document(client, demo / "minisgl/model_executor/model_runner.py")
+        (unrefused,) = await indexed_diagnostics(client, runner, 1)
+        assert unrefused.code == "SC011"
+        assert [info.location.uri for info in unrefused.related_information] == [runner]
     text = await hover_text(client, uri, 0, 8)
     assert "implement like `LlamaForCausalLM`" in text
     actions = await code_actions(client, uri, [diagnostic])

@@ -168,6 +168,31 @@ class CodeServer:
         return "--- code-server log ---\n" + "\n".join([line for line in lines if line.startswith("[")][-40:])
 
 
+#: a model in the demo's shape that takes the draft's embedding and head and captures EAGLE-3's layers but
+#: cannot hand its own embedding and head: SC010, to implement like LlamaForCausalLM (for the API test's
+#: related information, issue 37, item 6)
+IMPLEMENT_FILE = "minisgl/models/mistral.py"
+IMPLEMENT_MODEL = '''"""A text model that forgot to hand its embedding and head to the draft."""
+
+
+class MistralForCausalLM:
+    def __init__(self, config):
+        self.embed_tokens = None
+        self.lm_head = None
+        self.capture_layers = []
+
+    def set_embed_and_head(self, embed, head):
+        self.embed_tokens = embed
+        self.lm_head = head
+
+    def set_eagle3_layers_to_capture(self, layer_ids=None):
+        self.capture_layers = list(layer_ids or [])
+
+
+EntryClass = MistralForCausalLM
+'''
+
+
 @contextmanager
 def running_code_server(root: Path) -> Iterator[CodeServer]:
     """Packages the extension, installs its test build, starts code-server, and yields it; stops it whatever
@@ -182,6 +207,7 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
     for workspace in (api_workspace, ui_workspace, bare_python_workspace, outside_isolation_workspace):
         shutil.copytree(KIMI if workspace == bare_python_workspace else DEMO, workspace)
         plant_markers(workspace, markers)  # the server starts in the workspace: none of them may run
+    (api_workspace / IMPLEMENT_FILE).write_text(IMPLEMENT_MODEL)
     bare_venv = root / "venv-without-spec-contract"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare_venv)], check=True, timeout=120)
     # The bare interpreter with spec_contract's sources on PYTHONPATH: imports it, unless started with -I.

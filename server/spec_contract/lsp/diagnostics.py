@@ -73,15 +73,9 @@ def to_diagnostic(
             )
             for site in finding.call_sites
         ]
-        provider = finding.provider
-        related_information.append(
-            types.DiagnosticRelatedInformation(
-                location=types.Location(
-                    uri=uri_of(provider.path), range=to_range(provider.span, lines_for(provider.path), codec)
-                ),
-                message=f"`{finding.inner_class}` ({finding.delegate}) implements `{finding.member}` here",
-            )
-        )
+        provided = _provider_information(finding, lines_for, codec)
+        if provided is not None:
+            related_information.append(provided)
     message = finding.message or (
         f"`{finding.class_name}` does not forward `{finding.member}` to `self.{finding.delegate}` "
         f"({finding.inner_class})"
@@ -95,6 +89,37 @@ def to_diagnostic(
         related_information=related_information,
         data=diagnostic_data(finding),
     )
+
+
+def _provider_information(
+    finding: Finding, lines_for: Callable[[str], Sequence[str]], codec: PositionCodec
+) -> types.DiagnosticRelatedInformation | None:
+    """The related information at the finding's ``provider``, worded by what that place is; None when the
+    finding has none (SC011's worker line, a language model whose class is chosen at run time).
+
+    The provider is not always the inner class: for an implementation (SC010, SC012, SC014) it is the class the
+    fix copies, which no inner class is (``inner_class`` is empty, or names the model the member is implemented
+    in); for a broken forward (SC013) it is the forward itself; for a Protocol gate, the Protocol."""
+    provider = finding.provider
+    if not provider.path:
+        return None
+    owner = provider.class_name.rsplit(".", 1)[-1]
+    member = f"`{finding.member}`"
+    if any(provision.like == provider.class_name for _, provision in finding.implements):
+        message = f"`{owner}` implements {member}: the class the fix copies it from"
+    elif finding.code == "SC013":  # broken-forward (codes are fixed, see design.md)
+        message = f"`{owner}.{finding.member}` hands it to `self.{finding.delegate}` (`{finding.inner_class}`), " \
+                  "which does not have it"
+    elif provider.kind == "class":
+        message = f"{member}, the Protocol the engine checks the class against"
+    elif finding.inner_class:
+        via = f" (`self.{finding.delegate}`)" if finding.delegate else ""
+        inherited = f", from `{owner}`" if owner and owner != finding.inner_class else ""
+        message = f"`{finding.inner_class}`{via} has {member}{inherited}"
+    else:
+        message = f"`{owner}` has {member}"
+    location = types.Location(uri=uri_of(provider.path), range=to_range(provider.span, lines_for(provider.path), codec))
+    return types.DiagnosticRelatedInformation(location=location, message=message)
 
 
 def fingerprint(diagnostics: Sequence[types.Diagnostic], converter: cattrs.Converter) -> str:
