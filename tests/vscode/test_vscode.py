@@ -116,6 +116,9 @@ def test_ui_support_matrix_opens_in_a_webview(code_server):
     assert "spec-contract: support matrix" in seen["tab"], seen
     assert "LlavaForConditionalGeneration/EAGLE3=crashes" in seen["cells"], seen["cells"]
     assert "LlamaForCausalLM/EAGLE3=supported" in seen["cells"], seen["cells"]
+    # its script ran (the cells) by the page's nonce, the only script the page's policy lets run (issue 38, item 12)
+    script_src = next(d.strip() for d in seen["policy"].split(";") if d.strip().startswith("script-src "))
+    assert re.fullmatch(r"script-src 'nonce-[\w-]{20,}'", script_src), seen["policy"]
     assert (SHOTS / "ui-6-matrix.png").exists()
 
 

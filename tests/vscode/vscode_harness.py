@@ -194,9 +194,10 @@ EntryClass = MistralForCausalLM
 
 
 @contextmanager
-def running_code_server(root: Path) -> Iterator[CodeServer]:
+def running_code_server(root: Path, trusted: bool = True, user_settings: dict | None = None) -> Iterator[CodeServer]:
     """Packages the extension, installs its test build, starts code-server, and yields it; stops it whatever
-    happens."""
+    happens. ``trusted`` False: workspace trust is on and trusts no folder (each opens in Restricted Mode);
+    ``user_settings`` are added to the user settings."""
     chromium = require_tools()
     vsix = with_test_hook(package_extension(), root)
     extensions, user_data = root / "extensions", root / "user-data"
@@ -229,7 +230,8 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
             {
                 "specContract.interpreter": sys.executable,
                 "telemetry.telemetryLevel": "off",
-                "security.workspace.trust.enabled": False,
+                "security.workspace.trust.enabled": not trusted,
+                "security.workspace.trust.startupPrompt": "never",
                 "workbench.startupEditor": "none",
                 "workbench.tips.enabled": False,
                 "extensions.autoUpdate": False,
@@ -239,6 +241,7 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
                 "editor.hover.delay": 200,
                 "chat.disableAIFeatures": True,
                 "workbench.secondarySideBar.defaultVisibility": "hidden",
+                **(user_settings or {}),
             }
         )
     )
@@ -254,7 +257,8 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
     with log.open("wb") as log_file:
         process = subprocess.Popen(
             [*node, *dirs, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
-             "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override"],
+             "--disable-update-check", *(["--disable-workspace-trust"] if trusted else []),
+             "--disable-getting-started-override"],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
     try:
