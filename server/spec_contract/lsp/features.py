@@ -29,9 +29,10 @@ class ClientFeatures:
     disabled_actions: bool = False  # a code action may be listed as disabled, with the reason shown
     document_changes: bool = False  # versioned ``documentChanges`` in a WorkspaceEdit
     markdown_hover: bool = True
-    # Places in the hover as Markdown links (``[`path:12`](file:///…#L12)``), which VS Code and Emacs follow. Not
-    # for Neovim: it follows none, 0.7 prints the link's whole URI and 0.11 conceals it but wraps the float as if
-    # it were there (a place broke across lines); its users open a plain ``path:12`` with `gF`.
+    # Places in a Markdown hover as links (``[`path:12`](file:///…#L12)``), which VS Code and Emacs (markdown-mode)
+    # follow. Not for Neovim: it follows none, 0.7 prints the link's whole URI and 0.11 conceals it but wraps the
+    # float as if it were there (a place broke across lines); its users open a plain ``path:12`` with `gF`. (A
+    # plain-text hover, Eglot's without markdown-mode, has no links either.)
     hover_links: bool = True
 
     @classmethod

@@ -38,8 +38,8 @@ STATUS_WORDS = {"provided": "provided", "forwarded": "forwarded", "missing": "**
 @dataclass(frozen=True)
 class Places:
     """How the hover names a place: ``path:line`` relative to the folder (0-based ``line`` in, 1-based out), as a
-    ``file:///…#L12`` link where the client follows Markdown links (VS Code, Emacs); plain for Neovim, which
-    follows none (see ``ClientFeatures.hover_links``) and opens ``path:line`` with `gF`."""
+    ``file:///…#L12`` link where the client follows Markdown links (VS Code, Emacs with markdown-mode); plain
+    for Neovim, which follows none (see ``ClientFeatures.hover_links``), and in a plain-text hover."""
 
     relative: Callable[[str], str]
     links: bool = True
