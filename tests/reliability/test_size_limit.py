@@ -15,15 +15,12 @@ import sys
 import time
 from pathlib import Path
 
-import pytest_lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
 from spec_contract.engine.read.files import MAX_FILE_BYTES
 from spec_tree import WORKER, check, wrapper, write_tree
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))  # the end-to-end tests' client helpers
-from lsp_harness import diagnostics_now, initialize, make_client, open_document, until  # noqa: E402
+from lsp_harness import diagnostics_now, editor_fixture, initialize, open_document, until  # noqa: E402
 
-SERVER_COMMAND = [sys.executable, "-m", "spec_contract", "serve", "--stdio"]
 LIMIT = f"over the {MAX_FILE_BYTES // 2**20} MiB size limit"
 # a second worker whose one use no other worker makes: skipped, the contract loses it
 DRAFT_WORKER = """\
@@ -93,13 +90,7 @@ def test_the_only_worker_over_the_limit_is_named_not_blamed_on_the_receivers(tmp
         f"srt/speculative/eagle_worker.py ({LIMIT}); the check is incomplete (exclude them, or make them readable)"]
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client))
-async def neovim(lsp_client: LanguageClient):
-    lsp_client.editor = "neovim-0.11"
-    lsp_client.init_result = None
-    yield lsp_client
-    if lsp_client.init_result is not None:
-        await lsp_client.shutdown_session()
+neovim = editor_fixture("neovim-0.11")
 
 
 async def test_the_server_says_which_files_were_over_the_limit_and_checks_the_rest(neovim, tmp_path):
