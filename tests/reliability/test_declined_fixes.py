@@ -41,7 +41,7 @@ from lsp_harness import (  # noqa: E402
 
 DEMO = REPO / "examples" / "demo"
 SERVER_COMMAND = [sys.executable, "-m", "spec_contract", "serve", "--stdio"]
-WHY = "the file nests expressions deeper than 100 levels; it is left alone"
+WHY = "the class nests expressions deeper than 100 levels; it is left alone"
 
 
 def wrapper(name: str, expression: str) -> str:
