@@ -78,7 +78,7 @@ def delegation_edits(analysis: Analysis, findings: Iterable[Finding]) -> Fixes:
             once: dict[str, tuple[Delegation, Finding]] = {}  # a member named twice is added once
             for delegation, why in pairs:
                 once.setdefault(delegation.member, (delegation, why))
-            added += [Added(path, class_name, d.member, d.delegate, why) for d, why in once.values()]
+            added += [Added(path, class_name, d.member, d.delegate, why, d.like) for d, why in once.values()]
     return Fixes(tuple(edits), tuple(refused), tuple(added))
 
 
@@ -150,7 +150,7 @@ def _delegations(batch: _Batch, finding: Finding,
     out: list[tuple[tuple[str, str], Delegation]] = []
     for member, provision in finding.implements:
         implement = make(member=member, delegate="", kind="method", inner_source=None, inner_line=None,
-                         body=provision.body, capture=provision.capture)
+                         body=provision.body, capture=provision.capture, like=provision.like)
         if provision.how is How.BOTH and provision.path and provision.in_class and provision.delegate:
             out.append(((provision.path, provision.in_class), implement))
             model = batch.source(provision.like_path) if provision.like_path else None

@@ -41,8 +41,9 @@ class Added:
     path: str
     class_name: str
     member: str
-    delegate: str
+    delegate: str  # a forward: the attribute path it forwards to; an implementation: empty
     finding: Finding
+    like: str | None = None  # an implementation: the dotted name of the class whose member it is modelled on
 
 
 @dataclass(frozen=True)

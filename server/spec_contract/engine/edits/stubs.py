@@ -47,6 +47,7 @@ class Delegation:
     # an implementation instead of a forward: the whole definition (decorators, signature, body), dedented
     body: str | None = None
     capture: Capture | None = None  # the decoder capture the implementation needs too (check.capture)
+    like: str | None = None  # an implementation: the dotted name of the class the body is taken from
 
 
 def delegation_edit(
