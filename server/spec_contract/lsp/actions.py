@@ -135,7 +135,7 @@ def plan(
     classes = list(dict.fromkeys(f.class_qualname for f in here))
     for qualname in classes:
         class_findings = [f for f in forwarding if f.class_qualname == qualname]
-        if len(class_findings) >= 2:
+        if _members_forwarded(class_findings) >= 2:  # two findings of one member (SC011, SC012) are one fix
             planned.append(Planned(
                 title=f"Add all {_members_forwarded(class_findings)} missing delegations to "
                       f"`{class_findings[0].class_name}`",

@@ -155,8 +155,11 @@ def compute_reports(
     reports = dict(previous)
     changed: dict[str, bool] = {}
     by_path: dict[str, list[Finding]] = {}
-    for finding in analysis.findings:
+    for finding in analysis.findings:  # and each class's own finding a worker line's gathers (``in_files``)
         by_path.setdefault(finding.path, []).append(finding)
+        for record in finding.records:
+            if record.path != finding.path:
+                by_path.setdefault(record.path, []).append(record)
     touched = analysis.changed_paths  # None: unknown, every file may have changed
     for path in paths:
         findings = tuple(sorted(by_path.get(path, ()), key=severity_of))
