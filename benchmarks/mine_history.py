@@ -1,24 +1,29 @@
-"""Upstream's own fixes as the acceptance test of issue 20: how many of them would the tool have named?
+"""Upstream's own fixes as the acceptance test (issues 20 and 36): how many of them would the tool have named?
 
-For each consecutive pair of releases (unpacked wheels in ``REL/sglang-V/sglang``), a *fix* is a member
-(method or property) upstream added to a model class under ``srt/models/`` that already existed in the older
-release, that the older class did not provide (own body, bases, ``__getattr__``), and that the older
-release's derived contract already held: the older release had the bug. Each fix is one of
+For each consecutive pair of releases of an engine (unpacked wheels in ``REL/<engine>-V/<engine>``: SGLang's
+models in ``srt/models/``, vLLM's in ``model_executor/models/`` and ``models/``; see
+``history_upstream.LAYOUTS``), a *fix* is what upstream added to a model class that already existed, that the
+older class did not provide and that the older release's derived contract held for the role the fix serves:
+the older release had the bug. ``history_fixes`` says which candidates the rules exclude (a same-named new
+class, a refactor, a use that arrived with the member, a mixin that is part of a declaration), and why. Each
+fix is one of
 
 - ``forward``: the new body hands the member to an attribute (``return self.model.get_embed_and_head()``,
   possibly under a ``hasattr`` guard);
 - ``implement``: a body of its own (``return self.model.embed_tokens.weight, self.lm_head.weight``);
-- ``chain``: a forward whose inner class got the same member in the same release.
+- ``chain``: a forward whose inner class got the same member in the same release;
+- ``declare``: a gated capability added to the class's bases (vLLM's ``SupportsEagle3``).
 
 The tool *names* a fix when ``check --format json`` on the older release has a finding of any code or
-severity on that class, or on a registered subclass of it, that names the member. For implement fixes the
-miner also compares the body the tool generates (what ``check --fix`` writes on a scratch copy of the
-release) with upstream's: the same attribute paths read and written (``self.model.embed_tokens``,
-``self.lm_head``).
+severity on that class, or on a registered subclass of it (the classes the tool checks, as its own reading of
+the engine's registry finds them), that names the member (a declaration: the capability, on the class or on
+the wrapper whose language model the class is). For implement fixes the miner also compares the body the tool
+generates (what ``check --fix`` writes on a scratch copy of the release) with upstream's: the same attribute
+paths read and written (``self.model.embed_tokens``, ``self.lm_head``).
 
 Everything is read, never imported or executed; upstream code is never copied anywhere but the cache.
 Per release, the upstream facts and the tool's facts are cached in ``--cache`` (the tool's keyed by a hash of
-this checkout's package, so an edited engine is measured again).
+this checkout's package and of the miner, so an edited engine is measured again).
 """
 
 from __future__ import annotations
@@ -36,153 +41,34 @@ from pathlib import Path
 from typing import Any
 
 from check_runs import REPO, env_with_cache, run_check
+from history_fixes import RULES, candidates, site_reader, sort_candidates
+from history_upstream import LAYOUTS, Facts, Layout, class_members, upstream_facts, with_new_helpers
 
-MODELS = "srt/models/"
-Facts = dict[str, Any]
-
-
-# --- upstream: what each model class's own body defines --------------------------------------------------
-def _self_chain(node: ast.AST) -> list[str] | None:
-    """``["a", "b"]`` for ``self.a.b``; None for anything else."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return list(reversed(parts)) if parts and isinstance(node, ast.Name) and node.id == "self" else None
-
-
-def _aliases(node: ast.AST) -> dict[str, tuple[list[str], int]]:
-    """Locals assigned once, from a ``self.a.b`` chain (``text_config = self.config.text_config``): name →
-    (the chain, the id of the assigned value), so their uses read as the chain they stand for."""
-    stored: dict[str, int] = {}
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
-            stored[sub.id] = stored.get(sub.id, 0) + 1
-    out = {}
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) and \
-                stored.get(sub.targets[0].id) == 1:
-            chain = _self_chain(sub.value)
-            if chain is not None:
-                out[sub.targets[0].id] = (chain, id(sub.value))
-    return out
-
-
-def attr_paths(node: ast.AST) -> dict[str, list[str]]:
-    """The maximal ``self.a.b`` chains a body reads and writes (``{"read": [...], "write": [...]}``). A local
-    assigned once from a chain stands for that chain (``text_config = self.config.text_config`` then
-    ``text_config.num_hidden_layers`` reads ``self.config.text_config.num_hidden_layers``), as the same path
-    written through a local is the same path."""
-    reads: set[str] = set()
-    writes: set[str] = set()
-    inner: set[int] = set()  # attributes that are part of a longer chain
-    aliases = _aliases(node)
-    used = {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)
-            and sub.id in aliases}
-    defining = {aliases[name][1] for name in used}  # an alias's own value: read where the alias is used
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and isinstance(sub.value, (ast.Attribute, ast.Name)):
-            inner.add(id(sub.value))
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in aliases:
-            if id(sub) not in inner:  # used alone (``return embed, embed``): it reads the chain itself
-                reads.add(".".join(["self", *aliases[sub.id][0]]))
-            continue
-        if not isinstance(sub, ast.Attribute) or id(sub) in inner or id(sub) in defining:
-            continue
-        parts = [sub.attr]
-        value = sub.value
-        while isinstance(value, ast.Attribute):
-            parts.append(value.attr)
-            value = value.value
-        if isinstance(value, ast.Name) and value.id == "self":
-            base: list[str] = []
-        elif isinstance(value, ast.Name) and value.id in aliases:
-            base = aliases[value.id][0]
-        else:
-            continue
-        path = ".".join(["self", *base, *reversed(parts)])
-        (writes if isinstance(sub.ctx, (ast.Store, ast.Del)) else reads).add(path)
-    return {"read": sorted(reads), "write": sorted(writes)}
-
-
-def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
-    body = fn.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring
-    return body
-
-
-def hands_over(member: str, paths: dict[str, list[str]]) -> bool:
-    """Whether a body hands the member to an attribute: it reads ``self.<attr...>.<member>`` (a forward,
-    possibly guarded, as ``if hasattr(self.language_model, m): return self.language_model.m()``)."""
-    return any(path.endswith(f".{member}") and path.count(".") >= 2 for path in paths["read"])
-
-
-def with_new_helpers(paths: dict[str, list[str]], members: dict[str, Facts], before: dict[str, Facts],
-                     seen: frozenset[str] = frozenset()) -> dict[str, list[str]]:
-    """The paths of a body with each call of a helper method added in the same change (``self._shard_weight(x)``,
-    a method of the newer class the older class did not have) replaced by that helper's own paths.
-
-    Such a helper is the fix's own code split in two, not a part of the model: the older class has no
-    ``_shard_weight`` for a generated body to call, and what the fix reads and writes of the model is what the
-    helper reads and writes. A method the older class already had is a part of the model and stays a read."""
-    reads: set[str] = set()
-    writes = set(paths["write"])
-    for path in paths["read"]:
-        name = path.split(".")[1] if path.count(".") == 1 else None
-        if name is None or name not in members or name in before or name in seen:
-            reads.add(path)
-            continue
-        expanded = with_new_helpers(members[name]["paths"], members, before, seen | {name})
-        reads.update(expanded["read"])
-        writes.update(expanded["write"])
-    return {"read": sorted(reads), "write": sorted(writes)}
-
-
-def class_members(tree: ast.Module) -> dict[str, dict[str, Facts]]:
-    """Top-level classes → their own methods and properties → the attribute paths their bodies use."""
-    out: dict[str, dict[str, Facts]] = {}
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef):
-            continue
-        members: dict[str, Facts] = {}
-        for item in node.body:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                members[item.name] = {"paths": attr_paths(item)}
-        out[node.name] = members
-    return out
-
-
-def upstream_facts(root: Path) -> Facts:
-    """Per model file (path relative to ``root``): its classes' own members and the names the module uses."""
-    files: Facts = {}
-    for path in sorted((root / MODELS).rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        try:
-            tree = ast.parse(path.read_bytes())
-        except (SyntaxError, ValueError):
-            continue
-        names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-                       | {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names})
-        files[rel] = {"classes": class_members(tree), "names": names}
-    return files
+MINER = ("mine_history.py", "history_fixes.py", "history_upstream.py")
 
 
 # --- the tool on one release -----------------------------------------------------------------------------
 def miner_hash() -> str:
-    """This script's own hash: what it extracts is part of every cached fact."""
-    return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:12]
+    """The miner's own hash: what it extracts is part of every cached fact."""
+    digest = hashlib.sha1()
+    for name in MINER:
+        digest.update((Path(__file__).parent / name).read_bytes())
+    return digest.hexdigest()[:12]
 
 
-def tool_hash() -> str:
-    """This checkout's package and this script: a change to either measures the tool again."""
-    digest = hashlib.sha1(miner_hash().encode())
+def package_hash() -> str:
+    """This checkout's package: a change to it measures the tool again."""
+    digest = hashlib.sha1()
     for path in sorted((REPO / "server" / "spec_contract").rglob("*")):
         if path.suffix in (".py", ".toml") and path.is_file():
             digest.update(path.relative_to(REPO).as_posix().encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+def tool_hash() -> str:
+    """The package and the miner: what the miner asks the tool's index changes with either."""
+    return hashlib.sha1(f"{miner_hash()} {package_hash()}".encode()).hexdigest()[:12]
 
 
 def _generated(root: Path, wanted: set[tuple[str, str]]) -> dict[str, dict[str, dict[str, Facts]]]:
@@ -210,88 +96,105 @@ def _generated(root: Path, wanted: set[tuple[str, str]]) -> dict[str, dict[str, 
     return out
 
 
-def candidates(old: Facts, new: Facts) -> Iterator[tuple[str, str, str, Facts]]:
-    """(path, class, member, facts) for every member a class that existed gained between the releases."""
-    elsewhere: dict[str, list[Facts]] = {}  # a class that moved to another file is the same class
-    for file in old.values():
-        for cls, members in file["classes"].items():
-            elsewhere.setdefault(cls, []).append(members)
-    for rel, file in new.items():
-        for cls, members in file["classes"].items():
-            before = old.get(rel, {}).get("classes", {}).get(cls)
-            if before is None and len(elsewhere.get(cls, [])) == 1:
-                before = elsewhere[cls][0]
-            if before is not None:
-                for member, facts in members.items():
-                    if member not in before:
-                        yield rel, cls, member, {**facts, "paths": with_new_helpers(facts["paths"], members, before)}
+def release_check(root: Path, cache: Path, name: str) -> Facts:
+    """``check --format json`` on one release, as a user runs it: its findings, contract and gated
+    capabilities. Cached by the package's hash (``name``: the release's folder name)."""
+    cached = cache / f"{name}-check-{package_hash()}.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    report = run_check(root, None, no_cache=True).result
+    facts = {key: report.get(key, []) for key in ("findings", "contract", "capabilities")}
+    cached.write_text(json.dumps(facts))
+    return facts
 
 
-def pair_facts(root: Path, cache: Path, old: Facts, new: Facts, pair: str) -> Facts:
-    """For the older release of a pair: the check's JSON (findings, contract) and, in this process, the
-    registered classes with their MROs, which gained members the older classes already provided (own body,
-    bases, ``__getattr__``), and the bodies the tool generates for the implement fixes. Cached by tool hash."""
-    cached = cache / f"{pair}-tool-{tool_hash()}.json"
+def pair_facts(roots: tuple[Path, Path], cache: Path, upstream: tuple[Facts, Facts],
+               checks: tuple[Facts, Facts]) -> Facts:
+    """For a pair of releases: the older release's check (findings, contract, capabilities), and, read in this
+    process from the tool's index of the older release, its registered classes with their MROs, the gated
+    capabilities' Protocol and mixin names and what each candidate's older class already provided (own body,
+    bases, ``__getattr__``; a capability through a base) and the files where an older class declares a
+    capability whose mixin a candidate gained; then the fixes and exclusions, and the bodies the tool
+    generates for the implement fixes. Cached by tool hash."""
+    root, newer = roots
+    old, new = upstream
+    cached = cache / f"{root.parent.name}-{newer.parent.name}-tool-{tool_hash()}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
     from spec_contract.engine import Project, load_config
-    from spec_contract.engine.resolve.index import ClassKey  # the key type the index answers with
 
-    report = run_check(root, None, no_cache=True).result
-    contract = sorted({entry["method"] for entry in report["contract"]})
     analysis = Project(root, load_config(root), use_cache=False).analyze()
     index = analysis.index
-    module_of = {source.rel: source.module for source in analysis.models}
 
     def where(key: Any) -> str:
         path = index.path_of(key.module)
         return f"{Path(path).relative_to(root).as_posix() if path else key.module}::{key.qualname}"
 
-    provided = [f"{rel}::{cls}.{member}" for rel, cls, member, _ in candidates(old, new)
-                if member in contract and rel in module_of
-                and index.provision(ClassKey(module_of[rel], cls), member) is not None]
-    tool = {"findings": report["findings"], "contract": contract, "provided": provided,
+    sites = {cap["protocol"].rsplit(".", 1)[-1]: cap.get("gate_sites", []) for cap in checks[0]["capabilities"]}
+    capabilities = [{"protocol": cap.protocol.qualname, "mixin": cap.mixin.qualname if cap.mixin else None,
+                     "sites": sites.get(cap.protocol.qualname, [])} for cap in analysis.capabilities]
+    gated = {c["protocol"]: "protocol" for c in capabilities} | {c["mixin"]: "mixin" for c in capabilities if c["mixin"]}
+    members = {e["method"] for check in checks for e in check["contract"]}
+    found = candidates(old, new, members, gated)
+    provided, declaring = _what_older_classes_had(analysis, found, old, capabilities)
+    tool = {**checks[0], "capabilities": capabilities, "gated": gated, "provided": provided, "declaring": declaring,
             "registered": {where(key): [where(base) for base in index.mro(key)] for key in analysis.checked}}
-    wanted = {(f["path"], f["class"]) for f in fixes("", "", old, new, tool) if f["kind"] == "implement"}
+    tool["fixes"], tool["excluded"] = sort_candidates(found, old, new, tool, checks[1]["contract"], site_reader(root))
+    wanted = {(f["path"], f["class"]) for f in tool["fixes"] if f["kind"] == "implement"}
     # check --fix edits only files holding a finding (or listed by one): without one, there is nothing to run
     # it for
-    holding = {f.get("path") for f in report["findings"]} | {
-        c.get("path") for f in report["findings"] for c in f.get("classes", [])}
+    holding = {f.get("path") for f in tool["findings"]} | {
+        c.get("path") for f in tool["findings"] for c in f.get("classes", [])}
     tool["generated"] = _generated(root, {w for w in wanted if w[0] in holding})
     cached.write_text(json.dumps(tool))
     return tool
 
 
-def cached_upstream(root: Path, cache: Path) -> Facts:
+def _what_older_classes_had(analysis: Any, found: list[Facts], old: Facts,
+                            capabilities: list[Facts]) -> tuple[dict[str, str], list[str]]:
+    """What the tool's index of the older release says of the candidates' older classes: which already had the
+    member (``path::class.member`` → where from: a base, ``__getattr__``, an assignment in the class's body)
+    or declared the capability through a base; and the older files where a class declares the capability a
+    mixin candidate belongs to (a run reaches the mixin's assertion only through such a class)."""
+    from spec_contract.engine.resolve.index import ClassKey  # the key type the index answers with
+
+    index = analysis.index
+    module_of = {source.rel: source.module for source in analysis.models}
+    keys = {cap.protocol.qualname: cap.protocol for cap in analysis.capabilities}
+    keys.update({cap.mixin.qualname: cap.mixin for cap in analysis.capabilities if cap.mixin is not None})
+    protocol_of = {c["mixin"]: c["protocol"] for c in capabilities if c["mixin"]}
+    provided: dict[str, str] = {}
+    declaring: set[str] = set()
+    for candidate in (c for c in found if c["older_path"] in module_of):
+        module = module_of[candidate["older_path"]]
+        key = ClassKey(module, candidate["class"])
+        if candidate["gained"] == "member":
+            provision = index.provision(key, candidate["member"])
+            owner = None if provision is None else provision.owner.qualname
+            if provision is not None and provision.member is None:
+                owner = f"{owner}.__getattr__"
+            elif provision is not None and provision.owner == key:
+                owner = f"{owner} itself (not a def: an assignment in its body)"
+        else:
+            owner = next((base.qualname for base in index.mro(key)[1:] if base == keys[candidate["member"]]), None)
+        if owner is not None:
+            provided[f"{candidate['older_path']}::{candidate['class']}.{candidate['member']}"] = owner
+        if candidate["gained"] == "mixin" and any(keys[protocol_of[candidate["member"]]] in index.mro(ClassKey(module, cls))
+                                                  for cls in old[candidate["older_path"]]["classes"]):
+            declaring.add(candidate["older_path"])
+    return provided, sorted(declaring)
+
+
+def cached_upstream(root: Path, layout: Layout, cache: Path) -> Facts:
     cached = cache / f"{root.parent.name}-upstream-{miner_hash()}.json"
     if cached.is_file():
         return json.loads(cached.read_text())
-    facts = upstream_facts(root)
+    facts = upstream_facts(root, layout)
     cached.write_text(json.dumps(facts))
     return facts
 
 
-# --- the fixes and whether the tool named them -----------------------------------------------------------
-def fixes(older: str, newer: str, old: Facts, new: Facts, tool: Facts) -> list[Facts]:
-    """Members upstream added between the releases to classes that existed, the older contract held and the
-    older class did not provide."""
-    contract = set(tool["contract"])
-    provided = set(tool["provided"])
-    added: list[Facts] = []
-    for rel, cls, member, facts in candidates(old, new):
-        if member in contract and f"{rel}::{cls}.{member}" not in provided:
-            added.append({"older": older, "newer": newer, "path": rel, "class": cls, "member": member,
-                          "kind": "forward" if hands_over(member, facts["paths"]) else "implement",
-                          "upstream_attr_paths": facts["paths"]})
-    implemented = {(f["class"], f["member"]) for f in added if f["kind"] == "implement"}
-    for fix in added:  # a forward whose inner got the member in the same release: a chain
-        names = set(new[fix["path"]]["names"])
-        if fix["kind"] == "forward" and any(c in names and m == fix["member"] for c, m in implemented
-                                            if c != fix["class"]):
-            fix["kind"] = "chain"
-    return added
-
-
+# --- whether the tool named each fix ---------------------------------------------------------------------
 def _named_members(finding: Facts) -> Iterator[tuple[str, str, str | None]]:
     """(path, class, member) triples a finding names: its own, the members past a gate (``also``) or that its
     fix implements (``implements``), and any classes it lists (a worker-line warning lists each class, with
@@ -317,12 +220,17 @@ def _named_members(finding: Facts) -> Iterator[tuple[str, str, str | None]]:
 
 
 def named(fix: Facts, tool: Facts) -> bool:
+    """Whether a finding on the older release names the fix: its member (a declaration's capability) on the
+    class or a registered subclass; a declaration also on the wrapper whose language model the class is."""
     target = f"{fix['path']}::{fix['class']}"
     classes = {fix["class"]} | {where.split("::")[1] for where, mro in tool["registered"].items() if target in mro}
     paths = {fix["path"]} | {where.split("::")[0] for where, mro in tool["registered"].items() if target in mro}
+    wanted = fix.get("capability", fix["member"])
     for finding in tool["findings"]:
+        if fix["kind"] == "declare" and finding.get("method") == wanted and finding.get("inner_class") == fix["class"]:
+            return True
         for path, cls, member in _named_members(finding):
-            if member == fix["member"] and cls in classes and (path in paths or path is None):
+            if member == wanted and cls in classes and (path in paths or path is None):
                 return True
     return False
 
@@ -335,70 +243,146 @@ def body_match(fix: Facts, tool: Facts) -> bool | None:
     return bool(generated == fix["upstream_attr_paths"])
 
 
-COLUMNS = ("fixes", "named", "forward", "implement", "chain", "body same", "differs", "none")
+# --- the table -------------------------------------------------------------------------------------------
+KINDS = ("forward", "implement", "chain", "declare")
+COLUMNS = ("candidates", *RULES, "fixes", "named", "%", *KINDS, "body same", "differs", "none")
 
 
-def counts(found: list[Facts], tool_rows: list[Facts]) -> list[int]:
-    """One row of the table: fixes, named, the three kinds, and the implement fixes by generated body."""
-    kinds = [sum(f["kind"] == k for f in found) for k in ("forward", "implement", "chain")]
-    bodies = [sum(r["body"] is b for f, r in zip(found, tool_rows) if f["kind"] == "implement")
-              for b in (True, False, None)]
-    return [len(found), sum(r["named"] for r in tool_rows), *kinds, *bodies]
+def counts(found: list[Facts], excluded: list[Facts]) -> list[int]:
+    """One row of the table (without its %): the candidates, how many each rule excluded, the fixes, how many
+    the tool named, the kinds, and the implement fixes by generated body."""
+    rules = [sum(e["rule"] == rule for e in excluded) for rule in RULES]
+    kinds = [sum(f["kind"] == k for f in found) for k in KINDS]
+    bodies = [sum(f["body"] is b for f in found if f["kind"] == "implement") for b in (True, False, None)]
+    return [len(found) + len(excluded), *rules, len(found), sum(f["named"] for f in found), *kinds, *bodies]
 
 
-def table(rows: list[tuple[str, list[int]]]) -> str:
-    """Per pair and in total: the fixes, how many the tool named, the kinds, and for implement fixes whether
-    the body the tool generates uses upstream's attribute paths (same / differs / none generated)."""
-    width = max(len(c) for c in COLUMNS) + 2
-    head = f"{'pair':<16}" + "".join(f"{c:>{width}}" for c in COLUMNS)
-    total = [sum(column) for column in zip(*(r for _, r in rows))] if rows else [0] * len(COLUMNS)
-    lines = [head, "-" * len(head)]
-    lines += [f"{pair:<16}" + "".join(f"{v:>{width}}" for v in row) for pair, row in rows]
-    lines += ["-" * len(head), f"{'total':<16}" + "".join(f"{v:>{width}}" for v in total)]
-    if total[0]:
-        lines.append(f"named {total[1]} of {total[0]} ({100 * total[1] / total[0]:.0f} %); implement fixes whose "
-                     f"generated body uses upstream's attribute paths: {total[5]} of {total[3]}")
+def _percent(row: list[int]) -> list[str]:
+    fixes = 1 + len(RULES)
+    share = f"{100 * row[fixes + 1] / row[fixes]:.0f}" if row[fixes] else "-"
+    return [str(v) for v in row[:fixes + 2]] + [share] + [str(v) for v in row[fixes + 2:]]
+
+
+def total(rows: list[tuple[str, list[int]]]) -> list[int]:
+    return [sum(column) for column in zip(*(r for _, r in rows))] if rows else [0] * (len(COLUMNS) - 1)
+
+
+def table(engine: str, rows: list[tuple[str, list[int]]]) -> str:
+    """Per pair and in total: the candidates and what each rule excluded, the fixes, how many (and what
+    share) the tool named, the kinds, and for implement fixes whether the body the tool generates uses
+    upstream's attribute paths (same / differs / none generated)."""
+    widths = [max(len(c), 3) + 2 for c in COLUMNS]
+    first = max([len(engine)] + [len(pair) for pair, _ in rows] + [5]) + 2
+
+    def line(label: str, cells: list[str]) -> str:
+        return f"{label:<{first}}" + "".join(f"{v:>{w}}" for v, w in zip(cells, widths))
+
+    head = line(engine, list(COLUMNS))
+    summed = total(rows)
+    lines = [head, "-" * len(head), *(line(pair, _percent(row)) for pair, row in rows), "-" * len(head),
+             line("total", _percent(summed))]
     return "\n".join(lines)
+
+
+def summary(label: str, summed: list[int]) -> str:
+    fixes = 1 + len(RULES)
+    if not summed[fixes]:
+        return f"{label}: no fixes"
+    implement = summed[fixes + 2 + KINDS.index("implement")]
+    return (f"{label}: named {summed[fixes + 1]} of {summed[fixes]} ({100 * summed[fixes + 1] / summed[fixes]:.0f} %); "
+            f"implement fixes whose generated body uses upstream's attribute paths: {summed[-3]} of {implement}")
+
+
+# --- one engine's range, and the command -----------------------------------------------------------------
+def _sites(fix: Facts) -> str:
+    """The older release's call sites of a fix, each with what limits it (a guard, a rare condition)."""
+    def limits(site: Facts) -> str:
+        said = ["guarded"] if site.get("guarded") else []
+        said += [f"only when {site['condition']}"] if site.get("condition") else []
+        return f" ({', '.join(said)})" if said else ""
+    return "; ".join(f"{s['path']}:{s['line']}{limits(s)} `{s['text']}`" for s in fix["older_sites"])
+
+
+def listing(fix: Facts) -> str:
+    body = {True: "body same", False: "body differs", None: "no body"}[fix["body"]]
+    return (f"  {'named' if fix['named'] else 'MISSED'} {fix['kind']:<9} {fix['path']}::{fix['class']}.{fix['member']}"
+            f"{'  ' + body if fix['kind'] == 'implement' else ''}  [{', '.join(fix['roles'])}] older: {_sites(fix)}")
+
+
+def mine(layout: Layout, rel: Path, releases: list[str], cache: Path,
+         show: bool) -> tuple[list[tuple[str, list[int]]], list[Facts], list[Facts]]:
+    """The table rows of one engine's range, its fixes (each with whether the tool named it and the body it
+    generates) and the candidates the rules excluded; ``show`` prints each fix and exclusion."""
+    roots = {v: layout.root(rel, v) for v in releases}
+    upstream = {v: cached_upstream(root, layout, cache) for v, root in roots.items()}
+    checks = {v: release_check(root, cache, root.parent.name) for v, root in roots.items()}
+    rows: list[tuple[str, list[int]]] = []
+    truth: list[Facts] = []
+    dropped: list[Facts] = []
+    for older, newer in zip(releases, releases[1:]):
+        print(f"{layout.engine} {older} -> {newer}", file=sys.stdout if show else sys.stderr)
+        tool = pair_facts((roots[older], roots[newer]), cache, (upstream[older], upstream[newer]),
+                          (checks[older], checks[newer]))
+        pair = {"engine": layout.engine, "older": older, "newer": newer}
+        found = [{**pair, **fix, "named": named(fix, tool), "body": body_match(fix, tool)} for fix in tool["fixes"]]
+        excluded = [{**pair, **e} for e in tool["excluded"]]
+        rows.append((f"{older}->{newer}", counts(found, excluded)))
+        truth += found
+        dropped += excluded
+        if show:
+            for line in [listing(fix) for fix in found] + [
+                    f"  excluded {e['rule']:<10} {e['path']}::{e['class']}.{e['member']}: {e['why']}" for e in excluded]:
+                print(line)
+    return rows, truth, dropped
+
+
+def _write(path: Path | None, text: str) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("rel", type=Path, help="folder holding sglang-V/sglang for each release")
-    parser.add_argument("--releases", default="0.5.8,0.5.9,0.5.10,0.5.11,0.5.12,0.5.13,0.5.14,0.5.15,0.5.16")
+    parser.add_argument("rel", type=Path, help="folder holding <engine>-V/<engine> for each release")
+    parser.add_argument("--engine", choices=sorted(LAYOUTS), help="one engine (default: each, over its range)")
+    parser.add_argument("--releases", help="the releases to mine, in order (with --engine; default: "
+                        + "; ".join(f"{e} {','.join(layout.releases)}" for e, layout in LAYOUTS.items()) + ")")
     parser.add_argument("--cache", type=Path, required=True, help="folder for the per-release facts")
-    parser.add_argument("--fixes", type=Path, help="write the ground truth (the fixes) here as JSON")
-    parser.add_argument("--table", type=Path, help="write the table here too")
-    parser.add_argument("--list", action="store_true", help="list every fix: kind, named or not, generated body")
+    parser.add_argument("--fixes", type=Path, help="write the fixes here as JSON (with whether the tool named each)")
+    parser.add_argument("--excluded", type=Path, help="write the candidates the rules excluded here as JSON")
+    parser.add_argument("--table", type=Path, help="write the tables here too")
+    parser.add_argument("--list", action="store_true", help="list every fix and every exclusion, with its reason")
     args = parser.parse_args(argv)
+    if args.releases and not args.engine:
+        parser.error("--releases needs --engine")
     args.cache.mkdir(parents=True, exist_ok=True)
-    releases = [v.strip() for v in args.releases.split(",") if v.strip()]
-    roots = {v: args.rel / f"sglang-{v}" / "sglang" for v in releases}
-    for version, root in roots.items():
-        if not (root / MODELS).is_dir():
-            parser.error(f"{root}: no {MODELS} (unpack the sglang {version} wheel there)")
-    upstream = {v: cached_upstream(root, args.cache) for v, root in roots.items()}
-    rows: list[tuple[str, list[int]]] = []
+    ranges = {engine: (LAYOUTS[engine], list(layout.releases)) for engine, layout in LAYOUTS.items()
+              if args.engine in (None, engine)}
+    if args.releases:
+        ranges[args.engine] = (LAYOUTS[args.engine], [v.strip() for v in args.releases.split(",") if v.strip()])
+    for layout, releases in ranges.values():
+        for version in releases:
+            root = layout.root(args.rel, version)
+            if not any((root / folder).is_dir() for folder in layout.models):
+                parser.error(f"{root}: no {' or '.join(layout.models)} (unpack the {layout.engine} {version} wheel there)")
+    texts: list[str] = []
+    everything: list[tuple[str, list[int]]] = []
     truth: list[Facts] = []
-    for older, newer in zip(releases, releases[1:]):
-        print(f"{older} -> {newer}", file=sys.stderr)
-        tool = pair_facts(roots[older], args.cache, upstream[older], upstream[newer], f"{older}-{newer}")
-        found = fixes(older, newer, upstream[older], upstream[newer], tool)
-        tool_rows = [{"named": named(f, tool), "body": body_match(f, tool)} for f in found]
-        rows.append((f"{older}->{newer}", counts(found, tool_rows)))
+    dropped: list[Facts] = []
+    for engine, (layout, releases) in ranges.items():
+        rows, found, excluded = mine(layout, args.rel, releases, args.cache, args.list)
+        texts += [table(engine, rows), summary(engine, total(rows)), ""]
+        everything += rows
         truth += found
-        if args.list:
-            for fix, row in zip(found, tool_rows):
-                body = {True: "body same", False: "body differs", None: "no body"}[row["body"]]
-                print(f"  {'named' if row['named'] else 'MISSED'} {fix['kind']:<9} {fix['path']}::{fix['class']}."
-                      f"{fix['member']}{'  ' + body if fix['kind'] == 'implement' else ''}")
-    text = table(rows)
+        dropped += excluded
+    if len(ranges) > 1:
+        texts.append(summary("all engines", total(everything)))
+    text = "\n".join(texts).rstrip("\n")
     print(text)
-    if args.fixes:
-        args.fixes.parent.mkdir(parents=True, exist_ok=True)
-        args.fixes.write_text(json.dumps(truth, indent=1) + "\n")
-    if args.table:
-        args.table.parent.mkdir(parents=True, exist_ok=True)
-        args.table.write_text(text + "\n")
+    _write(args.fixes, json.dumps(truth, indent=1) + "\n")
+    _write(args.excluded, json.dumps(dropped, indent=1) + "\n")
+    _write(args.table, text + "\n")
     return 0
 
 
