@@ -92,8 +92,9 @@ def class_markdown(status: ClassStatus, place: Places, findings: Sequence[Findin
             lines.append(f"  - {_called_at(member.call_sites, place)}")
     if status.algorithms:
         lines += ["", "**Speculative algorithms**", ""]
+        reported = {f.member for f in findings} | {also.member for f in findings for also in f.also}
         for algorithm in status.algorithms:
-            lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, place)}")
+            lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, place, reported)}")
     return "\n".join(lines)
 
 
@@ -118,7 +119,18 @@ def provision_words(provision: Provision) -> str:
     return f"cannot tell how to provide it: {provision.why}"
 
 
-def _algorithm_words(algorithm: AlgorithmStatus, place: Places) -> str:
+def _algorithm_words(algorithm: AlgorithmStatus, place: Places, reported: set[str]) -> str:
+    """What a run of the algorithm meets, as the matrix and preflight say it (``verdict``): a crash of a member
+    no finding ``reported`` is not counted (the check's reasons to report none, such as a guard in another
+    method, stand), and is named as such."""
+    crashes = [c for c in algorithm.crashes if c.member in algorithm.members]
+    uncounted = "".join(f"\n  - lacks `{c.member}`, which {place(c.site.path, c.site.span.line)} uses ({c.phase}); "
+                        "check reports no finding for it, so it is not counted"
+                        for c in crashes if c.member not in reported)
+    if algorithm.state == "crashes" and all(c.member not in reported for c in crashes):
+        degraded = ", degraded: it lacks " + ", ".join(f"`{m}`" for m in algorithm.degraded) \
+            if algorithm.degraded else ""
+        return f"supported{degraded}{uncounted}"
     if algorithm.state == "supported":
         return "supported"
     if algorithm.state == "refused":
@@ -133,7 +145,7 @@ def _algorithm_words(algorithm: AlgorithmStatus, place: Places) -> str:
     return "crashes" + "".join(
         f"\n  - `{crash.member}` at {place(crash.site.path, crash.site.span.line)} ({crash.phase})"
         f"\n    - {provision_words(crash.provision)}"
-        for crash in algorithm.crashes if crash.member in algorithm.members)
+        for crash in crashes if crash.member in reported) + uncounted
 
 
 def definition_markdown(member: str, entries: Sequence[ContractEntry], place: Places) -> str:
@@ -191,7 +203,7 @@ def hover_for(
     span = None
     status = analysis.class_at(path, line, col)
     if status is not None and status.members:
-        findings = [f for f in analysis.findings if f.class_qualname == status.qualname]
+        findings = [f for f in analysis.findings_for(path) if f.class_qualname == status.qualname]
         value, span = class_markdown(status, place, findings), status.span
     if value is None:
         definition = analysis.member_definition_at(path, line, col)
