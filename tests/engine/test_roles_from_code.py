@@ -2,8 +2,9 @@
 front end gives the same answer: the worker-line finding (SC011), hover's status, the support matrix.
 
 * draft heads the engine's draft-config rewrite names (SGLang's ``ModelConfig._config_draft_model``), or its
-  registry registers only as draft models (vLLM's ``_SPECULATIVE_DECODING_MODELS``), are drafts only; the
-  profile's globs, which stand in for the rest, match a head's name in any capitalisation where a word begins;
+  registry registers only as draft models (vLLM's ``_SPECULATIVE_DECODING_MODELS``), and registered classes
+  made from a registered draft head, are drafts only; the profile's globs, which stand in for the rest, match a
+  head's name in any capitalisation where a word begins;
 * registered classes the engine's generation test refuses are never targets (vLLM's
   ``is_text_generation_model``: ``isinstance`` on a Protocol whose ``compute_logits`` the class lacks), and a
   class it accepts is a target whatever a glob says (a note says which glob the code contradicts);
@@ -89,9 +90,21 @@ class ToyInheritsTheStub(ToyCpuStub):
     pass
 
 
+class ToyGlimmerAssistant(DFLASHToyHead):  # a checkpoint's own name for the head
+    pass
+
+
+class ToyDsparkMixin:  # not registered: a part, whatever its name
+    pass
+
+
+class ToyMixedModel(ToyDsparkMixin):
+    pass
+
+
 EntryClass = [ToyForCausalLMLookahead, ToyRewrittenA, ToyRewrittenB, ToyRewrittenC, ToyRewrittenElsewhere,
               Qwen9DSparkModel, ToyDsparkDraftModel, DFLASHToyHead, StormtpForCausalLM, ToyPlainModel, ToyCpuStub,
-              ToyPickyModel, ToyInheritsTheStub]
+              ToyPickyModel, ToyInheritsTheStub, ToyGlimmerAssistant, ToyMixedModel]
 """
 # the rewrite in the shapes SGLang and vLLM write it; the same shape in another method rewrites a target's
 MODEL_CONFIG = """\
@@ -122,8 +135,8 @@ def is_generation_model(model_architectures, is_embedding=False):
 """
 CONFIG_PATH = "srt/configs/model_config.py"
 DRAFT_ONLY = {"ToyForCausalLMLookahead", "ToyRewrittenA", "ToyRewrittenB", "ToyRewrittenC", "Qwen9DSparkModel",
-              "ToyDsparkDraftModel", "DFLASHToyHead"}
-TARGETS = {"ToyRewrittenElsewhere", "StormtpForCausalLM", "ToyPlainModel", "ToyPickyModel"}
+              "ToyDsparkDraftModel", "DFLASHToyHead", "ToyGlimmerAssistant"}
+TARGETS = {"ToyRewrittenElsewhere", "StormtpForCausalLM", "ToyPlainModel", "ToyPickyModel", "ToyMixedModel"}
 
 
 def sglang_tree(tmp_path: Path, model_config: str = MODEL_CONFIG) -> Path:

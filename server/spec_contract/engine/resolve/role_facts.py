@@ -10,7 +10,8 @@ The profile's class globs guess a role from a name; the engine's code says it:
   a vision-language model, no EAGLE head): the globs stand in only where the code says nothing, and a glob the
   code contradicts is said in a note;
 * **a draft head**: the architectures the engine's draft-config rewrites write and the classes its registry
-  registers only as draft models (``resolve.draft_heads``);
+  registers only as draft models (``resolve.draft_heads``), and a registered class made from a registered draft
+  head (SGLang 0.5.23's ``MuseGlimmerAssistantModel(DFlashDraftModel)``, for checkpoints that name it);
 * **no role at all**: registered classes whose ``__init__`` always raises (``resolve.stubs``), which are not
   checked.
 
@@ -26,7 +27,8 @@ state is saved with the run's results.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from spec_contract.engine.config import Config, RoleFacts, named_by
@@ -49,6 +51,7 @@ class ClassRoles(NamedTuple):
     protocols: Protocols  # what it was judged against
     generates: bool | None  # the generation Protocol's answer; None: no Protocol, or its hierarchy is not known
     stub: bool  # its ``__init__`` always raises
+    bases: tuple[ClassKey, ...] = ()  # its MRO past itself
 
 
 class Roles(NamedTuple):
@@ -98,7 +101,7 @@ class RoleReader:
             self.classes = {key: roles for key, roles in self.classes.items() if key in wanted}
             self.unsaved = True
         rewritten, notes = self._rewrites(config, index, sources, text)
-        facts = _facts(self.classes.items(), refused, rewritten, registry)
+        facts = _facts(self.classes, refused, rewritten, registry, config)
         return Roles(facts, [key for key in checked if not self.classes[key].stub],
                      (*notes, *_contradicted(config, facts)))
 
@@ -150,18 +153,23 @@ def _members(index: Index, module: str, written: str, config: Config) -> frozens
 
 def _judge(index: Index, key: ClassKey, protocols: Protocols, config: Config,
            text: Callable[[str], str | None]) -> ClassRoles:
+    """The class's verdict. Whether it has a Protocol's members is read from the names its MRO's classes may
+    define (``Index.names``: the words of a class not yet parsed), so no body is parsed for it before the
+    check: a member outside them is surely lacking; one among them is taken as had (a class that only
+    mentions ``compute_logits`` is judged able to generate, as every class was before the test was read)."""
     recorded = index.record()
     try:
         stub = never_built(index, key, text)
         generates = None
         if protocols and not stub:
-            if any(all(index.provision(key, member) is not None for member in members) for members in protocols):
+            names = index.names(key)
+            if names is None or any(members <= names for members in protocols):
                 generates = True
             elif _hierarchy_known(index, key, config):
                 generates = False
     finally:
         read = index.stop(recorded)
-    return ClassRoles(read, protocols, generates, stub)
+    return ClassRoles(read, protocols, generates, stub, index.mro(key)[1:])
 
 
 def _hierarchy_known(index: Index, key: ClassKey, config: Config) -> bool:
@@ -186,25 +194,36 @@ def _outside(index: Index, module: str, base: Chain, config: Config) -> bool:
                                                          module.partition(".")[0])
 
 
-def _facts(classes: Iterable[tuple[ClassKey, ClassRoles]], refused: frozenset[str], rewritten: frozenset[str],
-           registry: ModelRegistry | None) -> RoleFacts:
+def _facts(classes: dict[ClassKey, ClassRoles], refused: frozenset[str], rewritten: frozenset[str],
+           registry: ModelRegistry | None, config: Config) -> RoleFacts:
     """The facts by class name (an architecture named through the registry, when the engine has one)."""
     def class_of(architecture: str) -> str:
         found = registry.architectures.get(architecture) if registry is not None else None
         return found[1] if found is not None else architecture
 
     generating: dict[bool, set[str]] = {True: set(), False: set()}
-    for key, roles in classes:
+    for key, roles in classes.items():
         if roles.generates is not None and not roles.stub:
-            generating[roles.generates].add(key.qualname.rpartition(".")[2])
+            generating[roles.generates].add(_name(key))
     # a name one of its classes generates with (another platform's) can be the target
     never = {class_of(a) for a in refused} | (generating[False] - generating[True])
+    targets = generating[True] - never
     heads = {class_of(a) for a in rewritten}
     served: set[str] = set()
     if registry is not None:
         heads |= {name for _, name in registry.drafts}
         served = {name for module, name in registry.registered if (module, name) not in registry.drafts}
-    return RoleFacts(frozenset(never), frozenset(generating[True] - never), frozenset(heads - served))
+    heads -= served
+    # a registered class made from a registered draft head is one too (SGLang 0.5.23's MuseGlimmerAssistantModel,
+    # a DFlashDraftModel for checkpoints that name it)
+    judged = replace(config, read_roles=RoleFacts(frozenset(never), frozenset(targets), frozenset(heads)))
+    made = {_name(key) for key, roles in classes.items() if _name(key) not in served
+            and any(base in classes and judged.draft_only(_name(base)) for base in roles.bases)}
+    return RoleFacts(frozenset(never), frozenset(targets - made), frozenset(heads | made))
+
+
+def _name(key: ClassKey) -> str:
+    return key.qualname.rpartition(".")[2]
 
 
 def _contradicted(config: Config, facts: RoleFacts) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ read is never made up.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 _SIGNATURE = re.compile(r"[ \t]*\(")
@@ -36,23 +37,25 @@ def definition_starts(text: str, qualname: str) -> list[int]:
     return out
 
 
-def definition_at(text: str, line: int, holding: str = "") -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The ``def`` statement on ``line`` (0-based; the line that names the function), or None; with
-    ``holding``, None also when the statement's text lacks it (nothing is parsed then)."""
-    start = 0
-    for _ in range(line):
-        start = text.find("\n", start) + 1
-        if start == 0:
+def statement_at(text: str, line: int, name: str) -> tuple[int, str] | None:
+    """The offset and text of the ``def name`` statement on ``line`` (0-based), or None."""
+    at, counted, lines = text.find(f"def {name}"), 0, 0
+    while at >= 0:
+        lines += text.count("\n", counted, at)  # in C: a file's lines are never split for one statement
+        counted = at
+        if lines == line:
+            start = text.rfind("\n", 0, at) + 1
+            return start, _statement(text, start)
+        if lines > line:
             return None
-    return parse_statement(text, start, holding)
+        at = text.find(f"def {name}", at + 1)
+    return None
 
 
-def parse_statement(text: str, start: int, holding: str = "") -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The ``def`` statement whose line starts at offset ``start``, parsed; None if it does not parse, or its
-    text lacks ``holding``."""
-    lines = _statement(text, start)
-    if holding and not any(holding in line for line in lines):
-        return None
+def parse_statement(text: str, start: int, statement: str | None = None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The ``def`` statement whose line starts at offset ``start`` (its text, when known), parsed; None if it
+    does not parse."""
+    lines = (statement if statement is not None else _statement(text, start)).splitlines(keepends=True)
     prefix = _depth(lines[0]) if lines else ""
     source = "".join(line[len(prefix):] if line.startswith(prefix) else line for line in lines)
     try:
@@ -64,15 +67,24 @@ def parse_statement(text: str, start: int, holding: str = "") -> ast.FunctionDef
     return body[0]
 
 
-def _statement(text: str, start: int) -> list[str]:
-    """The lines of the statement that starts at offset ``start`` (see the module docstring)."""
-    lines = text[start:].splitlines(keepends=True)
-    depth = len(_depth(lines[0])) if lines else 0
-    for number, line in enumerate(lines[1:], 1):
-        stripped = line.strip()
-        if stripped and not stripped.startswith(("#", ")")) and len(_depth(line)) <= depth:
-            return lines[:number]
-    return lines
+def _statement(text: str, start: int) -> str:
+    """The text of the statement that starts at offset ``start`` (see the module docstring): up to the first
+    line below it that starts with a character no deeper than its own (not a comment, not a ``)``)."""
+    end = _line_end(text, start)
+    found = _next_statement(len(_depth(text[start:end]))).search(text, end - 1)
+    return text[start:found.start() + 1 if found is not None else len(text)]
+
+
+@functools.lru_cache(maxsize=16)
+def _next_statement(depth: int) -> re.Pattern[str]:
+    """A newline before a line indented at most ``depth`` characters whose first character starts a statement."""
+    return re.compile(rf"\n(?=[ \t]{{0,{depth}}}[^ \t\r\n#)])")
+
+
+def _line_end(text: str, at: int) -> int:
+    """The offset just past the line that holds offset ``at`` (its newline included)."""
+    found = text.find("\n", at)
+    return len(text) if found < 0 else found + 1
 
 
 def _depth(line: str) -> str:
