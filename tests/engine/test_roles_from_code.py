@@ -223,11 +223,27 @@ def test_edits_of_the_rewrite_and_of_a_constructor_change_the_roles_in_an_editor
 
 MODELS = "vllm/model_executor/models"
 INTERFACES_BASE = """
-    from typing import Protocol, overload, runtime_checkable
+    from typing import Generic, Protocol, TypeVar, overload, runtime_checkable
+
+    T = TypeVar("T")
+
+
+    class VllmModel(Protocol[T]):
+        def embed_input_ids(self, input_ids):
+            ...
+
+
+    class VllmModelForPooling(VllmModel[T], Protocol[T]):
+        is_pooling_model = True
+
+
+    class LogitsFromGeneric(Generic[T]):
+        def compute_logits(self, hidden_states):
+            return hidden_states
 
 
     @runtime_checkable
-    class VllmModelForTextGeneration(Protocol):
+    class VllmModelForTextGeneration(VllmModel[T], Protocol[T]):
         def compute_logits(self, hidden_states):
             ...
 
@@ -253,6 +269,8 @@ VLLM_REGISTRY = """
         "Eagle9VLForConditionalGeneration": ("toy", "Eagle9VLForConditionalGeneration"),
         "ToyMadeModel": ("toy", "ToyMadeModel"),
         "ToyPlatformModel": ("toy_platform", "ToyPlatformModel"),
+        "ToyPoolingModel": ("toy", "ToyPoolingModel"),
+        "ToyGenericModel": ("toy", "ToyGenericModel"),
     }
     _SPECULATIVE_DECODING_MODELS = {
         "ToyLookaheadModel": ("toy_heads", "ToyLookahead"),
@@ -262,6 +280,7 @@ VLLM_REGISTRY = """
 TOY = """
     import torch.nn as nn
 
+    from .interfaces_base import LogitsFromGeneric, VllmModelForPooling
     from .utils import make_base
 
 
@@ -288,6 +307,14 @@ TOY = """
 
 
     class ToyMadeModel(make_base()):
+        pass
+
+
+    class ToyPoolingModel(nn.Module, VllmModelForPooling[int]):
+        pass
+
+
+    class ToyGenericModel(nn.Module, LogitsFromGeneric[int]):
         pass
 """
 HEADS = """
@@ -352,12 +379,14 @@ def test_the_engines_generation_protocol_and_draft_table_decide_the_roles_before
         "ToyForSequenceClassification": "target",  # a non-target glob's shape, but the Protocol accepts it
         "Eagle9VLForConditionalGeneration": "target",  # a draft head's shape, but the Protocol accepts it
         "ToyMadeModel": "target",  # its base is made at run time: the Protocol cannot tell, it stays a target
+        "ToyPoolingModel": "draft",  # its bases' type arguments hide VllmModel from the MRO, which lacks it too
+        "ToyGenericModel": "target",  # its compute_logits comes from a base written with type arguments
         "ToyLookahead": "draft",  # registered only as a draft model
         "ToyPlatformModel": "target",  # the GPU's: the CPU's constructor raises, it is never built
     }
     # each target but ToyForCausalLM lacks get_input_embeddings
     assert listed(analysis) == {"ToyForSequenceClassification", "Eagle9VLForConditionalGeneration", "ToyMadeModel",
-                                "ToyPlatformModel"}
+                                "ToyPlatformModel", "ToyGenericModel"}
     assert [key.module.rsplit(".", 1)[1] for key in analysis.checked if key.qualname == "ToyPlatformModel"] == ["gpu"]
     assert analysis.notes == (
         "'draft-only-classes' names Eagle9VLForConditionalGeneration, but the engine's generation test accepts it "
@@ -369,7 +398,8 @@ def test_the_engines_generation_protocol_and_draft_table_decide_the_roles_before
 def test_an_edit_that_gives_a_class_the_protocols_member_makes_it_a_target_in_an_editor_and_on_a_warm_cache(
         tmp_path):
     root = vllm_roles_tree(tmp_path)
-    targets = {"ToyForSequenceClassification", "Eagle9VLForConditionalGeneration", "ToyMadeModel", "ToyPlatformModel"}
+    targets = {"ToyForSequenceClassification", "Eagle9VLForConditionalGeneration", "ToyMadeModel", "ToyPlatformModel",
+               "ToyGenericModel"}
     assert sc011(root, cache=True) == sc011(root, cache=True) == sc011(root) == targets
     toy = root / MODELS / "toy.py"
     generating = toy.read_text(encoding="utf-8").replace(

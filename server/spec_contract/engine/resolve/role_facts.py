@@ -165,20 +165,30 @@ def _judge(index: Index, key: ClassKey, protocols: Protocols, config: Config,
             names = index.names(key)
             if names is None or any(members <= names for members in protocols):
                 generates = True
-            elif _hierarchy_known(index, key, config):
+            elif _hierarchy_known(index, key, config, frozenset().union(*protocols) - names):
                 generates = False
     finally:
         read = index.stop(recorded)
     return ClassRoles(read, protocols, generates, stub, index.mro(key)[1:])
 
 
-def _hierarchy_known(index: Index, key: ClassKey, config: Config) -> bool:
-    """Whether every base along the class's MRO is a class of the tree or comes from outside it (``torch``'s
-    ``nn.Module``, ``typing``'s ``Generic[T]``), which defines nothing of the engine's own Protocols."""
+def _hierarchy_known(index: Index, key: ClassKey, config: Config, lacked: frozenset[str],
+                     seen: frozenset[ClassKey] = frozenset()) -> bool:
+    """Whether every base along the class's MRO is a class of the tree, or comes from outside it (``torch``'s
+    ``nn.Module``, ``typing``'s ``Generic[T]``) and so defines nothing of the engine's own Protocols, or is a
+    class of the tree written with type arguments (``VllmModel[T_co]``, which the MRO leaves out) that cannot
+    define the members the class lacks (``lacked``) either."""
     for owner in index.mro(key):
         cls = index.class_summary(owner)
         for base in cls.bases if cls is not None else ():
-            if index.resolve_class(owner.module, base) is None and not _outside(index, owner.module, base, config):
+            if index.resolve_class(owner.module, base) is not None or _outside(index, owner.module, base, config):
+                continue
+            generic = index.resolve_class(owner.module, base[:base.index("[]")]) if "[]" in base else None
+            if generic is None or generic in seen:
+                return False
+            names = index.names(generic)
+            if names is None or names & lacked or not _hierarchy_known(index, generic, config, lacked,
+                                                                        seen | {key, generic}):
                 return False
     return True
 
