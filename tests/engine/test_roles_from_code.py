@@ -144,14 +144,15 @@ def sglang_tree(tmp_path: Path, model_config: str = MODEL_CONFIG) -> Path:
 
 
 def roles_seen(analysis: Analysis) -> dict[str, str]:
-    """Each checked class's role as the matrix row and hover's status show it (hover: whether it is asked a
-    target member); where the two disagree, both answers."""
-    rows = {row.class_name: str(row.role) for row in support_matrix(analysis).rows}
+    """Each checked class's role as the matrix and hover's status show it: the first role it serves, "none"
+    for a class no run serves (the matrix leaves it out); where the two disagree, both answers."""
+    matrix = support_matrix(analysis)
+    rows = {row.class_name: str(row.role) for row in matrix.rows} | dict.fromkeys(matrix.left_out, "none")
     out = {}
     for key in analysis.checked:
         status = analysis.status_of(key)
-        asked = {role for m in status.members for role in m.roles} if status is not None else set()
-        row, hover = rows.get(key.qualname, "no row"), "target" if Role.TARGET in asked else "draft"
+        hover = "no status" if status is None else str(status.serves[0]) if status.serves else "none"
+        row = rows.get(key.qualname, "no row")
         out[key.qualname] = row if row == hover else f"matrix {row}, hover {hover}"
     return out
 
@@ -375,11 +376,11 @@ def test_the_engines_generation_protocol_and_draft_table_decide_the_roles_before
     assert load_config(root).profile == "vllm"
     assert roles_seen(analysis) == {
         "ToyForCausalLM": "target",  # registered as a draft too, but not only
-        "ToyEncoderModel": "draft",  # no compute_logits: `--runner generate` refuses it
+        "ToyEncoderModel": "none",  # no compute_logits: `--runner generate` refuses it
         "ToyForSequenceClassification": "target",  # a non-target glob's shape, but the Protocol accepts it
         "Eagle9VLForConditionalGeneration": "target",  # a draft head's shape, but the Protocol accepts it
         "ToyMadeModel": "target",  # its base is made at run time: the Protocol cannot tell, it stays a target
-        "ToyPoolingModel": "draft",  # its bases' type arguments hide VllmModel from the MRO, which lacks it too
+        "ToyPoolingModel": "none",  # its bases' type arguments hide VllmModel from the MRO, which lacks it too
         "ToyGenericModel": "target",  # its compute_logits comes from a base written with type arguments
         "ToyLookahead": "draft",  # registered only as a draft model
         "ToyPlatformModel": "target",  # the GPU's: the CPU's constructor raises, it is never built
