@@ -23,7 +23,6 @@ from engine_trees import make_tree
 from spec_contract.engine import Analysis, support_matrix
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
-from spec_contract.engine.results import Role
 from spec_tree import check, write_tree
 from test_engine_vllm import INTERFACES
 

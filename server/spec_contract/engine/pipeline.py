@@ -182,8 +182,8 @@ class Pipeline:
         # resolve through the installed engine's registry)
         registering = registry if not layout.out_of_tree else None
         contract = self._derive(index, layout, registering, focus, changed)
-        roles = self._roles.read(self.config, index, registry, self._classes(index, layout, registering, focus), changed,
-                                 self._sources, whole=focus is None)
+        registered = self._classes(index, layout, registering, focus)
+        roles = self._roles.read(self.config, index, registry, registered, changed, self._sources, whole=focus is None)
         checked = roles.buildable  # a class that is never built plays no role
         self.config = replace(self.config, read_roles=self._kept.update_roles(roles.facts))
         problems: dict[str, str] = {}

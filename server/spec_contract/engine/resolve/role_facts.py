@@ -105,7 +105,8 @@ class RoleReader:
         return Roles(facts, [key for key in checked if not self.classes[key].stub],
                      (*notes, *_contradicted(config, facts)))
 
-    def _generation(self, config: Config, index: Index, sources: Sources, changed: set[str], text: Callable[[str], str | None]) -> tuple[frozenset[str], Protocols]:
+    def _generation(self, config: Config, index: Index, sources: Sources, changed: set[str],
+                    text: Callable[[str], str | None]) -> tuple[frozenset[str], Protocols]:
         """What the generation test refuses and the Protocols it accepts, read again only when its file, or a
         module its Protocols were read from, changed."""
         path = generation_test_path(config, index)
@@ -124,7 +125,8 @@ class RoleReader:
         self.unsaved = True
         return found.refused, protocols
 
-    def _rewrites(self, config: Config, index: Index, sources: Sources, text: Callable[[str], str | None]) -> tuple[frozenset[str], list[str]]:
+    def _rewrites(self, config: Config, index: Index, sources: Sources,
+                  text: Callable[[str], str | None]) -> tuple[frozenset[str], list[str]]:
         """The architectures the draft rewrites write, each read again only when its file changed, and the notes
         on those the tree lacks."""
         names: set[str] = set()

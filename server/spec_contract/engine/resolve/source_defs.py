@@ -52,7 +52,8 @@ def statement_at(text: str, line: int, name: str) -> tuple[int, str] | None:
     return None
 
 
-def parse_statement(text: str, start: int, statement: str | None = None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def parse_statement(text: str, start: int,
+                    statement: str | None = None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The ``def`` statement whose line starts at offset ``start`` (its text, when known), parsed; None if it
     does not parse."""
     lines = (statement if statement is not None else _statement(text, start)).splitlines(keepends=True)

@@ -8,10 +8,10 @@ no role, and the check neither lists nor counts it. The class that runs on the o
 name and is checked as usual.
 
 The ``__init__`` the class's instances run (its own, or the first along its MRO) is read from its ``def``
-statement (``resolve.source_defs``), and parsed only when a line of its body's top level starts with ``raise``. It always raises
-when a statement of its body's top level is a ``raise`` and no statement before it can return: what comes
-before (``super().__init__()``, a log line) runs and then the constructor raises. A ``raise`` under a condition
-(``if not supported: raise``) is a refusal of some configurations, not a stub.
+statement (``resolve.source_defs``), and parsed only when a line of its body's top level starts with
+``raise``. It always raises when a statement of its body's top level is a ``raise`` and no statement before
+it can return: what comes before (``super().__init__()``, a log line) runs and then the constructor raises. A
+``raise`` under a condition (``if not supported: raise``) is a refusal of some configurations, not a stub.
 """
 
 from __future__ import annotations
