@@ -38,3 +38,11 @@ def test_extension_readme_settings_and_codes_come_from_the_same_schema():
         if setting.where != "tree":
             key = f"specContract.{setting.camel}"
             assert any(name == key or name.startswith(f"{key}.") for name in declared), key
+
+
+def test_extension_readme_names_every_command():
+    """Issue 37, item 6: every command package.json contributes is in the extension's README, by the name the
+    command palette shows ("spec-contract: Show support matrix" was left out)."""
+    text = (EXTENSION / "README.md").read_text(encoding="utf-8")
+    commands = json.loads((EXTENSION / "package.json").read_text())["contributes"]["commands"]
+    assert [c["title"] for c in commands if f"**{c['category']}: {c['title']}**" not in text] == []

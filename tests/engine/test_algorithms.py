@@ -177,3 +177,31 @@ def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_model
     crashing = {status.name: {crash.member for a in status.algorithms for crash in a.crashes}
                 for status in analysis.statuses() if status.name in ("PlainNextN", "LocalNextN")}
     assert crashing == {"PlainNextN": set(), "LocalNextN": {"logits_processor"}}
+
+
+def test_flags_set_under_each_other_in_a_long_loop_are_solved_once_each(tmp_path, monkeypatch):
+    """Flags defined through each other (each set under a test of the next, the last under the first) form one
+    group, solved to its fixed point in a few rounds: computed on demand, each word was computed again on
+    every path to it, twice per word here (``x or not x`` reads it twice), which never ended on SGLang
+    0.5.23's workers."""
+    from spec_contract.engine.resolve.algorithms import Selectors
+
+    size = 40
+    steps = "".join(f"""
+            def step_{i}(self):
+                if self.flag_{(i + 1) % size} or not self.flag_{(i + 1) % size}:
+                    self.flag_{i} = self.spec_algorithm.is_dflash()
+    """ for i in range(size))
+    runner = f"""
+        class ModelRunner:{steps}
+            def capture(self):
+                if self.flag_0:
+                    self.model.set_dflash_layers_to_capture([1])
+    """
+    evaluated = []
+    evaluate = Selectors._evaluate
+    monkeypatch.setattr(Selectors, "_evaluate", lambda self, *a: evaluated.append(a) or evaluate(self, *a))
+    analysis = analyze(make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+                                            "pkg/model_executor/model_runner.py": runner}))
+    assert _served(analysis, "set_dflash_layers_to_capture") == [frozenset({"DFLASH"})]
+    assert len(evaluated) <= 3 * size * 4  # a few rounds of the group, for each Selectors the analysis builds

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_harness import CLIENTS, make_client
+from lsp_harness import CLIENTS, as_editor, make_client
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,12 +48,3 @@ async def neovim(lsp_client: LanguageClient):
     """A Neovim 0.11 client only: for scenarios whose point is one client's behaviour."""
     async for started in as_editor(lsp_client, "neovim-0.11"):
         yield started
-
-
-async def as_editor(lsp_client: LanguageClient, editor: str):
-    """The body of a client fixture: the client as ``editor``, shut down after the test if initialised."""
-    lsp_client.editor = editor
-    lsp_client.init_result = None
-    yield lsp_client
-    if lsp_client.init_result is not None:
-        await lsp_client.shutdown_session()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest_lsp
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.workspace import PositionCodec
-from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from spec_contract.engine import Span, TextEdit, lines_with_ends
 from spec_contract.engine import apply_edits as engine_apply_edits
 
@@ -54,6 +55,39 @@ def make_client() -> LanguageClient:
         ls.registrations.extend(params.registrations)
 
     return client
+
+
+async def as_editor(lsp_client: LanguageClient, editor: str) -> AsyncIterator[LanguageClient]:
+    """The body of a client fixture: the client as ``editor``, shut down after the test if initialised."""
+    lsp_client.editor = editor
+    lsp_client.init_result = None
+    yield lsp_client
+    if lsp_client.init_result is not None:
+        await lsp_client.shutdown_session()
+
+
+def editor_fixture(*editors: str) -> Any:
+    """A client fixture for a test module outside ``tests/lsp`` (whose conftest has its own): the server
+    started as ``spec-contract serve --stdio``, and a client pretending to be each of ``editors`` in turn."""
+
+    @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "spec_contract", "serve",
+                                                                  "--stdio"], client_factory=make_client),
+                        params=list(editors))
+    async def client(lsp_client: LanguageClient, request: Any) -> AsyncIterator[LanguageClient]:
+        async for started in as_editor(lsp_client, request.param):
+            yield started
+
+    return client
+
+
+async def code_actions(client: LanguageClient, uri: str, text: str,
+                       only: list[str] | None = None) -> list[types.CodeAction]:
+    """The code actions the server lists over the whole of ``text`` (``only``: the kinds asked for)."""
+    answer = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=types.Position(0, 0), end=types.Position(len(lines_with_ends(text)), 0)),
+        context=types.CodeActionContext(diagnostics=[], only=only)))
+    return [a for a in answer or [] if isinstance(a, types.CodeAction)]
 
 
 async def until(predicate: Callable[[], Any], what: str, timeout: float = TIMEOUT) -> Any:

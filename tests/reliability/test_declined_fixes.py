@@ -28,11 +28,20 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lsp"))
-from lsp_harness import CLIENTS, diagnostics_now, initialize, make_client, open_document, replace_document, until  # noqa: E402
+from lsp_harness import (  # noqa: E402
+    CLIENTS,
+    code_actions,
+    diagnostics_now,
+    initialize,
+    make_client,
+    open_document,
+    replace_document,
+    until,
+)
 
 DEMO = REPO / "examples" / "demo"
 SERVER_COMMAND = [sys.executable, "-m", "spec_contract", "serve", "--stdio"]
-WHY = "the file nests expressions deeper than 100 levels; it is left alone"
+WHY = "the class nests expressions deeper than 100 levels; it is left alone"
 
 
 def wrapper(name: str, expression: str) -> str:
@@ -132,18 +141,6 @@ async def client(lsp_client: LanguageClient, request):
         await lsp_client.shutdown_session()
 
 
-async def actions_for(client: LanguageClient, uri: str, text: str) -> list[types.CodeAction]:
-    end = text.count("\n")
-    answer = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(start=types.Position(0, 0), end=types.Position(end, 0)),
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
-    return [a for a in answer or [] if isinstance(a, types.CodeAction)]
-
-
 def forwarding(actions: list[types.CodeAction]) -> list[types.CodeAction]:
     return [a for a in actions if not a.title.startswith("Ignore")]
 
@@ -156,7 +153,7 @@ async def test_code_actions_offer_no_fix_they_cannot_make_and_say_why(client, tm
     for stem, (name, text) in SHAPES.items():
         uri = open_document(client, root / "minisgl" / "models" / f"{stem}.py", text)
         assert await diagnostics_now(client, uri), stem  # the wrapper is checked, not dropped
-        actions = await actions_for(client, uri, text)
+        actions = await code_actions(client, uri, text)
         assert any(a.title.startswith("Ignore SC001") for a in actions), (stem, [a.title for a in actions])
         offered = forwarding(actions)
         reason = f"{name}: {WHY}"
@@ -169,7 +166,7 @@ async def test_code_actions_offer_no_fix_they_cannot_make_and_say_why(client, tm
             assert offered == [], (stem, [a.title for a in offered])
             told = await until(lambda why=reason: [m for m in client.messages if why in m.message], f"why {name} is not fixed")
             assert told[0].message == f"spec-contract: not fixed: {reason}"
-            await actions_for(client, uri, text)  # asking again (a cursor move) does not repeat the message
+            await code_actions(client, uri, text)  # asking again (a cursor move) does not repeat the message
             await diagnostics_now(client, uri)
             assert len([m for m in client.messages if reason in m.message]) == 1
     assert not [m for m in client.log_messages if "Traceback" in m.message]
@@ -185,7 +182,7 @@ async def test_a_refusal_known_only_at_resolve_time_answers_with_a_message_not_a
     shallow = wrapper(name, "'part'")
     path = root / "minisgl" / "models" / "deep_strings.py"
     uri = open_document(client, path, shallow)
-    listed = forwarding(await actions_for(client, uri, shallow))
+    listed = forwarding(await code_actions(client, uri, shallow))
     assert listed and all(a.disabled is None and a.data is not None for a in listed), listed
     replace_document(client, uri, deep, version=2)
     assert await diagnostics_now(client, uri)  # the findings are still there, in the deep text

@@ -34,7 +34,7 @@ from spec_contract.engine import RULES
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lsp"))
-from lsp_harness import diagnostics_now, edits_for, initialize, make_client, open_document  # noqa: E402
+from lsp_harness import code_actions, diagnostics_now, edits_for, initialize, make_client, open_document  # noqa: E402
 
 DEMO = REPO / "examples" / "demo"
 SERVER_COMMAND = [sys.executable, "-m", "spec_contract", "serve", "--stdio"]
@@ -366,17 +366,6 @@ def encoding_of(client: LanguageClient) -> str:
     return str(getattr(encoding, "value", encoding))
 
 
-async def actions_at(client: LanguageClient, uri: str, text: str, only: list[str] | None = None):
-    end = len(LINE.findall(text))
-    return await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(start=types.Position(0, 0), end=types.Position(end, 0)),
-            context=types.CodeActionContext(diagnostics=[], only=only),
-        )
-    )
-
-
 async def edit_of(client: LanguageClient, action: types.CodeAction) -> types.WorkspaceEdit | None:
     if action.edit is None and action.data is not None:
         action = await client.code_action_resolve_async(action)
@@ -392,7 +381,7 @@ async def test_code_actions_fix_every_variant_safely_or_leave_it_with_its_other_
         path = root / "minisgl" / "models" / f"v_{name}.py"
         text = as_text(original)
         uri = open_document(client, path, text)
-        everything = await actions_at(client, uri, text)
+        everything = await code_actions(client, uri, text)
         titles = [a.title for a in everything or []]
         assert any(t.startswith("Ignore SC001") for t in titles), (name, titles)
         fix_all = [a for a in everything if a.kind == FIX_ALL]

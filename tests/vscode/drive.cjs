@@ -9,7 +9,9 @@
 //   ui-contract: runs "spec-contract: Show Contract" from the command palette and clicks the worker call
 //        site in the view, which opens the worker file;
 //   ui-matrix: runs "spec-contract: Show support matrix" from the command palette and reads the matrix page's
-//        cells in the webview it opens;
+//        cells and content security policy in the webview it opens;
+//   ui-untrusted-matrix: runs the same command and reports what came: the matrix tab, or a notification
+//        ("toast": a text it holds);
 //   ui-missing-package: waits for a notification about the interpreter ("toast": a text it holds).
 // Prints one JSON line with what it saw; exits non-zero with the reason on failure (after a screenshot).
 'use strict';
@@ -168,11 +170,30 @@ async function uiMatrix(page) {
             const cells = await frame.locator('td.cell').evaluateAll(
                 (tds) => tds.map((td) => `${td.closest('tr').dataset.architecture}/${td.dataset.algorithm}=${td.dataset.state}`),
             ).catch(() => []);
-            if (cells.length) return cells;
+            if (cells.length) {
+                seen.policy = await frame.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+                return cells;
+            }
         }
         return undefined;
     });
     await shot(page, 'ui-6-matrix.png');
+}
+
+async function uiUntrustedMatrix(page) {
+    await page.goto(config.url);
+    await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ timeout: START_MS });
+    await runCommand(page, 'Show support matrix');
+    const tab = page.locator('.tab', { hasText: 'spec-contract: support matrix' }).first();
+    const item = page.locator('.notification-list-item:visible', { hasText: config.toast }).first();
+    const outcome = await waitUntil('the matrix tab or the notification', STEP_MS, async () =>
+        (await tab.isVisible()) ? 'tab' : (await item.isVisible()) ? 'notification' : undefined);
+    seen.tab = outcome === 'tab';
+    if (outcome === 'notification') {
+        seen.notification = await item.locator('.notification-list-item-message').innerText();
+        seen.buttons = await item.locator('.monaco-button').allInnerTexts();
+    }
+    await shot(page, 'ui-untrusted-matrix.png');
 }
 
 async function uiContract(page) {
@@ -208,7 +229,10 @@ async function uiMissingPackage(page) {
     await shot(page, 'ui-missing-package.png');
 }
 
-const MODES = { api, ui, 'ui-contract': uiContract, 'ui-matrix': uiMatrix, 'ui-missing-package': uiMissingPackage };
+const MODES = {
+    api, ui, 'ui-contract': uiContract, 'ui-matrix': uiMatrix, 'ui-untrusted-matrix': uiUntrustedMatrix,
+    'ui-missing-package': uiMissingPackage,
+};
 
 (async () => {
     fs.mkdirSync(config.shots, { recursive: true });

@@ -60,8 +60,22 @@ def test_api_diagnostic_hover_and_quick_fix(code_server, api_report):
     assert report["saved"] is True
     assert delegation_in((code_server.api_workspace / WRAPPER).read_text())
     assert not any("get_embed_and_head" in d["message"] for d in report["diagnosticsAfterFix"])
-    # set_eagle3_layers_to_capture is still missing, so the status bar counts at least that one.
+    # set_eagle3_layers_to_capture is still missing, so the status bar counts at least that one; every finding is
+    # an error, so the icon is the error's (issue 37, item 6: it was the warning's)
     assert re.search(r"spec-contract: [1-9]\d* findings?$", report["status"]), report["status"]
+    assert report["status"].startswith("$(error) "), report["status"]
+
+
+def test_api_related_information_of_an_implementation_names_the_class_to_copy(api_report):
+    """Issue 37, item 6: an SC010's related information printed an empty class for the model the fix copies
+    (``bailing_moe.py[Ln 805]: `` () implements …`` on SGLang 0.5.23), which is no inner class."""
+    assert "implement" not in api_report["errors"], api_report["errors"]["implement"]
+    finding = api_report["implement"]
+    assert finding["code"] == "SC010", finding
+    assert finding["related"][-1] == (
+        "minisgl/models/llama.py[Ln 4]: `LlamaForCausalLM` implements `get_embed_and_head`: the class the fix copies it from"
+    ), finding["related"]
+    assert not [line for line in finding["related"] if "``" in line], finding["related"]
 
 
 def test_api_contract_view(api_report):
@@ -102,6 +116,9 @@ def test_ui_support_matrix_opens_in_a_webview(code_server):
     assert "spec-contract: support matrix" in seen["tab"], seen
     assert "LlavaForConditionalGeneration/EAGLE3=crashes" in seen["cells"], seen["cells"]
     assert "LlamaForCausalLM/EAGLE3=supported" in seen["cells"], seen["cells"]
+    # its script ran (the cells) by the page's nonce, the only script the page's policy lets run (issue 38, item 12)
+    script_src = next(d.strip() for d in seen["policy"].split(";") if d.strip().startswith("script-src "))
+    assert re.fullmatch(r"script-src 'nonce-[\w-]{20,}'", script_src), seen["policy"]
     assert (SHOTS / "ui-6-matrix.png").exists()
 
 

@@ -168,10 +168,36 @@ class CodeServer:
         return "--- code-server log ---\n" + "\n".join([line for line in lines if line.startswith("[")][-40:])
 
 
+#: a model in the demo's shape that takes the draft's embedding and head and captures EAGLE-3's layers but
+#: cannot hand its own embedding and head: SC010, to implement like LlamaForCausalLM (for the API test's
+#: related information, issue 37, item 6)
+IMPLEMENT_FILE = "minisgl/models/mistral.py"
+IMPLEMENT_MODEL = '''"""A text model that forgot to hand its embedding and head to the draft."""
+
+
+class MistralForCausalLM:
+    def __init__(self, config):
+        self.embed_tokens = None
+        self.lm_head = None
+        self.capture_layers = []
+
+    def set_embed_and_head(self, embed, head):
+        self.embed_tokens = embed
+        self.lm_head = head
+
+    def set_eagle3_layers_to_capture(self, layer_ids=None):
+        self.capture_layers = list(layer_ids or [])
+
+
+EntryClass = MistralForCausalLM
+'''
+
+
 @contextmanager
-def running_code_server(root: Path) -> Iterator[CodeServer]:
+def running_code_server(root: Path, trusted: bool = True, user_settings: dict | None = None) -> Iterator[CodeServer]:
     """Packages the extension, installs its test build, starts code-server, and yields it; stops it whatever
-    happens."""
+    happens. ``trusted`` False: workspace trust is on and trusts no folder (each opens in Restricted Mode);
+    ``user_settings`` are added to the user settings."""
     chromium = require_tools()
     vsix = with_test_hook(package_extension(), root)
     extensions, user_data = root / "extensions", root / "user-data"
@@ -182,6 +208,7 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
     for workspace in (api_workspace, ui_workspace, bare_python_workspace, outside_isolation_workspace):
         shutil.copytree(KIMI if workspace == bare_python_workspace else DEMO, workspace)
         plant_markers(workspace, markers)  # the server starts in the workspace: none of them may run
+    (api_workspace / IMPLEMENT_FILE).write_text(IMPLEMENT_MODEL)
     bare_venv = root / "venv-without-spec-contract"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare_venv)], check=True, timeout=120)
     # The bare interpreter with spec_contract's sources on PYTHONPATH: imports it, unless started with -I.
@@ -203,7 +230,8 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
             {
                 "specContract.interpreter": sys.executable,
                 "telemetry.telemetryLevel": "off",
-                "security.workspace.trust.enabled": False,
+                "security.workspace.trust.enabled": not trusted,
+                "security.workspace.trust.startupPrompt": "never",
                 "workbench.startupEditor": "none",
                 "workbench.tips.enabled": False,
                 "extensions.autoUpdate": False,
@@ -213,6 +241,7 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
                 "editor.hover.delay": 200,
                 "chat.disableAIFeatures": True,
                 "workbench.secondarySideBar.defaultVisibility": "hidden",
+                **(user_settings or {}),
             }
         )
     )
@@ -228,7 +257,8 @@ def running_code_server(root: Path) -> Iterator[CodeServer]:
     with log.open("wb") as log_file:
         process = subprocess.Popen(
             [*node, *dirs, "--bind-addr", f"127.0.0.1:{port}", "--auth", "none", "--disable-telemetry",
-             "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override"],
+             "--disable-update-check", *(["--disable-workspace-trust"] if trusted else []),
+             "--disable-getting-started-override"],
             stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
     try:

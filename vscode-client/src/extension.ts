@@ -39,7 +39,7 @@ export function wire(context: vscode.ExtensionContext): Wiring {
     });
     manager = server;
     const contract = new ContractView(() => server.runningClient);
-    const matrix = new MatrixView();
+    const matrix = new MatrixView(() => server.mayRunInterpreter);
 
     context.subscriptions.push(
         output,

@@ -6,7 +6,10 @@
  * is written. The tree is the workspace folder (`--engine`: an engine checkout, or a package of one's own
  * models, which takes its contract from the interpreter's engine); when that gives no matrix, the engine
  * installed for the interpreter (`--python`); when neither does, the message offers to pick the engine's folder. The page is self-contained and its content security
- * policy lets it load nothing; its script (filters, search, tooltips) is the only one it runs.
+ * policy lets it load nothing and run only its own script (filters, search, tooltips), which carries the page's nonce.
+ *
+ * Like the language server, the command runs nothing in an untrusted workspace (the interpreter may be the
+ * workspace's choice) unless the user agreed to start the server there.
  */
 import { execFile } from 'child_process';
 import * as vscode from 'vscode';
@@ -33,8 +36,21 @@ function matrixHtml(python: string, spec: string[], args: string[]): Promise<{ h
 export class MatrixView implements vscode.Disposable {
     private panel: vscode.WebviewPanel | undefined;
 
+    /** `mayRunInterpreter`: whether a Python interpreter may run here (the server manager's, see workspace trust). */
+    constructor(private readonly mayRunInterpreter: () => boolean) {}
+
     /** Shows the matrix of `engine` (a folder; default: the workspace folder, else the interpreter's engine). */
     async show(engine?: string): Promise<void> {
+        if (!this.mayRunInterpreter()) {
+            const trust = 'Manage Workspace Trust';
+            const choice = await vscode.window.showWarningMessage(
+                'spec-contract does not make the support matrix in an untrusted workspace: it runs a Python interpreter that the workspace may choose.',
+                trust);
+            if (choice === trust) {
+                await vscode.commands.executeCommand('workbench.trust.manage');
+            }
+            return;
+        }
         const folder = primaryFolder();
         const settings = readStartSettings(folder);
         const interpreter = await resolveInterpreter(settings.interpreter, folder);

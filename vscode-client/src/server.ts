@@ -37,6 +37,14 @@ export class ServerManager implements vscode.Disposable {
     /** Set when the user explicitly agreed to start the server in an untrusted workspace. */
     allowUntrusted = false;
 
+    /**
+     * Whether the extension may run a Python interpreter here (the server, the support matrix): the workspace is
+     * trusted, or the user agreed to run it in this untrusted one.
+     */
+    get mayRunInterpreter(): boolean {
+        return vscode.workspace.isTrusted || this.allowUntrusted;
+    }
+
     constructor(
         private readonly output: vscode.LogOutputChannel,
         private readonly middleware: Middleware,
@@ -88,7 +96,7 @@ export class ServerManager implements vscode.Disposable {
             this.setState('disabled', 'specContract.enable is false');
             return;
         }
-        if (!vscode.workspace.isTrusted && !this.allowUntrusted) {
+        if (!this.mayRunInterpreter) {
             this.setState('restricted', 'the workspace is not trusted');
             return;
         }

@@ -8,10 +8,25 @@ import type { ServerStateEvent } from './server';
 
 export const DIAGNOSTIC_SOURCE = 'spec-contract';
 
-export function countFindings(): number {
-    return vscode.languages
-        .getDiagnostics()
-        .reduce((count, [, diagnostics]) => count + diagnostics.filter((d) => d.source === DIAGNOSTIC_SOURCE).length, 0);
+/** Each severity's icon and word, in the order of `vscode.DiagnosticSeverity` (Error = 0, the worst). */
+const SEVERITIES = [
+    { icon: '$(error)', word: 'error' },
+    { icon: '$(warning)', word: 'warning' },
+    { icon: '$(info)', word: 'information' },
+    { icon: '$(lightbulb)', word: 'hint' },
+];
+
+/** spec-contract's findings in the workspace, counted per severity (indexed by `vscode.DiagnosticSeverity`). */
+export function countFindings(): number[] {
+    const counts = SEVERITIES.map(() => 0);
+    for (const [, diagnostics] of vscode.languages.getDiagnostics()) {
+        for (const diagnostic of diagnostics) {
+            if (diagnostic.source === DIAGNOSTIC_SOURCE) {
+                counts[diagnostic.severity] += 1;
+            }
+        }
+    }
+    return counts;
 }
 
 export class StatusIndicator implements vscode.Disposable {
@@ -102,8 +117,15 @@ export class StatusIndicator implements vscode.Disposable {
             item.tooltip = `spec-contract: ${this.indexing?.message ?? 'indexing the workspace'}`;
             return;
         }
-        const findings = countFindings();
-        item.text = findings === 0 ? '$(check) spec-contract' : `$(warning) spec-contract: ${findings} finding${findings === 1 ? '' : 's'}`;
-        item.tooltip = `spec-contract: ${findings === 0 ? 'no' : findings} wrapper finding${findings === 1 ? '' : 's'} in the workspace`;
+        // The icon is the worst finding's severity: an error icon when there is an error, and so on.
+        const counts = countFindings();
+        const findings = counts.reduce((sum, count) => sum + count, 0);
+        const worst = counts.findIndex((count) => count > 0);
+        const plural = (count: number, word: string) => `${count} ${word}${count === 1 || word === 'information' ? '' : 's'}`;
+        item.text = findings === 0 ? '$(check) spec-contract' : `${SEVERITIES[worst].icon} spec-contract: ${plural(findings, 'finding')}`;
+        const bySeverity = SEVERITIES.flatMap(({ word }, severity) => (counts[severity] ? [plural(counts[severity], word)] : []));
+        item.tooltip = findings === 0
+            ? 'spec-contract: no wrapper findings in the workspace'
+            : `spec-contract: ${plural(findings, 'wrapper finding')} in the workspace (${bySeverity.join(', ')})`;
     }
 }

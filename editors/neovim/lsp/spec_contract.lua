@@ -26,4 +26,20 @@ return {
   settings = {
     specContract = { enable = true },
   },
+  -- What this server's diagnostics look like, set in its own diagnostic namespaces (push and pull), so your
+  -- vim.diagnostic.config for other servers is untouched. Unless sorted by severity, Neovim's sign and virtual
+  -- text show the last diagnostic of a line, not the worst; the server sends the worst first, the order
+  -- vim.diagnostic.open_float() lists them in. Neovim 0.11 shows no virtual text by default: shown here unless
+  -- you configured virtual text or virtual lines yourself (then yours applies). To change it, give your own
+  -- on_init (editors/neovim/README.md).
+  on_init = function(client)
+    local global = vim.diagnostic.config() or {}
+    local opts = { severity_sort = global.severity_sort or true }
+    if not (global.virtual_text or global.virtual_lines) then
+      opts.virtual_text = true
+    end
+    for _, pull in ipairs({ false, true }) do
+      vim.diagnostic.config(opts, vim.lsp.diagnostic.get_namespace(client.id, pull))
+    end
+  end,
 }

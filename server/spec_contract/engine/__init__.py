@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from spec_contract.engine.launch.verdict import PHASES, Problem, Use, Verdict, phase_words
     from spec_contract.engine.launch.verdict import State as VerdictState
     from spec_contract.engine.project import Project
-    from spec_contract.engine.queries import Analysis
+    from spec_contract.engine.queries import Analysis, in_files
     from spec_contract.engine.read.discovery import RULE as DISCOVERY_RULE
     from spec_contract.engine.read.discovery import Found, find_project, is_project, nested_projects
     from spec_contract.engine.read.files import SourceFile, decode, read_bytes, relative_to
@@ -104,6 +104,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Project": ("project", "Project"),
     "Stats": ("stats", "Stats"),
     "Analysis": ("queries", "Analysis"),
+    "in_files": ("queries", "in_files"),
     "AlgorithmStatus": ("check.status", "AlgorithmStatus"),
     "ClassStatus": ("check.status", "ClassStatus"),
     "MemberStatus": ("check.status", "MemberStatus"),
@@ -164,7 +165,7 @@ __all__ = [
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
     "find_project", "fingerprint", "is_project", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
-    "given_path", "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
+    "given_path", "in_files", "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
     "write_own",
     "RoleClass", "role_classes",
     # before the launch (engine/launch/)

@@ -67,8 +67,11 @@ def _nothing_checked_note(config: Config, layout: Layout, focus: frozenset[str] 
             "'entry-class-variable' in [tool.spec-contract]")
 
 
-def _empty_contract(config: Config, workers: int) -> str:
-    """Why no worker use reached a role's model object: never an all-clear, always something to set."""
+def _empty_contract(config: Config, workers: int, unread: str | None) -> str:
+    """Why no worker use reached a role's model object: never an all-clear, always something to set (or, when
+    a worker file or folder could not be read, that note: its uses are what is missing)."""
+    if unread is not None:
+        return f"the contract is empty: {unread}"
     if not workers:
         return (f"no worker files match the profile's 'workers' globs (profile {config.profile!r}); "
                 "set 'workers' or 'extend-workers' in [tool.spec-contract]")
@@ -206,7 +209,7 @@ class Pipeline:
         problems.update(self._summaries.problems(stats))
         unread = dict(layout.unlisted)
         needed = layout.worker_paths | {m.path for m in layout.models}
-        unread.update((path, "cannot be read") for path in self._sources.unreadable() if path in needed)
+        unread.update((path, why) for path, why in self._sources.unreadable().items() if path in needed)
         stats.seconds = time.perf_counter() - started
         analysis = Analysis(
             root=self.root, generation=self._generation, contract=contract,
@@ -263,7 +266,9 @@ class Pipeline:
         derived = self._kept.contract
         assert derived is not None  # made by update_contract
         if not derived[0].entries:
-            raise ConfigError(_empty_contract(self.config, len(workers)))
+            unread = {**layout.unlisted, **{path: why for path, why in self._sources.unreadable().items()
+                                            if path in layout.worker_paths}}
+            raise ConfigError(_empty_contract(self.config, len(workers), _unread_note(unread, self.relative)))
         return derived[0]
 
     def _classes(self, index: Index, layout: Layout, registering: ModelRegistry | None,

@@ -6,7 +6,7 @@ while the next is computed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,7 +59,9 @@ class Analysis:
     held: dict[ClassKey, RoleClass] = field(default_factory=dict)
 
     def findings_for(self, path: str) -> list[Finding]:
-        return [f for f in self.findings if f.path == path]
+        """The findings a view of the file at ``path`` shows: those located there, and each class's own finding
+        that a worker line's finding elsewhere gathers (see :func:`in_files`)."""
+        return in_files(self.findings, lambda p: p == path)
 
     def source(self, path: str) -> str | None:
         if path in self.overlays:
@@ -131,3 +133,16 @@ class Analysis:
         keeps summaries of unchanged files)."""
         summaries = [self.index.summary(f.module) for f in self.models]
         return [s for s in summaries if s is not None]
+
+
+def in_files(findings: Iterable[Finding], shows: Callable[[str], bool]) -> list[Finding]:
+    """The findings a view of the files ``shows`` accepts reports: each located in one of them, and, for a worker
+    line's finding located elsewhere, the findings of its classes that are (SC011 at the class's own line, which
+    names the worker line): a model file checked or opened alone says what the matrix says about its classes."""
+    out = []
+    for finding in findings:
+        if shows(finding.path):
+            out.append(finding)
+        else:
+            out.extend(record for record in finding.records if shows(record.path))
+    return out

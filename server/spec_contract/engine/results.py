@@ -275,7 +275,7 @@ class Forward:
 
 @dataclass(frozen=True)
 class Listed:
-    """A class a worker-line finding lists (SC010): where it is and the members it lacks there."""
+    """A class a worker-line finding lists (SC011): where it is and the members it lacks there."""
 
     path: str
     class_name: str
@@ -286,7 +286,7 @@ class Listed:
 
 @dataclass(frozen=True)
 class Finding:
-    """A wrapper class that fails to provide a contract member its inner model provides."""
+    """A class that fails to provide a contract member (or a worker line where classes do, SC011)."""
 
     code: str  # a code of :mod:`spec_contract.engine.rules`
     severity: Severity
@@ -302,16 +302,20 @@ class Finding:
     call_sites: tuple[CallSite, ...]
     message: str = ""
     notes: tuple[str, ...] = field(default=())  # e.g. arity mismatches between call sites and provider
-    algorithm: str | None = None  # SC003: the algorithm the class loses; else the algorithm of the sites, if one
+    algorithm: str | None = None  # the algorithm whose runs fail (a check's, a worker line's), if one
     condition: str | None = None  # SC004: the rare condition every use sits under
-    also: tuple[Forward, ...] = ()  # SC003: the members past the gate the fix forwards too
+    also: tuple[Forward, ...] = ()  # SC001 at an engine's check: the members past it the fix forwards too
     # SC009/SC011: how the fix provides each member (implement like a candidate, or implement in the inner model
     # and forward here), the finding's own first
     implements: tuple[tuple[str, Provision], ...] = ()
-    classes: tuple[Listed, ...] = ()
     # SC010/SC011 when no model fits and the fix must edit a part too (a decoder that lacks the member while the
     # decoders other classes hand it to have it): the member and why nothing fits, naming that part
-    unfit: tuple[tuple[str, Provision], ...] = ()  # SC010: the classes that crash at this worker line, each with its members
+    unfit: tuple[tuple[str, Provision], ...] = ()
+    # a worker line's finding (SC011): the classes that crash there, each with its members, and the finding of each
+    # class at its own line, which a front end shows where it shows that class's file alone (``check FILE``, an
+    # editor's diagnostics of the file): one truth about a class wherever it is asked
+    classes: tuple[Listed, ...] = ()
+    records: tuple[Finding, ...] = ()
 
     @property
     def role(self) -> Role:

@@ -135,7 +135,7 @@ def plan(
     classes = list(dict.fromkeys(f.class_qualname for f in here))
     for qualname in classes:
         class_findings = [f for f in forwarding if f.class_qualname == qualname]
-        if len(class_findings) >= 2:
+        if _members_forwarded(class_findings) >= 2:  # two findings of one member (SC011, SC012) are one fix
             planned.append(Planned(
                 title=f"Add all {_members_forwarded(class_findings)} missing delegations to "
                       f"`{class_findings[0].class_name}`",
@@ -177,18 +177,13 @@ def engine_edits(analysis: Analysis, action: Action, findings: Sequence[Finding]
 
 def declined_before(analysis: Analysis, planned: Sequence[Planned]) -> list[str | None]:
     """For each listed action, why the engine declines it before editing when it declines every class the
-    action edits (the file nests too deeply, …), else None: a client that resolves edits lazily must not be
-    offered an action that resolves to nothing. Suppressions never are: a comment goes into any file that
-    parses."""
+    action edits (the file does not parse, the class nests too deeply, …), else None: a client that resolves
+    edits lazily must not be offered an action that resolves to nothing. Suppressions never are: a comment
+    goes into any file that parses."""
     from spec_contract.engine import declined
 
-    refused = {(r.path, r.class_name): r for r in declined(analysis, [f for p in planned for f in p.findings])}
-    out: list[str | None] = []
-    for item in planned:
-        mine = {(f.path, f.class_name) for f in item.findings}
-        declines = item.action != "ignore" and bool(mine) and mine <= refused.keys()
-        out.append("; ".join(str(refused[key]) for key in sorted(mine)) if declines else None)
-    return out
+    return [None if item.action == "ignore" else declined(analysis, item.findings, declaring=item.action == "declare")
+            for item in planned]
 
 
 def not_fixed(why: str) -> str:

@@ -73,15 +73,9 @@ def to_diagnostic(
             )
             for site in finding.call_sites
         ]
-        provider = finding.provider
-        related_information.append(
-            types.DiagnosticRelatedInformation(
-                location=types.Location(
-                    uri=uri_of(provider.path), range=to_range(provider.span, lines_for(provider.path), codec)
-                ),
-                message=f"`{finding.inner_class}` ({finding.delegate}) implements `{finding.member}` here",
-            )
-        )
+        provided = _provider_information(finding, lines_for, codec)
+        if provided is not None:
+            related_information.append(provided)
     message = finding.message or (
         f"`{finding.class_name}` does not forward `{finding.member}` to `self.{finding.delegate}` "
         f"({finding.inner_class})"
@@ -95,6 +89,37 @@ def to_diagnostic(
         related_information=related_information,
         data=diagnostic_data(finding),
     )
+
+
+def _provider_information(
+    finding: Finding, lines_for: Callable[[str], Sequence[str]], codec: PositionCodec
+) -> types.DiagnosticRelatedInformation | None:
+    """The related information at the finding's ``provider``, worded by what that place is; None when the
+    finding has none (SC011's worker line, a language model whose class is chosen at run time).
+
+    The provider is not always the inner class: for an implementation (SC010, SC012, SC014) it is the class the
+    fix copies, which no inner class is (``inner_class`` is empty, or names the model the member is implemented
+    in); for a broken forward (SC013) it is the forward itself; for a Protocol gate, the Protocol."""
+    provider = finding.provider
+    if not provider.path:
+        return None
+    owner = provider.class_name.rsplit(".", 1)[-1]
+    member = f"`{finding.member}`"
+    if any(provision.like == provider.class_name for _, provision in finding.implements):
+        message = f"`{owner}` implements {member}: the class the fix copies it from"
+    elif finding.code == "SC013":  # broken-forward (codes are fixed, see design.md)
+        message = f"`{owner}.{finding.member}` hands it to `self.{finding.delegate}` (`{finding.inner_class}`), " \
+                  "which does not have it"
+    elif provider.kind == "class":
+        message = f"{member}, the Protocol the engine checks the class against"
+    elif finding.inner_class:
+        via = f" (`self.{finding.delegate}`)" if finding.delegate else ""
+        inherited = f", from `{owner}`" if owner and owner != finding.inner_class else ""
+        message = f"`{finding.inner_class}`{via} has {member}{inherited}"
+    else:
+        message = f"`{owner}` has {member}"
+    location = types.Location(uri=uri_of(provider.path), range=to_range(provider.span, lines_for(provider.path), codec))
+    return types.DiagnosticRelatedInformation(location=location, message=message)
 
 
 def fingerprint(diagnostics: Sequence[types.Diagnostic], converter: cattrs.Converter) -> str:
@@ -114,14 +139,15 @@ def compute_reports(
     codec: PositionCodec,
     related: bool,
     converter: cattrs.Converter,
-    worst_last: bool = False,
 ) -> tuple[dict[str, FileReport], dict[str, bool]]:
     """New reports for ``paths`` (others carried over) and, per path, whether its diagnostics changed;
     ``lines_for``: the lines of the texts ``analysis`` read (``SourceLines(analysis)``), which a report's result
     id names.
 
-    Each file's diagnostics go in order of severity, the most severe first (``worst_last``: last, for a client
-    whose default shows the last diagnostic of a line, see ``ClientFeatures``), in the engine's order within one.
+    Each file's diagnostics go in order of severity, the most severe first, in the engine's order within one: the
+    order VS Code's hover, Emacs and Neovim's diagnostics float list them in. (Neovim's sign and virtual text show
+    a line's last diagnostic unless sorted by severity; the Neovim configurations in ``editors/neovim`` sort
+    this server's, in its own diagnostic namespaces.)
 
     Pure, so it can run on the engine thread while the event loop keeps reading the previous reports.
     A file whose findings all went away keeps an (empty) report so that the client gets told to clear it.
@@ -129,11 +155,14 @@ def compute_reports(
     reports = dict(previous)
     changed: dict[str, bool] = {}
     by_path: dict[str, list[Finding]] = {}
-    for finding in analysis.findings:
+    for finding in analysis.findings:  # and each class's own finding a worker line's gathers (``in_files``)
         by_path.setdefault(finding.path, []).append(finding)
+        for record in finding.records:
+            if record.path != finding.path:
+                by_path.setdefault(record.path, []).append(record)
     touched = analysis.changed_paths  # None: unknown, every file may have changed
     for path in paths:
-        findings = tuple(sorted(by_path.get(path, ()), key=severity_of, reverse=worst_last))
+        findings = tuple(sorted(by_path.get(path, ()), key=severity_of))
         old = previous.get(path)
         if old is not None and touched is not None and path not in touched and old.findings == findings:
             changed[path] = False  # same text, same findings: the report stands as it is (a keystroke elsewhere)

@@ -29,10 +29,11 @@ class ClientFeatures:
     disabled_actions: bool = False  # a code action may be listed as disabled, with the reason shown
     document_changes: bool = False  # versioned ``documentChanges`` in a WorkspaceEdit
     markdown_hover: bool = True
-    # Where several diagnostics share a line, Neovim's default signs and virtual text (0.7 and 0.11 alike, without
-    # `severity_sort`) show the last one; VS Code's hover and Emacs list them in the order sent. So the most
-    # severe finding goes last for Neovim and first for everyone else: the one a user sees is the worst.
-    worst_last: bool = False
+    # Places in a Markdown hover as links (``[`path:12`](file:///…#L12)``), which VS Code and Emacs (markdown-mode)
+    # follow. Not for Neovim: it follows none, 0.7 prints the link's whole URI and 0.11 conceals it but wraps the
+    # float as if it were there (a place broke across lines); its users open a plain ``path:12`` with `gF`. (A
+    # plain-text hover, Eglot's without markdown-mode, has no links either.)
+    hover_links: bool = True
 
     @classmethod
     def of(cls, capabilities: types.ClientCapabilities, client: types.ClientInfo | None = None) -> ClientFeatures:
@@ -60,5 +61,5 @@ class ClientFeatures:
             disabled_actions=bool(cap("text_document.code_action.disabled_support", False)),
             document_changes=bool(cap("workspace.workspace_edit.document_changes", False)),
             markdown_hover=types.MarkupKind.Markdown in formats,
-            worst_last=client is not None and client.name == "Neovim",
+            hover_links=client is None or client.name != "Neovim",
         )

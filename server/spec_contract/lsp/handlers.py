@@ -267,8 +267,10 @@ async def on_hover(session: Session, params: types.HoverParams) -> types.Hover |
         return None
     line, col = context.engine_position(params.position)
     return await session.on_engine(
-        hover.hover_for, context.analysis, context.path, line, col, context.folder.relative, context.lines,
-        context.codec, context.features.markdown_hover,
+        hover.hover_for, context.analysis, context.path, line, col,
+        hover.Places(context.folder.relative, context.features.hover_links and context.features.markdown_hover),
+        context.lines, context.codec,
+        context.features.markdown_hover,
     )
 
 

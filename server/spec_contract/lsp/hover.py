@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -34,17 +35,25 @@ if TYPE_CHECKING:
 STATUS_WORDS = {"provided": "provided", "forwarded": "forwarded", "missing": "**missing**"}
 
 
-def _link(path: str, line: int, relative: Callable[[str], str]) -> str:
-    """``rel/path.py:12`` as plain text, then a ``file:///…#L12`` link for a 0-based line: clients that show
-    the Markdown as it is (Neovim) still give a readable ``path:line``, which a terminal can open."""
-    return f"`{relative(path)}:{line + 1}` ([open]({uri_of(path)}#L{line + 1}))"
+@dataclass(frozen=True)
+class Places:
+    """How the hover names a place: ``path:line`` relative to the folder (0-based ``line`` in, 1-based out), as a
+    ``file:///…#L12`` link where the client follows Markdown links (VS Code, Emacs with markdown-mode); plain
+    for Neovim, which follows none (see ``ClientFeatures.hover_links``), and in a plain-text hover."""
+
+    relative: Callable[[str], str]
+    links: bool = True
+
+    def __call__(self, path: str, line: int) -> str:
+        text = f"`{self.relative(path)}:{line + 1}`"
+        return f"[{text}]({uri_of(path)}#L{line + 1})" if self.links else text
 
 
 def _short(name: str) -> str:
     return name.rsplit(".", 1)[-1]
 
 
-def class_markdown(status: ClassStatus, relative: Callable[[str], str], findings: Sequence[Finding] = ()) -> str:
+def class_markdown(status: ClassStatus, place: Places, findings: Sequence[Finding] = ()) -> str:
     """The class's contract members, those with a finding first, the most severe first, each worded as its
     diagnostic is (code and severity); a member not forwarded that no finding reports is said to be so."""
     worst: dict[str, Finding] = {}
@@ -72,21 +81,28 @@ def class_markdown(status: ClassStatus, relative: Callable[[str], str], findings
         text = f"- `{member.member}` ({roles}): {state}"
         if member.status == "forwarded" and member.delegate:
             text += f" to `self.{member.delegate}`"
+        lines.append(text)
+        # the details on lines of their own, short enough for a terminal's float
         if member.status == "missing" and member.inner_class:
             via = f" via `self.{member.delegate}`" if member.delegate else ""
-            text += f" — `{_short(member.inner_class)}` provides it{via}"
+            lines.append(f"  - `{_short(member.inner_class)}` provides it{via}")
         elif member.status == "missing" and member.provision is not None:
-            text += f" — {provision_words(member.provision)}"
+            lines.append(f"  - {provision_words(member.provision)}")
         if member.call_sites:
-            site = member.call_sites[0]
-            more = f" (+{len(member.call_sites) - 1})" if len(member.call_sites) > 1 else ""
-            text += f"; called at {_link(site.path, site.span.line, relative)} ({site.phase}){more}"
-        lines.append(text)
+            lines.append(f"  - {_called_at(member.call_sites, place)}")
     if status.algorithms:
         lines += ["", "**Speculative algorithms**", ""]
         for algorithm in status.algorithms:
-            lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, relative)}")
+            lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, place)}")
     return "\n".join(lines)
+
+
+def _called_at(sites: Sequence[CallSite], place: Places) -> str:
+    """Where the workers use the member: the first place, and how many more there are."""
+    first = sites[0]
+    more = len(sites) - 1
+    others = f" and at {more} more worker line{'s' if more > 1 else ''}" if more else ""
+    return f"called at {place(first.path, first.span.line)} ({first.phase}){others}"
 
 
 def provision_words(provision: Provision) -> str:
@@ -102,33 +118,32 @@ def provision_words(provision: Provision) -> str:
     return f"cannot tell how to provide it: {provision.why}"
 
 
-def _algorithm_words(algorithm: AlgorithmStatus, relative: Callable[[str], str]) -> str:
+def _algorithm_words(algorithm: AlgorithmStatus, place: Places) -> str:
     if algorithm.state == "supported":
         return "supported"
     if algorithm.state == "refused":
-        where = (f" at {_link(algorithm.gate.path, algorithm.gate.span.line, relative)} ({algorithm.gate.phase})"
+        where = (f" at {place(algorithm.gate.path, algorithm.gate.span.line)} ({algorithm.gate.phase})"
                  if algorithm.gate else "")
         return f"not supported, refused{where} — {algorithm.why}"
     if algorithm.state == "unverifiable":
         return f"cannot be told here — {algorithm.why}"
     if algorithm.state == "degraded":
         return "supported, degraded: it lacks " + ", ".join(f"`{m}`" for m in algorithm.degraded)
-    parts = []
-    for crash in algorithm.crashes:
-        if crash.member in algorithm.members:
-            parts.append(f"`{crash.member}` at {_link(crash.site.path, crash.site.span.line, relative)} "
-                         f"({crash.phase}; {provision_words(crash.provision)})")
-    return "crashes: " + "; ".join(parts)
+    # each crash on a line of its own under the algorithm's, its fix on the next: short lines for a terminal
+    return "crashes" + "".join(
+        f"\n  - `{crash.member}` at {place(crash.site.path, crash.site.span.line)} ({crash.phase})"
+        f"\n    - {provision_words(crash.provision)}"
+        for crash in algorithm.crashes if crash.member in algorithm.members)
 
 
-def definition_markdown(member: str, entries: Sequence[ContractEntry], relative: Callable[[str], str]) -> str:
+def definition_markdown(member: str, entries: Sequence[ContractEntry], place: Places) -> str:
     lines = [f"**`{member}`** is part of the speculative-decoding contract", ""]
     for entry in entries:
         need = "required" if entry.required else "optional"
         for site in entry.call_sites:
             guard = ", guarded" if site.guarded else ""
             lines.append(
-                f"- {entry.role} model, {need}: called by {_link(site.path, site.span.line, relative)} "
+                f"- {entry.role} model, {need}: called by {place(site.path, site.span.line)} "
                 f"({site.phase}{guard})"
                 f" — `{site.text}`"
             )
@@ -140,21 +155,21 @@ def call_site_markdown(
     entry: ContractEntry | None,
     implementers: Sequence[Provider],
     lacking: Sequence[Finding],
-    relative: Callable[[str], str],
+    place: Places,
 ) -> str:
     need = "required" if entry is None or entry.required else "optional (every use is guarded)"
     lines = [f"**`{site.member}`** on the {site.role} model — {need} ({site.phase})", ""]
     if implementers:
         lines.append("Implemented by:")
         lines += [
-            f"- `{_short(p.class_name)}` ({_link(p.path, p.span.line, relative)})" for p in implementers
+            f"- `{_short(p.class_name)}` ({place(p.path, p.span.line)})" for p in implementers
         ]
     else:
         lines.append("No model class in this workspace implements it.")
     if lacking:
         lines += ["", "Wrappers that do not forward it:"]
         lines += [
-            f"- `{f.class_name}` ({_link(f.path, f.span.line, relative)}) — `self.{f.delegate}` is "
+            f"- `{f.class_name}` ({place(f.path, f.span.line)}) — `self.{f.delegate}` is "
             f"`{f.inner_class}`"
             for f in lacking
         ]
@@ -166,7 +181,7 @@ def hover_for(
     path: str,
     line: int,
     col: int,
-    relative: Callable[[str], str],
+    place: Places,
     lines_for: Callable[[str], Sequence[str]],
     codec: PositionCodec,
     markdown: bool,
@@ -177,17 +192,17 @@ def hover_for(
     status = analysis.class_at(path, line, col)
     if status is not None and status.members:
         findings = [f for f in analysis.findings if f.class_qualname == status.qualname]
-        value, span = class_markdown(status, relative, findings), status.span
+        value, span = class_markdown(status, place, findings), status.span
     if value is None:
         definition = analysis.member_definition_at(path, line, col)
         if definition is not None and definition[1]:
-            value = definition_markdown(definition[0], definition[1], relative)
+            value = definition_markdown(definition[0], definition[1], place)
     if value is None:
         site = analysis.call_site_at(path, line, col)
         if site is not None:
             entry = analysis.contract.get(site.role, site.member)
             value = call_site_markdown(
-                site, entry, analysis.implementers(site.member), analysis.lacking(site.member), relative
+                site, entry, analysis.implementers(site.member), analysis.lacking(site.member), place
             )
             span = site.span
     if value is None:

@@ -235,7 +235,8 @@ class Session:
 
         A focused analysis (the first pass) says only what it answers for (:func:`answered_early`): any other
         file keeps the report it had, until the whole analysis."""
-        paths = set(folder.reports) | {f.path for f in analysis.findings if folder.shows(f.path)}
+        paths = set(folder.reports) | {f.path for f in analysis.findings if folder.shows(f.path)} \
+            | {r.path for f in analysis.findings for r in f.records if folder.shows(r.path)}
         if analysis.focus is not None:
             paths &= answered_early(analysis)
         folder.reports, changed = await self.on_engine(
@@ -247,7 +248,6 @@ class Session:
             self.editor.codec,
             self.features.related_information,
             self.editor.converter,
-            self.features.worst_last,
         )
         if self.features.pull_diagnostics:
             if any(changed.values()) and self.features.diagnostic_refresh:

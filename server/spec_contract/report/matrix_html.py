@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import json
+import secrets
 
 from spec_contract.engine import Matrix
 from spec_contract.report.matrix import matrix_data, title
@@ -142,6 +143,9 @@ if (wanted.has('pin')) {
 
 
 def render_html(matrix: Matrix) -> str:
+    """The page. Its policy lets only the script carrying this page's fresh nonce run: a script anything else
+    put in the page would not (the editor's webview runs scripts)."""
+    nonce = secrets.token_urlsafe(18)
     data = matrix_data(matrix)
     # nothing the HTML parser reads as markup inside the script element (see the module docstring)
     payload = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -158,7 +162,7 @@ classification, reward models), so no run makes it its target or its draft""" if
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="generator" content="spec-contract matrix">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-{nonce}'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{heading}</title><style>{_STYLE}</style></head>
 <body>
@@ -175,7 +179,7 @@ hover a cell for the reason and the fix (click pins it); click a column's header
 <ul class="legend">{legend}</ul>
 <table id="matrix"></table>
 <script type="application/json" id="matrix-data">{payload}</script>
-<script>{_SCRIPT}</script>
+<script nonce="{nonce}">{_SCRIPT}</script>
 </body></html>"""
 
 

@@ -105,8 +105,9 @@ def added_lines(report: Report, added: Sequence[Added], done: bool = True) -> li
         count = f"{len(members)} member{'s' if len(members) != 1 else ''}"
         out += _wrapped(printable(f"{location}: {'added' if done else 'would add'} {count} to `{class_name}`"), "  ")
         for one in members:
-            out += _wrapped(printable(f"  + `{one.member}` forwarding to `self.{one.delegate}`: {_why(report, one)}"),
-                            "    ")
+            how = f"implemented like `{one.like.rsplit('.', 1)[-1]}`" if one.like else \
+                f"forwarding to `self.{one.delegate}`"
+            out += _wrapped(printable(f"  + `{one.member}` {how}: {_why(report, one)}"), "    ")
     return out
 
 

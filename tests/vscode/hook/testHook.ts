@@ -3,8 +3,8 @@
  * `extension.ts` beside this file; the shipped bundle never contains it) and only when the environment
  * variable SPEC_CONTRACT_TEST_REPORT names an output file (tests/vscode/ sets it for code-server). On the demo
  * workspace it waits for the wrapper diagnostic, asks for the hover, applies and saves the quick fix, waits
- * for the diagnostic to go, opens the contract view, and writes what it saw (and each step's error) as
- * JSON. It acts only in a window whose first workspace folder sits in the report file's folder, so other
+ * for the diagnostic to go, opens the contract view, opens a class with an SC010 finding, and writes what it saw
+ * (and each step's error) as JSON. It acts only in a window whose first workspace folder sits in the report file's folder, so other
  * windows of the same test server (the UI test's) stay passive.
  */
 import * as fs from 'fs';
@@ -14,6 +14,7 @@ import type { ContractView } from '../../../vscode-client/src/contractView';
 import { DIAGNOSTIC_SOURCE, type StatusIndicator } from '../../../vscode-client/src/status';
 
 const WRAPPER_FILE = 'minisgl/models/llava.py';
+const IMPLEMENT_FILE = 'minisgl/models/mistral.py'; // the harness's SC010 model (vscode_harness.IMPLEMENT_FILE)
 const MISSING = 'get_embed_and_head';
 const FIX_TITLE = 'Add delegation of `get_embed_and_head` to `self.language_model`';
 // Generous limits on polled conditions: a loaded CI machine makes the test slower, not red (drive.cjs waits
@@ -31,6 +32,7 @@ export async function runTestHook(reportPath: string, contract: ContractView, st
     for (const [name, step] of [
         ['quickFix', () => quickFixStep(folder, report, status)],
         ['contract', () => contractStep(report, contract)],
+        ['implement', () => implementStep(folder, report)],
     ] as const) {
         try {
             await step();
@@ -101,6 +103,14 @@ async function contractStep(report: Record<string, unknown>, contract: ContractV
     });
 }
 
+/** The SC010 of a class that must implement a member, and its related information as VS Code prints it. */
+async function implementStep(folder: vscode.WorkspaceFolder, report: Record<string, unknown>): Promise<void> {
+    const uri = vscode.Uri.joinPath(folder.uri, IMPLEMENT_FILE);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    const diagnostic = await waitFor('an SC010 diagnostic', STEP_MS, () => ours(uri).find((d) => codeOf(d) === 'SC010'));
+    report.implement = describe(diagnostic);
+}
+
 function ours(uri: vscode.Uri): vscode.Diagnostic[] {
     return vscode.languages.getDiagnostics(uri).filter((d) => d.source === DIAGNOSTIC_SOURCE);
 }
@@ -117,7 +127,9 @@ function describe(diagnostic: vscode.Diagnostic): Record<string, unknown> {
         severity: vscode.DiagnosticSeverity[diagnostic.severity],
         message: diagnostic.message,
         range: [start.line, start.character, end.line, end.character],
-        related: (diagnostic.relatedInformation ?? []).map((info) => `${vscode.workspace.asRelativePath(info.location.uri)}:${info.location.range.start.line + 1}`),
+        // as the Problems panel prints each: file[Ln N]: message
+        related: (diagnostic.relatedInformation ?? []).map((info) =>
+            `${vscode.workspace.asRelativePath(info.location.uri)}[Ln ${info.location.range.start.line + 1}]: ${info.message}`),
     };
 }
 

@@ -164,7 +164,8 @@ def write(path: Path, findings: Iterable[Finding], relative: Callable[[str], str
     kept. Only a regular file, or none, is replaced, and only a baseline; atomically (see
     :mod:`~spec_contract.engine.written`).
     """
-    findings = list(findings)
+    # a worker line's classes too, each at its own line: what a later run over their files alone reports
+    findings = [record for finding in findings for record in (finding, *finding.records)]
     target, mode = target_of(path, "baseline")
     found = {identity(finding) for finding in findings}  # reported, so checked, wherever the class is
     kept = tuple(entry for entry in _previous(target, mode is not None)

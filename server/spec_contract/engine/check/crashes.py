@@ -321,4 +321,4 @@ def _worker_line(site_path: str, span: Span, algorithm: str, records: list[Findi
         code=UNREFUSED_CRASH.code, severity=first.severity, path=site_path, span=span, class_name="",
         class_qualname=f"{rel(site_path)}:{span.line + 1}", member=members[0], roles=first.roles, delegate="",
         inner_class="", provider=Provider("", "", _NOWHERE, "method"), call_sites=(site,), message=message,
-        algorithm=algorithm, classes=listed)
+        algorithm=algorithm, classes=listed, records=tuple(sorted(records, key=lambda f: (f.path, f.span, f.member))))

@@ -1,15 +1,15 @@
 """Fixes the engine declines, as values with their words: the one place a front end learns that, and why, a
 fix cannot be made, instead of reading meaning into a missing edit.
 
-The file-level refusals (the file does not parse, or nests code deeper than the stub generator can walk)
-are known from ``ast`` alone, before libcst is loaded, so the language server can leave such a fix out of
-the actions it lists instead of offering one that resolves to nothing.
+What ``ast`` alone tells (the file does not parse, the class is not in it, the class nests code deeper than
+libcst can walk) is known here before libcst is loaded; the stub generator adds what only libcst can tell.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from spec_contract.engine.results import Finding, TextEdit
@@ -41,8 +41,9 @@ class Added:
     path: str
     class_name: str
     member: str
-    delegate: str
+    delegate: str  # a forward: the attribute path it forwards to; an implementation: empty
     finding: Finding
+    like: str | None = None  # an implementation: the dotted name of the class whose member it is modelled on
 
 
 @dataclass(frozen=True)
@@ -60,16 +61,72 @@ class Fixes:
         return "; ".join(str(r) for r in self.refused)
 
 
-@functools.lru_cache(maxsize=8)  # listing actions asks again on every cursor move over the same text
-def file_refusal(source: str) -> str | None:
-    """Why no generated code can go into this file, or None when the stub generator may try."""
+class StubError(ValueError):
+    """The wrapper source does not parse, the class is not in it, or libcst cannot edit it (code nested
+    deeper than its recursive visitors go, an expression longer than its parser takes)."""
+
+
+@functools.lru_cache(maxsize=2)  # a wrapper file and the inner file it forwards to; a tree is large (about 1 KB a line)
+def parsed(source: str) -> ast.Module | str:
+    """The file's tree, or why there is none."""
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as err:
         return f"the file does not parse: {getattr(err, 'msg', err)}"
+
+
+def file_refusal(source: str) -> str | None:
+    """Why no generated code can go into this file as libcst rewrites it whole (a Protocol declared on a class
+    and imported), or None when it may try."""
+    tree = parsed(source)
+    if isinstance(tree, str):
+        return tree
     if too_deep(tree):
         return f"the file nests expressions deeper than {MAX_DEPTH} levels; it is left alone"
     return None
+
+
+def class_node(source: str, dotted: str) -> ast.ClassDef:
+    """The class ``A.B`` of a module, also under ``if``/``try``/``with``, or :class:`StubError`: of a name
+    defined twice, the last definition (the one the runtime uses, as ``deferred.find_class`` takes it), so
+    that the forwards and the suppression comment land in the class the check reads."""
+    classes = _classes(source)
+    if isinstance(classes, str):
+        raise StubError(classes)
+    found = classes.get(dotted)
+    if found is None:
+        raise StubError(f"class {dotted} not found")
+    return found
+
+
+@functools.lru_cache(maxsize=2)  # listing actions asks again on every cursor move over the same text
+def _classes(source: str) -> dict[str, ast.ClassDef] | str:
+    """Every class of a module by its dotted name in it (see :func:`class_node`), or why the module does not
+    parse: listed once per text, not once per class looked up in it."""
+    tree = parsed(source)
+    if isinstance(tree, str):
+        return tree
+    out: dict[str, ast.ClassDef] = {}
+
+    def index(body: list[ast.stmt], prefix: str) -> None:
+        last = {cls.name: cls for cls in _class_defs(body)}
+        for name, cls in last.items():
+            out[prefix + name] = cls
+            index(cls.body, f"{prefix}{name}.")
+
+    index(tree.body, "")
+    return out
+
+
+def _class_defs(body: list[ast.stmt]) -> Iterable[ast.ClassDef]:
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            yield stmt
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            blocks = [stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
+            blocks += [handler.body for handler in getattr(stmt, "handlers", [])]
+            for block in blocks:
+                yield from _class_defs(block)
 
 
 def too_deep(tree: ast.AST) -> bool:

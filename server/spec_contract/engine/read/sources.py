@@ -13,10 +13,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from spec_contract.engine.read.files import decode, read_bytes, text_digest
+from spec_contract.engine.read.files import MAX_FILE_BYTES, decode, read_bytes, text_digest
 from spec_contract.engine.summarise.scan import StatementMemo
 
 _RACY_NS = 2_000_000_000  # a file written this shortly before it was read may change again unseen
+
+# the problems of a read (``files.ReadResult``) that leave a file the run needs unread, and the words for them
+_UNREAD = {"unreadable": "cannot be read", "too-large": f"over the {MAX_FILE_BYTES // 2**20} MiB size limit"}
 
 Signature = tuple[int, int, int]
 Read = tuple[str | None, str, str | None]  # text (None: none usable), digest, why there is no text
@@ -46,6 +49,9 @@ class Sources:
         self._signatures: dict[str, tuple[Signature, str]] = {}
         # path → (signature, when it was taken) of files hashed in this process, for the next save
         self._hashed: dict[str, tuple[Signature, int]] = {}
+        # path → why its last read in an analysis gave no text (see _UNREAD), kept until it is read again: a
+        # later analysis that keeps what the first derived from it (a language server's) does not read it again
+        self._unread: dict[str, str] = {}
 
     # what changed ------------------------------------------------------------------------------------
     def set_overlay(self, path: str, text: str) -> bool:
@@ -106,7 +112,13 @@ class Sources:
             result = decode(read_bytes(path))
             read = self._reads[path] = (result.text, result.digest, result.problem)
             self._digests[path] = result.digest
-            if before is not None and before == signature(path):  # not written to while read
+            if result.problem in _UNREAD:
+                self._unread[path] = _UNREAD[result.problem]
+            else:
+                self._unread.pop(path, None)
+            # not written to while read; a file with no usable text is read again next run, as an unreadable
+            # one is: a warm run must meet it to say it was skipped
+            if before is not None and before == signature(path) and result.text is not None:
                 self._hashed[path] = (before, read_at)
         return read
 
@@ -121,9 +133,10 @@ class Sources:
                 self._digests[path] = self.text(path)[1]
         return self._digests[path]
 
-    def unreadable(self) -> list[str]:
-        """The paths this analysis could not open (a binary file or a FIFO was read, and is only skipped)."""
-        return [path for path, (_, _, problem) in (self._reads or {}).items() if problem == "unreadable"]
+    def unreadable(self) -> dict[str, str]:
+        """The files whose last read could not be made, with why: those that could not be opened and those over
+        the size limit (a binary file or a FIFO was read, and is only skipped); an editor buffer is read."""
+        return {path: why for path, why in self._unread.items() if path not in self.overlays}
 
     # the saved signatures ----------------------------------------------------------------------------
     @property

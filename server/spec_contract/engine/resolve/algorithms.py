@@ -312,11 +312,7 @@ class Selectors:
                 self._predicates.setdefault(fn.qualname.rpartition(".")[2], []).append(fn.returns)
             for name, value, selects in fn.flags:
                 self._flags.setdefault(name, []).append((value, selects))
-        self._may: dict[str, frozenset[str]] = {}
-        self._must: dict[str, frozenset[str]] = {}
-        self._busy: set[str] = set()
-        self._met: set[str] = set()  # the busy words the computation in progress met (see ``_word``)
-        self._partial: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._values: dict[str, tuple[frozenset[str], frozenset[str]]] | None = None  # each word's (may, must)
 
     def selects(self, word: str) -> bool:
         """Whether a test of ``word`` tells runs apart: a predicate of the release, or a flag only some runs set."""
@@ -376,40 +372,55 @@ class Selectors:
         return (frozenset((name,)), frozenset((name,))) if name is not None else (self.universe, frozenset())
 
     def _word(self, word: str) -> tuple[frozenset[str], frozenset[str]]:
-        """A word's (may, must), computed on demand. Words defined through each other (``is_dflash_family`` through
-        ``is_dflash``, whose flag reads ``is_dflash_family``) are computed to their least fixed point: a word met
-        again while it is being computed answers what is found so far, and only a word whose computation met no
-        word still being computed outside it is remembered."""
-        if word in self._may:
-            return self._may[word], self._must[word]
-        if word in self._busy:  # met again inside its own computation: what is found so far
-            self._met.add(word)
-            return self._partial.get(word, (frozenset(), frozenset()))
-        predicates = self._predicates.get(word)
-        # a value that is the word itself hands it on (``is_last_pp_rank=self.is_last_pp_rank``): only a word the
-        # workers give some other value is theirs to say; one they only hand on is set elsewhere, to anything
-        flags = [(value, selects) for value, selects in self._flags.get(word, ()) if value != ("n", word)]
-        if not predicates and not flags:
-            return self.universe, frozenset()
-        self._busy.add(word)
-        outer, self._met = self._met, set()
-        try:
-            while True:
-                found = self._evaluate(predicates or [], flags)
-                if word not in self._met or self._partial.get(word) == found:
+        """A word's (may, must); a word the workers neither define nor set may be true in any run."""
+        if self._values is None:
+            self._values = self._solve()
+        return self._values.get(word, (self.universe, frozenset()))
+
+    def _definitions(self) -> dict[str, tuple[list[Formula], list[tuple[Formula | None, tuple]]]]:
+        """Each word the workers define: its predicates and the flag values they give it. A value that is the
+        word itself hands it on (``is_last_pp_rank=self.is_last_pp_rank``): only a word the workers give some
+        other value is theirs to say; one they only hand on is set elsewhere, to anything."""
+        out = {}
+        for word in self._predicates.keys() | self._flags.keys():
+            flags = [(value, selects) for value, selects in self._flags.get(word, ()) if value != ("n", word)]
+            if self._predicates.get(word) or flags:
+                out[word] = (self._predicates.get(word, []), flags)
+        return out
+
+    def _solve(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+        """Every word's (may, must), each group of words defined through each other (``is_dflash_family``
+        through ``is_dflash``, whose flag reads ``is_dflash_family``) after the words it reads: a word on its
+        own is evaluated once; a group starts from nothing and is evaluated again until it stops changing (its
+        least fixed point), at most :data:`_ROUNDS` times, after which each word may be whatever any round
+        found and must be only what every round found. The words are solved once, in time linear in their
+        definitions per round: computed on demand, words met again inside their own computation were computed
+        again on every path to them, which on SGLang 0.5.23's workers did not end in an hour."""
+        definitions = self._definitions()
+        reads = {word: sorted(_reads(predicates, flags) & definitions.keys())
+                 for word, (predicates, flags) in definitions.items()}
+        self._values = {}
+        for group in _groups(reads):
+            if len(group) == 1 and group[0] not in reads[group[0]]:
+                self._values[group[0]] = self._evaluate(*definitions[group[0]])
+                continue
+            seen: dict[str, list[tuple[frozenset[str], frozenset[str]]]] = {word: [] for word in group}
+            for word in group:
+                self._values[word] = (frozenset(), frozenset())
+            for _ in range(_ROUNDS):
+                changed = False
+                for word in group:
+                    found = self._evaluate(*definitions[word])
+                    seen[word].append(found)
+                    changed |= found != self._values[word]
+                    self._values[word] = found
+                if not changed:
                     break
-                self._partial[word] = found  # grown: compute again with it
-                self._met.discard(word)
-        finally:
-            self._busy.discard(word)
-            met, self._met = self._met - {word}, outer
-            self._met |= met
-        if met:  # it read a word still being computed outside it: not final yet
-            self._partial[word] = found
-        else:
-            self._may[word], self._must[word] = found
-            self._partial.pop(word, None)
-        return found
+            else:  # it never settled (a negation in the loop): whatever a round allowed
+                for word in group:
+                    self._values[word] = (frozenset().union(*(may for may, _ in seen[word])),
+                                          frozenset.intersection(*(must for _, must in seen[word])))
+        return self._values
 
     def _evaluate(self, predicates: list[Formula], flags: list[tuple[Formula | None, tuple]]
                   ) -> tuple[frozenset[str], frozenset[str]]:
@@ -422,6 +433,65 @@ class Selectors:
             given = self.universe if value is None else self.may(value)
             may |= given & self.runs(selects) if given else frozenset()
         return may, must
+
+
+_ROUNDS = 32
+
+
+def _reads(predicates: list[Formula], flags: list[tuple[Formula | None, tuple]]) -> frozenset[str]:
+    """The words a definition reads: in its predicates, its flags' values and the tests they are given under."""
+    formulas = [*predicates, *(value for value, _ in flags if value is not None),
+                *(f for _, selects in flags for f in selects)]
+    out: set[str] = set()
+    while formulas:
+        f = formulas.pop()
+        if f[0] == "n":
+            out.add(f[1])
+        elif f[0] in ("!", "&", "|"):
+            formulas.extend(f[1:])
+    return frozenset(out)
+
+
+def _groups(reads: dict[str, list[str]]) -> list[list[str]]:
+    """The strongly connected groups of the words' reading graph, each after the groups it reads (Tarjan's
+    algorithm, iterative: a chain of thousands of words is no recursion)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    for root in reads:
+        if root in order:
+            continue
+        work = [(root, iter(reads[root]))]
+        order[root] = low[root] = len(order)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            word, pending = work[-1]
+            for nxt in pending:
+                if nxt not in order:
+                    order[nxt] = low[nxt] = len(order)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(reads[nxt])))
+                    break
+                if nxt in on_stack:
+                    low[word] = min(low[word], order[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[word])
+                if low[word] == order[word]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == word:
+                            break
+                    out.append(group)
+    return out
 
 
 def files_of(algorithms: Algorithms, path: str) -> frozenset[str] | None:
