@@ -56,6 +56,10 @@ ENGINE = {
 
 
         class ModelConfig:
+            def _config_draft_model(self):
+                if self.is_draft_model and self.hf_config.architectures[0] == "DeepseekV3ForCausalLM":
+                    self.hf_config.architectures[0] = "DeepseekV3ForCausalLMNextN"
+
             def _derive_context_length(self, context_length, derived):
                 if context_length is not None and context_length > derived:
                     if os.environ.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"):

@@ -10,9 +10,9 @@ once in :data:`SETTINGS` (kind, default, docs) and every value, whatever its sou
 from __future__ import annotations
 
 import copy
-import fnmatch
 import functools
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -105,6 +105,19 @@ class Capability:
 
 
 @dataclass(frozen=True)
+class RoleFacts:
+    """What an analysis read from the tree about the roles classes can play (``resolve.role_facts``): the
+    engine's own answers, by class name, which the profile's class globs only stand in for where the code
+    says nothing."""
+
+    never_targets: frozenset[str] = frozenset()  # the engine's generation test refuses them
+    # the generation test accepts them (and the engine names none of them a draft head): no class glob that
+    # would take the target role from them holds
+    targets: frozenset[str] = frozenset()
+    draft_heads: frozenset[str] = frozenset()  # the engine loads them as drafts only (draft registry, rewrites)
+
+
+@dataclass(frozen=True)
 class Config:
     """Everything that steers one analysis of one tree."""
 
@@ -134,10 +147,14 @@ class Config:
     algorithm_option: str = "speculative_algorithm"
     algorithm_option_files: tuple[str, ...] = ()
     non_target_classes: tuple[str, ...] = ()  # classification, reward, embedding models: never served as targets
-    # the engine's function that says which architectures generate (dotted, in the engine package), and the
-    # names it answers False for, read from the tree by the analysis (``resolve.generation``): never targets
+    # the engine's function that says which architectures generate (dotted, in the engine package): read from
+    # the tree by the analysis (``resolve.generation``)
     generation_test: str | None = None
-    non_generative: frozenset[str] = frozenset()
+    # where the engine names its draft heads: functions that rewrite a draft checkpoint's architecture
+    # (dotted, in the engine package), and the registry tables of draft models (``resolve.draft_heads``)
+    draft_rewrites: tuple[str, ...] = ()
+    draft_tables: tuple[str, ...] = ()
+    read_roles: RoleFacts = field(default_factory=lambda: RoleFacts())  # what the analysis read from the tree
     draft_classes: tuple[str, ...] = ()  # besides draft-only ones, classes a config rewrite loads as drafts
     # worker classes that take any registered model as their draft (vLLM's DraftModelProposer); see CallSite.any_draft
     any_draft_workers: tuple[str, ...] = ()
@@ -160,27 +177,70 @@ class Config:
     chosen: str | None = None
 
     def roles_for_class(self, name: str) -> tuple[Role, ...]:
-        if name in self.non_generative or _named_by(name, self.draft_only_classes + self.non_target_classes):
+        """The roles a class of that name can play: the draft only when it is a draft head, or the engine's
+        generation test refuses it, or a ``non-target-classes`` glob names it; else both (see :meth:`draft_only`
+        and :class:`RoleFacts`: the code's answers are preferred over the globs)."""
+        read = self.read_roles
+        if name in read.never_targets or self.draft_only(name):
+            return (Role.DRAFT,)
+        if name not in read.targets and named_by(name, self.non_target_classes):
             return (Role.DRAFT,)
         return (Role.TARGET, Role.DRAFT)
+
+    def draft_only(self, name: str) -> bool:
+        """Whether the class only ever acts as a draft: the engine names it as a draft head (its draft registry,
+        a draft-config rewrite), or its name has a draft head's shape (``draft-only-classes``) and the engine's
+        generation test does not accept it as a model it serves."""
+        read = self.read_roles
+        return name in read.draft_heads or name not in read.targets and named_by(name, self.draft_only_classes)
 
     def draft_shaped(self, name: str) -> bool:
         """Whether the class is a draft model by shape (an EAGLE/NextN/MTP head) or by a config rewrite:
         draft-role members missing elsewhere only matter if a draft checkpoint names the class."""
-        return _named_by(name, self.draft_only_classes + self.draft_classes)
+        return self.draft_only(name) or named_by(name, self.draft_classes)
 
     def loaded_as_draft(self, name: str) -> bool:
         """Whether a config rewrite loads every draft checkpoint of a run as this class (``draft_classes``:
         MindSpore's loader names ``MindSporeForCausalLM`` for each model under ``--model-impl mindspore``), so
         a draft use it lacks crashes every such run, as a target use does."""
-        return _named_by(name, self.draft_classes)
+        return named_by(name, self.draft_classes)
 
 
 # A check asks these of each class for each contract site (vLLM 0.33.0: some 50 000 glob matches a run)
 @functools.lru_cache(maxsize=4096)
-def _named_by(name: str, globs: tuple[str, ...]) -> bool:
-    """Whether a class name matches one of a profile's class globs."""
-    return any(fnmatch.fnmatchcase(name, glob) for glob in globs)
+def named_by(name: str, globs: tuple[str, ...]) -> bool:
+    """Whether a class name matches one of a profile's class globs (see :func:`_class_globs`)."""
+    pattern = _class_globs(globs)
+    return pattern is not None and pattern.fullmatch(name) is not None
+
+
+_WORD_START = r"(?:^|(?<![A-Za-z])|(?=[A-Z]))"  # the name's start, a capital, or a letter after a non-letter
+
+
+@functools.lru_cache(maxsize=64)
+def _class_globs(globs: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern for a profile's class-name globs (``*`` any run of characters, ``?`` one; nothing else is
+    special). The words they name match in any capitalisation, since class names spell the same head
+    ``DSpark``, ``Dspark`` or ``DSPARK``; a word that follows a ``*`` must begin a word of the name (be
+    capitalised there, follow a non-letter, or start it), so ``*DSpark*`` names ``Qwen3DSparkModel`` and
+    ``DsparkDraftModel`` but ``*MTP*`` never the ``…RMSNormTP`` of a layer, nor ``*XPress*`` a
+    ``ModelExpress…``."""
+    if not globs:
+        return None
+    alternatives = []
+    for glob in globs:
+        parts, after_star = [], False
+        for piece in re.split(r"([*?])", glob):
+            if piece == "*":
+                parts.append(".*")
+            elif piece == "?":
+                parts.append(".")
+            elif piece:
+                start = _WORD_START if after_star and piece[0].isalpha() else ""
+                parts.append(f"{start}(?i:{re.escape(piece)})")
+            after_star = piece == "*" or (after_star and not piece)
+        alternatives.append("".join(parts))
+    return re.compile("|".join(f"(?:{a})" for a in alternatives))
 
 
 def parse_chain(text: str) -> tuple[str, ...]:
@@ -301,7 +361,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ignored-members", "strings", "`torch.nn.Module`'s", "Members every model has: never part of the "
             "contract.", where="tree", extend=True),
     Setting("draft-only-classes", "strings", "the profile's", "Globs of class names that only act as the draft "
-            "model.", where="tree", extend=True),
+            "model, besides those `draft-rewrites` and `draft-tables` name; a word after a `*` matches in any "
+            "capitalisation where a word of the name begins (`*DSpark*` names `Qwen3DsparkModel`).",
+            where="tree", extend=True),
     Setting("registry-candidates", "strings", "the profile's", "Dotted classes an inner model chosen through "
             "the engine's model registry may be.", where="tree", extend=True),
     Setting("algorithm-names", "strings", "the profile's", "Where the release names its speculative "
@@ -323,11 +385,21 @@ SETTINGS: tuple[Setting, ...] = (
             "model (classification, reward, embedding models), besides the classes `generation-test` names.",
             where="tree", extend=True),
     Setting("generation-test", "string", "the profile's", "The engine's function that says whether an "
-            "architecture generates (SGLang's `sglang.srt.configs.model_config.is_generation_model`), read, never "
-            "run: the classes named in `\"X\" in <parameter>` tests of a branch that returns `False` are never "
-            "served as the target model. A path that names no function of a tree holding its package is a "
-            "configuration error; `\"\"` reads none.",
+            "architecture generates (SGLang's `sglang.srt.configs.model_config.is_generation_model`, vLLM's "
+            "`vllm.model_executor.models.interfaces_base.is_text_generation_model`), read, never run: the classes "
+            "named in `\"X\" in <parameter>` tests of a branch that returns `False` are never served as the target "
+            "model, and where it returns `isinstance(<parameter>, P)` a registered class lacking a member the "
+            "Protocol `P` defines is never one (a class that has them all is, whatever `non-target-classes` "
+            "says). A path that names no function of a tree holding its package is a configuration error; `\"\"` "
+            "reads none.",
             where="tree"),
+    Setting("draft-rewrites", "strings", "the profile's", "Dotted functions or methods of the engine that rewrite "
+            "a draft checkpoint's architecture (SGLang's `ModelConfig._config_draft_model`), read, never run: "
+            "every architecture they write (`….architectures[0] = \"X\"`, `{\"architectures\": [\"X\"]}`) is "
+            "a draft head, never served as the target model.", where="tree", extend=True),
+    Setting("draft-tables", "strings", "the profile's", "The `registry-tables` dicts that register draft heads "
+            "(vLLM's `_SPECULATIVE_DECODING_MODELS`): a class registered there and in no other of them is never "
+            "served as the target model.", where="tree", extend=True),
     Setting("draft-classes", "strings", "the profile's", "Globs of class names a config rewrite loads as draft "
             "models (besides the draft-only ones).", where="tree", extend=True),
     Setting("any-draft-workers", "strings", "the profile's", "Names of the worker classes that take any "
@@ -718,6 +790,8 @@ def _build(profile_name: str, merged: dict[str, Any], own: str | None = None, ch
         algorithm_option_files=globs("algorithm_option_files"),
         non_target_classes=merged.get("non_target_classes", ()),
         generation_test=rebased(merged["generation_test"], own, package) if merged.get("generation_test") else None,
+        draft_rewrites=tuple(rebased(f, own, package) for f in merged.get("draft_rewrites", ())),
+        draft_tables=merged.get("draft_tables", ()),
         draft_classes=merged.get("draft_classes", ()),
         any_draft_workers=merged.get("any_draft_workers", ()),
         off_by_default=merged.get("off_by_default", ()),

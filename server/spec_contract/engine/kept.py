@@ -10,7 +10,7 @@ from typing import Any
 
 from spec_contract.engine.check.batch import Checked
 from spec_contract.engine.check.protocols import GatedCapability
-from spec_contract.engine.config import Config
+from spec_contract.engine.config import Config, RoleFacts
 from spec_contract.engine.contract import derive_contract
 from spec_contract.engine.read.files import glob_match
 from spec_contract.engine.read.layout import Layout
@@ -38,8 +38,8 @@ class KeptResults:
         # the Protocol capabilities the last analysis checked against (None: none yet, or restored results)
         self.capabilities: tuple[GatedCapability, ...] | None = None
         self.unsaved = False  # concluded since the last save
-        # the classes the engine's generation test never serves, as the kept findings were checked with them
-        self.non_generative: frozenset[str] | None = None
+        # the roles read from the engine's code, as the kept findings were checked with them
+        self.read_roles: RoleFacts | None = None
 
     def forget(self) -> None:
         """The file set changed: names may resolve differently."""
@@ -74,15 +74,15 @@ class KeptResults:
             self.checked = {}
         self.capabilities = gated
 
-    def update_non_generative(self, names: frozenset[str]) -> frozenset[str]:
-        """A class the generation test names is checked as a draft only: when the names change, every class
-        is checked again. Returns the names."""
-        if self.non_generative is not None and names != self.non_generative:
+    def update_roles(self, facts: RoleFacts) -> RoleFacts:
+        """The roles read from the code decide which contract uses each class is checked against: when they
+        change, every class is checked again. Returns the facts."""
+        if self.read_roles is not None and facts != self.read_roles:
             self.checked = {}
-        if names != self.non_generative:
+        if facts != self.read_roles:
             self.unsaved = True
-        self.non_generative = names
-        return names
+        self.read_roles = facts
+        return facts
 
     def stale(self, keys: list[ClassKey], changed: set[str]) -> list[ClassKey]:
         """The classes never checked, and those whose check read a changed module."""
@@ -116,4 +116,4 @@ class KeptResults:
     def restore(self, saved: dict[str, Any]) -> None:
         self.contract, self.checked = saved["contract"], saved["checked"]
         self.engine_note = saved.get("engine_note")
-        self.non_generative = saved.get("non_generative")
+        self.read_roles = saved.get("read_roles")

@@ -28,11 +28,11 @@ from spec_contract.engine.read.files import SourceFile, relative_to
 from spec_contract.engine.read.layout import InstalledEngine, Layout, lay_out
 from spec_contract.engine.read.listing import Listings
 from spec_contract.engine.read.sources import Sources
-from spec_contract.engine.resolve.generation import GenerationTest
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.profile_paths import unresolved
 from spec_contract.engine.resolve.registered import Registered
 from spec_contract.engine.resolve.registry import ModelRegistry
+from spec_contract.engine.resolve.role_facts import RoleReader
 from spec_contract.engine.resolve.roles import HeldModels, Holding, RoleClass
 from spec_contract.engine.results import Contract
 from spec_contract.engine.results_store import ResultsStore
@@ -126,7 +126,7 @@ class Pipeline:
         # the last gated capabilities, with the layout and the modules they were read from
         self._gated_from: tuple[Layout, frozenset[str], tuple[GatedCapability, ...]] | None = None
         self._held = HeldModels()
-        self._generation_test = GenerationTest()
+        self._roles = RoleReader()  # which classes can play which role, read from the engine's code
 
     def _text(self, path: str) -> str | None:
         return self._sources.text(path)[0]
@@ -180,14 +180,15 @@ class Pipeline:
         if problem is not None:
             raise ConfigError(problem)
         changed, changed_paths = self._changes(index, layout, focus)
-        names = self._generation_test.names(self.config, index, layout.packages, self._sources)  # never targets
-        self.config = replace(self.config, non_generative=self._kept.update_non_generative(names))
         # The engine's registry names the classes to check in the engine's own tree; an out-of-tree package
         # registers its models elsewhere, so every class it defines is checked (its inner models still
         # resolve through the installed engine's registry)
         registering = registry if not layout.out_of_tree else None
         contract = self._derive(index, layout, registering, focus, changed)
-        checked = self._classes(index, layout, registering, focus)
+        registered = self._classes(index, layout, registering, focus)
+        roles = self._roles.read(self.config, index, registry, registered, changed, self._sources, whole=focus is None)
+        checked = roles.buildable  # a class that is never built plays no role
+        self.config = replace(self.config, read_roles=self._kept.update_roles(roles.facts))
         problems: dict[str, str] = {}
         gated = self._gated(index, layout, changed, contract)
         self._kept.update_capabilities(gated)
@@ -216,7 +217,7 @@ class Pipeline:
             checked=tuple(checked), models=tuple(layout.models), index=index, config=self.config, stats=stats,
             problems=problems, overlays=dict(self._sources.overlays), relative=self.relative, focus=focus,
             changed_paths=changed_paths, capabilities=gated, analogies=analogies, held=held,
-            notes=tuple(filter(None, [self._kept.engine_note, _unread_note(unread, self.relative),
+            notes=tuple(filter(None, [self._kept.engine_note, *roles.notes, _unread_note(unread, self.relative),
                                       _nothing_checked_note(self.config, layout, focus, checked)])), unread=unread,
         )
         self._last = analysis if focus is None else None  # a focused one is not the whole answer
@@ -317,7 +318,7 @@ class Pipeline:
 
     # the saved results -----------------------------------------------------------------------------
     def _unsaved_results(self) -> bool:
-        return self._kept.unsaved or self._registered.unsaved or self._sources.unsaved
+        return self._kept.unsaved or self._registered.unsaved or self._sources.unsaved or self._roles.unsaved
 
     def _save(self, layout: Layout) -> None:
         """Keep the contract and each class's findings, with the digests of what they read, for the next run."""
@@ -327,10 +328,9 @@ class Pipeline:
             "contract": self._kept.contract, "checked": self._kept.checked, "registered": self._registered.known,
             "dispatched": self._registered.dispatched,
             "digests": digests, "signatures": self._sources.to_save(), "engine_note": self._kept.engine_note,
-            "held": self._held.kept, "non_generative": self._kept.non_generative,
-            "generation_test": self._generation_test.read,
+            "held": self._held.kept, "read_roles": self._kept.read_roles, "roles": self._roles.saved,
         })
-        self._kept.unsaved = self._registered.unsaved = False
+        self._kept.unsaved = self._registered.unsaved = self._roles.unsaved = False
 
     def _restore(self, layout: Layout) -> set[str]:
         """Start from the last run's results; returns the modules whose text changed since."""
@@ -341,7 +341,7 @@ class Pipeline:
         self._registered.known = saved["registered"]
         self._registered.dispatched = saved.get("dispatched", {})
         self._held.kept = saved.get("held")
-        self._generation_test.read = saved.get("generation_test")
+        self._roles.restore(saved.get("roles"))
         self._sources.restore(saved.get("signatures", {}))
         return {m for m, digest in saved["digests"].items()
                 if m not in layout.by_module or self._sources.digest(layout.by_module[m].path) != digest}

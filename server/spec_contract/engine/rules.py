@@ -105,9 +105,15 @@ MISSING_DRAFT_FORWARD = Rule(
     "a draft-model member is not forwarded by a class that is not shaped like a draft: it crashes only "
     "if a draft checkpoint names this class",
     "The draft role's contract is checked on every registered class, since a draft checkpoint may name "
-    "any of them, but only EAGLE/NextN/MTP heads (and classes a config rewrite loads as drafts, the "
-    "profile's `draft-classes`) are drafts by shape: on any other class a missing draft member is a "
-    "warning.")
+    "any of them, but only draft heads (and classes a config rewrite loads as every draft, the profile's "
+    "`draft-classes`) are drafts by shape: on any other class a missing draft member is a warning. Draft "
+    "heads are read from the engine's code where it names them: the architectures its draft-config rewrite "
+    "writes for a draft checkpoint (SGLang's `ModelConfig._config_draft_model`, see `draft-rewrites`), the "
+    "classes its registry registers only as draft models (vLLM's `_SPECULATIVE_DECODING_MODELS`, see "
+    "`draft-tables`), and a registered class made from a registered draft head (`class "
+    "MuseGlimmerAssistantModel(DFlashDraftModel)`); the profile's `draft-only-classes` globs stand in for "
+    "the heads a checkpoint names itself (EAGLE), matching `DSpark`, `Dspark` or `DSPARK` alike where a word "
+    "of the name begins.")
 CAPABILITY_NOT_DECLARED = Rule(
     "SC006", "capability-not-declared", Severity.WARNING,
     "the class's language model declares and backs a Protocol capability (EAGLE-3) the class does not "
@@ -176,8 +182,12 @@ UNREFUSED_CRASH = Rule(
     "own check, which refuses the run only after the weights have loaded (the message says so). For the "
     "engine this is a missing early gate as much as a missing member, so it is said once, on the worker "
     "line, not once per class. Only classes a run can serve as the target are "
-    "listed: not those the engine's own `is_generation_model` refuses (read, never run: the architectures its "
-    "`return False` branch tests, see `generation-test`), nor those `non-target-classes` names. "
+    "listed: not those the engine's own generation test refuses (read, never run, see `generation-test`: the "
+    "architectures SGLang's `is_generation_model` tests in a `return False` branch; the registered classes "
+    "lacking a member of the Protocol vLLM's `is_text_generation_model` tests with `isinstance`, "
+    "`compute_logits`), nor draft heads, nor those `non-target-classes` names where the generation test does "
+    "not accept them (when it does, a note says which glob it contradicts). A registered class whose "
+    "`__init__` always raises (a platform's stand-in) is never built, so it is neither checked nor listed. "
     "`--format json` lists each class (`classes`: path, "
     "class, members, and how each member can be implemented); hover and the reports give each class's status. "
     "`check --fix --select SC011` implements the members of the listed classes where a model fits (see SC010).",

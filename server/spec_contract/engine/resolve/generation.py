@@ -9,87 +9,114 @@ the architecture names its False branches test are classes never served as the t
 ``Qwen3Model``, ``EmbeddingGemma2Model`` and ``Lfm2BidirectionalModel``) where globs guess from names, and
 says what no glob can (``MistralModel``, ``CLIPModel``).
 
+vLLM's ``is_text_generation_model(model)`` in ``model_executor/models/interfaces_base.py`` returns
+``isinstance(model, VllmModelForTextGeneration)``, a runtime-checkable Protocol: ``ModelConfig`` refuses
+``--runner generate`` for an architecture whose class fails it, before any weight loads. That shape names the
+Protocol (``protocols``); which registered classes have its members is the index's to say
+(``resolve.role_facts``).
+
 The architecture names are the registry's keys, which SGLang takes from the registered classes' names, so
 the names are matched as class names, like the globs. The function is read, never run: only its ``def``
-statement is parsed, from the file's text.
+statement is parsed, from the file's text (``resolve.source_defs``).
 
-A tree that holds the function's package (``srt/configs/``) but not the function (renamed, moved, a fork's
-own) is a configuration error, as a profile class that names nothing is. A tree without that package (a
-partial checkout, a small project shaped like the engine) is checked with the globs alone: a test that cannot
-be read only lists more classes, never fewer, so it cannot turn the check into an all-clear.
+A tree that holds the function's module (``srt/configs/model_config.py``) but not the function (renamed, a
+fork's own) is a configuration error, as a profile class that names nothing is. A tree without that module (a
+partial checkout, a small project shaped like the engine, whose ``model_executor/models/`` holds models and
+no ``interfaces_base.py``) is checked with the globs alone: a test that cannot be read only lists more
+classes, never fewer, so it cannot turn the check into an all-clear.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from spec_contract.engine.config import Config, ConfigError
-from spec_contract.engine.read.sources import Sources
 from spec_contract.engine.resolve.index import Index
+from spec_contract.engine.resolve.source_defs import definition_starts, parse_statement
 
 
-class GenerationTest:
-    """The names :func:`non_generative` read, kept with the digest of the file they were read from: a run whose
-    file did not change (a warm check, a keystroke elsewhere) takes them without reading it."""
+class GenerationRead(NamedTuple):
+    """What the engine's generation test says, read from its text."""
 
-    def __init__(self) -> None:
-        self.read: tuple[str, str, frozenset[str]] | None = None  # (path, digest, names); saved with the results
-
-    def names(self, config: Config, index: Index, packages: frozenset[str], sources: Sources) -> frozenset[str]:
-        """The names for this analysis (``packages``: the tree's packages, every dotted prefix of a module)."""
-        path = _path(config, index)
-        if path is not None and self.read is not None and self.read[:2] == (path, sources.digest(path)):
-            return self.read[2]
-        names = non_generative(config, index, packages, lambda known: sources.text(known)[0])
-        self.read = (path, sources.digest(path), names) if path is not None else None
-        return names
+    refused: frozenset[str]  # the architectures its False branches test
+    protocols: tuple[str, ...]  # the ``P`` of each ``return isinstance(<parameter>, P)``, as written there
 
 
-def _path(config: Config, index: Index) -> str | None:
+NOTHING_READ = GenerationRead(frozenset(), ())
+
+
+def generation_test_path(config: Config, index: Index) -> str | None:
+    """The file the profile's generation test is in, when the tree has it."""
     if config.generation_test is None:
         return None
     return index.path_of(index.engine_module(config.generation_test.rpartition(".")[0]))
 
 
-def non_generative(config: Config, index: Index, packages: frozenset[str],
-                   text: Callable[[str], str | None]) -> frozenset[str]:
-    """The architecture names the profile's generation test answers False for (empty when the profile names
-    none, or the tree does not hold the function's package, see the module docstring); a tree that holds the
-    package but not the function is a one-line :class:`ConfigError`."""
+def read_generation_test(config: Config, index: Index, text: Callable[[str], str | None]) -> GenerationRead:
+    """What the profile's generation test says (nothing when the profile names none, or the tree does not hold
+    the function's module, see the module docstring); a tree that holds the module but not the function is a
+    one-line :class:`ConfigError`."""
     dotted = config.generation_test
-    if dotted is None:
-        return frozenset()
-    module, _, name = dotted.rpartition(".")
-    package = index.engine_module(module.rpartition(".")[0])
-    if package not in packages:
-        return frozenset()
-    path = _path(config, index)
-    source = text(path) if path is not None else None
-    statement = _definition(source, name) if source is not None else None
-    if statement is None:
+    path = generation_test_path(config, index)
+    if dotted is None or path is None:
+        return NOTHING_READ
+    name = dotted.rpartition(".")[2]
+    source = text(path)
+    starts = definition_starts(source, name) if source is not None else []
+    if source is None or not starts:
         raise ConfigError(f"the generation-test {dotted!r} names no function in this tree (engine package "
                           f"{config.engine_package!r}, profile {config.profile!r}); set 'generation-test' in "
                           "[tool.spec-contract] to the function the engine has, or to \"\" if it has none")
-    try:
-        parsed = ast.parse(statement).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()  # the file's syntax error is reported with the file
-    if len(parsed) != 1 or not isinstance(parsed[0], ast.FunctionDef):
-        return frozenset()
-    return refused_architectures(parsed[0])
+    refused: set[str] = set()
+    protocols: list[str] = []
+    # each ``@overload`` stub too (they test nothing); a statement that does not parse says nothing (the file's
+    # syntax error is reported with the file)
+    for start in starts:
+        function = parse_statement(source, start)
+        if function is not None:
+            refused |= refused_architectures(function)
+            protocols += [p for p in isinstance_protocols(function) if p not in protocols]
+    return GenerationRead(frozenset(refused), tuple(protocols))
 
 
-def refused_architectures(function: ast.FunctionDef) -> frozenset[str]:
+def refused_architectures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
     """The strings ``S`` of every ``S in <parameter>`` test in the condition of a branch whose body returns
     False (``if "A" in archs or "B" in archs: return False``), at any depth of the function."""
-    parameters = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+    parameters = _parameters(function)
     names: set[str] = set()
     for node in ast.walk(function):
         if isinstance(node, ast.If) and any(_returns_false(s) for s in node.body):
             names.update(_tested_in(node.test, parameters))
     return frozenset(names)
+
+
+def isinstance_protocols(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The dotted ``P`` of every ``return isinstance(<parameter>, P)`` in the function, at any depth."""
+    parameters = _parameters(function)
+    out = []
+    for node in ast.walk(function):
+        call = node.value if isinstance(node, ast.Return) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "isinstance" \
+                and len(call.args) == 2 and isinstance(call.args[0], ast.Name) and call.args[0].id in parameters:
+            written = _dotted(call.args[1])
+            if written is not None and written not in out:
+                out.append(written)
+    return out
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    return {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base is not None else None
+    return None
 
 
 def _returns_false(statement: ast.stmt) -> bool:
@@ -106,21 +133,3 @@ def _tested_in(test: ast.expr, parameters: set[str]) -> list[str]:
             and isinstance(test.comparators[0], ast.Name) and test.comparators[0].id in parameters:
         return [test.left.value]
     return []
-
-
-def _definition(text: str, name: str) -> str | None:
-    """The module-level ``def name(…)`` statement of ``text``: the lines up to the next one that starts in the
-    first column (blank lines, comments and a signature's closing parenthesis do not end it); None if there is
-    none."""
-    at = text.find(f"def {name}")  # str.find, then the line's shape: a multi-line regex scans 100 KB slowly
-    while at >= 0:
-        start = text.rfind("\n", 0, at) + 1
-        after = at + 4 + len(name)
-        if re.fullmatch(r"(?:async[ \t]+)?", text[start:at]) and text[after:after + 80].lstrip(" \t")[:1] == "(":
-            end = _NEXT_STATEMENT.search(text, at)
-            return text[start:end.start() + 1 if end else len(text)]
-        at = text.find(f"def {name}", at + 1)
-    return None
-
-
-_NEXT_STATEMENT = re.compile(r"\n(?=[^\s#)])")  # a line starting in the first column: the next statement

@@ -47,7 +47,8 @@ class Registered:
         replaced = False
         if self.registry is None or self.registry.digest != digest:
             replaced = self.registry is not None
-            self.registry = build_registry(texts, self._config.registry_tables, self._config.engine_package, digest)
+            self.registry = build_registry(texts, self._config.registry_tables, self._config.engine_package, digest,
+                                           self._config.draft_tables)
         return self.registry, replaced
 
     def registry_classes(self, registry: ModelRegistry, index: Index, layout: Layout,

@@ -55,14 +55,20 @@ class ModelRegistry:
     architectures: dict[str, tuple[str, str]] = field(default_factory=dict)  # arch → (module, class name)
     registered: tuple[tuple[str, str], ...] = ()  # (module, class name) of the registered tables, in order
     modules: tuple[str, ...] = ()  # the registry files' modules
+    # (module, class name) of the classes the draft tables register and no other registered table does: the
+    # engine loads them only as draft models
+    drafts: frozenset[tuple[str, str]] = frozenset()
 
 
 def build_registry(files: list[tuple[str, str]], tables: tuple[str, ...], engine_package: str,
-                   digest: str) -> ModelRegistry:
+                   digest: str, draft_tables: tuple[str, ...] = ()) -> ModelRegistry:
     """The registry from ``files`` ((module, text) of each registry file); ``tables`` names the dicts whose
-    classes are the registered models (the others still tell what an architecture name builds)."""
+    classes are the registered models (the others still tell what an architecture name builds), and
+    ``draft_tables`` those that register draft heads."""
     architectures: dict[str, tuple[str, str]] = {}
     registered: dict[tuple[str, str], None] = {}
+    drafts: set[tuple[str, str]] = set()
+    targets: set[tuple[str, str]] = set()
     for module, text in files:
         for name, table in read_tables(text).items():
             for arch, (relname, cls) in table.items():
@@ -70,4 +76,6 @@ def build_registry(files: list[tuple[str, str]], tables: tuple[str, ...], engine
                 architectures.setdefault(arch, where)
                 if name in tables:
                     registered[where] = None
-    return ModelRegistry(digest, architectures, tuple(registered), tuple(module for module, _ in files))
+                    (drafts if name in draft_tables else targets).add(where)
+    return ModelRegistry(digest, architectures, tuple(registered), tuple(module for module, _ in files),
+                         frozenset(drafts - targets))

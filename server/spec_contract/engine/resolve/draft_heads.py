@@ -1,0 +1,112 @@
+"""The draft heads the engine names itself: the architectures its draft-config rewrites load a draft checkpoint
+as, and the classes its registry registers only as draft models.
+
+SGLang's ``ModelConfig._config_draft_model`` turns a draft checkpoint's ``DeepseekV3ForCausalLM`` into
+``DeepseekV3ForCausalLMNextN`` (``self.hf_config.architectures[0] = "…NextN"``) and a DeepSeek-V4 one into
+``DeepseekV4ForCausalLMDSpark``; vLLM's ``SpeculativeConfig.hf_config_override`` does the same with
+``hf_config.update({"architectures": ["DeepSeekMTPModel"]})``, and its registry keeps the draft models in a
+dict of their own (``_SPECULATIVE_DECODING_MODELS``). A class the engine names only there is loaded only as a
+draft: it is never the target model, whatever its name looks like. The profile says where to look
+(``draft-rewrites``, ``draft-tables``); the names are read, never guessed, and the profile's
+``draft-only-classes`` globs stand in only for heads no code names (EAGLE heads a checkpoint names itself).
+
+A rewrite writes a string, a list of strings, a conditional between them (``"A" if v32 else "B"``), or a local
+name bound to one of these or to a dict whose values are (``mtp_arch_maps[arch]``); an architecture computed
+any other way (``f"Eagle{arch}"``) is not read. The functions are read from their ``def`` statements alone
+(``resolve.source_defs``), as the generation test is; a tree that holds a function's module but not the
+function gets a note, a tree without the module is read without it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from spec_contract.engine.resolve.index import Index
+from spec_contract.engine.resolve.source_defs import definition_starts, parse_statement
+
+_KEY = "architectures"
+
+
+def rewrite_path(dotted: str, index: Index) -> str | None:
+    """The file the draft rewrite ``dotted`` is in, when the tree has it."""
+    return index.path_of(_split(dotted, index)[0])
+
+
+def read_rewrite(dotted: str, index: Index, text: Callable[[str], str | None]) -> tuple[frozenset[str], str | None]:
+    """The architectures the draft rewrite ``dotted`` writes (none when the tree does not hold its module), and
+    a note when the tree holds the module but not the function: the draft heads are then told by the globs
+    alone, which a fork that renamed it should know."""
+    module, qualname = _split(dotted, index)
+    path = index.path_of(module)
+    if path is None:
+        return frozenset(), None
+    source = text(path)
+    starts = definition_starts(source, qualname) if source is not None else []
+    if source is None or not starts:
+        return frozenset(), (f"the draft rewrite {dotted!r} names no function in this tree: draft heads are told "
+                             "by 'draft-only-classes' alone; set 'draft-rewrites' in [tool.spec-contract] to the "
+                             "functions that rewrite a draft checkpoint's architecture, or to [] if there are none")
+    names: set[str] = set()
+    for start in starts:
+        function = parse_statement(source, start)
+        names |= written_architectures(function) if function is not None else set()
+    return frozenset(names), None
+
+
+def _split(dotted: str, index: Index) -> tuple[str, str]:
+    """A dotted function or method as (module, qualname in it): the qualname starts at the first capitalised
+    part (a class: ``….model_config.ModelConfig._config_draft_model``), else it is the last part."""
+    parts = dotted.split(".")
+    end = next((i for i, part in enumerate(parts) if i and part[:1].isupper()), len(parts) - 1)
+    return index.engine_module(".".join(parts[:end])), ".".join(parts[end:])
+
+
+def written_architectures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Every architecture ``function`` writes, in the shapes the module docstring lists."""
+    bound: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(function):  # what each local name is bound to, anywhere in the function
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+    names: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if _names_architectures(target):
+                    names |= _strings(node.value, bound, 0)
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == _KEY:
+                    names |= _strings(value, bound, 0)
+        elif isinstance(node, ast.Call):
+            names.update(n for k in node.keywords if k.arg == _KEY for n in _strings(k.value, bound, 0))
+    return frozenset(names)
+
+
+def _names_architectures(target: ast.expr) -> bool:
+    """``….architectures``, ``….architectures[0]`` or ``…["architectures"]``."""
+    if isinstance(target, ast.Subscript):
+        key = target.slice
+        if isinstance(key, ast.Constant) and key.value == _KEY:
+            return True
+        target = target.value
+    return isinstance(target, ast.Attribute) and target.attr == _KEY
+
+
+def _strings(value: ast.expr, bound: dict[str, list[ast.expr]], depth: int) -> set[str]:
+    if depth > 4:
+        return set()
+    if isinstance(value, ast.Constant):
+        return {value.value} if isinstance(value.value, str) else set()
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return {s for e in value.elts for s in _strings(e, bound, depth + 1)}
+    if isinstance(value, ast.IfExp):
+        return _strings(value.body, bound, depth + 1) | _strings(value.orelse, bound, depth + 1)
+    if isinstance(value, ast.Name):
+        return {s for v in bound.get(value.id, ()) for s in _strings(v, bound, depth + 1)}
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):  # an item of a dict: its values
+        return {s for v in bound.get(value.value.id, ()) if isinstance(v, ast.Dict)
+                for item in v.values for s in _strings(item, bound, depth + 1)}
+    return set()
