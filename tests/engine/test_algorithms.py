@@ -179,6 +179,52 @@ def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_model
     assert crashing == {"PlainNextN": set(), "LocalNextN": {"logits_processor"}}
 
 
+def test_a_private_helper_called_only_under_such_an_attribute_meets_only_models_with_that_member(tmp_path):
+    """The same guard one call away: ``sample`` calls ``_sample_local`` only ``if self._local:``, and the read is
+    in the helper. Every caller of the helper stands past the test, so the read needs ``compute_local`` as if it
+    were written under it (a public method could be called from outside the workers, so only private helpers)."""
+    worker = """
+        class Proposer:
+            def __init__(self, draft_model_runner):
+                self.draft_model_runner = draft_model_runner
+
+            def load_model(self):
+                self._local = hasattr(self.draft_model_runner.model, "compute_local")
+
+            def sample(self, hidden):
+                if self._local:
+                    return self._sample_local(hidden)
+                return self.draft_model_runner.model.compute_logits(hidden)
+
+            def _sample_local(self, hidden):
+                return self.draft_model_runner.model.logits_processor(hidden)
+    """
+    heads = """
+        class PlainNextN:
+            def compute_logits(self, hidden):
+                return hidden
+
+
+        class LocalNextN:
+            def compute_local(self, hidden):
+                return hidden
+
+            def compute_logits(self, hidden):
+                return hidden
+
+
+        EntryClass = [PlainNextN, LocalNextN]
+    """
+    analysis = analyze(make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+                                            "pkg/models/heads.py": heads, "pkg/speculative/proposer.py": worker}))
+    (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
+    assert site.requires == ("compute_local",)
+    crashing = {status.name: {crash.member for a in status.algorithms for crash in a.crashes}
+                for status in analysis.statuses() if status.name in ("PlainNextN", "LocalNextN")}
+    assert crashing == {"PlainNextN": set(), "LocalNextN": {"logits_processor"}}
+    assert not [f for f in analysis.findings if f.class_name == "PlainNextN" and f.member == "logits_processor"]
+
+
 def test_flags_set_under_each_other_in_a_long_loop_are_solved_once_each(tmp_path, monkeypatch):
     """Flags defined through each other (each set under a test of the next, the last under the first) form one
     group, solved to its fixed point in a few rounds: computed on demand, each word was computed again on

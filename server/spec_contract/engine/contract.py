@@ -479,7 +479,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     phase=_phase(key in start_up, use.guarded), taken=taken,
                     certain=certain(taken - guards.get(flow.classes[key] or _NO_CLASS, {}).keys()),
                     loading=key in start_up and runs[key] >= selectors.universe,
-                    requires=_required(guards, flow.classes[key], use.taken),
+                    requires=_required(guards, flow.classes[key], taken),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]

@@ -113,7 +113,8 @@ class CallSite:
     loading: bool = False
     # members the model must have for a run to come here: the line sits under a test of a worker attribute that
     # only a test of the model for them sets (``if self._local_argmax:`` where ``self._local_argmax =
-    # hasattr(self.model, "compute_draft_logits_local")``); a class without one never meets the use
+    # hasattr(self.model, "compute_draft_logits_local")``), or in a private helper every call to which does (see
+    # ``contract._entered_past``); a class without one never meets the use
     requires: tuple[str, ...] = ()
 
     def serves(self, algorithm: str) -> bool:
