@@ -7,10 +7,10 @@ asks each front end what a run of that algorithm with that class meets, through 
 themselves call on one analysis of the tree:
 
 - the matrix: the cell's state and the members its problems name;
-- check of the class's file alone (``check path/to/model.py``): the findings it reports for that class
-  (:func:`~spec_contract.engine.in_files`, as the CLI's PATH filter and the editor's diagnostics of the file),
-  compared with the cell's problems that name a finding (a clean refusal of a class that does not claim the
-  algorithm is nothing for check to report);
+- check of the class's file alone (``check path/to/model.py``): the members its findings say the class fails
+  with (:func:`~spec_contract.engine.in_files`, as the CLI's PATH filter and the editor's diagnostics of the
+  file), against those the row's problems that name a finding say, in any algorithm (a finding is not asked per
+  algorithm; a clean refusal of a class that does not claim the algorithm is nothing for check to report);
 - hover over the class name: the state its line for the algorithm says;
 - preflight of a launch whose checkpoint names the architecture (a ``config.json`` written to a scratch
   folder), the class as target, or as draft beside it: the verdict's state.
@@ -50,18 +50,13 @@ FAILED = ("crashes", "refused")
 _HOVER_LINE = re.compile(r"^- (?P<algorithm>[A-Z0-9_]+): (?P<words>.*)$")
 
 
-def _about(finding, algorithm: str) -> bool:
-    """Whether a run of ``algorithm`` meets the finding: the algorithm it names, or a use such a run reaches."""
-    return finding.algorithm == algorithm or any(site.serves(algorithm) for site in finding.call_sites)
-
-
-def _check(analysis: Analysis, row, algorithm: str) -> tuple[str, set[str]]:
-    """What ``check FILE`` of the row's file says of the class in a run of ``algorithm``."""
+def _check(analysis: Analysis, row) -> tuple[set[str], set[str]]:
+    """The members ``check FILE`` of the row's file reports the class fails with (a crash, or a refusal it can
+    fix), and those it names past a check the class fails, which the fix provides too (``also``)."""
     path = str(Path(analysis.root) / row.path)
     found = [f for f in in_files(analysis.findings, lambda p: p == path)
-             if f.class_qualname == row.qualname and row.role in f.roles and f.code in FAILING
-             and _about(f, algorithm)]
-    return ("fails" if found else "runs"), {f.member for f in found}
+             if f.class_qualname == row.qualname and row.role in f.roles and f.code in FAILING]
+    return {f.member for f in found}, {also.member for f in found for also in f.also}
 
 
 def _hover(analysis: Analysis, row) -> dict[str, str]:
@@ -79,8 +74,10 @@ def _hover(analysis: Analysis, row) -> dict[str, str]:
         match = _HOVER_LINE.match(text_line)
         if match:
             words = match["words"]
+            role = re.match(r"crashes as the (\w+)", words)
             out[match["algorithm"]] = ("refused" if words.startswith("not supported") else
-                                       "crashes" if words.startswith("crashes") else
+                                       "crashes" if words.startswith("crashes")
+                                       and (role is None or role[1] == str(row.role)) else
                                        "unknown" if words.startswith("cannot") else "runs")
     return out
 
@@ -112,33 +109,39 @@ def main() -> int:
     engine = Engine(config.profile, root)
     disagree: Counter[str] = Counter()
     cells = 0
+
+    def report(front: str, text: str) -> None:
+        disagree[front] += 1
+        if not args.limit or disagree[front] <= args.limit:
+            print(f"{front} vs matrix: {text}")
+
     with tempfile.TemporaryDirectory() as scratch:
         for row in matrix.rows:
+            where = f"{row.class_name} ({row.role}, {row.path}:{row.line})"
             hover = _hover(analysis, row)
+            # check is not asked per algorithm (a finding names the runs it concerns in words): the members the
+            # class fails with, in any run, are what the matrix's problems that name a finding say; a clean
+            # refusal of a class that does not claim the algorithm names none, and check rightly says nothing
+            said_members = {p.member for cell in row.cells for p in cell.problems
+                            if str(p.state) in FAILED and p.member and p.code}
+            lacking, past = _check(analysis, row)
+            # every member check says fails is one the matrix says, and every one the matrix says, check names
+            # (as a finding of its own, or past the check whose finding it is)
+            if not lacking <= said_members or not said_members <= lacking | past:
+                report("check", f"{where}: matrix {sorted(said_members)}, check {sorted(lacking)}"
+                                f"{f' and past a check {sorted(past - lacking)}' if past - lacking else ''}")
             for algorithm, cell in zip(matrix.algorithms, row.cells):
                 cells += 1
                 said = str(cell.state)
-                failing = [p for p in cell.problems if str(p.state) in FAILED]
-                # check reports what the class can change: a cell whose problem names no finding (a clean refusal
-                # of a class that does not claim the algorithm) is one check rightly says nothing of
-                members = {p.member for p in failing if p.member and p.code}
-                reported = "fails" if any(p.code for p in failing) else "runs"
-                check, lacking = _check(analysis, row, algorithm)
-                answers = {"check": check, "hover": _said(hover.get(algorithm, "runs")),
+                answers = {"hover": _said(hover.get(algorithm, "runs")),
                            "preflight": _said(_preflight(analysis, engine, config.profile, row, algorithm,
                                                          Path(scratch)))}
                 for front, answer in answers.items():
-                    wrong = (answer != reported or not members <= lacking) if front == "check" \
-                        else answer != _said(said)
-                    if wrong:
-                        disagree[front] += 1
-                        if not args.limit or disagree[front] <= args.limit:
-                            print(f"{front} vs matrix: {row.class_name} ({row.role}, {row.path}:{row.line}) "
-                                  f"{algorithm}: matrix {said} {sorted(members)}, {front} {answer}"
-                                  f"{f' {sorted(lacking)}' if front == 'check' else ''}")
-    print(f"{len(matrix.rows)} classes × {len(matrix.algorithms)} algorithms = {cells} cells: " +
-          ", ".join(f"{front} disagrees with the matrix on {disagree[front]}"
-                    for front in ("check", "hover", "preflight")))
+                    if answer != _said(said):
+                        report(front, f"{where} {algorithm}: matrix {said}, {front} {answer}")
+    print(f"{len(matrix.rows)} classes × {len(matrix.algorithms)} algorithms = {cells} cells: check disagrees with "
+          f"the matrix on {disagree['check']} classes, hover on {disagree['hover']} cells, preflight on "
+          f"{disagree['preflight']} cells")
     return 1 if disagree else 0
 
 

@@ -128,7 +128,8 @@ def test_check_hover_matrix_and_preflight_agree_on_every_class(tmp_path, gate, f
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     summary = done.stdout.strip().splitlines()[-1]
-    assert summary.startswith("4 classes × 2 algorithms = 8 cells: check disagrees with the matrix on 0,"), summary
+    assert summary == ("4 classes × 2 algorithms = 8 cells: check disagrees with the matrix on 0 classes, "
+                       "hover on 0 cells, preflight on 0 cells"), summary
 
 
 def test_hover_does_not_count_a_crash_no_finding_reports(tmp_path):

@@ -22,7 +22,7 @@ from spec_contract.engine import Analysis, support_matrix
 from spec_contract.engine.launch.algorithms import select
 from spec_contract.engine.launch.verdict import selected
 from spec_contract.report.matrix import cell_reason
-from test_engine_vllm import MODELS, REGISTRY, vllm_tree
+from test_engine_vllm import MODELS, PLAIN, REGISTRY, picture, vllm_tree
 
 
 def agreement(analysis: Analysis) -> list[str]:
@@ -367,3 +367,87 @@ def test_matrix_of_the_engine_installed_for_python_reads_its_release_from_the_di
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"spec-contract support matrix: sglang 0.5.7 ({site / 'sglang'})\n")
     assert "TowerForConditionalGeneration  target  crashes" in result.stdout
+
+
+def test_a_refusal_that_declaring_cannot_lift_names_its_finding_in_the_cell(tmp_path):
+    """SC009 (not declared, and declaring is not enough) is the check's word for the EAGLE3 cell's refusal: the
+    cell names it, as it names SC006's, so check and the matrix say the same member of the class."""
+    own = PLAIN + """
+
+    class OwnForCausalLM(nn.Module, SupportsEagle3):
+        def __init__(self, *, vllm_config, prefix=""):
+            super().__init__()
+            self.model = PlainModel()
+
+        def set_aux_hidden_state_layers(self, layers):
+            self.model.aux_layers = layers
+    """
+    files = {f"{MODELS}/plain.py": own,
+             f"{MODELS}/registry.py": REGISTRY + '    _OTHER_MODELS = {"OwnForCausalLM": ("plain", "OwnForCausalLM")}\n',
+             f"{MODELS}/picture.py": picture(build='architectures=["OwnForCausalLM"]')}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    row = next(r for r in support_matrix(analysis).rows if r.class_name == "PictureForConditionalGeneration")
+    eagle3 = next(c for c in row.cells if c.algorithm == "EAGLE3")
+    assert (eagle3.state, [(p.code, p.member) for p in eagle3.problems]) == (
+        "refused", [("SC009", "SupportsEagle3")])
+
+
+def test_an_error_counts_only_in_runs_that_reach_a_use_of_it_unguarded(tmp_path):
+    """A member whose missing forward is an error for the runs that read it plainly (DFLASH's capture check)
+    but that EAGLE's worker reads through getattr with a default: EAGLE's cell is not a crash, as the class's
+    status and hover say (it takes the fallback)."""
+    analysis = analyze(engine_tree(tmp_path, {"srt/speculative/eagle_worker.py": """
+        class EAGLEWorker:
+            def __init__(self, server_args, target_worker, draft_model_runner):
+                self.target_worker = target_worker
+                self.draft_model_runner = draft_model_runner
+                embed, head = self.target_worker.model_runner.model.get_embed_and_head()
+                self.draft_model_runner.model.set_embed_and_head(embed, head)
+                head = getattr(self.target_worker.model_runner.model, "lm_head", None)
+                self.head = head
+    """, "srt/speculative/dflash_worker.py": """
+        class DFlashWorker:
+            def __init__(self, target_worker):
+                self.target_worker = target_worker
+                self.head = self.target_worker.model_runner.model.lm_head
+                if not hasattr(self.target_worker.model_runner.model, "set_dflash_layers_to_capture"):
+                    raise ValueError("DFLASH needs set_dflash_layers_to_capture on the target")
+                self.target_worker.model_runner.model.set_dflash_layers_to_capture([1, 2])
+    """, "srt/models/llama.py": """
+        class LlamaForCausalLM:
+            def __init__(self, config):
+                self.config = config
+                self.lm_head = None
+
+            def get_embed_and_head(self):
+                return None, self.lm_head
+
+            def set_embed_and_head(self, embed, head):
+                pass
+
+            def set_eagle3_layers_to_capture(self, layers=None):
+                pass
+
+            def set_dflash_layers_to_capture(self, layers):
+                pass
+
+        EntryClass = LlamaForCausalLM
+    """, "srt/models/tower.py": """
+        from sglang.srt.models.llama import LlamaForCausalLM
+
+
+        class TowerForConditionalGeneration:
+            def __init__(self, config):
+                self.language_model = LlamaForCausalLM(config)
+
+            def set_dflash_layers_to_capture(self, layers):
+                self.language_model.set_dflash_layers_to_capture(layers)
+
+        EntryClass = [TowerForConditionalGeneration]
+    """}))
+    row = next(r for r in support_matrix(analysis).rows if r.class_name == "TowerForConditionalGeneration")
+    lm_head = {c.algorithm: str(c.state) for c in row.cells if any(p.member == "lm_head" for p in c.problems)}
+    crashes = {a for a, state in lm_head.items() if state == "crashes"}
+    assert "EAGLE" not in crashes, lm_head
+    assert any(f.member == "lm_head" and f.severity == "error" for f in analysis.findings
+               if f.class_name == "TowerForConditionalGeneration"), [(f.code, f.member) for f in analysis.findings]

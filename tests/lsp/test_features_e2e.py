@@ -53,7 +53,7 @@ async def test_hover_on_wrapper_definition_and_call_site(client, demo):
             f"  - called at {place('minisgl/speculative/eagle_worker.py', 11)} (start-up)\n") in text
     assert "- `set_embed_and_head` (draft): forwarded to `self.language_model`" in text
     assert text.index("SC001 error") < text.index("forwarded to")
-    eagle3 = text.split("- EAGLE3: crashes\n", 1)[1].split("\n- ", 1)[0]  # its crashes, each with its fix
+    eagle3 = text.split("- EAGLE3: crashes as the target\n", 1)[1].split("\n- ", 1)[0]  # its crashes, each with its fix
     assert (f"  - `set_eagle3_layers_to_capture` at {place('minisgl/model_executor/model_runner.py', 14)}"
             " (start-up)\n    - forward it to `self.language_model` (`LlamaForCausalLM` has it)") in eagle3
     assert ("file:" in text) is not client.editor.startswith("neovim")
@@ -282,7 +282,7 @@ async def test_a_check_after_the_load_is_a_missing_forward_with_its_hover_and_fi
 
     text = await hover_text(client, uri, 5, 10)
     assert "**Speculative algorithms**" in text
-    assert "- EAGLE3: crashes\n  - `set_eagle3_layers_to_capture` at" in text
+    assert "- EAGLE3: crashes as the target\n  - `set_eagle3_layers_to_capture` at" in text
 
     actions = await code_actions(client, uri, [gate])
     forward = next(a for a in actions if "set_eagle3_layers_to_capture" in a.title)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
+from spec_contract.engine import says_a_crash
 from spec_contract.lsp.convert import to_range, uri_of
 from spec_contract.lsp.diagnostics import severity_of
 
@@ -92,7 +93,8 @@ def class_markdown(status: ClassStatus, place: Places, findings: Sequence[Findin
             lines.append(f"  - {_called_at(member.call_sites, place)}")
     if status.algorithms:
         lines += ["", "**Speculative algorithms**", ""]
-        reported = {f.member for f in findings} | {also.member for f in findings for also in f.also}
+        # the crashes a finding says (as the matrix counts them: a guarded use's finding confirms none)
+        reported = {f.member for f in findings if says_a_crash(f)} | {also.member for f in findings for also in f.also}
         for algorithm in status.algorithms:
             lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, place, reported)}")
     return "\n".join(lines)
@@ -141,8 +143,10 @@ def _algorithm_words(algorithm: AlgorithmStatus, place: Places, reported: set[st
         return f"cannot be told here — {algorithm.why}"
     if algorithm.state == "degraded":
         return "supported, degraded: it lacks " + ", ".join(f"`{m}`" for m in algorithm.degraded)
-    # each crash on a line of its own under the algorithm's, its fix on the next: short lines for a terminal
-    return "crashes" + "".join(
+    # each crash on a line of its own under the algorithm's, its fix on the next: short lines for a terminal; a
+    # class that plays both roles crashes in one of them only, as the matrix's row of that role says
+    roles = {str(c.role) for c in crashes if c.member in reported}
+    return "crashes" + (f" as the {roles.pop()}" if len(roles) == 1 else "") + "".join(
         f"\n  - `{crash.member}` at {place(crash.site.path, crash.site.span.line)} ({crash.phase})"
         f"\n    - {provision_words(crash.provision)}"
         for crash in crashes if crash.member in reported) + uncounted

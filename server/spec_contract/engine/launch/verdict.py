@@ -52,8 +52,20 @@ class State(str, enum.Enum):
 
 ORDER = (State.CRASHES, State.REFUSED, State.UNKNOWN, State.DEGRADED, State.SUPPORTED)
 
-_REFUSALS = ("SC003", "SC006")  # the check's findings of a refusal at start-up
+# the check's findings of a refusal: at start-up, of a capability not declared (declarable or not), and of a class
+# the engine's check refuses after the load that could support the algorithm
+_REFUSALS = ("SC003", "SC006", "SC009", "SC012")
 _CAPABILITY_CRASH = "SC007"  # declared, not backed: the engine's check passes, then start-up fails
+# the codes whose finding says a run goes on (a guarded use's fallback, an optional implementation, a check that
+# cannot be told) or fails only under a rare condition (SC004: a note says when); such a finding of the member
+# confirms no crash
+_GOES_ON = ("SC002", "SC004", "SC008", "SC014")
+
+
+def says_a_crash(finding: Finding) -> bool:
+    """Whether the finding can confirm a crash of its member (see ``verdict``: a crash no such finding reports
+    is not counted); hover asks the same."""
+    return finding.code not in _GOES_ON
 
 
 @dataclass(frozen=True)
@@ -117,6 +129,14 @@ def selected(finding: Finding, selection: Selection) -> bool:
     return finding.algorithm == selection.algorithm or any(selection.selects(site) for site in finding.call_sites)
 
 
+def _crashes_in(finding: Finding, selection: Selection) -> bool:
+    """Whether a run of the selection dies at the finding: its algorithm's, or one of its uses the run reaches
+    is neither guarded nor under a condition (a run that reaches only a guarded use of the member, or one in the
+    handler of another member's AttributeError, takes the fallback: degraded, as its status says)."""
+    return finding.algorithm == selection.algorithm or any(
+        selection.selects(site) and not site.guarded and not site.condition for site in finding.call_sites)
+
+
 def fix_words(member: str, provision: Provision) -> str:
     if provision.how is How.FORWARD:
         return f"forward `{member}` to `self.{provision.delegate}` ({provision.inner_class})"
@@ -155,9 +175,13 @@ def _statuses(facts: ClassFacts, selection: Selection) -> list[AlgorithmStatus]:
     return [a for a in (facts.status.algorithms if facts.status else ()) if a.algorithm == selection.algorithm]
 
 
-def _code(facts: ClassFacts, member: str | None, algorithm: str, codes: tuple[str, ...] = ()) -> str:
-    """The code of the check's finding for the member (no member: the algorithm's capability finding)."""
+def _code(facts: ClassFacts, member: str | None, algorithm: str, codes: tuple[str, ...] = (),
+          crash: bool = False) -> str:
+    """The code of the check's finding for the member (no member: the algorithm's capability finding); for a
+    ``crash``, only a finding that says one (:func:`says_a_crash`)."""
     for f in facts.findings:
+        if crash and not says_a_crash(f):
+            continue
         listed = next((c for c in f.classes if c.class_qualname == facts.key.dotted), None)
         if member is not None and listed is not None and member not in listed.members:
             continue
@@ -174,8 +198,10 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
     state = status.state
     run = selection.name
     if state is AlgorithmState.REFUSED:
-        finding = next((f for f in facts.findings if f.algorithm == status.algorithm
-                        and f.code in (*_REFUSALS, _CAPABILITY_CRASH)), None)
+        # the refusal's finding names the algorithm whose check it is: a run of another algorithm that passes the
+        # same check (vLLM's DFLASH at EAGLE-3's supports_eagle3) meets it for the same member
+        finding = next((f for f in facts.findings if f.code in (*_REFUSALS, _CAPABILITY_CRASH)
+                        and (f.algorithm == status.algorithm or f.member in status.members)), None)
         if finding is not None and finding.code == _CAPABILITY_CRASH:
             return [Problem(State.CRASHES, finding.code, finding.member, finding.message,
                             uses_of(analysis, finding.call_sites, selection), "")]
@@ -212,7 +238,7 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
         else:
             words = f"the {role} lacks `{crash.member}`: a run reaches {uses[0].path}:{uses[0].line} " \
                     f"{phase_words(uses[0].phase)} and dies with AttributeError"
-        out.append(Problem(State.CRASHES, _code(facts, crash.member, status.algorithm), crash.member, words,
+        out.append(Problem(State.CRASHES, _code(facts, crash.member, status.algorithm, crash=True), crash.member, words,
                            uses, fix_words(crash.member, crash.provision), str(crash.provision.how)))
     if out:
         return out
@@ -248,10 +274,11 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
                 continue
             problems.setdefault((problem.state, problem.member, problem.message if not problem.member else ""), problem)
     # an error the check reports that the status model does not list as a crash (a forward to an inner
-    # model that lacks the member, SC013): the check's word that the run crashes there stands
+    # model that lacks the member, SC013): the check's word that the run crashes there stands; a declared
+    # capability's (SC007) is the refusal branch's, for the runs its check admits, not every run its uses reach
     for f in facts.findings:
-        if f.severity == Severity.ERROR and f.class_qualname == key.dotted and role in f.roles \
-                and selected(f, selection) and (State.CRASHES, f.member, "") not in problems:
+        if f.severity == Severity.ERROR and f.code != _CAPABILITY_CRASH and f.class_qualname == key.dotted \
+                and role in f.roles and _crashes_in(f, selection) and (State.CRASHES, f.member, "") not in problems:
             sites = [site for site in f.call_sites if f.algorithm is not None or selection.selects(site)]
             problems[(State.CRASHES, f.member, "")] = Problem(State.CRASHES, f.code, f.member, f.message,
                                                              uses_of(analysis, sites, selection), "")
