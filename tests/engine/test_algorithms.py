@@ -4,6 +4,7 @@ under a predicate, a worker built under a test), never a name or a release the p
 
 from __future__ import annotations
 
+import pytest
 from engine_trees import SPEC_INFO, SPEC_INFO_PATH, analyze, make_tree
 
 PACKAGES = {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/speculative/__init__.py": "",
@@ -137,60 +138,15 @@ def test_a_use_only_runs_without_speculative_decoding_reach_is_no_contract(tmp_p
     assert {entry.member for entry in analysis.contract.entries} == {"get_embed_and_head"}
 
 
-def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_models_with_that_member(tmp_path):
-    """vLLM's shape: one method sets ``self._local = hasattr(self.model, "compute_local")``, another reads the
-    model's ``logits_processor`` only ``if self._local:``. A head without ``compute_local`` never reaches the read
-    (it takes the other path), so it is no crash there; a head with it and without the read member is."""
-    worker = """
-        class Proposer:
-            def __init__(self, draft_model_runner):
-                self.draft_model_runner = draft_model_runner
-
-            def load_model(self):
-                self._local = hasattr(self.draft_model_runner.model, "compute_local")
-
+# vLLM's shape: one method sets ``self._local = hasattr(self.model, "compute_local")``, another reads the model's
+# ``logits_processor`` only ``if self._local:``, in place or in a private helper it calls only then
+SAMPLE_IN_PLACE = """
             def sample(self, hidden):
                 if self._local:
                     return self.draft_model_runner.model.logits_processor(hidden)
                 return self.draft_model_runner.model.compute_logits(hidden)
-    """
-    heads = """
-        class PlainNextN:
-            def compute_logits(self, hidden):
-                return hidden
-
-
-        class LocalNextN:
-            def compute_local(self, hidden):
-                return hidden
-
-            def compute_logits(self, hidden):
-                return hidden
-
-
-        EntryClass = [PlainNextN, LocalNextN]
-    """
-    analysis = analyze(make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
-                                            "pkg/models/heads.py": heads, "pkg/speculative/proposer.py": worker}))
-    (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
-    assert site.requires == ("compute_local",)
-    crashing = {status.name: {crash.member for a in status.algorithms for crash in a.crashes}
-                for status in analysis.statuses() if status.name in ("PlainNextN", "LocalNextN")}
-    assert crashing == {"PlainNextN": set(), "LocalNextN": {"logits_processor"}}
-
-
-def test_a_private_helper_called_only_under_such_an_attribute_meets_only_models_with_that_member(tmp_path):
-    """The same guard one call away: ``sample`` calls ``_sample_local`` only ``if self._local:``, and the read is
-    in the helper. Every caller of the helper stands past the test, so the read needs ``compute_local`` as if it
-    were written under it (a public method could be called from outside the workers, so only private helpers)."""
-    worker = """
-        class Proposer:
-            def __init__(self, draft_model_runner):
-                self.draft_model_runner = draft_model_runner
-
-            def load_model(self):
-                self._local = hasattr(self.draft_model_runner.model, "compute_local")
-
+"""
+SAMPLE_IN_A_HELPER = """
             def sample(self, hidden):
                 if self._local:
                     return self._sample_local(hidden)
@@ -198,7 +154,23 @@ def test_a_private_helper_called_only_under_such_an_attribute_meets_only_models_
 
             def _sample_local(self, hidden):
                 return self.draft_model_runner.model.logits_processor(hidden)
-    """
+"""
+
+
+@pytest.mark.parametrize("sample", [SAMPLE_IN_PLACE, SAMPLE_IN_A_HELPER], ids=["in-place", "in-a-private-helper"])
+def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_models_with_that_member(tmp_path, sample):
+    """A head without ``compute_local`` never reaches the read (it takes the other path), so it is no crash there;
+    a head with it and without the read member is. In a helper, every call to which stands past the test, the
+    read needs ``compute_local`` as if it were written under it (only private helpers: a public method could be
+    called from outside the workers)."""
+    worker = """
+        class Proposer:
+            def __init__(self, draft_model_runner):
+                self.draft_model_runner = draft_model_runner
+
+            def load_model(self):
+                self._local = hasattr(self.draft_model_runner.model, "compute_local")
+""" + sample
     heads = """
         class PlainNextN:
             def compute_logits(self, hidden):

@@ -367,11 +367,10 @@ def test_the_attribute_marked_as_the_language_model_is_the_one_the_defaults_reac
         ("SC006", "PictureForConditionalGeneration", "text.model")]
 
 
-def test_no_base_is_suggested_when_the_defaults_would_not_reach_a_mixin(tmp_path):
-    # Own backs its declaration with its own override; a wrapper's defaults would still reach Own.model
-    # (PlainModel, no mixin), so declaring the Protocol alone would crash: SC009 says so, and no declaration
-    # is offered (vLLM's Kimi-VL over DeepseekV2ForCausalLM).
-    own = PLAIN + """
+# Own backs its declaration with its own override; a wrapper's defaults would still reach Own.model (PlainModel,
+# no mixin), so declaring the Protocol alone would crash (vLLM's Kimi-VL over DeepseekV2ForCausalLM)
+OWN_BEHIND_A_PICTURE = {
+    f"{MODELS}/plain.py": PLAIN + """
 
     class OwnForCausalLM(nn.Module, SupportsEagle3):
         def __init__(self, *, vllm_config, prefix=""):
@@ -380,11 +379,14 @@ def test_no_base_is_suggested_when_the_defaults_would_not_reach_a_mixin(tmp_path
 
         def set_aux_hidden_state_layers(self, layers):
             self.model.aux_layers = layers
-    """
-    files = {f"{MODELS}/plain.py": own,
-             f"{MODELS}/registry.py": REGISTRY + '    _OTHER_MODELS = {"OwnForCausalLM": ("plain", "OwnForCausalLM")}\n',
-             f"{MODELS}/picture.py": picture(build='architectures=["OwnForCausalLM"]')}
-    analysis = analyze(vllm_tree(tmp_path, files))
+    """,
+    f"{MODELS}/registry.py": REGISTRY + '    _OTHER_MODELS = {"OwnForCausalLM": ("plain", "OwnForCausalLM")}\n',
+    f"{MODELS}/picture.py": picture(build='architectures=["OwnForCausalLM"]')}
+
+
+def test_no_base_is_suggested_when_the_defaults_would_not_reach_a_mixin(tmp_path):
+    # SC009 says declaring is not enough, and no declaration is offered
+    analysis = analyze(vllm_tree(tmp_path, OWN_BEHIND_A_PICTURE))
     found = [f for f in analysis.findings if f.class_name == "PictureForConditionalGeneration"]
     assert [(f.code, f.severity, f.inner_class) for f in found] == [("SC009", "warning", "PlainModel")]
     assert "declaring it is not enough: once declared, `self.language_model.model` (`PlainModel`) is not an " \

@@ -22,7 +22,7 @@ from spec_contract.engine import Analysis, support_matrix
 from spec_contract.engine.launch.algorithms import select
 from spec_contract.engine.launch.verdict import selected
 from spec_contract.report.matrix import cell_reason
-from test_engine_vllm import MODELS, PLAIN, REGISTRY, picture, vllm_tree
+from test_engine_vllm import MODELS, OWN_BEHIND_A_PICTURE, REGISTRY, vllm_tree
 
 
 def agreement(analysis: Analysis) -> list[str]:
@@ -372,20 +372,7 @@ def test_matrix_of_the_engine_installed_for_python_reads_its_release_from_the_di
 def test_a_refusal_that_declaring_cannot_lift_names_its_finding_in_the_cell(tmp_path):
     """SC009 (not declared, and declaring is not enough) is the check's word for the EAGLE3 cell's refusal: the
     cell names it, as it names SC006's, so check and the matrix say the same member of the class."""
-    own = PLAIN + """
-
-    class OwnForCausalLM(nn.Module, SupportsEagle3):
-        def __init__(self, *, vllm_config, prefix=""):
-            super().__init__()
-            self.model = PlainModel()
-
-        def set_aux_hidden_state_layers(self, layers):
-            self.model.aux_layers = layers
-    """
-    files = {f"{MODELS}/plain.py": own,
-             f"{MODELS}/registry.py": REGISTRY + '    _OTHER_MODELS = {"OwnForCausalLM": ("plain", "OwnForCausalLM")}\n',
-             f"{MODELS}/picture.py": picture(build='architectures=["OwnForCausalLM"]')}
-    analysis = analyze(vllm_tree(tmp_path, files))
+    analysis = analyze(vllm_tree(tmp_path, OWN_BEHIND_A_PICTURE))
     row = next(r for r in support_matrix(analysis).rows if r.class_name == "PictureForConditionalGeneration")
     eagle3 = next(c for c in row.cells if c.algorithm == "EAGLE3")
     assert (eagle3.state, [(p.code, p.member) for p in eagle3.problems]) == (
@@ -413,26 +400,8 @@ def test_an_error_counts_only_in_runs_that_reach_a_use_of_it_unguarded(tmp_path)
                 if not hasattr(self.target_worker.model_runner.model, "set_dflash_layers_to_capture"):
                     raise ValueError("DFLASH needs set_dflash_layers_to_capture on the target")
                 self.target_worker.model_runner.model.set_dflash_layers_to_capture([1, 2])
-    """, "srt/models/llama.py": """
-        class LlamaForCausalLM:
-            def __init__(self, config):
-                self.config = config
-                self.lm_head = None
-
-            def get_embed_and_head(self):
-                return None, self.lm_head
-
-            def set_embed_and_head(self, embed, head):
-                pass
-
-            def set_eagle3_layers_to_capture(self, layers=None):
-                pass
-
-            def set_dflash_layers_to_capture(self, layers):
-                pass
-
-        EntryClass = LlamaForCausalLM
-    """, "srt/models/tower.py": """
+    """, "srt/models/llama.py": ENGINE["srt/models/llama.py"].replace(
+        "self.config = config\n", "self.config = config\n                self.lm_head = None\n"), "srt/models/tower.py": """
         from sglang.srt.models.llama import LlamaForCausalLM
 
 
