@@ -157,20 +157,30 @@ SAMPLE_IN_A_HELPER = """
 """
 
 
-@pytest.mark.parametrize("sample", [SAMPLE_IN_PLACE, SAMPLE_IN_A_HELPER], ids=["in-place", "in-a-private-helper"])
-def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_models_with_that_member(tmp_path, sample):
+SET_BY_HASATTR = """
+            def load_model(self):
+                self._local = hasattr(self.draft_model_runner.model, "compute_local")
+"""
+SET_BY_AN_AND = """
+            def load_model(self, config):
+                self._local = config.local_sampling and hasattr(self.draft_model_runner.model, "compute_local")
+"""
+
+
+@pytest.mark.parametrize(("setter", "sample"), [(SET_BY_HASATTR, SAMPLE_IN_PLACE), (SET_BY_HASATTR, SAMPLE_IN_A_HELPER),
+                                                (SET_BY_AN_AND, SAMPLE_IN_PLACE)],
+                         ids=["in-place", "in-a-private-helper", "set-by-an-and"])
+def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_models_with_that_member(tmp_path, setter,
+                                                                                                   sample):
     """A head without ``compute_local`` never reaches the read (it takes the other path), so it is no crash there;
     a head with it and without the read member is. In a helper, every call to which stands past the test, the
     read needs ``compute_local`` as if it were written under it (only private helpers: a public method could be
-    called from outside the workers)."""
+    called from outside the workers); an attribute set to ``flag and hasattr(...)`` is true only with it too."""
     worker = """
         class Proposer:
             def __init__(self, draft_model_runner):
                 self.draft_model_runner = draft_model_runner
-
-            def load_model(self):
-                self._local = hasattr(self.draft_model_runner.model, "compute_local")
-""" + sample
+""" + setter + sample
     heads = """
         class PlainNextN:
             def compute_logits(self, hidden):

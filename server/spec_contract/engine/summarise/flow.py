@@ -409,7 +409,10 @@ def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Contex
 
 def _asked_member(value: ast.expr) -> str | None:
     """The member ``hasattr(m, "x")``, ``callable(getattr(m, "x", None))`` or ``getattr(m, "x", None)`` asks for: a
-    value true only when the model has it."""
+    value true only when the model has it; so is ``config.flag and hasattr(m, "x")`` (the first member an ``and``
+    asks for)."""
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
+        return next((asked for operand in value.values if (asked := _asked_member(operand))), None)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "callable" \
             and len(value.args) == 1:
         value = value.args[0]
