@@ -91,13 +91,30 @@ class _Inners:
                                                              self._only, self._marked(inner))
         return found
 
+    def _read_direct(self) -> list[tuple[str, tuple[ClassKey, ...]]]:
+        if self._direct is None:
+            self._direct = _ordered_delegates(self._index.delegates(self._wrapper), self._preferred, self._only,
+                                              self._marked(self._wrapper))
+            self._forwarded = self._index.forwarded_attrs(self._wrapper)
+        return self._direct
+
+    def dispatched(self, member: str) -> tuple[str, tuple[ClassKey, ...], tuple[ClassKey, ...]] | None:
+        """An attribute the class's ``__getattr__`` forwards to whose possible classes split on ``member`` (the
+        dispatcher shape: ``self.minicpmv = _SUPPORT_VERSION[version](...)``): the attribute, the classes that
+        have it and those that lack it. Which class it holds is the checkpoint's choice, made at run time."""
+        for attr, candidates in self._read_direct():
+            if attr not in self._forwarded or len(candidates) < 2:
+                continue
+            having = tuple(c for c in candidates if (found := self.provision(c, member)) is not None
+                           and found.member is not None)
+            if having and len(having) < len(candidates):
+                return attr, having, tuple(c for c in candidates if c not in having)
+        return None
+
     def provider(self, member: str) -> Inner | None:
         """The first delegate path whose inner class really defines ``member`` (not via unknown ``__getattr__``)."""
-        index = self._index
-        if self._direct is None:
-            self._direct = _ordered_delegates(index.delegates(self._wrapper), self._preferred, self._only,
-                                              self._marked(self._wrapper))
-            self._forwarded = index.forwarded_attrs(self._wrapper)
+        self._read_direct()
+        assert self._direct is not None
         provided = []  # (attr, inner, provision) of the direct inners, asked once for both passes
         for attr, candidates in self._direct:
             for inner in candidates:
@@ -200,6 +217,10 @@ class MemberLookup:
         if member not in self._inner:
             self._inner[member] = self._inners.provider(member)
         return self._inner[member]
+
+    def dispatched(self, member: str) -> tuple[str, tuple[ClassKey, ...], tuple[ClassKey, ...]] | None:
+        """See :meth:`_Inners.dispatched` (asked only of a member the class lacks)."""
+        return self._inners.dispatched(member)
 
     def missing(self, member: str) -> Inner | None:
         """The inner model that defines a member the class lacks (None: the class has it, or no inner does).

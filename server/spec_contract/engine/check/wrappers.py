@@ -131,8 +131,11 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
                 findings.append(_unshared(key, cls, path, member, unknown, rule, pairs, decisive, drafts, config,
                                           rel, v1))
             continue
+        split = lookup.dispatched(member) if rule is MISSING_FORWARD else None
+        if split is not None:  # the checkpoint picks the class its ``__getattr__`` forwards to: only some lack it
+            rule = MISSING_CONDITIONAL_FORWARD
         finding = _missing_forward(index, key, cls, path, member, inner, rule, pairs, decisive, lookup, config, rel,
-                                   _past_gate(sites, gates, lookup, decisive), failing)
+                                   _past_gate(sites, gates, lookup, decisive), failing, _dispatch_condition(split))
         if shared and drafts is not None:
             finding = replace(finding, message=finding.message + _headless_words(rule, decisive, pairs, drafts, v1),
                               condition=_v2_only(v1) if v1 is not None and rule is MISSING_CONDITIONAL_FORWARD
@@ -255,10 +258,22 @@ def _past_gate(sites: list[tuple[Role, CallSite]], gates: Gates, lookup: MemberL
     return tuple(found[m] for m in sorted(found))
 
 
+def _dispatch_condition(split: tuple[str, tuple[ClassKey, ...], tuple[ClassKey, ...]] | None) -> str | None:
+    """The condition of a crash on a dispatcher (see ``MemberLookup.dispatched``), in words."""
+    if split is None:
+        return None
+    attr, having, lacking = split
+    lack = [f"`{key.qualname.rsplit('.', 1)[-1]}`" for key in lacking]
+    have = [f"`{key.qualname.rsplit('.', 1)[-1]}`" for key in having]
+    either = ", ".join(lack[:-1]) + f" or {lack[-1]}" if len(lack) > 1 else lack[0]
+    return (f"the checkpoint makes `self.{attr}` a {either} (its `__getattr__` forwards there; {_and(have)} "
+            f"{'has' if len(have) == 1 else 'have'} it)")
+
+
 def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, member: str, inner: Inner, rule: Rule,
                      pairs: list[tuple[Role, CallSite]], decisive: list[CallSite], lookup: MemberLookup,
                      config: Config, rel: Relative, also: tuple[Forward, ...] = (),
-                     failing: set[str] | None = None) -> Finding:
+                     failing: set[str] | None = None, dispatch: str | None = None) -> Finding:
     attr, code = inner.delegate, rule.code
     sites = tuple(site for _, site in pairs)
     roles = tuple(dict.fromkeys(role for role, _ in pairs))
@@ -277,8 +292,9 @@ def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, 
             message += "; past that check the run also needs " + _and([f"`{f.member}`" for f in also])
     else:
         message += " (guarded, so optional)" if rule is MISSING_OPTIONAL_FORWARD else f" ({first.phase})"
-    if rule is MISSING_CONDITIONAL_FORWARD and first.condition:
-        message += f", only when {_quoted(first.condition)}"
+    condition = dispatch or first.condition
+    if rule is MISSING_CONDITIONAL_FORWARD and condition:
+        message += f", only when {_quoted(condition)}"
     elif rule is MISSING_DRAFT_FORWARD:
         message += "; that crashes only if a draft checkpoint names this class"
     notes = _arity_notes(sites, inner.member, inner_cls.name if inner_cls else inner_name, rel)
@@ -291,7 +307,7 @@ def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, 
         class_qualname=key.dotted, member=member, roles=roles, delegate=attr, inner_class=inner_name,
         provider=lookup.provider(member), call_sites=sites, message=message, notes=notes,
         algorithm=algorithms.pop() if len(algorithms) == 1 else None,
-        condition=first.condition if rule is MISSING_CONDITIONAL_FORWARD else None, also=also)
+        condition=condition if rule is MISSING_CONDITIONAL_FORWARD else None, also=also)
 
 
 def _quoted(condition: str) -> str:
