@@ -297,8 +297,10 @@ def _worker_line(site_path: str, span: Span, algorithm: str, records: list[Findi
     by_class: dict[str, list[Finding]] = {}
     for record in records:
         by_class.setdefault(record.class_qualname, []).append(record)
+    # each record implements its own member: one provision per member, found by name (hashing a Provision, a
+    # deep frozen dataclass, cost a fifth of each edit's analysis on SGLang 0.5.23)
     listed = tuple(Listed(found[0].path, found[0].class_name, qualname, tuple(sorted({f.member for f in found})),
-                          tuple(sorted({i for f in found for i in f.implements}, key=lambda i: i[0])))
+                          tuple(sorted({i[0]: i for f in found for i in f.implements}.values(), key=lambda i: i[0])))
                    for qualname, found in sorted(by_class.items()))
     first = records[0]
     site = first.call_sites[0]
