@@ -77,9 +77,10 @@ class Screen:
     def __init__(self, tmux: str, session: str) -> None:
         self.tmux, self.session = tmux, session
 
-    def text(self) -> str:
-        return subprocess.run([self.tmux, "capture-pane", "-p", "-t", self.session], capture_output=True, text=True,
-                              timeout=60).stdout
+    def text(self, colours: bool = False) -> str:
+        """The screen's text; with ``colours``, with the escape sequences that draw its colours (tmux's ``-e``)."""
+        return subprocess.run([self.tmux, "capture-pane", "-p", *(["-e"] if colours else []), "-t", self.session],
+                              capture_output=True, text=True, timeout=60).stdout
 
     def keys(self, *keys: str) -> None:
         subprocess.run([self.tmux, "send-keys", "-t", self.session, *keys], check=True, timeout=60)
@@ -96,31 +97,36 @@ class Screen:
             time.sleep(0.2)
 
 
-def class_line_of(screen: str) -> str | None:
-    return next((line for line in screen.splitlines() if "class KimiK25ForConditionalGeneration" in line), None)
+KIMI_CLASS = "KimiK25ForConditionalGeneration"
+
+
+def class_line_of(screen: str, class_name: str = KIMI_CLASS) -> str | None:
+    return next((line for line in screen.splitlines() if f"class {class_name}" in line), None)
 
 
 @contextlib.contextmanager
-def default_view(tmux: str, nvim: Path, workspace: Path, extra_env: dict[str, str]):
-    """Runs Neovim in tmux on the Kimi wrapper; yields the diagnostics as Neovim holds them and the screen, once
-    the class line shows a sign."""
+def default_view(tmux: str, nvim: Path, workspace: Path, extra_env: dict[str, str], file: str = KIMI_FILE,
+                 class_name: str = KIMI_CLASS, findings: int = KIMI_FINDINGS, size: tuple[int, int] = (200, 40)):
+    """Runs Neovim in tmux (``size``: columns, rows) on ``file`` (the Kimi wrapper); yields the diagnostics as
+    Neovim holds them and the screen, once the server's ``findings`` are on the buffer and the line of
+    ``class_name`` shows a sign. docs/screenshots.py photographs the demo's wrapper through it."""
     report = workspace.parent / "view-report.json"
-    env = {"SC_PYTHON": sys.executable, "SC_REPORT": str(report), "SC_COUNT": str(KIMI_FINDINGS),
+    env = {"SC_PYTHON": sys.executable, "SC_REPORT": str(report), "SC_COUNT": str(findings),
            "SC_EDITORS_DIR": str(EDITORS_DIR), **extra_env,
            **{name: str(workspace.parent / "xdg" / name) for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")}}
     session = f"sc-view-{os.getpid()}-{workspace.parent.name}"
     command = " ".join(shlex.quote(part) for part in ["env", *(f"{k}={v}" for k, v in env.items()), str(nvim),
-                                                       "-i", "NONE", "-u", str(VIEW_DRIVER), KIMI_FILE])
-    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", "200", "-y", "40", "-c", str(workspace), command],
-                   check=True, timeout=60)
+                                                       "-i", "NONE", "-u", str(VIEW_DRIVER), file])
+    subprocess.run([tmux, "new-session", "-d", "-s", session, "-x", str(size[0]), "-y", str(size[1]), "-c",
+                    str(workspace), command], check=True, timeout=60)
     try:
         screen = Screen(tmux, session)
 
         def signed(text: str) -> bool:
             # a sign shows left of the class's text; before the first sign there is no sign column at all, and
             # the line starts with the text itself (not a blank): that is no sign yet
-            line = class_line_of(text)
-            return report.exists() and line is not None and bool(line.partition("class KimiK25")[0].strip())
+            line = class_line_of(text, class_name)
+            return report.exists() and line is not None and bool(line.partition(f"class {class_name}")[0].strip())
 
         screen.wait("sign on the class", signed)
         yield json.loads(report.read_text())["diagnostics"], screen

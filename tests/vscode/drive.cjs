@@ -12,7 +12,9 @@
 //        cells and content security policy in the webview it opens;
 //   ui-untrusted-matrix: runs the same command and reports what came: the matrix tab, or a notification
 //        ("toast": a text it holds);
-//   ui-missing-package: waits for a notification about the interpreter ("toast": a text it holds).
+//   ui-missing-package: waits for a notification about the interpreter ("toast": a text it holds);
+//   docs: opens llava.py as ui does, the Problems panel and the squiggle's hover, and takes docs.png (for
+//        docs/screenshots.py; "viewport": {"width", "height"} sets the page's size, default 1400 x 900).
 // Prints one JSON line with what it saw; exits non-zero with the reason on failure (after a screenshot).
 'use strict';
 const fs = require('fs');
@@ -64,7 +66,8 @@ async function explorerItem(page, name) {
     });
 }
 
-async function ui(page) {
+// Opens the file from the Explorer as a person would; returns its first error squiggle, once drawn.
+async function openFromExplorer(page) {
     await page.goto(config.url);
     for (const name of config.explorer || ['minisgl', 'models', 'llava.py']) {
         const row = await explorerItem(page, name);
@@ -73,11 +76,13 @@ async function ui(page) {
     }
     const squiggle = page.locator('.monaco-editor .squiggly-error').first();
     await squiggle.waitFor({ timeout: START_MS });
-    await shot(page, `${config.name || 'ui'}-1-squiggle.png`);
+    return squiggle;
+}
 
-    // Hover: move onto the squiggle (away and back if the first move raced the editor's layout).
+// Moves onto the squiggle (away and back if the first move raced the editor's layout); returns the hover's text.
+async function hoverOver(page, squiggle) {
     const hover = page.locator('.monaco-hover:visible', { hasText: 'eagle_worker.py' });
-    seen.hover = await waitUntil('the hover with the worker call site', STEP_MS, async () => {
+    return waitUntil('the hover with the worker call site', STEP_MS, async () => {
         const box = await squiggle.boundingBox();
         await page.mouse.move(5, 5);
         await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
@@ -88,6 +93,12 @@ async function ui(page) {
             return undefined;
         }
     });
+}
+
+async function ui(page) {
+    const squiggle = await openFromExplorer(page);
+    await shot(page, `${config.name || 'ui'}-1-squiggle.png`);
+    seen.hover = await hoverOver(page, squiggle);
     await shot(page, `${config.name || 'ui'}-2-hover.png`);
     await page.keyboard.press('Escape');
 
@@ -229,8 +240,21 @@ async function uiMissingPackage(page) {
     await shot(page, 'ui-missing-package.png');
 }
 
+async function docs(page) {
+    const squiggle = await openFromExplorer(page);
+    // The Problems panel (Ctrl+Shift+M, again if the first came before the workbench listened), with our rows.
+    const problems = page.locator('.markers-panel .monaco-list-row', { hasText: 'get_embed_and_head' }).first();
+    seen.problems = await waitUntil('the Problems panel', STEP_MS, async () => {
+        if (!(await problems.isVisible())) await page.keyboard.press('Control+Shift+M');
+        return problems.waitFor({ timeout: ATTEMPT_MS }).then(
+            () => page.locator('.markers-panel .monaco-list-row').allInnerTexts(), () => undefined);
+    });
+    seen.hover = await hoverOver(page, squiggle);
+    await shot(page, 'docs.png');
+}
+
 const MODES = {
-    api, ui, 'ui-contract': uiContract, 'ui-matrix': uiMatrix, 'ui-untrusted-matrix': uiUntrustedMatrix,
+    api, ui, docs, 'ui-contract': uiContract, 'ui-matrix': uiMatrix, 'ui-untrusted-matrix': uiUntrustedMatrix,
     'ui-missing-package': uiMissingPackage,
 };
 
@@ -241,7 +265,7 @@ const MODES = {
         args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
             '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await browser.newPage({ viewport: config.viewport || { width: 1400, height: 900 } });
     let failed;
     try {
         await MODES[config.mode](page);
