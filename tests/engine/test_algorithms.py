@@ -75,6 +75,49 @@ def test_a_literal_s_strings_nested_aliases_included_and_get_args_spellings_fold
     assert release.name_of("deepseek_mtp") == "MTP"
 
 
+def test_a_predicate_whose_guard_returns_false_first_holds_only_where_the_guard_lets_it(tmp_path):
+    """vLLM's ``use_multi_module_mtp``: ``if self.method != "mtp": return False``, an assignment, then a return
+    of something no test of the release decides. It holds in MTP runs only, so the speculator it builds, and the
+    helper that speculator's method calls, serve MTP, not every run (NGRAM's built no such speculator)."""
+    speculative = """
+        from typing import Literal
+
+        Method = Literal["eagle", "mtp", "ngram"]
+
+
+        class SpeculativeConfig:
+            def use_multi_module_mtp(self):
+                if self.method != "mtp" or self.draft_model_config is None:
+                    return False
+                layers = getattr(self.draft_model_config.hf_config, "num_nextn_predict_layers", 1)
+                return min(layers, self.num_speculative_tokens) > 1
+    """
+    root = make_tree(tmp_path, {**PACKAGES, "pkg/models/llama.py": LLAMA, "pkg/config/speculative.py": speculative,
+                                "pkg/speculative/factory.py": """
+        from pkg.speculative.helpers import load_head
+
+
+        class MultiModuleSpeculator:
+            def load(self, target_worker):
+                return load_head(target_worker.model_runner.model)
+
+
+        def init_speculator(config):
+            if config.use_multi_module_mtp():
+                return MultiModuleSpeculator()
+    """, "pkg/speculative/helpers.py": """
+        def load_head(model):
+            return model.lm_head
+    """, "pyproject.toml": """
+        [tool.spec-contract]
+        algorithm-names = ["pkg.config.speculative.Method"]
+        algorithm-option = "method"
+        algorithm-option-files = ["pkg/config/*.py"]
+    """})
+    analysis = analyze(root)
+    assert _served(analysis, "lm_head") == [frozenset({"MTP"})]
+
+
 def test_a_flag_set_only_under_a_predicate_selects_those_runs_and_a_branch_admits_only_its_own(tmp_path):
     runner = """
         class ModelRunner:

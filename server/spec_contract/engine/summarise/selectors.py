@@ -113,12 +113,29 @@ def _values(node: ast.expr) -> list[str]:
 
 
 def returned(body: list[ast.stmt]) -> Formula | None:
-    """The formula a predicate returns: a body that is (after a docstring) one ``return <test>``."""
+    """The formula a predicate returns: a body that is (after a docstring) one ``return <test>``, or that
+    ends so after guards returning a false constant and assignments (``if self.method != "mtp": return False``,
+    ``layers = getattr(...)``, ``return min(layers, n) > 1``): then it holds only where no guard fired, whatever
+    the rest says (vLLM's ``use_multi_module_mtp``: MTP runs only)."""
     statements = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    if len(statements) == 1 and isinstance(statements[0], ast.Return) and statements[0].value is not None:
-        value = statements[0].value
+    if not statements or not isinstance(statements[-1], ast.Return) or statements[-1].value is None:
+        return None
+    guards: list[Formula] = []
+    for stmt in statements[:-1]:
+        if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and _returns_false(stmt.body[0]):
+            guards.append(negate(_formula(stmt.test)))
+        elif not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            return None
+    value = statements[-1].value
+    if not guards:
         return None if isinstance(value, ast.Constant) else formula(value)
-    return None
+    parts = (*guards, _formula(value))
+    return None if all(part == UNKNOWN for part in parts) else ("&", *parts)
+
+
+def _returns_false(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Return) and (stmt.value is None or isinstance(stmt.value, ast.Constant)
+                                             and not stmt.value.value)
 
 
 def words(f: Formula) -> frozenset[str]:
