@@ -146,4 +146,4 @@ def test_hover_does_not_count_a_crash_no_finding_reports(tmp_path):
     eagle = next(line for line in hover.contents.value.splitlines() if line.startswith("- EAGLE:"))
     assert eagle.startswith("- EAGLE: supported"), eagle
     assert "lacks `should_project_hidden`, which" in hover.contents.value
-    assert "check reports no finding for it, so it is not counted" in hover.contents.value
+    assert "check reports no crash for it, so it is not counted" in hover.contents.value

@@ -307,7 +307,7 @@ def test_the_notes_name_only_the_workers_of_the_launchs_algorithm_and_say_target
     worker = "srt/speculative/frozen_kv_mtp_worker.py"
     assert (code, frozen["notes"]) == (0, [
         f"the target lacks `backbone_hidden_size`, which {worker}:{line_of(engine, worker, 'backbone_hidden_size')} "
-        "uses (first request); check reports no finding for it, so it is not counted"])
+        "uses (first request); check reports no crash for it, so it is not counted"])
 
 
 def test_a_refusal_says_target_and_the_launchs_own_algorithm(tmp_path, capsys, monkeypatch):

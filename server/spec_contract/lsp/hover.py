@@ -94,7 +94,7 @@ def class_markdown(status: ClassStatus, place: Places, findings: Sequence[Findin
     if status.algorithms:
         lines += ["", "**Speculative algorithms**", ""]
         # the crashes a finding says (as the matrix counts them: a guarded use's finding confirms none)
-        reported = {f.member for f in findings if says_a_crash(f)} | {also.member for f in findings for also in f.also}
+        reported = {m for f in findings if says_a_crash(f) for m in (f.member, *(also.member for also in f.also))}
         for algorithm in status.algorithms:
             lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, place, reported)}")
     return "\n".join(lines)
@@ -127,7 +127,7 @@ def _algorithm_words(algorithm: AlgorithmStatus, place: Places, reported: set[st
     method, stand), and is named as such."""
     crashes = [c for c in algorithm.crashes if c.member in algorithm.members]
     uncounted = "".join(f"\n  - lacks `{c.member}`, which {place(c.site.path, c.site.span.line)} uses ({c.phase}); "
-                        "check reports no finding for it, so it is not counted"
+                        "check reports no crash for it, so it is not counted"
                         for c in crashes if c.member not in reported)
     if algorithm.state == "crashes" and all(c.member not in reported for c in crashes):
         degraded = ", degraded: it lacks " + ", ".join(f"`{m}`" for m in algorithm.degraded) \

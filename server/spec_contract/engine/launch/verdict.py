@@ -288,7 +288,7 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
              "crashes then" for f in facts.findings if f.code == "SC004" and role in f.roles and selected(f, selection)
              and any(selection.selects(site) for site in f.call_sites)]
     notes += [f"the {role} lacks `{p.member}`, which {p.uses[0].path}:{p.uses[0].line} uses ({p.uses[0].phase}); "
-              "check reports no finding for it, so it is not counted" for p in unconfirmed.values()
+              "check reports no crash for it, so it is not counted" for p in unconfirmed.values()
               if p.uses]
     ordered = sorted(problems.values(), key=lambda p: (ORDER.index(p.state), p.member or ""))
     state = ordered[0].state if ordered else State.SUPPORTED
