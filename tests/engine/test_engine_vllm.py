@@ -22,6 +22,7 @@ from spec_contract.engine.config import ConfigError, load_config
 from spec_contract.engine.edits.declare import declare_protocol
 from spec_contract.engine.edits.fix import declaration_edits, delegation_edits
 from spec_contract.engine.edits.refusals import Fixes
+from spec_contract.engine.launch.matrix import support_matrix
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import Role
 from spec_contract.engine.text import apply_edits
@@ -921,3 +922,24 @@ def test_a_language_model_no_registry_names_is_never_asked_the_protocol_gate(tmp
     assert "HeldLLMForCausalLM" in {key.qualname for key in analysis.held}  # held: checked, for what it is handed
     assert [f for f in analysis.findings if f.class_name == "HeldLLMForCausalLM"] == []
     assert ("SC007", "PlainForCausalLM", "SupportsEagle3", "error") in codes(analysis)  # the same shape, served
+
+
+def test_a_class_that_does_not_declare_the_capability_nor_holds_one_that_does_is_refused_after_the_load(tmp_path):
+    """The engine asks ``supports_eagle3`` of the loaded model: a plain class that does not declare it, and
+    holds no language model that does, is refused only after its weights load, which costs what a crash costs.
+    Such classes show no sign of meaning EAGLE3, so they are said once, on the check's line (SC011, a warning,
+    listing them), and each class's file shows its own record; the matrix cell is a refusal."""
+    bare = PLAIN.replace("class PlainForCausalLM(nn.Module, SupportsEagle3):", "class BareForCausalLM(nn.Module):")
+    files = {f"{MODELS}/bare.py": bare,
+             f"{MODELS}/registry.py": REGISTRY.replace('    _TEXT_GENERATION_MODELS = {\n', '    _TEXT_GENERATION_MODELS = {\n'
+                                                       '        "BareForCausalLM": ("bare", "BareForCausalLM"),\n')}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    (line,) = [f for f in analysis.findings if f.code == "SC011"]
+    assert (line.path.endswith("gpu_model_runner.py"), line.member, [c.class_name for c in line.classes]) == (
+        True, "SupportsEagle3", ["BareForCausalLM"])
+    assert "refuses EAGLE3 for the 1 registered class that lacks `SupportsEagle3`" in line.message
+    assert "only after loading the weights" in line.message
+    (record,) = analysis.findings_for(str(tmp_path / MODELS / "bare.py"))
+    assert (record.code, record.class_name, record.severity) == ("SC011", "BareForCausalLM", "warning")
+    row = next(r for r in support_matrix(analysis).rows if r.class_name == "BareForCausalLM")
+    assert next(c for c in row.cells if c.algorithm == "EAGLE3").state == "refused"

@@ -179,7 +179,9 @@ UNREFUSED_CRASH = Rule(
     "finding on the line, listing each class and the members it lacks",
     "The classes lack a member the line uses and none of them shows it means to support the algorithm: a "
     "run with one loads the weights and then dies with `AttributeError` there, or the line is the engine's "
-    "own check, which refuses the run only after the weights have loaded (the message says so). For the "
+    "own check, which refuses the run only after the weights have loaded (the message says so); for a "
+    "capability the engine checks with a Protocol (vLLM's `supports_eagle3(model)`), the classes do not "
+    "declare it and hold no language model that does. For the "
     "engine this is a missing early gate as much as a missing member, so it is said once, on the worker "
     "line, not once per class. Only classes a run can serve as the target are "
     "listed: not those the engine's own generation test refuses (read, never run, see `generation-test`: the "

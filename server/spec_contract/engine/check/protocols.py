@@ -465,9 +465,16 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
             return None
         return make("SC007", failure.inner.qualname, f"`{cls.name}` declares `{protocol}`, but {failure.message}; "
                     f"a {gated.run_words()} run passes the check at {where} and {failure.outcome}", failure.sites)
-    if reach.path == "self" or reach.unknown:
+    if reach.unknown:
         return None
-    inner = [h for h in index.delegates(key).get(reach.path.split(".")[0], ())]
+    inner = [] if reach.path == "self" else [h for h in index.delegates(key).get(reach.path.split(".")[0], ())]
+    if reach.path == "self" or inner and not any(_declares(index, i, gated) for i in inner):
+        # nothing it holds declares it either: the check refuses the run, but only once the weights are loaded,
+        # which costs what a crash costs; said once, on the check's line, for every such class (SC011)
+        check = replace(gate, gate=(protocol,), gate_line=gate.span.line)
+        return replace(make("SC011", "", f"`{cls.name}` does not declare `{protocol}`, and no inner model does; "
+                                         f"the engine's check at {where} refuses a run of {gated.run_words()} "
+                                         f"{gate.phase.refused} without it"), call_sites=(check,))
     if not inner or not all(_declares(index, i, gated) for i in inner):
         return None
     inner_failure = None  # how a candidate's own declaration fails, if one does

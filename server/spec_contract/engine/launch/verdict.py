@@ -54,7 +54,7 @@ ORDER = (State.CRASHES, State.REFUSED, State.UNKNOWN, State.DEGRADED, State.SUPP
 
 # the check's findings of a refusal: at start-up, of a capability not declared (declarable or not), and of a class
 # the engine's check refuses after the load that could support the algorithm
-_REFUSALS = ("SC003", "SC006", "SC009", "SC012")
+_REFUSALS = ("SC003", "SC006", "SC009", "SC011", "SC012")  # SC011: one at a Protocol check (see check.protocols)
 _CAPABILITY_CRASH = "SC007"  # declared, not backed: the engine's check passes, then start-up fails
 # the codes whose finding says a run goes on (a guarded use's fallback, an optional implementation, a check that
 # cannot be told) or fails only under a rare condition (SC004: a note says when); such a finding of the member
