@@ -383,16 +383,11 @@ def test_an_error_counts_only_in_runs_that_reach_a_use_of_it_unguarded(tmp_path)
     """A member whose missing forward is an error for the runs that read it plainly (DFLASH's capture check)
     but that EAGLE's worker reads through getattr with a default: EAGLE's cell is not a crash, as the class's
     status and hover say (it takes the fallback)."""
-    analysis = analyze(engine_tree(tmp_path, {"srt/speculative/eagle_worker.py": """
-        class EAGLEWorker:
-            def __init__(self, server_args, target_worker, draft_model_runner):
-                self.target_worker = target_worker
-                self.draft_model_runner = draft_model_runner
-                embed, head = self.target_worker.model_runner.model.get_embed_and_head()
-                self.draft_model_runner.model.set_embed_and_head(embed, head)
-                head = getattr(self.target_worker.model_runner.model, "lm_head", None)
-                self.head = head
-    """, "srt/speculative/dflash_worker.py": """
+    eagle = ENGINE["srt/speculative/eagle_worker.py"].rstrip() + """
+                self.head = getattr(self.target_worker.model_runner.model, "lm_head", None)
+    """
+    analysis = analyze(engine_tree(tmp_path, {"srt/speculative/eagle_worker.py": eagle,
+                                              "srt/speculative/dflash_worker.py": """
         class DFlashWorker:
             def __init__(self, target_worker):
                 self.target_worker = target_worker
