@@ -121,7 +121,8 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
             for crash in certain:
                 # a member the class has (its forward leads nowhere) is SC013's, never one to implement here; one
                 # a run meets only past a check it fails is what the run needs there, said with the check
-                if crash.provision.how is How.FORWARD or lookup.provides(crash.member) or crash.past and said_at_check:
+                if crash.provision.how is How.FORWARD or lookup.inner(crash.member) is not None \
+                        or lookup.provides(crash.member) or crash.past and said_at_check:
                     continue
                 # an attribute (``lm_head``) is a part the class lacks, not a body to write: listed, never an error
                 intent = crash.intent and not unknown and crash.site.is_call
