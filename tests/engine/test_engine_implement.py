@@ -413,8 +413,9 @@ def test_the_fix_of_a_worker_line_implements_each_listed_class_a_model_fits(tmp_
 def test_a_class_the_loader_makes_of_every_draft_is_listed_with_the_draft_members_it_lacks(tmp_path):
     """SGLang's loader names MindSporeForCausalLM for every model of a ``--model-impl mindspore`` run, the
     draft's included (the profile's ``draft_classes``): the draft members it lacks crash that run as the
-    target's do, so they are listed with the class on the worker line where it crashes first; a class no
-    rewrite loads as a draft is listed with its target member only."""
+    target's do, so the class is listed on the draft's worker line with them too; a target line lists the
+    target's contract only (issue 36, item 5), and a class no rewrite loads as a draft is listed with its
+    target member only."""
     models = """
         import torch
 
@@ -434,13 +435,14 @@ def test_a_class_the_loader_makes_of_every_draft_is_listed_with_the_draft_member
     """
     root = _tree(tmp_path, {"pkg/models/mindspore.py": models})
     analysis = analyze(root)
-    (finding,) = [f for f in analysis.findings if f.code == "SC011"]
-    assert str(finding.severity) == "warning" and finding.span.line + 1 == 5
-    assert finding.member == "get_embed_and_head"  # what most of the listed classes lack names the line
-    assert [(c.class_name, c.members) for c in finding.classes] == [
-        ("MindSporeForCausalLM", ("get_embed_and_head", "set_embed_and_head")),
-        ("PlainForCausalLM", ("get_embed_and_head",))]
-    assert "the 2 registered classes that lack some of `get_embed_and_head`, `set_embed_and_head`" in finding.message
+    target, draft = sorted((f for f in analysis.findings if f.code == "SC011"), key=lambda f: f.span.line)
+    assert str(target.severity) == "warning" and target.span.line + 1 == 5
+    assert target.member == "get_embed_and_head"
+    assert [(c.class_name, c.members) for c in target.classes] == [
+        ("MindSporeForCausalLM", ("get_embed_and_head",)), ("PlainForCausalLM", ("get_embed_and_head",))]
+    assert "the 2 registered classes that lack `get_embed_and_head`" in target.message
+    assert (draft.span.line + 1, draft.member) == (6, "set_embed_and_head")
+    assert [(c.class_name, c.members) for c in draft.classes] == [("MindSporeForCausalLM", ("set_embed_and_head",))]
     assert not [f for f in analysis.findings if f.code in ("SC001", "SC010")]  # no run is certain to crash here
 
 
