@@ -10,6 +10,8 @@ class; the rules, in order, exclude:
 
 - ``new class``: the older class of that name is another class (it was rewritten, or another class took the
   name): not the same file with the same bases, and less than half of the smaller class's source lines shared;
+- ``unbuilt``: no run of the older release builds the older class: no class it registers is, derives from or
+  holds it (a class written ahead of its registry entry), so no use reached it;
 - ``refactor``: the older class provided the member after all (through a base or ``__getattr__``, as the
   tool's index of the older release resolves it), or declared the capability through a base: it moved, or
   a base was renamed, and no run of the older release missed it;
@@ -35,7 +37,7 @@ from pathlib import Path
 
 from history_upstream import Facts, hands_over, with_new_helpers
 
-RULES = ("new class", "refactor", "arrived", "folded")
+RULES = ("new class", "unbuilt", "refactor", "arrived", "folded")
 SAME_CLASS_SHARE = 0.5  # of the smaller class's source lines: below it, two classes of one name are two classes
 
 
@@ -86,6 +88,11 @@ def _new_class(candidate: Facts, old: Facts, new: Facts, gated: dict[str, str]) 
     return f"{share:.0%} of the smaller class's lines shared, bases {bases[0]} -> {bases[1]}{moved}"
 
 
+def _unbuilt(candidate: Facts, built: list[str]) -> str | None:
+    where = f"{candidate['older_path']}::{candidate['class']}"
+    return None if where in built else "no class the older release registers is, derives from or holds it"
+
+
 def _refactor(candidate: Facts, provided: dict[str, str]) -> str | None:
     owner = provided.get(f"{candidate['older_path']}::{candidate['class']}.{candidate['member']}")
     return None if owner is None else f"the older class had it from {owner}"
@@ -129,6 +136,7 @@ def sort_candidates(found: list[Facts], old: Facts, new: Facts, tool: Facts, con
         declared = candidate["gained"] == "mixin" and any(
             (c["path"], c["member"]) == (candidate["path"], mixins[candidate["member"]]) for c in kept)
         for rule, why in (("new class", _new_class(candidate, old, new, tool["gated"])),
+                          ("unbuilt", _unbuilt(candidate, tool["built"])),
                           ("refactor", _refactor(candidate, tool["provided"])),
                           ("folded", f"part of declaring {mixins.get(candidate['member'])} in this file" if declared
                            else None), ("arrived", arrived)):

@@ -138,7 +138,8 @@ def pair_facts(roots: tuple[Path, Path], cache: Path, upstream: tuple[Facts, Fac
     found = candidates(old, new, members, gated)
     provided, declaring = _what_older_classes_had(analysis, found, old, capabilities)
     tool = {**checks[0], "capabilities": capabilities, "gated": gated, "provided": provided, "declaring": declaring,
-            "registered": {where(key): [where(base) for base in index.mro(key)] for key in analysis.checked}}
+            "registered": {where(key): [where(base) for base in index.mro(key)] for key in analysis.checked},
+            "built": sorted(where(key) for key in _built(index, analysis.checked))}
     tool["fixes"], tool["excluded"] = sort_candidates(found, old, new, tool, checks[1]["contract"], site_reader(root))
     wanted = {(f["path"], f["class"]) for f in tool["fixes"] if f["kind"] == "implement"}
     # check --fix edits only files holding a finding (or listed by one): without one, there is nothing to run
@@ -148,6 +149,22 @@ def pair_facts(roots: tuple[Path, Path], cache: Path, upstream: tuple[Facts, Fac
     tool["generated"] = _generated(root, {w for w in wanted if w[0] in holding})
     cached.write_text(json.dumps(tool))
     return tool
+
+
+def _built(index: Any, checked: tuple[Any, ...]) -> set[Any]:
+    """The classes a run of the release builds: those the tool checks (registered, playing a role), their
+    bases, and the parts they hold, transitively (an MTP head's ``self.model`` predictor)."""
+    built: set[Any] = set()
+    todo = list(checked)
+    while todo:
+        key = todo.pop()
+        if key in built:
+            continue
+        built.add(key)
+        for owner in index.mro(key):
+            todo.append(owner)
+            todo += [inner for inners in index.delegates(owner).values() for inner in inners]
+    return built
 
 
 def _what_older_classes_had(analysis: Any, found: list[Facts], old: Facts,

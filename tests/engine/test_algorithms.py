@@ -166,6 +166,46 @@ def test_a_worker_built_under_a_test_runs_for_those_runs_only_and_plumbing_for_e
     assert _served(analysis, "get_embed_and_head") == [None]
 
 
+@pytest.mark.parametrize(("override", "served"), [
+    ("pass", frozenset({"EAGLE", "EAGLE3"})),
+    ("super()._share(target_worker)", frozenset({"EAGLE", "EAGLE3", "DFLASH"})),
+])
+def test_a_method_a_built_worker_overrides_runs_its_own_not_the_base_s(tmp_path, override, served):
+    """A call dispatches on the instance: the base's ``load`` calls ``self._share(...)``, which reads the
+    target's member; the DFLASH worker overrides ``_share`` (vLLM's DraftModelProposer makes its
+    ``_maybe_share_embeddings`` a no-op), so a DFLASH run never reaches the base's read, unless the override
+    asks ``super()`` for it."""
+    files = {
+        **PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+        "pkg/speculative/base_worker.py": """
+            class BaseWorker:
+                def __init__(self, target_worker):
+                    self._share(target_worker)
+
+                def _share(self, target_worker):
+                    target_worker.model_runner.model.get_embed_and_head()
+        """,
+        "pkg/speculative/eagle_worker.py": """
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class EAGLEWorker(BaseWorker):
+                def propose(self):
+                    return None
+        """,
+        "pkg/speculative/dflash_worker.py": f"""
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class DFlashWorker(BaseWorker):
+                def _share(self, target_worker):
+                    {override}
+        """,
+    }
+    analysis = analyze(make_tree(tmp_path, files))
+    assert _served(analysis, "get_embed_and_head") == [served]
+
+
 def test_a_use_only_runs_without_speculative_decoding_reach_is_no_contract(tmp_path):
     worker = """
         class EAGLEWorker:

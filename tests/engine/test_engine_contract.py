@@ -127,6 +127,33 @@ def test_hasattr_negated_then_raise_leaves_the_call_required(tmp_path):
     assert sole_finding(analysis) == ("SC001", "error")
 
 
+def test_a_check_in_another_method_is_where_a_run_without_the_member_stops(tmp_path):
+    """A validation the worker runs while it starts (``_validate``: ``if not hasattr(m, "x"): raise``) and a
+    use in a method a request runs: a class without the member is refused at the check, after the load, not at
+    the first request (issue 36, item 4: vLLM's ``_validate_local_argmax_reduction``)."""
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def init_heads(self):  # a start-up method
+                self._validate()
+
+            def _validate(self):
+                if not hasattr(self.target_worker.model_runner.model, "get_embed_and_head"):
+                    raise ValueError("the target model must share its embedding")
+
+            def forward_batch(self):
+                return self.target_worker.model_runner.model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    check = line_of(root, WORKER, "if not hasattr(")
+    use = line_of(root, WORKER, "return self.target_worker")
+    (entry,) = analysis.contract.entries
+    sites = sorted((s.span.line + 1, s.gate, s.phase) for s in entry.call_sites)
+    assert sites == [(check, ("get_embed_and_head",), Phase.START_UP), (use, (), Phase.FIRST_REQUEST)]
+    (finding,) = forward_findings(analysis)
+    assert (finding.code, str(finding.severity)) == ("SC001", "error")
+    assert f"the engine's check at {WORKER}:{check} refuses the run only after loading the weights" in finding.message
+
+
 def test_except_attribute_error_that_reraises_leaves_the_call_required(tmp_path):
     root = worker_tree(tmp_path, """
         class Worker:

@@ -413,8 +413,9 @@ def test_the_fix_of_a_worker_line_implements_each_listed_class_a_model_fits(tmp_
 def test_a_class_the_loader_makes_of_every_draft_is_listed_with_the_draft_members_it_lacks(tmp_path):
     """SGLang's loader names MindSporeForCausalLM for every model of a ``--model-impl mindspore`` run, the
     draft's included (the profile's ``draft_classes``): the draft members it lacks crash that run as the
-    target's do, so they are listed with the class on the worker line where it crashes first; a class no
-    rewrite loads as a draft is listed with its target member only."""
+    target's do, so the class is listed on the draft's worker line with them too; a target line lists the
+    target's contract only (issue 36, item 5), and a class no rewrite loads as a draft is listed with its
+    target member only."""
     models = """
         import torch
 
@@ -434,13 +435,14 @@ def test_a_class_the_loader_makes_of_every_draft_is_listed_with_the_draft_member
     """
     root = _tree(tmp_path, {"pkg/models/mindspore.py": models})
     analysis = analyze(root)
-    (finding,) = [f for f in analysis.findings if f.code == "SC011"]
-    assert str(finding.severity) == "warning" and finding.span.line + 1 == 5
-    assert finding.member == "get_embed_and_head"  # what most of the listed classes lack names the line
-    assert [(c.class_name, c.members) for c in finding.classes] == [
-        ("MindSporeForCausalLM", ("get_embed_and_head", "set_embed_and_head")),
-        ("PlainForCausalLM", ("get_embed_and_head",))]
-    assert "the 2 registered classes that lack some of `get_embed_and_head`, `set_embed_and_head`" in finding.message
+    target, draft = sorted((f for f in analysis.findings if f.code == "SC011"), key=lambda f: f.span.line)
+    assert str(target.severity) == "warning" and target.span.line + 1 == 5
+    assert target.member == "get_embed_and_head"
+    assert [(c.class_name, c.members) for c in target.classes] == [
+        ("MindSporeForCausalLM", ("get_embed_and_head",)), ("PlainForCausalLM", ("get_embed_and_head",))]
+    assert "the 2 registered classes that lack `get_embed_and_head`" in target.message
+    assert (draft.span.line + 1, draft.member) == (6, "set_embed_and_head")
+    assert [(c.class_name, c.members) for c in draft.classes] == [("MindSporeForCausalLM", ("set_embed_and_head",))]
     assert not [f for f in analysis.findings if f.code in ("SC001", "SC010")]  # no run is certain to crash here
 
 
@@ -622,3 +624,64 @@ def test_a_model_in_a_file_with_a_form_feed_is_read_at_the_parser_s_lines(tmp_pa
     # the one method, not the model's next ones too (a line too early read the rest of the class as its body)
     assert added.strip() == ("def get_embed_and_head(self):\n        "
                              "return self.model.embed_tokens.weight, self.lm_head.weight")
+
+
+# a decoder whose method requires the sizes, and two classes holding it: one that forgot the member, and one that
+# implements it with the sizes optional (the graph runner's call passes none)
+DECO = """
+    import torch
+
+    from pkg.models.qwen import Head
+
+
+    class DecoModel(torch.nn.Module):
+        def __init__(self, config):
+            self.graph_sizes = []
+
+        def set_graph_sizes(self, sizes):
+            self.graph_sizes = sizes
+
+
+    class DecoForCausalLM(torch.nn.Module):
+        def __init__(self, config):
+            self.config = config
+            self.model = DecoModel(config)
+            self.lm_head = Head(config)
+
+
+    class TwinForCausalLM(torch.nn.Module):
+        def __init__(self, config):
+            self.config = config
+            self.model = DecoModel(config)
+            self.lm_head = Head(config)
+
+        def set_graph_sizes(self, sizes=None):
+            self.model.graph_sizes = [1] if sizes is None else sizes
+
+
+    EntryClass = [DecoForCausalLM, TwinForCausalLM]
+"""
+CALL_WITHOUT_SIZES = """
+    class CudaGraphRunner:
+        def capture(self):
+            if self.model_runner.eagle_use_aux_hidden_state:
+                self.model_runner.model.set_graph_sizes()
+"""
+
+
+def test_a_forward_to_a_method_the_call_leaves_arguments_out_of_is_replaced_by_a_sibling_s_body_that_fits(tmp_path):
+    """SGLang 0.5.8's shape (issue 36, item 8: its CUDA-graph runner calls ``set_eagle3_layers_to_capture()``,
+    which the decoder's version requires the layers of): forwarding would fail there too; a class holding the
+    same decoder implements it with the argument optional, and that body is the fix."""
+    root = _tree(tmp_path, {"pkg/models/deco.py": DECO, "pkg/model_executor/cuda_graph_runner.py": CALL_WITHOUT_SIZES})
+    analysis = analyze(root)
+    (finding,) = [f for f in analysis.findings if f.class_name == "DecoForCausalLM"
+                  and f.member == "set_graph_sizes"]
+    assert (finding.code, str(finding.severity), finding.delegate) == ("SC001", "error", "")
+    assert "does not provide `set_graph_sizes`" in finding.message
+    assert "implement it like `TwinForCausalLM.set_graph_sizes`" in finding.message
+    changed = _fix(root, analysis, [finding])
+    ((before, after),) = changed.values()
+    assert only_adds_lines(before, after)
+    assert "    def set_graph_sizes(self, sizes=None):\n" in after
+    assert "self.model.set_graph_sizes(" not in after

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from engine_trees import WORKER, analyze, base_tree, contract, findings, line_of
 from spec_contract.engine.config import load_config
+from spec_contract.engine.edits.fix import delegation_edits
 from spec_contract.engine.project import Project
 
 TARGET_SITE = (WORKER, 5, False)
@@ -153,7 +154,10 @@ def test_delegate_set_in_a_base_class_of_the_wrapper(tmp_path):
     assert findings(analyze(root)) == missing_both()
 
 
-def test_arity_mismatch_is_a_note_on_the_sc001_not_another_finding(tmp_path):
+def test_a_forward_the_call_s_arguments_do_not_fit_is_not_offered_and_stays_one_sc001(tmp_path):
+    """The inner's method takes no argument and the worker passes one: a forward would fail there too, so the
+    finding says so and offers no edit (item 8 of issue 36), and no model's body takes the argument either; the
+    run still crashes at that line, so it stays the one SC001."""
     root = base_tree(tmp_path, {
         WORKER: """
             class EAGLEWorker:
@@ -166,10 +170,16 @@ def test_arity_mismatch_is_a_note_on_the_sc001_not_another_finding(tmp_path):
         **llava("        self.language_model = LlamaForCausalLM(config)\n"),
     })
     analysis = analyze(root)
-    assert findings(analysis) == missing_both()
-    assert analysis.findings[0].notes == (
+    expected = missing_both()
+    assert findings(analysis) == [(*expected[0][:4], "", *expected[0][5:]), expected[1]]
+    unfit, forward = analysis.findings
+    assert unfit.notes == (
         "pkg/speculative/eagle_worker.py:5 passes 1 argument(s); LlamaForCausalLM.get_embed_and_head takes 0",)
-    assert analysis.findings[1].notes == ()
+    assert "`LlavaForConditionalGeneration` does not provide `get_embed_and_head`" in unfit.message
+    assert "so a forward would fail there too" in unfit.message
+    assert forward.notes == ()
+    edits = delegation_edits(analysis, analysis.findings)
+    assert [(a.member, a.delegate) for a in edits.added] == [("set_embed_and_head", "language_model")]
 
 
 # guards and flow ----------------------------------------------------------------------------------

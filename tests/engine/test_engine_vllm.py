@@ -943,3 +943,19 @@ def test_a_class_that_does_not_declare_the_capability_nor_holds_one_that_does_is
     assert (record.code, record.class_name, record.severity) == ("SC011", "BareForCausalLM", "warning")
     row = next(r for r in support_matrix(analysis).rows if r.class_name == "BareForCausalLM")
     assert next(c for c in row.cells if c.algorithm == "EAGLE3").state == "refused"
+
+
+def test_a_wrapper_that_does_not_declare_the_capability_is_refused_whatever_its_hf_config_model_is(tmp_path):
+    """The check asks the loaded model, the wrapper itself: whatever language model the HF config builds, a
+    wrapper that does not declare the Protocol is refused after its weights load. What its language model
+    declares cannot be told, so the wrapper is listed on the check's line (SC011), not an error."""
+    files = {f"{MODELS}/picture.py": picture(build="hf_config=vllm_config.hf_config.text_config")}
+    analysis = analyze(vllm_tree(tmp_path, files))
+    (line,) = [f for f in analysis.findings if f.code == "SC011" and f.member == "SupportsEagle3"]
+    assert "PictureForConditionalGeneration" in [c.class_name for c in line.classes]
+    (record,) = [f for f in analysis.findings_for(str(tmp_path / MODELS / "picture.py"))
+                 if f.class_name == "PictureForConditionalGeneration"]
+    assert (record.code, record.severity) == ("SC011", "warning")
+    assert "what its language model declares cannot be told here" in record.message
+    row = next(r for r in support_matrix(analysis).rows if r.class_name == "PictureForConditionalGeneration")
+    assert next(c for c in row.cells if c.algorithm == "EAGLE3").state == "refused"

@@ -44,10 +44,12 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
     for key in functions:
         by_module.setdefault(key.module, []).append(key)
     methods: dict[ClassKey, list[FunctionKey]] = {}  # a worker class → the methods its instances run
-    calls: dict[FunctionKey, list[tuple[FunctionKey, tuple]]] = {}  # caller → (callee, the tests it sits under)
+    # caller → (callee, the tests it sits under, whether it is ``super().m(...)``)
+    calls: dict[FunctionKey, list[tuple[FunctionKey, tuple, bool]]] = {}
     builds: dict[FunctionKey, list[tuple[ClassKey, tuple]]] = {}  # builder → (class, the tests it sits under)
     for key, fn in functions.items():
-        calls[key] = [(found[0], call.selects) for call in fn.calls if (found := callee(key, call)) is not None]
+        calls[key] = [(found[0], call.selects, call.callee[:2] == ("super", "()")) for call in fn.calls
+                      if (found := callee(key, call)) is not None]
         builds[key] = [(cls, selects) for chain, selects in fn.builds if (cls := built(key.module, chain)) is not None]
         for cls, _ in builds[key]:
             if cls not in methods:
@@ -57,7 +59,8 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
     for cls in methods:
         for owner in index.mro(cls):
             instances.setdefault(owner, []).append(cls)
-    reached = {target for out in calls.values() for target, _ in out} | {m for ms in methods.values() for m in ms}
+    reached = {target for out in calls.values() for target, _, _ in out} | {m for ms in methods.values() for m in ms}
+    resolved = {cls: frozenset(ms) for cls, ms in methods.items()}
     runs: dict[FunctionKey, frozenset[str]] = {}
     for key in functions:
         declared = files_of(algorithms, paths[key]) if not algorithms.derived else None
@@ -95,11 +98,15 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
                     changed = grow(method, given) or changed
         for caller, out in calls.items():
             source = runs[caller]
-            for target, selects in out if source else ():
+            for target, selects, to_super in out if source else ():
                 given = under(source, selects)
                 held_by = owners.get(target)
                 if held_by is not None and held_by in instances:
-                    given = given & frozenset().union(*(made[cls] for cls in instances[held_by]))
+                    # a call dispatches on the instance: a built class that overrides the method runs its own
+                    # (vLLM's DraftModelProposer never runs the base's ``_maybe_share_embeddings``), but one
+                    # that asks ``super()`` for it
+                    dispatched = [cls for cls in instances[held_by] if to_super or target in resolved[cls]]
+                    given = given & frozenset().union(*(made[cls] for cls in dispatched))
                 changed = grow(target, given) or changed
         if not changed:
             break

@@ -91,7 +91,7 @@ def _fixable(finding: Finding) -> bool:
     """The finding's fix adds members: a forward, or an implementation when some model fits (else the message
     says what is missing)."""
     rule = BY_CODE[finding.code]
-    return rule.forwards and (rule.fix is not Fix.IMPLEMENT or bool(finding.implements))
+    return rule.forwards and (rule.fix is not Fix.IMPLEMENT and not finding.unfit or bool(finding.implements))
 
 
 def _members_forwarded(findings: Sequence[Finding]) -> int:

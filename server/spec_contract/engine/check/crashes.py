@@ -112,21 +112,22 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
                        and (c.role is Role.TARGET or as_draft)]
             if not certain:
                 continue
-            # without intent, the class is listed on the line where its run crashes first
-            # (a target's: a draft's use comes after the target's have run)
-            first_uses = [c for c in certain if c.role is Role.TARGET] or certain
-            earliest = min((c.site for c in first_uses),
-                           key=lambda s: (not s.gate, s.phase is not Phase.START_UP, s.path, s.span))
+            # without intent, the class is listed on the line where its run first meets a use of the member's
+            # role: a target line lists the target's contract only, a draft member goes on the draft's line
+            earliest = {role: min((c.site for c in certain if c.role is role),
+                                  key=lambda s: (not s.gate, s.phase is not Phase.START_UP, s.path, s.span))
+                        for role in {c.role for c in certain}}
             said_at_check = any(c.refused and c.intent for c in certain)
             for crash in certain:
                 # a member the class has (its forward leads nowhere) is SC013's, never one to implement here; one
                 # a run meets only past a check it fails is what the run needs there, said with the check
-                if crash.provision.how is How.FORWARD or lookup.provides(crash.member) or crash.past and said_at_check:
+                if crash.provision.how is How.FORWARD or lookup.inner(crash.member) is not None \
+                        or lookup.provides(crash.member) or crash.past and said_at_check:
                     continue
                 # an attribute (``lm_head``) is a part the class lacks, not a body to write: listed, never an error
                 intent = crash.intent and not unknown and crash.site.is_call
                 if crash.member not in chosen or intent and not chosen[crash.member][2]:
-                    chosen[crash.member] = (status, crash, intent, crash.site if intent else earliest)
+                    chosen[crash.member] = (status, crash, intent, crash.site if intent else earliest[crash.role])
             refusal = next((c for c in certain if c.refused), None)
             if refusal is not None and not refusal.intent and not unknown:
                 # what enabling it needs beyond what a run of another algorithm already fails on (said there)

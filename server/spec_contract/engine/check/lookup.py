@@ -9,6 +9,7 @@ defines it (``self.language_model = Inner(...)``; one level deeper too), which o
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from spec_contract.engine.config import Config
@@ -138,6 +139,23 @@ class _Inners:
                         return Inner(f"{attr}.{sub_attr}", sub_inner, found.owner, found.member)
                     lacking.add(sub_inner)
         return None
+
+
+def takes(member: Member) -> str:
+    """How many positional arguments a method takes, for messages ("1", "2 to 3", "1 or more")."""
+    if member.max_args == member.min_args:
+        return f"{member.min_args}"
+    return f"{member.min_args} or more" if member.max_args is None else f"{member.min_args} to {member.max_args}"
+
+
+def unfit_calls(sites: Iterable[CallSite], member: Member) -> list[CallSite]:
+    """The calls among ``sites`` that pass a method a number of positional arguments it does not take: a
+    forward to it would fail there as well (SGLang's CUDA-graph runner calls ``set_eagle3_layers_to_capture()``
+    with no argument, which a decoder's version requires)."""
+    if member.kind not in ("method", "async_method"):
+        return []
+    return [site for site in sites if site.is_call and site.arity is not None
+            and (site.arity < member.min_args or member.max_args is not None and site.arity > member.max_args)]
 
 
 class Broken(NamedTuple):

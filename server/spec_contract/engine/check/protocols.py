@@ -441,7 +441,8 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
     gate = gated.sites[0]
     where = f"{rel(gate.path)}:{gate.span.line + 1}"
     reach = _reach(index, key, capability, config, gated.text_of)
-    if reach is None:
+    declares = _declares(index, key, gated)
+    if reach is None and declares:
         return None  # an inner model of a class the index cannot tell: no finding (as for missing forwards)
     proto_cls = index.class_summary(gated.protocol)
     provider = Provider(gated.protocol.dotted, index.path_of(gated.protocol.module) or "",
@@ -449,12 +450,18 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
 
     def make(code: str, inner: str, message: str, sites: tuple[CallSite, ...] = ()) -> Finding:
         return Finding(code=code, severity=config.severity[code], path=path, span=cls.span, class_name=cls.name,
-                       class_qualname=key.dotted, member=protocol, roles=(Role.TARGET,), delegate=reach.path,
+                       class_qualname=key.dotted, member=protocol, roles=(Role.TARGET,),
+                       delegate=reach.path if reach is not None else "",
                        inner_class=inner, provider=provider, call_sites=gated.sites + sites, message=message,
                        algorithm=gated.algorithm)
 
+    if not declares and (reach is None or reach.unknown):
+        # the check asks the class itself, whatever its language model is: refused after the load
+        return _undeclared(make, gate, cls.name, protocol, where, gated,
+                           "and what its language model declares cannot be told here")
+    assert reach is not None
     overridden = _overridden(index, key, gated)
-    if _declares(index, key, gated):
+    if declares:
         if reach.unknown and not overridden:
             return make("SC008", "", f"`{cls.name}` declares `{protocol}`, but `self.{reach.path}` is built from an "
                         f"architecture the HF config names at run time; so whether {gated.run_words()} works with it "
@@ -465,16 +472,9 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
             return None
         return make("SC007", failure.inner.qualname, f"`{cls.name}` declares `{protocol}`, but {failure.message}; "
                     f"a {gated.run_words()} run passes the check at {where} and {failure.outcome}", failure.sites)
-    if reach.unknown:
-        return None
     inner = [] if reach.path == "self" else [h for h in index.delegates(key).get(reach.path.split(".")[0], ())]
     if reach.path == "self" or inner and not any(_declares(index, i, gated) for i in inner):
-        # nothing it holds declares it either: the check refuses the run, but only once the weights are loaded,
-        # which costs what a crash costs; said once, on the check's line, for every such class (SC011)
-        check = replace(gate, gate=(protocol,), gate_line=gate.span.line)
-        return replace(make("SC011", "", f"`{cls.name}` does not declare `{protocol}`, and no inner model does; "
-                                         f"the engine's check at {where} refuses a run of {gated.run_words()} "
-                                         f"{gate.phase.refused} without it"), call_sites=(check,))
+        return _undeclared(make, gate, cls.name, protocol, where, gated, "and no inner model does")
     if not inner or not all(_declares(index, i, gated) for i in inner):
         return None
     inner_failure = None  # how a candidate's own declaration fails, if one does
@@ -502,3 +502,13 @@ def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: st
                     f"{failure.outcome}{hint}", failure.sites)
     return make("SC006", inner[0].qualname,
                 f"{refused}; add `{protocol}` to the class's bases (forwarding its methods does not pass the check)")
+
+
+def _undeclared(make: Callable[..., Finding], gate: CallSite, name: str, protocol: str, where: str,
+                gated: GatedCapability, inner_words: str) -> Finding:
+    """The class declares nothing the check accepts: the check refuses the run, but only once the weights are
+    loaded, which costs what a crash costs; said once, on the check's line, for every such class (SC011)."""
+    check = replace(gate, gate=(protocol,), gate_line=gate.span.line)
+    return replace(make("SC011", "", f"`{name}` does not declare `{protocol}`, {inner_words}; the engine's check "
+                                     f"at {where} refuses a run of {gated.run_words()} {gate.phase.refused} "
+                                     "without it"), call_sites=(check,))

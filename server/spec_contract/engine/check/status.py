@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered, may_meet_class
-from spec_contract.engine.check.lookup import MemberLookup, MemberState
+from spec_contract.engine.check.lookup import MemberLookup, MemberState, takes, unfit_calls
 from spec_contract.engine.check.protocols import GatedCapability, capability_verdicts
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
@@ -146,8 +146,10 @@ Implementer = Callable[[MemberLookup, str], Provision | None]  # implement by an
 _PHASES = (Phase.START_UP, Phase.FIRST_REQUEST, Phase.EVERY_STEP)  # in the order a run meets them
 
 
-def provision_of(lookup: MemberLookup, member: str, implement: Implementer | None = None) -> Provision:
-    """How a member the class lacks can be provided: forward to an inner model that has it, else as
+def provision_of(lookup: MemberLookup, member: str, implement: Implementer | None = None,
+                 sites: Sequence[CallSite] = ()) -> Provision:
+    """How a member the class lacks can be provided: forward to an inner model that has it, unless one of the
+    calls ``sites`` passes it arguments its method does not take (the forward would fail there too); else as
     ``implement`` finds (by analogy), else cannot tell."""
     broken = lookup.broken(member) if lookup.provides(member) else None
     if broken is not None:  # it has the member, but hands it to inner classes that all lack it
@@ -155,12 +157,30 @@ def provision_of(lookup: MemberLookup, member: str, implement: Implementer | Non
         return Provision(How.UNKNOWN, why=f"the class hands it to `self.{broken.delegate}` ({names}), which lacks "
                                           "it: add it to that class")
     inner = lookup.inner(member)
-    if inner is not None:
+    unfit = unfit_calls(sites, inner.member) if inner is not None else []
+    if inner is not None and not unfit:
         return Provision(How.FORWARD, inner.delegate, inner.key.qualname)
+    if inner is not None:
+        site = unfit[0]
+        why = (f"`self.{inner.delegate}` ({inner.key.qualname.rsplit('.', 1)[-1]}) has it, but it takes "
+               f"{takes(inner.member)} argument(s) and the call at line {site.span.line + 1} of "
+               f"{site.path.rsplit('/', 1)[-1]} passes {site.arity}, so a forward would fail there too")
+        found = implement(lookup, member) if implement is not None else None
+        if found is not None and found.how is not How.UNKNOWN and not _unfit_model(lookup, found, member, sites):
+            return found
+        return Provision(How.UNKNOWN, why=why + (f"; {found.why}" if found is not None and found.why else ""))
     if implement is None:
         return Provision(How.UNKNOWN, why="no inner model has it")
     return implement(lookup, member) or Provision(How.UNKNOWN, why="no inner model has it, and no class in the "
                                                                    "tree implements it")
+
+
+def _unfit_model(lookup: MemberLookup, provision: Provision, member: str, sites: Sequence[CallSite]) -> bool:
+    """Whether the model of an implementation takes other arguments than the calls pass: its body would fail
+    there as the forward would."""
+    module, _, qualname = (provision.like or "").rpartition(".")
+    model = lookup.index.defines(ClassKey(module, qualname), member) if module else None
+    return model is not None and bool(unfit_calls(sites, model))
 
 
 def class_status(index: Index, key: ClassKey, contract: Contract, config: Config,
@@ -201,7 +221,8 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
         inner = lookup.inner(member)
         provision = None
         if state is MemberState.MISSING:
-            provision = crashing.get(member) or provision_of(lookup, member, implement)
+            provision = crashing.get(member) or provision_of(lookup, member, implement,
+                                                             [s for _, sites in meeting for s in sites])
         statuses.append(MemberStatus(
             member, tuple(e.role for e, _ in meeting), any(e.required for e, _ in meeting), state,
             inner.delegate if inner else None, inner.key.qualname if inner else None,
@@ -341,7 +362,7 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
             reachable = [site for site in found if not gates.past(role, site, algorithm)]
             first = first_reached(reachable or found)
             certain = reached_by_every_run(first)
-            provision = provision_of(lookup, member, implement)
+            provision = provision_of(lookup, member, implement, found)
             crashes.append(Crash(member, role, first, first.phase, provision, certain, refused=bool(first.gate),
                                  past=not reachable, intent=means(member, algorithm)
                                  or provision.how is How.FORWARD and role is primary))

@@ -22,15 +22,26 @@ from dataclasses import replace
 
 from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.broken_forwards import broken_forwards
-from spec_contract.engine.check.crashes import crash_findings
+from spec_contract.engine.check.crashes import crash_findings, implementer, provision_words
 from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered
-from spec_contract.engine.check.lookup import Inner, MemberLookup
+from spec_contract.engine.check.lookup import Inner, MemberLookup, takes, unfit_calls
 from spec_contract.engine.check.shares import Drafts, v1_by_default
-from spec_contract.engine.check.status import first_reached
+from spec_contract.engine.check.status import first_reached, provision_of
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.roles import RoleClass
-from spec_contract.engine.results import CallSite, Contract, Finding, Forward, Provider, Role, Severity, Span
+from spec_contract.engine.results import (
+    CallSite,
+    Contract,
+    Finding,
+    Forward,
+    How,
+    Provider,
+    Provision,
+    Role,
+    Severity,
+    Span,
+)
 from spec_contract.engine.rules import (
     BROKEN_FORWARD,
     MISSING_CONDITIONAL_FORWARD,
@@ -55,17 +66,8 @@ def registered_classes(summary_classes: Iterable[ClassSummary], entry: tuple[str
 
 
 def _arity_notes(sites: tuple[CallSite, ...], member: Member, inner_name: str, rel: Relative) -> tuple[str, ...]:
-    notes = []
-    for site in sites:
-        if site.arity is None or not site.is_call or member.kind not in ("method", "async_method"):
-            continue
-        if site.arity < member.min_args or (member.max_args is not None and site.arity > member.max_args):
-            expected = (f"{member.min_args}" if member.max_args == member.min_args
-                        else f"{member.min_args} or more" if member.max_args is None
-                        else f"{member.min_args} to {member.max_args}")
-            notes.append(f"{rel(site.path)}:{site.span.line + 1} passes {site.arity} argument(s); "
-                         f"{inner_name}.{member.name} takes {expected}")
-    return tuple(notes)
+    return tuple(f"{rel(site.path)}:{site.span.line + 1} passes {site.arity} argument(s); "
+                 f"{inner_name}.{member.name} takes {takes(member)}" for site in unfit_calls(sites, member))
 
 
 # when a member's uses differ, the costliest decides
@@ -134,8 +136,12 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
         split = lookup.dispatched(member) if rule is MISSING_FORWARD else None
         if split is not None:  # the checkpoint picks the class its ``__getattr__`` forwards to: only some lack it
             rule = MISSING_CONDITIONAL_FORWARD
+        # a call the inner's method does not take: a forward would fail there too (how else, if anything fits)
+        refit = provision_of(lookup, member, implementer(analogies, config), decisive) \
+            if unfit_calls(decisive, inner.member) else None
         finding = _missing_forward(index, key, cls, path, member, inner, rule, pairs, decisive, lookup, config, rel,
-                                   _past_gate(sites, gates, lookup, decisive), failing, _dispatch_condition(split))
+                                   _past_gate(sites, gates, lookup, decisive), failing, _dispatch_condition(split),
+                                   refit)
         if shared and drafts is not None:
             finding = replace(finding, message=finding.message + _headless_words(rule, decisive, pairs, drafts, v1),
                               condition=_v2_only(v1) if v1 is not None and rule is MISSING_CONDITIONAL_FORWARD
@@ -273,7 +279,8 @@ def _dispatch_condition(split: tuple[str, tuple[ClassKey, ...], tuple[ClassKey, 
 def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, member: str, inner: Inner, rule: Rule,
                      pairs: list[tuple[Role, CallSite]], decisive: list[CallSite], lookup: MemberLookup,
                      config: Config, rel: Relative, also: tuple[Forward, ...] = (),
-                     failing: set[str] | None = None, dispatch: str | None = None) -> Finding:
+                     failing: set[str] | None = None, dispatch: str | None = None,
+                     refit: Provision | None = None) -> Finding:
     attr, code = inner.delegate, rule.code
     sites = tuple(site for _, site in pairs)
     roles = tuple(dict.fromkeys(role for role, _ in pairs))
@@ -283,7 +290,9 @@ def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, 
     what = "calls" if first.is_call else "reads"
     role_text = " and ".join(f"the {role} model's" for role in roles)
     where = f"{rel(first.path)}:{first.span.line + 1}"
-    message = f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name}); {role_text} contract {what} it at {where}"
+    message = (f"`{cls.name}` does not provide `{member}`" if refit is not None else
+               f"`{cls.name}` does not forward `{member}` to `self.{attr}` ({inner_name})") + \
+        f"; {role_text} contract {what} it at {where}"
     # when the run dies there: while the server starts (after loading), or at the first request
     if first.gate and first.gate_line is not None and rule is not MISSING_OPTIONAL_FORWARD:
         message += (f", and the engine's check at {rel(first.path)}:{first.gate_line + 1} refuses the run "
@@ -302,12 +311,20 @@ def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, 
         notes = (f"`self.{attr}` is built from a class the model registry picks at run time; "
                  f"{inner_name} is one of the profile's registry candidates",) + notes
     algorithms = {site.algorithm for site in decisive} if not failing or len(failing) > 1 else set(failing)
-    return Finding(
+    finding = Finding(
         code=code, severity=config.severity[code], path=path, span=cls.span, class_name=cls.name,
         class_qualname=key.dotted, member=member, roles=roles, delegate=attr, inner_class=inner_name,
         provider=lookup.provider(member), call_sites=sites, message=message, notes=notes,
         algorithm=algorithms.pop() if len(algorithms) == 1 else None,
         condition=condition if rule is MISSING_CONDITIONAL_FORWARD else None, also=also)
+    if refit is None:
+        return finding
+    # no forward: the body of a class holding the same parts, or nothing guessed (the message says why)
+    fits = refit.how in (How.IMPLEMENT, How.BOTH)
+    return replace(finding, message=f"{message}; {provision_words(member, refit)}",
+                   delegate=refit.delegate or "" if fits else "",
+                   inner_class=(refit.inner_class or "").rsplit(".", 1)[-1] if fits else inner_name,
+                   implements=((member, refit),) if fits else (), unfit=() if fits else ((member, refit),))
 
 
 def _quoted(condition: str) -> str:

@@ -140,8 +140,8 @@ def _delegations(batch: _Batch, finding: Finding,
                                                         class_qualname=listed.class_qualname,
                                                         implements=listed.implements, classes=()), make)]
     here = (finding.path, batch.name(finding))
-    if BY_CODE[finding.code].fix is Fix.IMPLEMENT and not finding.implements:
-        return []  # no model fits: the message says what is missing, nothing is guessed
+    if (BY_CODE[finding.code].fix is Fix.IMPLEMENT or finding.unfit) and not finding.implements:
+        return []  # no model fits (nor a forward): the message says what is missing, nothing is guessed
     if not finding.implements:
         forwards: list[Finding | Forward] = [finding, *finding.also]
         return [(here, make(member=f.member, delegate=f.delegate, kind=_KIND.get(f.provider.kind, "attribute"),

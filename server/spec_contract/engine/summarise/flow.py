@@ -135,7 +135,7 @@ class _FlowBuilder:
     flags: dict[tuple[str, Formula | None, Selects], None] = field(default_factory=dict)  # see FunctionFlow
     states: dict[tuple[str, str], None] = field(default_factory=dict)  # see FunctionFlow
     builds: dict[tuple[Chain, Selects], None] = field(default_factory=dict)
-
+    checks: list[Use] = field(default_factory=list)  # see ``_checked``
 
     # statements -------------------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], ctx: _Context) -> None:
@@ -259,6 +259,7 @@ class _FlowBuilder:
             else_ctx = else_ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
         self.block(stmt.orelse, else_ctx)
         if raises:
+            _checked(self, stmt, negative, ctx)
             return ctx.taking(stmt.test, False).passed(frozenset((r, m, (m,), stmt.lineno - 1)
                                                                        for r, m in negative))
         if _exits_quietly(stmt.body):
@@ -421,6 +422,15 @@ def _asked_member(value: ast.expr) -> str | None:
             and (value.func.id == "hasattr" or len(value.args) == 3):
         return value.args[1].value
     return None
+
+
+def _checked(builder: _FlowBuilder, stmt: ast.If, negative: frozenset[Fact], ctx: _Context) -> None:
+    """``if not hasattr(m, "x"): raise``: a use of ``m.x`` at the check, kept when nothing after it in the
+    function uses the member (a validation the speculator runs while loading, vLLM's
+    ``_validate_local_argmax_reduction``: the uses are in another method, and a run without it stops here)."""
+    builder.checks += [_make_use(tuple(r.split(".")), m, builder.lines.node_span(stmt.test), False, None, False,
+                                 ctx.passed(frozenset({(r, m, (m,), stmt.lineno - 1)})),
+                                 builder.lines.text(stmt.lineno)) for r, m in sorted(negative) if m != "*"]
 
 
 def _attribute(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx: _Context, is_call: bool,
@@ -769,8 +779,11 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
             continue
     params = tuple(a.arg for a in node.args.posonlyargs + node.args.args)
     kwonly = tuple(a.arg for a in node.args.kwonlyargs)
+    checked = {(use.receiver, use.member, use.gate_line) for use in builder.uses if use.gate}
+    uses = builder.uses + [use for use in builder.checks
+                           if (use.receiver, use.member, use.gate_line) not in checked]
     return FunctionFlow(qualname, class_name, params, kwonly, tuple(builder.aliases), tuple(builder.calls),
-                        tuple(builder.uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
+                        tuple(uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
                         returned(node.body), tuple(builder.states))
 
 
