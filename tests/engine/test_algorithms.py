@@ -254,6 +254,8 @@ SAMPLE_UNDER_HASATTR = """
                     return model.logits_processor(model.compute_local(hidden))
                 return model.compute_logits(hidden)
 """
+SAMPLE_IN_A_HELPER_UNDER_HASATTR = SAMPLE_IN_A_HELPER.replace(
+    "if self._local:", 'if hasattr(self.draft_model_runner.model, "compute_local"):')
 SAMPLE_PAST_A_HASATTR_RETURN = """
             def sample(self, hidden):
                 if not hasattr(self.draft_model_runner.model, "compute_local"):
@@ -306,10 +308,10 @@ NOT_SET = ""
     (SET_BY_HASATTR, SAMPLE_IN_PLACE), (SET_BY_HASATTR, SAMPLE_IN_A_HELPER), (SET_BY_AN_AND, SAMPLE_IN_PLACE),
     (SET_BY_GETATTR, SAMPLE_IF_SET), (SET_BY_HASATTR, SAMPLE_PAST_AN_EARLY_RETURN), (SET_IN_A_HELPER, SAMPLE_IN_PLACE),
     (SET_BY_A_CONDITIONAL_EXPRESSION, SAMPLE_IF_SET), (SET_THROUGH_A_LOCAL, SAMPLE_IF_SET),
-    (NOT_SET, SAMPLE_UNDER_HASATTR), (NOT_SET, SAMPLE_PAST_A_HASATTR_RETURN)],
+    (NOT_SET, SAMPLE_UNDER_HASATTR), (NOT_SET, SAMPLE_PAST_A_HASATTR_RETURN), (NOT_SET, SAMPLE_IN_A_HELPER_UNDER_HASATTR)],
     ids=["in-place", "in-a-private-helper", "set-by-an-and", "set-by-getattr", "past-an-early-return",
          "set-in-a-private-helper", "set-by-a-conditional-expression", "set-through-a-local", "in-method-hasattr",
-         "in-method-past-a-hasattr-return"])
+         "in-method-past-a-hasattr-return", "in-a-private-helper-under-hasattr"])
 def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_models_with_that_member(tmp_path, setter,
                                                                                                    sample):
     """A head without ``compute_local`` never reaches the read (it takes the other path), so it is no crash there,
@@ -318,7 +320,8 @@ def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_model
     it were written under it (only private helpers: a public method could be called from outside the workers); an
     attribute set to ``flag and hasattr(...)``, to ``getattr(m, "x", None)``, to ``m.x if hasattr(m, "x") else
     None``, to a local holding such a value, or set at all only under ``hasattr``, is true only with it too; and so
-    is the test written in the reading method itself (``if hasattr(model, "compute_local"): model.logits_processor``)."""
+    is the test written in the reading method itself (``if hasattr(model, "compute_local"): model.logits_processor``)
+    or in the one that calls the private helper reading it."""
     worker = """
         class Proposer:
             def __init__(self, draft_model_runner):

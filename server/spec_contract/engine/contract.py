@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Set
+from typing import TypeVar
 
 from spec_contract.engine.config import Config, ReceiverPattern
 from spec_contract.engine.resolve.algorithms import Selectors, declared_algorithms
@@ -31,6 +32,7 @@ _MAX_EXPANSION_DEPTH = 5
 _NOTHING: frozenset[Chain] = frozenset()
 _NO_NAMES: frozenset[str] = frozenset()
 _NO_CLASS = ClassKey("", "")
+_Held = TypeVar("_Held")
 
 
 class _Flow:
@@ -379,10 +381,11 @@ def _entered_under(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]
     return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
 
 
-def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]],
-                  outside: frozenset[str]) -> dict[FunctionKey, frozenset[str]]:
-    """The private worker functions (``_name``) that every call in the workers makes past tests: the names of
-    the tests each call sits past, and those its caller is entered past, common to all the calls.
+def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], outside: frozenset[str],
+                  held: Callable[[FunctionKey, CallFlow], frozenset[_Held]]) -> dict[FunctionKey, frozenset[_Held]]:
+    """The private worker functions (``_name``) that every call in the workers makes past tests: what ``held``
+    says the tests each call sits past hold (the names of those tests; the members of a model they hold present),
+    and what its caller is entered past, common to all the calls.
 
     A use inside such a helper runs only when those tests hold, as if it were written under them: SGLang
     0.5.23's DFLASH worker reads the target's ``lm_head`` in ``_warm_eager_selector``, which its ``__init__``
@@ -393,9 +396,11 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
     private = {key: calls for key, calls in callers.items()
                if (name := key.qualname.rpartition(".")[2]).startswith("_") and not name.startswith("__")
                and name not in outside}
-    entered: dict[FunctionKey, frozenset[str]] = {}
+    entered: dict[FunctionKey, frozenset[_Held]] = {}
+    nothing: frozenset[_Held] = frozenset()
     for _ in range(_MAX_ROUNDS):  # the sets only grow: to a fixed point, bounded on odd call graphs
-        grown = {key: frozenset.intersection(*(call.taken | entered.get(caller, _NO_NAMES) for caller, call in calls))
+        grown = {key: frozenset.intersection(*(held(caller, call) | entered.get(caller, nothing)
+                                               for caller, call in calls))
                  for key, calls in private.items()}
         if grown == entered:
             break
@@ -428,7 +433,10 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     calls_into = _callers(flow)
     entered_under = _entered_under(calls_into, off_by_default)
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
-    entered_past = _entered_past(calls_into, called_from_outside)
+    entered_past = _entered_past(calls_into, called_from_outside, lambda _, call: call.taken)
+    entered_vouched = _entered_past(calls_into, called_from_outside, lambda caller, call: frozenset(
+        (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)
+        for role, _, _ in roles_in(caller, tuple(receiver.split(".")))))
     start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.callee)
 
     def is_draft(key: FunctionKey, subject: str) -> bool:  # a routing's class test is of the draft model
@@ -497,7 +505,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     certain=certain(taken - guards.get(flow.classes[key] or _NO_CLASS, {}).keys()),
                     loading=key in start_up and runs[key] >= selectors.universe,
                     requires=_with_vouched(_required(guards, flow.classes[key], taken, role), use, role,
-                                           roles_in, key),
+                                           roles_in, key, entered_vouched.get(key, frozenset())),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
@@ -554,16 +562,17 @@ def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index, class
     return out
 
 
-def _with_vouched(required: tuple[str, ...], use: Use, role: Role, roles_in: _RolesIn, key: FunctionKey
-                  ) -> tuple[str, ...]:
-    """``required`` and the other members of the same role's model that the tests enclosing ``use`` hold present:
-    ``if hasattr(model, "a"): model.b`` meets only models with ``a``, as ``if self._a: model.b`` does where only
-    ``hasattr(model, "a")`` sets ``self._a`` (see ``state_guards``). The use's own member is its guard, not a
-    requirement (an optional use: SC002), and a test of another object (``hasattr(config, "a")``) says nothing of
-    the model."""
+def _with_vouched(required: tuple[str, ...], use: Use, role: Role, roles_in: _RolesIn, key: FunctionKey,
+                  entered: frozenset[tuple[str, Role]]) -> tuple[str, ...]:
+    """``required`` and the other members of the same role's model that the tests enclosing ``use`` hold present,
+    or those a private helper is entered past (``entered``, see ``_entered_past``): ``if hasattr(model, "a"):
+    model.b`` meets only models with ``a``, as ``if self._a: model.b`` does where only ``hasattr(model, "a")`` sets
+    ``self._a`` (see ``state_guards``). The use's own member is its guard, not a requirement (an optional use:
+    SC002), and a test of another object (``hasattr(config, "a")``) says nothing of the model."""
     vouched = {member for receiver, member in use.vouched
                if member not in ("*", use.member) and receiver != "*"
                and any(found == role for found, _, _ in roles_in(key, tuple(receiver.split("."))))}
+    vouched.update(member for member, held in entered if held == role and member != use.member)
     return tuple(sorted(vouched.union(required))) if vouched else required
 
 

@@ -362,7 +362,7 @@ class _FlowBuilder:
             # a call that binds a parameter, and every call of one of the class's own methods (whether a
             # method only runs under a flag depends on all of them)
             if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
-                self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken, ctx.selects))
+                self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken, ctx.selects, ctx.facts))
             if callee[-1][:1].isupper():
                 self.builds[(callee, ctx.selects)] = None
         for arg in args:

@@ -136,6 +136,7 @@ class CallFlow:
     kwargs: tuple[tuple[str, Chain], ...]
     taken: frozenset[str] = frozenset()  # names of the enclosing tests whose true branch the call is in
     selects: tuple = ()  # the formulas of the enclosing tests that may select an algorithm (see ``selectors``)
+    vouched: frozenset[tuple[str, str]] = frozenset()  # what the enclosing tests hold present (see ``Use.vouched``)
 
 
 @dataclass(frozen=True)
