@@ -206,6 +206,98 @@ def test_a_method_a_built_worker_overrides_runs_its_own_not_the_base_s(tmp_path,
     assert _served(analysis, "get_embed_and_head") == [served]
 
 
+FLAG_SET_IN_A_HELPER = """
+    class BaseWorker:
+        def __init__(self, target_worker):
+            self._share = False
+            self._setup(target_worker)
+
+        def _setup(self, target_worker):
+            self._share = target_worker.server_args.share_heads
+
+        def step(self, target_worker):
+            if self._share:
+                target_worker.model_runner.model.get_embed_and_head()
+"""
+
+
+def test_a_flag_only_a_method_some_runs_reach_sets_is_false_in_the_others(tmp_path):
+    """``self._share`` starts False and only ``_setup`` gives it a value that may be true; the DFLASH worker
+    overrides ``_setup``, so in a DFLASH run the flag stays False and the use under it is never reached there
+    (vLLM's ``_share_mtp_indices``, set in the base proposer's ``_maybe_share_lm_head``, which the DRAFT_MODEL
+    proposer overrides)."""
+    files = {
+        **PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+        "pkg/speculative/base_worker.py": FLAG_SET_IN_A_HELPER,
+        "pkg/speculative/eagle_worker.py": """
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class EAGLEWorker(BaseWorker):
+                def propose(self):
+                    return None
+        """,
+        "pkg/speculative/dflash_worker.py": """
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class DFlashWorker(BaseWorker):
+                def _setup(self, target_worker):
+                    return None
+        """,
+    }
+    analysis = analyze(make_tree(tmp_path, files))
+    assert _served(analysis, "get_embed_and_head") == [frozenset({"EAGLE", "EAGLE3"})]
+
+
+def test_a_draft_use_no_run_of_an_any_draft_worker_reaches_never_meets_a_model_that_is_no_draft_head(tmp_path):
+    """The worker that takes any registered model as its draft (``any-draft-workers``) inherits ``step`` but
+    never sets the flag it tests, so the draft use there serves only EAGLE runs, whose drafts are heads: a
+    wrapper that forgets the forward is no draft of any run that reaches it (before, an SC005 said it crashes
+    if a draft checkpoint names it)."""
+    files = {
+        **PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+        "pkg/models/llava.py": """
+            from pkg.models.llama import LlamaForCausalLM
+
+
+            class LlavaForConditionalGeneration:
+                def __init__(self, config):
+                    self.language_model = LlamaForCausalLM(config)
+
+
+            EntryClass = LlavaForConditionalGeneration
+        """,
+        "pkg/speculative/base_worker.py": FLAG_SET_IN_A_HELPER.replace(
+            "target_worker.model_runner.model.get_embed_and_head()",
+            "self.draft_model_runner.model.get_embed_and_head()"),
+        "pkg/speculative/eagle_worker.py": """
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class EAGLEWorker(BaseWorker):
+                def propose(self):
+                    return None
+        """,
+        "pkg/speculative/dflash_worker.py": """
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class DFlashWorker(BaseWorker):
+                def _setup(self, target_worker):
+                    return None
+        """,
+        "pyproject.toml": """
+            [tool.spec-contract]
+            any-draft-workers = ["DFlashWorker"]
+        """,
+    }
+    analysis = analyze(make_tree(tmp_path, files))
+    (site,) = [site for entry in analysis.contract.entries if entry.member == "get_embed_and_head" for site in entry.call_sites]
+    assert (site.algorithms, site.any_draft) == (frozenset({"EAGLE", "EAGLE3"}), False)
+    assert [f for f in analysis.findings if f.class_name == "LlavaForConditionalGeneration"] == []
+
+
 def test_a_use_only_runs_without_speculative_decoding_reach_is_no_contract(tmp_path):
     worker = """
         class EAGLEWorker:

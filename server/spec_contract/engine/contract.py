@@ -454,6 +454,16 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     routed = routed_uses(flow.functions, flow.classes, index, is_draft)
     runs = function_runs(flow.functions, flow.paths, index, flow.classes, selectors, flow.callee, built,
                          {key: picked for key, (_, picked) in routed.items()})
+    # a flag is true only in the runs that reach a function giving it a value; what a line serves says so
+    flag_runs: dict[str, frozenset[str]] = {}
+    for key, fn in flow.functions.items():
+        for name, _, _ in fn.flags:
+            flag_runs[name] = flag_runs.get(name, frozenset()) | runs[key]
+    serving = selectors.narrowed(flag_runs)
+    # the runs whose proposer takes any registered model as its draft (vLLM's DRAFT_MODEL)
+    any_draft_runs = frozenset().union(*(runs[key] for key in any_draft or () if key in runs
+                                         and flow.classes.get(key) is not None
+                                         and flow.classes[key].qualname in config.any_draft_workers))
     for key, fn in flow.functions.items():
         uses = []
         for use in fn.uses:
@@ -485,7 +495,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                 elif use.is_call:
                     generic.add(use.member)  # the engine calls it on every run's model, not only on speculative ones
             path = flow.paths[key]
-            served = served_by(runs[key] & selectors.runs(use.selects) if use.selects else runs[key], selectors)
+            served = served_by(runs[key] & serving.runs(use.selects) if use.selects else runs[key], selectors)
             if served is not None and not served:
                 continue  # no speculative run reaches it (``if spec_algorithm.is_none():``, tests that exclude)
             # a use past a test of a flag that is off unless turned on runs only under that rare condition
@@ -500,7 +510,8 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     algorithm=next(iter(served)) if served is not None and len(served) == 1 else None,
                     algorithms=served,
                     unless=roles[role],
-                    any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
+                    any_draft=any_draft is None or flow.classes[key] is None or key in any_draft
+                    and (served is None or bool(served & any_draft_runs)),
                     phase=_phase(key in start_up, use.guarded), taken=taken,
                     certain=certain(taken - guards.get(flow.classes[key] or _NO_CLASS, {}).keys()),
                     loading=key in start_up and runs[key] >= selectors.universe,
