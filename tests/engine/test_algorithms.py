@@ -206,6 +206,98 @@ def test_a_method_a_built_worker_overrides_runs_its_own_not_the_base_s(tmp_path,
     assert _served(analysis, "get_embed_and_head") == [served]
 
 
+FLAG_SET_IN_A_HELPER = """
+    class BaseWorker:
+        def __init__(self, target_worker):
+            self._share = False
+            self._setup(target_worker)
+
+        def _setup(self, target_worker):
+            self._share = target_worker.server_args.share_heads
+
+        def step(self, target_worker):
+            if self._share:
+                target_worker.model_runner.model.get_embed_and_head()
+"""
+
+
+def test_a_flag_only_a_method_some_runs_reach_sets_is_false_in_the_others(tmp_path):
+    """``self._share`` starts False and only ``_setup`` gives it a value that may be true; the DFLASH worker
+    overrides ``_setup``, so in a DFLASH run the flag stays False and the use under it is never reached there
+    (vLLM's ``_share_mtp_indices``, set in the base proposer's ``_maybe_share_lm_head``, which the DRAFT_MODEL
+    proposer overrides)."""
+    files = {
+        **PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+        "pkg/speculative/base_worker.py": FLAG_SET_IN_A_HELPER,
+        "pkg/speculative/eagle_worker.py": """
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class EAGLEWorker(BaseWorker):
+                def propose(self):
+                    return None
+        """,
+        "pkg/speculative/dflash_worker.py": """
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class DFlashWorker(BaseWorker):
+                def _setup(self, target_worker):
+                    return None
+        """,
+    }
+    analysis = analyze(make_tree(tmp_path, files))
+    assert _served(analysis, "get_embed_and_head") == [frozenset({"EAGLE", "EAGLE3"})]
+
+
+def test_a_draft_use_no_run_of_an_any_draft_worker_reaches_never_meets_a_model_that_is_no_draft_head(tmp_path):
+    """The worker that takes any registered model as its draft (``any-draft-workers``) inherits ``step`` but
+    never sets the flag it tests, so the draft use there serves only EAGLE runs, whose drafts are heads: a
+    wrapper that forgets the forward is no draft of any run that reaches it (before, an SC005 said it crashes
+    if a draft checkpoint names it)."""
+    files = {
+        **PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+        "pkg/models/llava.py": """
+            from pkg.models.llama import LlamaForCausalLM
+
+
+            class LlavaForConditionalGeneration:
+                def __init__(self, config):
+                    self.language_model = LlamaForCausalLM(config)
+
+
+            EntryClass = LlavaForConditionalGeneration
+        """,
+        "pkg/speculative/base_worker.py": FLAG_SET_IN_A_HELPER.replace(
+            "target_worker.model_runner.model.get_embed_and_head()",
+            "self.draft_model_runner.model.get_embed_and_head()"),
+        "pkg/speculative/eagle_worker.py": """
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class EAGLEWorker(BaseWorker):
+                def propose(self):
+                    return None
+        """,
+        "pkg/speculative/dflash_worker.py": """
+            from pkg.speculative.base_worker import BaseWorker
+
+
+            class DFlashWorker(BaseWorker):
+                def _setup(self, target_worker):
+                    return None
+        """,
+        "pyproject.toml": """
+            [tool.spec-contract]
+            any-draft-workers = ["DFlashWorker"]
+        """,
+    }
+    analysis = analyze(make_tree(tmp_path, files))
+    (site,) = [site for entry in analysis.contract.entries if entry.member == "get_embed_and_head" for site in entry.call_sites]
+    assert (site.algorithms, site.any_draft) == (frozenset({"EAGLE", "EAGLE3"}), False)
+    assert [f for f in analysis.findings if f.class_name == "LlavaForConditionalGeneration"] == []
+
+
 def test_a_use_only_runs_without_speculative_decoding_reach_is_no_contract(tmp_path):
     worker = """
         class EAGLEWorker:
@@ -222,7 +314,8 @@ def test_a_use_only_runs_without_speculative_decoding_reach_is_no_contract(tmp_p
 
 
 # vLLM's shape: one method sets ``self._local = hasattr(self.model, "compute_local")``, another reads the model's
-# ``logits_processor`` only ``if self._local:``, in place or in a private helper it calls only then
+# ``logits_processor`` only ``if self._local:``, in place, past an early return, or in a private helper it calls only
+# then; the in-method analogue tests ``hasattr`` where it reads
 SAMPLE_IN_PLACE = """
             def sample(self, hidden):
                 if self._local:
@@ -238,6 +331,29 @@ SAMPLE_IN_A_HELPER = """
             def _sample_local(self, hidden):
                 return self.draft_model_runner.model.logits_processor(hidden)
 """
+SAMPLE_IF_SET = SAMPLE_IN_PLACE.replace("if self._local:", "if self._local is not None:")
+SAMPLE_PAST_AN_EARLY_RETURN = """
+            def sample(self, hidden):
+                if not self._local:
+                    return self.draft_model_runner.model.compute_logits(hidden)
+                out = self.draft_model_runner.model.compute_local(hidden)
+                return self.draft_model_runner.model.logits_processor.scale * out
+"""
+SAMPLE_UNDER_HASATTR = """
+            def sample(self, hidden):
+                model = self.draft_model_runner.model
+                if hasattr(model, "compute_local"):
+                    return model.logits_processor(model.compute_local(hidden))
+                return model.compute_logits(hidden)
+"""
+SAMPLE_IN_A_HELPER_UNDER_HASATTR = SAMPLE_IN_A_HELPER.replace(
+    "if self._local:", 'if hasattr(self.draft_model_runner.model, "compute_local"):')
+SAMPLE_PAST_A_HASATTR_RETURN = """
+            def sample(self, hidden):
+                if not hasattr(self.draft_model_runner.model, "compute_local"):
+                    return self.draft_model_runner.model.compute_logits(hidden)
+                return self.draft_model_runner.model.logits_processor(hidden)
+"""
 
 
 SET_BY_HASATTR = """
@@ -248,17 +364,56 @@ SET_BY_AN_AND = """
             def load_model(self, config):
                 self._local = config.local_sampling and hasattr(self.draft_model_runner.model, "compute_local")
 """
+SET_BY_GETATTR = """
+            def load_model(self):
+                self._local = getattr(self.draft_model_runner.model, "compute_local", None)
+"""
+SET_IN_A_HELPER = """
+            def load_model(self):
+                self._local = False
+                self._enable_local()
+
+            def _enable_local(self):
+                if hasattr(self.draft_model_runner.model, "compute_local"):
+                    self._local = True
+"""
+SET_BY_A_CONDITIONAL_EXPRESSION = """
+            def load_model(self):
+                model = self.draft_model_runner.model
+                self._local = model.compute_local if hasattr(model, "compute_local") else None
+"""
+SET_THROUGH_A_LOCAL = """
+            def load_model(self):
+                self._local = None
+                self._try_enable_local()
+
+            def _try_enable_local(self):
+                found = getattr(self.draft_model_runner.model, "compute_local", None)
+                if found is None:
+                    return
+                self._local = found
+"""
+NOT_SET = ""
 
 
-@pytest.mark.parametrize(("setter", "sample"), [(SET_BY_HASATTR, SAMPLE_IN_PLACE), (SET_BY_HASATTR, SAMPLE_IN_A_HELPER),
-                                                (SET_BY_AN_AND, SAMPLE_IN_PLACE)],
-                         ids=["in-place", "in-a-private-helper", "set-by-an-and"])
+@pytest.mark.parametrize(("setter", "sample"), [
+    (SET_BY_HASATTR, SAMPLE_IN_PLACE), (SET_BY_HASATTR, SAMPLE_IN_A_HELPER), (SET_BY_AN_AND, SAMPLE_IN_PLACE),
+    (SET_BY_GETATTR, SAMPLE_IF_SET), (SET_BY_HASATTR, SAMPLE_PAST_AN_EARLY_RETURN), (SET_IN_A_HELPER, SAMPLE_IN_PLACE),
+    (SET_BY_A_CONDITIONAL_EXPRESSION, SAMPLE_IF_SET), (SET_THROUGH_A_LOCAL, SAMPLE_IF_SET),
+    (NOT_SET, SAMPLE_UNDER_HASATTR), (NOT_SET, SAMPLE_PAST_A_HASATTR_RETURN), (NOT_SET, SAMPLE_IN_A_HELPER_UNDER_HASATTR)],
+    ids=["in-place", "in-a-private-helper", "set-by-an-and", "set-by-getattr", "past-an-early-return",
+         "set-in-a-private-helper", "set-by-a-conditional-expression", "set-through-a-local", "in-method-hasattr",
+         "in-method-past-a-hasattr-return", "in-a-private-helper-under-hasattr"])
 def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_models_with_that_member(tmp_path, setter,
                                                                                                    sample):
-    """A head without ``compute_local`` never reaches the read (it takes the other path), so it is no crash there;
-    a head with it and without the read member is. In a helper, every call to which stands past the test, the
-    read needs ``compute_local`` as if it were written under it (only private helpers: a public method could be
-    called from outside the workers); an attribute set to ``flag and hasattr(...)`` is true only with it too."""
+    """A head without ``compute_local`` never reaches the read (it takes the other path), so it is no crash there,
+    nor a missing forward on a wrapper whose inner model has the read member; a head with it and without the read
+    member is a crash. In a helper, every call to which stands past the test, the read needs ``compute_local`` as if
+    it were written under it (only private helpers: a public method could be called from outside the workers); an
+    attribute set to ``flag and hasattr(...)``, to ``getattr(m, "x", None)``, to ``m.x if hasattr(m, "x") else
+    None``, to a local holding such a value, or set at all only under ``hasattr``, is true only with it too; and so
+    is the test written in the reading method itself (``if hasattr(model, "compute_local"): model.logits_processor``)
+    or in the one that calls the private helper reading it."""
     worker = """
         class Proposer:
             def __init__(self, draft_model_runner):
@@ -278,16 +433,30 @@ def test_a_use_under_an_attribute_only_a_test_of_the_model_sets_meets_only_model
                 return hidden
 
 
-        EntryClass = [PlainNextN, LocalNextN]
+        class Predictor:
+            def __init__(self):
+                self.logits_processor = object()
+
+
+        class WrappedNextN:
+            def __init__(self):
+                self.model = Predictor()
+
+            def compute_logits(self, hidden):
+                return hidden
+
+
+        EntryClass = [PlainNextN, LocalNextN, WrappedNextN]
     """
     analysis = analyze(make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
                                             "pkg/models/heads.py": heads, "pkg/speculative/proposer.py": worker}))
     (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
     assert site.requires == ("compute_local",)
     crashing = {status.name: {crash.member for a in status.algorithms for crash in a.crashes}
-                for status in analysis.statuses() if status.name in ("PlainNextN", "LocalNextN")}
-    assert crashing == {"PlainNextN": set(), "LocalNextN": {"logits_processor"}}
-    assert not [f for f in analysis.findings if f.class_name == "PlainNextN" and f.member == "logits_processor"]
+                for status in analysis.statuses() if status.name in ("PlainNextN", "LocalNextN", "WrappedNextN")}
+    assert crashing == {"PlainNextN": set(), "LocalNextN": {"logits_processor"}, "WrappedNextN": set()}
+    assert not [f for f in analysis.findings
+                if f.class_name in ("PlainNextN", "WrappedNextN") and f.member == "logits_processor"]
 
 
 def test_flags_set_under_each_other_in_a_long_loop_are_solved_once_each(tmp_path, monkeypatch):
@@ -316,3 +485,42 @@ def test_flags_set_under_each_other_in_a_long_loop_are_solved_once_each(tmp_path
                                             "pkg/model_executor/model_runner.py": runner}))
     assert _served(analysis, "set_dflash_layers_to_capture") == [frozenset({"DFLASH"})]
     assert len(evaluated) <= 3 * size * 4  # a few rounds of the group, for each Selectors the analysis builds
+
+
+def test_an_attribute_set_from_a_test_of_another_object_guards_no_use_of_the_model(tmp_path):
+    """Only a test of the model a use is made on conditions it: an attribute set from a config's optional read
+    (``getattr(hf_config, "x", False)``), from a read whose default is true (``getattr(model, "x", True)`` holds
+    without ``x``), or from a test of the other role's model says nothing of whether the draft has a member, so
+    every head meets the uses under it."""
+    worker = """
+        class Proposer:
+            def __init__(self, draft_model_runner, target_worker, hf_config):
+                self.draft_model_runner = draft_model_runner
+                self.target_worker = target_worker
+                self._share = getattr(hf_config, "share_indices", False)
+                self._from_anchor = getattr(self.draft_model_runner.model, "from_anchor", True)
+                self._target_local = hasattr(self.target_worker.model_runner.model, "compute_local")
+
+            def sample(self, hidden):
+                if self._share:
+                    self.draft_model_runner.model.compact_indices(hidden)
+                if self._from_anchor:
+                    self.draft_model_runner.model.anchor_logits(hidden)
+                if self._target_local:
+                    self.draft_model_runner.model.draft_logits(hidden)
+    """
+    heads = """
+        class PlainNextN:
+            def compute_logits(self, hidden):
+                return hidden
+
+
+        EntryClass = [PlainNextN]
+    """
+    analysis = analyze(make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+                                            "pkg/models/heads.py": heads, "pkg/speculative/proposer.py": worker}))
+    uses = ("compact_indices", "anchor_logits", "draft_logits")
+    assert {e.member: [s.requires for s in e.call_sites] for e in analysis.contract.entries if e.member in uses} \
+        == dict.fromkeys(uses, [()])
+    (head,) = [status for status in analysis.statuses() if status.name == "PlainNextN"]
+    assert {crash.member for a in head.algorithms for crash in a.crashes} == set(uses)

@@ -168,7 +168,9 @@ def test_except_attribute_error_that_reraises_leaves_the_call_required(tmp_path)
     assert sole_finding(analysis) == ("SC001", "error")
 
 
-def test_guard_on_a_different_name_leaves_the_call_required(tmp_path):
+def test_guard_on_a_different_name_leaves_the_call_required_of_the_models_that_pass_it(tmp_path):
+    """The call is not optional, but only a model with the tested member comes here: a wrapper that lacks both has
+    no finding at that line, one that has the tested member and does not forward the call keeps its error."""
     root = worker_tree(tmp_path, """
         class Worker:
             def run(self):
@@ -178,7 +180,12 @@ def test_guard_on_a_different_name_leaves_the_call_required(tmp_path):
     """)
     analysis = analyze(root)
     assert contract(analysis) == only_target_entry(root, guarded=False)
-    assert sole_finding(analysis) == ("SC001", "error")
+    assert not forward_findings(analysis)
+    (site,) = analysis.contract.entries[0].call_sites
+    assert site.requires == ("load_lm_head_from_target",)
+    (root / "pkg/models/llava.py").write_text((root / "pkg/models/llava.py").read_text().replace(
+        "class LlavaForConditionalGeneration:", "class LlavaForConditionalGeneration:\n    load_lm_head_from_target = True\n"))
+    assert sole_finding(analyze(root)) == ("SC001", "error")
 
 
 def test_getattr_is_not_none_guard_makes_the_call_optional(tmp_path):

@@ -405,7 +405,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("any-draft-workers", "strings", "the profile's", "Names of the worker classes that take any "
             "registered model as their draft (vLLM's `DraftModelProposer`). When set, a draft member missing on a "
             "class that is not a draft by shape counts only where such a worker reaches it: its own methods and "
-            "those it inherits without overriding. Other proposers load only their own draft heads.",
+            "those it inherits without overriding, on a line its runs reach (not under a flag only other runs "
+            "set). Other proposers load only their own draft heads.",
             where="tree", extend=True),
     Setting("off-by-default", "strings", "the profile's", "Names of worker flags, attributes or config fields, "
             "that are off unless a user turns them on (vLLM's `use_local_argmax_reduction`, `False` in "

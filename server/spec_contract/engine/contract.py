@@ -14,7 +14,8 @@ worker files, iterated to a fixed point:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Set
+from collections.abc import Callable, Iterable, Set
+from typing import TypeVar
 
 from spec_contract.engine.config import Config, ReceiverPattern
 from spec_contract.engine.resolve.algorithms import Selectors, declared_algorithms
@@ -23,7 +24,7 @@ from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Con
 from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions
-from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, ModuleSummary
+from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, ModuleSummary, Use
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
 _MAX_ROUNDS = 8
@@ -31,6 +32,7 @@ _MAX_EXPANSION_DEPTH = 5
 _NOTHING: frozenset[Chain] = frozenset()
 _NO_NAMES: frozenset[str] = frozenset()
 _NO_CLASS = ClassKey("", "")
+_Held = TypeVar("_Held")
 
 
 class _Flow:
@@ -314,6 +316,30 @@ class _Receivers:
         return found
 
 
+class _RolesIn:
+    """(role, speculative-only, unless) of every pattern an expression in a worker function may stand for matches:
+    what a use's receiver is, and what object a test of a member asks (see ``state_guards``), remembered per
+    function and expression."""
+
+    def __init__(self, flow: _Flow, receivers: _Receivers) -> None:
+        self._flow = flow
+        self._receivers = receivers
+        self._ends: dict = {}  # may_end_in's memo for the receivers' last segments
+        self._found: dict[tuple[FunctionKey, Chain], frozenset[tuple[Role, bool, str | None]]] = {}
+
+    def __call__(self, key: FunctionKey, receiver: Chain) -> frozenset[tuple[Role, bool, str | None]]:
+        found = self._found.get((key, receiver))
+        if found is None:
+            flow, receivers = self._flow, self._receivers
+            if receivers.lasts is not None and not flow.may_end_in(key, receiver, receivers.lasts, self._ends):
+                found = frozenset()  # most uses: nothing they may stand for ends like a pattern
+            else:
+                class_name = flow.functions[key].class_name
+                found = frozenset().union(*(receivers.roles(chain, class_name) for chain in flow.expand(key, receiver)))
+            self._found[(key, receiver)] = found
+        return found
+
+
 def _reached_by_any_draft_worker(workers: list[ModuleSummary], index: Index,
                                  names: frozenset[str]) -> set[FunctionKey] | None:
     """The methods a worker that takes any registered model as its draft runs: its own, and those it inherits
@@ -355,10 +381,11 @@ def _entered_under(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]
     return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
 
 
-def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]],
-                  outside: frozenset[str]) -> dict[FunctionKey, frozenset[str]]:
-    """The private worker functions (``_name``) that every call in the workers makes past tests: the names of
-    the tests each call sits past, and those its caller is entered past, common to all the calls.
+def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], outside: frozenset[str],
+                  held: Callable[[FunctionKey, CallFlow], frozenset[_Held]]) -> dict[FunctionKey, frozenset[_Held]]:
+    """The private worker functions (``_name``) that every call in the workers makes past tests: what ``held``
+    says the tests each call sits past hold (the names of those tests; the members of a model they hold present),
+    and what its caller is entered past, common to all the calls.
 
     A use inside such a helper runs only when those tests hold, as if it were written under them: SGLang
     0.5.23's DFLASH worker reads the target's ``lm_head`` in ``_warm_eager_selector``, which its ``__init__``
@@ -369,9 +396,11 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
     private = {key: calls for key, calls in callers.items()
                if (name := key.qualname.rpartition(".")[2]).startswith("_") and not name.startswith("__")
                and name not in outside}
-    entered: dict[FunctionKey, frozenset[str]] = {}
+    entered: dict[FunctionKey, frozenset[_Held]] = {}
+    nothing: frozenset[_Held] = frozenset()
     for _ in range(_MAX_ROUNDS):  # the sets only grow: to a fixed point, bounded on odd call graphs
-        grown = {key: frozenset.intersection(*(call.taken | entered.get(caller, _NO_NAMES) for caller, call in calls))
+        grown = {key: frozenset.intersection(*(held(caller, call) | entered.get(caller, nothing)
+                                               for caller, call in calls))
                  for key, calls in private.items()}
         if grown == entered:
             break
@@ -390,20 +419,24 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     algorithms = algorithms or declared_algorithms(config)
     selectors = Selectors(algorithms, flow.functions.values())
     plain = config.speculative_conditions | {"self"}
-    guards = state_guards(flow.functions, index, flow.classes)
+    receivers = _Receivers(config.receivers)
+    roles_in = _RolesIn(flow, receivers)
+    guards = state_guards(flow.functions, index, flow.classes, lambda key, tested: frozenset(
+        role for role, _, _ in roles_in(key, tuple(tested.split(".")))))
 
     def certain(taken: frozenset[str]) -> bool:  # see ``CallSite.certain``
         return all(word in plain or selectors.selects(word) for word in taken)
-    receivers = _Receivers(config.receivers)
     sites: dict[tuple[Role, str], list[CallSite]] = defaultdict(list)
     generic: set[str] = set()  # see ``Contract.generic``
-    ends: dict = {}  # may_end_in's memo for the receivers' last segments
     any_draft = _reached_by_any_draft_worker(workers, index, frozenset(config.any_draft_workers))
     off_by_default = frozenset(config.off_by_default)
     calls_into = _callers(flow)
     entered_under = _entered_under(calls_into, off_by_default)
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
-    entered_past = _entered_past(calls_into, called_from_outside)
+    entered_past = _entered_past(calls_into, called_from_outside, lambda _, call: call.taken)
+    entered_vouched = _entered_past(calls_into, called_from_outside, lambda caller, call: frozenset(
+        (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)
+        for role, _, _ in roles_in(caller, tuple(receiver.split(".")))))
     start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.callee)
 
     def is_draft(key: FunctionKey, subject: str) -> bool:  # a routing's class test is of the draft model
@@ -421,20 +454,22 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     routed = routed_uses(flow.functions, flow.classes, index, is_draft)
     runs = function_runs(flow.functions, flow.paths, index, flow.classes, selectors, flow.callee, built,
                          {key: picked for key, (_, picked) in routed.items()})
+    # a flag is true only in the runs that reach a function giving it a value; what a line serves says so
+    flag_runs: dict[str, frozenset[str]] = {}
     for key, fn in flow.functions.items():
-        matched: dict[Chain, frozenset[tuple[Role, bool, str | None]]] = {}  # receiver → (role, speculative-only, unless)
+        for name, _, _ in fn.flags:
+            flag_runs[name] = flag_runs.get(name, frozenset()) | runs[key]
+    serving = selectors.narrowed(flag_runs)
+    # the runs whose proposer takes any registered model as its draft (vLLM's DRAFT_MODEL)
+    any_draft_runs = frozenset().union(*(runs[key] for key in any_draft or () if key in runs
+                                         and flow.classes.get(key) is not None
+                                         and flow.classes[key].qualname in config.any_draft_workers))
+    for key, fn in flow.functions.items():
         uses = []
         for use in fn.uses:
             if use.member in config.ignored_members or use.member.startswith("__"):
                 continue
-            found = matched.get(use.receiver)
-            if found is None:
-                if receivers.lasts is not None and not flow.may_end_in(key, use.receiver, receivers.lasts, ends):
-                    found = frozenset()  # most uses: nothing they may stand for ends like a pattern
-                else:
-                    found = frozenset().union(*(receivers.roles(chain, fn.class_name)
-                                                for chain in flow.expand(key, use.receiver)))
-                matched[use.receiver] = found
+            found = roles_in(key, use.receiver)
             if found:
                 # A pattern's ``unless`` says the object is replaced (by the language model) on classes with
                 # that member, so uses that reach it through another name are skipped there; a use on the
@@ -460,7 +495,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                 elif use.is_call:
                     generic.add(use.member)  # the engine calls it on every run's model, not only on speculative ones
             path = flow.paths[key]
-            served = served_by(runs[key] & selectors.runs(use.selects) if use.selects else runs[key], selectors)
+            served = served_by(runs[key] & serving.runs(use.selects) if use.selects else runs[key], selectors)
             if served is not None and not served:
                 continue  # no speculative run reaches it (``if spec_algorithm.is_none():``, tests that exclude)
             # a use past a test of a flag that is off unless turned on runs only under that rare condition
@@ -475,11 +510,13 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     algorithm=next(iter(served)) if served is not None and len(served) == 1 else None,
                     algorithms=served,
                     unless=roles[role],
-                    any_draft=any_draft is None or flow.classes[key] is None or key in any_draft,
+                    any_draft=any_draft is None or flow.classes[key] is None or key in any_draft
+                    and (served is None or bool(served & any_draft_runs)),
                     phase=_phase(key in start_up, use.guarded), taken=taken,
                     certain=certain(taken - guards.get(flow.classes[key] or _NO_CLASS, {}).keys()),
                     loading=key in start_up and runs[key] >= selectors.universe,
-                    requires=_required(guards, flow.classes[key], taken),
+                    requires=_with_vouched(_required(guards, flow.classes[key], taken, role), use, role,
+                                           roles_in, key, entered_vouched.get(key, frozenset())),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
@@ -500,36 +537,60 @@ def _phase(at_start_up: bool, guarded: bool) -> Phase:
     return Phase.EVERY_STEP if guarded else Phase.FIRST_REQUEST
 
 
-def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index,
-                 classes: dict[FunctionKey, ClassKey | None]) -> dict[ClassKey, dict[str, str]]:
-    """Per worker class, the attributes of its instances that only a test of the model sets: attribute → the
-    member that test asks for, when every assignment of the attribute in the class (its bases included) stands
-    behind that one test (``self._local = hasattr(self.model, "m")``, or ``self._local = …`` under ``if
-    hasattr(self.model, "m"):``). A method's use under a test of such an attribute meets only models with the
-    member, whichever method ran the test."""
-    own: dict[ClassKey, dict[str, set[str]]] = {}
+StateGuards = dict[ClassKey, dict[str, tuple[str, frozenset[Role]]]]
+
+
+def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index, classes: dict[FunctionKey, ClassKey | None],
+                 models: Callable[[FunctionKey, str], frozenset[Role]]) -> StateGuards:
+    """Per worker class, the attributes of its instances that only a test of a model sets: attribute → the member
+    that test asks for and the roles of the model it asks, when every assignment of the attribute in the class (its
+    bases included) stands behind a test of that member on a model of those roles (``self._local =
+    hasattr(self.model, "m")``, ``getattr(self.model, "m", None)``, or ``self._local = …`` under ``if
+    hasattr(self.model, "m"):``; ``models``: the roles of the model an object, as written in a function, is). A
+    method's use under a test of such an attribute meets only models with the member, whichever method ran the
+    test; a test of another object (``getattr(hf_config, "m", False)``) says nothing of the model."""
+    own: dict[ClassKey, dict[str, set[tuple[str, frozenset[Role]]]]] = {}
     for key, fn in functions.items():
         cls = classes[key]
         if cls is not None and fn.states:
             found = own.setdefault(cls, {})
-            for attr, member in fn.states:
-                found.setdefault(attr, set()).add(member)
-    out: dict[ClassKey, dict[str, str]] = {}
+            for attr, member, tested in fn.states:
+                found.setdefault(attr, set()).add((member, models(key, tested) if member else frozenset()))
+    out: StateGuards = {}
     for cls in {c for c in classes.values() if c is not None}:
-        merged: dict[str, set[str]] = {}
+        merged: dict[str, set[tuple[str, frozenset[Role]]]] = {}
         for owner in index.mro(cls):
-            for attr, members in own.get(owner, {}).items():
-                merged.setdefault(attr, set()).update(members)
-        guarded = {attr: next(iter(members)) for attr, members in merged.items() if len(members) == 1 and "" not in members}
+            for attr, asked in own.get(owner, {}).items():
+                merged.setdefault(attr, set()).update(asked)
+        guarded = {}
+        for attr, asked in merged.items():
+            members = {member for member, _ in asked}
+            roles = frozenset.intersection(*(roles for _, roles in asked))
+            if len(members) == 1 and roles:
+                guarded[attr] = (next(iter(members)), roles)
         if guarded:
             out[cls] = guarded
     return out
 
 
-def _required(guards: dict[ClassKey, dict[str, str]], cls: ClassKey | None, taken: frozenset[str]) -> tuple[str, ...]:
-    """The members a use in a method of ``cls`` past the tests ``taken`` needs the model to have (see
-    ``CallSite.requires``)."""
+def _with_vouched(required: tuple[str, ...], use: Use, role: Role, roles_in: _RolesIn, key: FunctionKey,
+                  entered: frozenset[tuple[str, Role]]) -> tuple[str, ...]:
+    """``required`` and the other members of the same role's model that the tests enclosing ``use`` hold present,
+    or those a private helper is entered past (``entered``, see ``_entered_past``): ``if hasattr(model, "a"):
+    model.b`` meets only models with ``a``, as ``if self._a: model.b`` does where only ``hasattr(model, "a")`` sets
+    ``self._a`` (see ``state_guards``). The use's own member is its guard, not a requirement (an optional use:
+    SC002), and a test of another object (``hasattr(config, "a")``) says nothing of the model."""
+    vouched = {member for receiver, member in use.vouched
+               if member not in ("*", use.member) and receiver != "*"
+               and any(found == role for found, _, _ in roles_in(key, tuple(receiver.split("."))))}
+    vouched.update(member for member, held in entered if held == role and member != use.member)
+    return tuple(sorted(vouched.union(required))) if vouched else required
+
+
+def _required(guards: StateGuards, cls: ClassKey | None, taken: frozenset[str], role: Role) -> tuple[str, ...]:
+    """The members a use of the ``role`` model in a method of ``cls`` past the tests ``taken`` needs that model to
+    have (see ``CallSite.requires``)."""
     guarded = guards.get(cls) if cls is not None else None
     if not guarded:
         return ()
-    return tuple(sorted({guarded[word] for word in taken if word in guarded}))
+    return tuple(sorted({guarded[word][0] for word in taken if word in guarded and role in guarded[word][1]}))

@@ -111,10 +111,11 @@ class CallSite:
     # made at start-up in a function any run reaches (the model runner's, while it loads the model), not in an
     # algorithm's own workers, which start after it
     loading: bool = False
-    # members the model must have for a run to come here: the line sits under a test of a worker attribute that
-    # only a test of the model for them sets (``if self._local_argmax:`` where ``self._local_argmax =
-    # hasattr(self.model, "compute_draft_logits_local")``), or in a private helper every call to which does (see
-    # ``contract._entered_past``); a class without one never meets the use
+    # members the model must have for a run to come here, whatever member the line uses: the line sits under a
+    # test of a worker attribute that only a test of that model for them sets (``if self._local_argmax:`` where
+    # ``self._local_argmax = hasattr(self.model, "compute_draft_logits_local")``), or in a private helper every call
+    # to which does (see ``contract._entered_past``), or under such a test written in its own function (``if
+    # hasattr(model, "a"): model.b``); a class without one never meets the use
     requires: tuple[str, ...] = ()
 
     def serves(self, algorithm: str) -> bool:

@@ -23,8 +23,9 @@ select them): then the algorithms are the profile's word, and a note says so.
 from __future__ import annotations
 
 import ast
+import copy
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from spec_contract.engine.config import Config
 from spec_contract.engine.read.files import glob_match
@@ -313,6 +314,7 @@ class Selectors:
             for name, value, selects in fn.flags:
                 self._flags.setdefault(name, []).append((value, selects))
         self._values: dict[str, tuple[frozenset[str], frozenset[str]]] | None = None  # each word's (may, must)
+        self._reached: Mapping[str, frozenset[str]] = {}  # see ``narrowed``
 
     def selects(self, word: str) -> bool:
         """Whether a test of ``word`` tells runs apart: a predicate of the release, or a flag only some runs set."""
@@ -371,11 +373,22 @@ class Selectors:
         name = self._spellings.get(value.upper())
         return (frozenset((name,)), frozenset((name,))) if name is not None else (self.universe, frozenset())
 
+    def narrowed(self, reached: Mapping[str, frozenset[str]]) -> Selectors:
+        """These selectors, where a flag (a word no predicate defines) is true only in the runs ``reached`` says
+        reach a function that gives it a value: in any other run it keeps the falsy value it starts with (vLLM's
+        ``_share_mtp_indices``, set only in the base proposer's ``_maybe_share_lm_head``, which a DRAFT_MODEL
+        run's proposer overrides)."""
+        out = copy.copy(self)
+        out._reached = reached
+        return out
+
     def _word(self, word: str) -> tuple[frozenset[str], frozenset[str]]:
         """A word's (may, must); a word the workers neither define nor set may be true in any run."""
         if self._values is None:
             self._values = self._solve()
-        return self._values.get(word, (self.universe, frozenset()))
+        may, must = self._values.get(word, (self.universe, frozenset()))
+        reached = self._reached.get(word) if word not in self._predicates else None
+        return (may, must) if reached is None else (may & reached, must & reached)
 
     def _definitions(self) -> dict[str, tuple[list[Formula], list[tuple[Formula | None, tuple]]]]:
         """Each word the workers define: its predicates and the flag values they give it. A value that is the

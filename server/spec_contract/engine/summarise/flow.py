@@ -133,7 +133,8 @@ class _FlowBuilder:
     predicates: dict[str, str] = field(default_factory=dict)
     optional_reads: _OptionalReads = field(default_factory=_OptionalReads)
     flags: dict[tuple[str, Formula | None, Selects], None] = field(default_factory=dict)  # see FunctionFlow
-    states: dict[tuple[str, str], None] = field(default_factory=dict)  # see FunctionFlow
+    states: dict[tuple[str, str, str], None] = field(default_factory=dict)  # see FunctionFlow
+    asking: dict[str, Fact] = field(default_factory=dict)  # a local name → what its value asks for (see ``_flag``)
     builds: dict[tuple[Chain, Selects], None] = field(default_factory=dict)
     checks: list[Use] = field(default_factory=list)  # see ``_checked``
 
@@ -361,7 +362,7 @@ class _FlowBuilder:
             # a call that binds a parameter, and every call of one of the class's own methods (whether a
             # method only runs under a flag depends on all of them)
             if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
-                self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken, ctx.selects))
+                self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken, ctx.selects, ctx.facts))
             if callee[-1][:1].isupper():
                 self.builds[(callee, ctx.selects)] = None
         for arg in args:
@@ -371,7 +372,7 @@ class _FlowBuilder:
                 self.expr(arg, ctx)
         for keyword in node.keywords:
             if keyword.arg:
-                _flag(self, ast.Name(keyword.arg), keyword.value, ctx)
+                _flag(self, ast.Name(keyword.arg), keyword.value, ctx, bound=False)
             if type(keyword.value) not in _LEAVES:
                 self.expr(keyword.value, ctx)
 
@@ -396,31 +397,53 @@ def _gate_chain_block(builder: _FlowBuilder, stmt: ast.If, chain: list[tuple[ast
     builder.block(_last_else(stmt), branch.add(conditions=names))
 
 
-def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Context) -> None:
-    """``target`` (a name, an attribute, a keyword argument's name) is given ``value`` where ``ctx`` holds: a value
-    that may be true makes it a possible flag there (see ``FunctionFlow.flags``)."""
+def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Context, bound: bool = True) -> None:
+    """``target`` (a name, an attribute, a keyword argument's name: not ``bound``) is given ``value`` where ``ctx``
+    holds: a value that may be true makes it a possible flag there (see ``FunctionFlow.flags``); a local name
+    remembers what test of an object its value stands behind (``builder.asking``), so that ``fn = getattr(m, "x",
+    None)`` … ``self._fn = fn`` is a state of ``x`` as the direct assignment is (see ``FunctionFlow.states``)."""
     if type(value) is ast.Constant and not value.value:
-        return  # False, None, 0: never makes the flag a test of it looks for
+        return  # False, None, 0: never makes the flag a test of it looks for, nor a local's value one
     if isinstance(target, (ast.Name, ast.Attribute)):
         builder.flags[(target.id if isinstance(target, ast.Name) else target.attr, selector(value), ctx.selects)] = None
-    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-        asked = _asked_member(value) or next((m for r, m in sorted(ctx.facts) if r != "*" and m != "*"), "")
-        builder.states[(target.attr, asked)] = None
+    if bound and type(target) is ast.Name:  # every value the name is given must ask the same (as for a state)
+        asked = _asked_under(builder, value, ctx)
+        builder.asking[target.id] = asked if builder.asking.get(target.id, asked) == asked else _NOTHING_ASKED
+    elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        receiver, member = _asked_under(builder, value, ctx)
+        builder.states[(target.attr, member, receiver)] = None
 
 
-def _asked_member(value: ast.expr) -> str | None:
-    """The member ``hasattr(m, "x")``, ``callable(getattr(m, "x", None))`` or ``getattr(m, "x", None)`` asks for: a
-    value true only when the model has it; so is ``config.flag and hasattr(m, "x")`` (the first member an ``and``
-    asks for)."""
+_NOTHING_ASKED: Fact = ("", "")
+
+
+def _asked_under(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> Fact:
+    """(object, member): what a value assigned where ``ctx`` holds is true only with (see ``_asked_member``), else
+    the first member the enclosing tests hold present (``if hasattr(self.model, "m"): self._x = True``)."""
+    return _asked_member(value, builder.asking) or next(
+        ((r, m) for r, m in sorted(ctx.facts) if r != "*" and m != "*"), _NOTHING_ASKED)
+
+
+def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
+    """(object, member) ``hasattr(m, "x")``, ``callable(getattr(m, "x", None))`` or ``getattr(m, "x", None)`` asks
+    for: a value true only when ``m`` has it (not ``getattr(m, "x", True)``); so is ``config.flag and hasattr(m,
+    "x")`` (the first member an ``and`` asks for), ``m.x if hasattr(m, "x") else None`` (its test's, when the other
+    value is a falsy constant), and a local name given such a value (``asking``)."""
+    if type(value) is ast.Name:
+        asked = asking.get(value.id)
+        return asked if asked and asked[1] else None
     if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
-        return next((asked for operand in value.values if (asked := _asked_member(operand))), None)
+        return next((asked for operand in value.values if (asked := _asked_member(operand, asking))), None)
+    if isinstance(value, ast.IfExp) and type(value.orelse) is ast.Constant and not value.orelse.value:
+        return _asked_member(value.test, asking) or _asked_member(value.body, asking)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "callable" \
             and len(value.args) == 1:
         value = value.args[0]
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("hasattr", "getattr") \
             and len(value.args) >= 2 and isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str) \
-            and (value.func.id == "hasattr" or len(value.args) == 3):
-        return value.args[1].value
+            and (value.func.id == "hasattr" or len(value.args) == 3 and type(value.args[2]) is ast.Constant
+                 and not value.args[2].value) and (receiver := chain_of(value.args[0])) is not None:
+        return dotted(receiver), value.args[1].value
     return None
 
 
@@ -486,7 +509,7 @@ def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: in
                         conditions=ctx.conditions, text=text, gate=gate, alternative_of=alternative_of,
                         condition=ctx.condition, taken=ctx.taken, gate_line=gate_line,
                         condition_classes=ctx.condition_classes, shared=False, statement=False,
-                        selects=ctx.selects)
+                        selects=ctx.selects, vouched=ctx.facts)
     return use
 
 

@@ -122,6 +122,10 @@ class Use:
     statement: bool = False  # a call that is a statement of its own: its value unused, made for its effect
     # the formulas of the enclosing tests that may select an algorithm, each true here (see ``selectors``)
     selects: tuple = ()
+    # (receiver as dotted text, member) the enclosing tests hold present (``if hasattr(m, "a"):``, past ``if not
+    # hasattr(m, "a"): return``): a use of another member of the same model here meets only models with those
+    # (see ``CallSite.requires``)
+    vouched: frozenset[tuple[str, str]] = frozenset()
 
 @dataclass(frozen=True)
 class CallFlow:
@@ -132,6 +136,7 @@ class CallFlow:
     kwargs: tuple[tuple[str, Chain], ...]
     taken: frozenset[str] = frozenset()  # names of the enclosing tests whose true branch the call is in
     selects: tuple = ()  # the formulas of the enclosing tests that may select an algorithm (see ``selectors``)
+    vouched: frozenset[tuple[str, str]] = frozenset()  # what the enclosing tests hold present (see ``Use.vouched``)
 
 
 @dataclass(frozen=True)
@@ -156,10 +161,11 @@ class FunctionFlow:
     # under those tests: which algorithms' runs make a worker class
     builds: tuple[tuple[Chain, tuple], ...] = ()
     returns: tuple | None = None  # a predicate's formula: the body is one ``return <test>``
-    # (attribute, member) for each ``self.<attribute> = <value>`` it makes: member is the one a test made before
-    # it asks the model for (``self._local = hasattr(self.model, "m")``, or under ``if hasattr(self.model, "m"):``),
-    # "" for a value no such test stands behind; a falsy constant is not recorded (see ``contract.state_guards``)
-    states: tuple[tuple[str, str], ...] = ()
+    # (attribute, member, object) for each ``self.<attribute> = <value>`` it makes: member is the one a test made
+    # before it asks the object (as dotted text) for (``self._local = hasattr(self.model, "m")``, or under ``if
+    # hasattr(self.model, "m"):``), "" for a value no such test stands behind; a falsy constant is not recorded (see
+    # ``contract.state_guards``, which keeps the tests of a model)
+    states: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
