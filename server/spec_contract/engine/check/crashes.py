@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
+from operator import is_
 
 from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.gates import Gates
@@ -267,8 +268,15 @@ def _implementable(index: Index, key: ClassKey, cls: ClassSummary, path: str, st
         implements=tuple(provisions))
 
 
-def on_worker_lines(findings: Iterable[Finding], rel: Relative) -> list[Finding]:
-    """The findings with the per-class SC011 records gathered into one finding per worker line."""
+WorkerLines = dict[tuple[str, Span, str], tuple[list[Finding], Finding]]  # a worker line → its records, its finding
+
+
+def on_worker_lines(findings: Iterable[Finding], rel: Relative, before: WorkerLines | None = None) -> list[Finding]:
+    """The findings with the per-class SC011 records gathered into one finding per worker line.
+
+    ``before``: the lines the last call made, replaced by this call's. A line whose records are the very
+    objects it had then is that finding again: an edit re-checks a few classes, and a line lists a hundred
+    (SGLang 0.5.23: 480 records on 6 lines, gathered on every keystroke that moves a class's lines)."""
     out: list[Finding] = []
     lines: dict[tuple[str, Span, str], list[Finding]] = {}
     for finding in findings:
@@ -277,8 +285,17 @@ def on_worker_lines(findings: Iterable[Finding], rel: Relative) -> list[Finding]
             lines.setdefault((site.path, site.span, finding.algorithm or ""), []).append(finding)
         else:
             out.append(finding)
-    for (site_path, span, algorithm), records in sorted(lines.items()):
-        out.append(_worker_line(site_path, span, algorithm, records, rel))
+    made: WorkerLines = {}
+    for line, records in sorted(lines.items()):
+        last = before.get(line) if before is not None else None
+        if last is not None and len(last[0]) == len(records) and all(map(is_, last[0], records)):
+            made[line] = last
+        else:
+            made[line] = (records, _worker_line(*line, records, rel))
+        out.append(made[line][1])
+    if before is not None:
+        before.clear()
+        before.update(made)
     return out
 
 
