@@ -55,14 +55,17 @@ class Gates:
         if not site.gate or site.gate_line is None:
             return True
         key = (role, site.path, site.gate_line)
-        return any(self._wanted(key, name) == site.member
-                   for name in ((algorithm,) if algorithm is not None else self.runs(site)))
+        for name in (algorithm,) if algorithm is not None else self.runs(site):
+            if self._wanted(key, name) == site.member:
+                return True
+        return False
 
     def past(self, role: Role, site: CallSite, algorithm: str | None = None) -> bool:
         """Whether a run (of ``algorithm``, else of every algorithm the site serves) stops at a gate the class
         fails before it reaches this use (see the module docstring)."""
         for name in (algorithm,) if algorithm is not None else self.runs(site):
-            if not any(_before(gate, site) for gate in self.failed(role, name)):
+            failed = self.failed(role, name)
+            if not failed or not any(_before(gate, site) for gate in failed):  # most classes fail no gate
                 return False
         return True
 
