@@ -691,9 +691,10 @@ def test_a_forward_to_a_method_the_call_leaves_arguments_out_of_is_replaced_by_a
 
 def test_an_edit_gathers_again_only_the_worker_lines_whose_classes_it_changed(tmp_path):
     """An analysis after an edit reports the kept findings as they were where nothing they come from changed:
-    the worker line's finding is gathered again only when one of its classes' records changed (a keystroke
-    would otherwise gather every line's hundred classes), and an edit that moves and re-checks nothing reports
-    the same findings. Each is what a fresh analysis of the edited text reports."""
+    the worker line's finding is gathered again only when one of its classes' records changed, and then only
+    that class's entry is made again (a keystroke would otherwise gather every line's hundred classes); an edit
+    that moves and re-checks nothing reports the same findings. Each is what a fresh analysis of the edited
+    text reports."""
     llava = """
         import torch
 
@@ -708,7 +709,8 @@ def test_an_edit_gathers_again_only_the_worker_lines_whose_classes_it_changed(tm
         EntryClass = LlavaForConditionalGeneration
     """
     plain = GEMMA.replace("        def set_embed_and_head(self, embed, head):\n            pass\n", "")
-    root = _tree(tmp_path, {"pkg/models/gemma.py": plain, "pkg/models/llava.py": llava})
+    root = _tree(tmp_path, {"pkg/models/gemma.py": plain, "pkg/models/phi.py": plain.replace("Gemma", "Phi"),
+                            "pkg/models/llava.py": llava})
     llava_path, gemma_path = (str((root / f"pkg/models/{name}.py").resolve()) for name in ("llava", "gemma"))
     texts = {path: open(path).read() for path in (llava_path, gemma_path)}
     project = Project(root, load_config(root), use_cache=False)
@@ -725,7 +727,7 @@ def test_an_edit_gathers_again_only_the_worker_lines_whose_classes_it_changed(tm
 
     first = project.analyze()
     (line,) = [f for f in first.findings if f.code == "SC011"]
-    assert [c.class_name for c in line.classes] == ["GemmaForCausalLM"]
+    assert [c.class_name for c in line.classes] == ["GemmaForCausalLM", "PhiForCausalLM"]
     assert {f.class_name for f in first.findings if f.path == llava_path} == {"LlavaForConditionalGeneration"}
 
     moved = edited(llava_path, "# a new first line\n" + texts[llava_path])  # Llava's findings move down a line
@@ -736,3 +738,4 @@ def test_an_edit_gathers_again_only_the_worker_lines_whose_classes_it_changed(tm
     regathered = edited(gemma_path, "\n" + texts[gemma_path])  # Gemma's record moves: its line is new
     (again,) = [f for f in regathered.findings if f.code == "SC011"]
     assert again is not line and again.records[0].span.line == line.records[0].span.line + 1
+    assert again.classes[0] is not line.classes[0] and again.classes[1] is line.classes[1]  # Phi's entry kept
