@@ -14,7 +14,9 @@ import subprocess
 import sys
 
 from engine_trees import SPEC_INFO, SPEC_INFO_PATH, analyze, make_tree
+from spec_contract.engine.config import load_config
 from spec_contract.engine.edits.fix import delegation_edits
+from spec_contract.engine.project import Project
 from spec_contract.engine.text import apply_edits, only_adds_lines
 
 WORKER = """
@@ -685,3 +687,55 @@ def test_a_forward_to_a_method_the_call_leaves_arguments_out_of_is_replaced_by_a
     assert only_adds_lines(before, after)
     assert "    def set_graph_sizes(self, sizes=None):\n" in after
     assert "self.model.set_graph_sizes(" not in after
+
+
+def test_an_edit_gathers_again_only_the_worker_lines_whose_classes_it_changed(tmp_path):
+    """An analysis after an edit reports the kept findings as they were where nothing they come from changed:
+    the worker line's finding is gathered again only when one of its classes' records changed, and then only
+    that class's entry is made again (a keystroke would otherwise gather every line's hundred classes); an edit
+    that moves and re-checks nothing reports the same findings. Each is what a fresh analysis of the edited
+    text reports."""
+    llava = """
+        import torch
+
+        from pkg.models.qwen import QwenForCausalLM
+
+
+        class LlavaForConditionalGeneration(torch.nn.Module):
+            def __init__(self, config):
+                self.language_model = QwenForCausalLM(config)
+
+
+        EntryClass = LlavaForConditionalGeneration
+    """
+    plain = GEMMA.replace("        def set_embed_and_head(self, embed, head):\n            pass\n", "")
+    root = _tree(tmp_path, {"pkg/models/gemma.py": plain, "pkg/models/phi.py": plain.replace("Gemma", "Phi"),
+                            "pkg/models/llava.py": llava})
+    llava_path, gemma_path = (str((root / f"pkg/models/{name}.py").resolve()) for name in ("llava", "gemma"))
+    texts = {path: open(path).read() for path in (llava_path, gemma_path)}
+    project = Project(root, load_config(root), use_cache=False)
+
+    def edited(path: str, text: str):
+        project.set_overlay(path, text)
+        texts[path] = text
+        fresh = Project(root, load_config(root), use_cache=False)
+        for overlay in texts.items():
+            fresh.set_overlay(*overlay)
+        analysis = project.analyze()
+        assert analysis.findings == fresh.analyze().findings
+        return analysis
+
+    first = project.analyze()
+    (line,) = [f for f in first.findings if f.code == "SC011"]
+    assert [c.class_name for c in line.classes] == ["GemmaForCausalLM", "PhiForCausalLM"]
+    assert {f.class_name for f in first.findings if f.path == llava_path} == {"LlavaForConditionalGeneration"}
+
+    moved = edited(llava_path, "# a new first line\n" + texts[llava_path])  # Llava's findings move down a line
+    assert [f for f in moved.findings if f.code == "SC011"] == [line] and line in moved.findings
+    assert next(f for f in moved.findings if f.code == "SC011") is line  # not gathered again
+    assert edited(llava_path, texts[llava_path] + "# a comment\n").findings is moved.findings
+
+    regathered = edited(gemma_path, "\n" + texts[gemma_path])  # Gemma's record moves: its line is new
+    (again,) = [f for f in regathered.findings if f.code == "SC011"]
+    assert again is not line and again.records[0].span.line == line.records[0].span.line + 1
+    assert again.classes[0] is not line.classes[0] and again.classes[1] is line.classes[1]  # Phi's entry kept

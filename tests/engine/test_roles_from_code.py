@@ -415,3 +415,26 @@ def test_an_edit_that_gives_a_class_the_protocols_member_makes_it_a_target_in_an
     assert crashing() == targets | {"ToyEncoderModel"}
     toy.write_text(generating, encoding="utf-8")
     assert sc011(root, cache=True) == sc011(root) == targets | {"ToyEncoderModel"}
+
+
+def test_an_edit_that_judges_no_class_again_keeps_the_roles_read_and_one_that_changes_a_verdict_reads_them_again(
+        tmp_path):
+    """The roles are made from every class's verdict: an analysis after an edit that judges no class again (a
+    comment: the editor's usual keystroke) keeps them as they were, without making them again; one after an
+    edit that gives a class the Protocol's member makes them again, with the class a target."""
+    root = vllm_roles_tree(tmp_path)
+    toy = (root / MODELS / "toy.py").resolve()
+    text = toy.read_text(encoding="utf-8")
+    project = Project(root, load_config(root), use_cache=False)
+    project.set_overlay(str(toy), text)  # open in the editor
+    first = project.analyze().config.read_roles
+    assert first is not None and "ToyEncoderModel" in first.never_targets
+
+    project.set_overlay(str(toy), text + "# a comment\n")
+    assert project.analyze().config.read_roles is first
+
+    project.set_overlay(str(toy), text.replace(
+        "class ToyEncoderModel(nn.Module):\n    pass\n",
+        "class ToyEncoderModel(nn.Module):\n    def compute_logits(self, hidden_states):\n        return None\n"))
+    again = project.analyze().config.read_roles
+    assert again is not None and "ToyEncoderModel" in again.targets and "ToyEncoderModel" not in again.never_targets

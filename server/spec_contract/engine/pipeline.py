@@ -198,8 +198,9 @@ class Pipeline:
                               self._text, self.config.entry_class_variable)
         held = self._check(checked, changed, index, contract, gated, stats, problems, analogies)
         self._kept.unsaved |= self._held.unsaved
-        findings = on_worker_lines(without_handed_crashes(self._kept.findings(checked + list(held)), held),
-                                   self.relative)
+        findings = self._kept.reported(checked + list(held), held.keys(), lambda found: tuple(sorted(
+            on_worker_lines(without_handed_crashes(found, held), self.relative, self._kept.worker_lines),
+            key=lambda f: (f.path, f.span, f.member))))
         self._generation += 1
         if focus is None:
             self._sources.dirty.clear()
@@ -213,7 +214,7 @@ class Pipeline:
         stats.seconds = time.perf_counter() - started
         analysis = Analysis(
             root=self.root, generation=self._generation, contract=contract,
-            findings=tuple(sorted(findings, key=lambda f: (f.path, f.span, f.member))),
+            findings=findings,
             checked=tuple(checked), models=tuple(layout.models), index=index, config=self.config, stats=stats,
             problems=problems, overlays=dict(self._sources.overlays), relative=self.relative, focus=focus,
             changed_paths=changed_paths, capabilities=gated, analogies=analogies, held=held,

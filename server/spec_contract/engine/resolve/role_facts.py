@@ -74,6 +74,9 @@ class RoleReader:
         self.rewrites: dict[str, tuple[str | None, str, frozenset[str], str | None]] = {}
         self.classes: dict[ClassKey, ClassRoles] = {}
         self.unsaved = False
+        # the last facts made from ``classes`` and what else they were made from (see ``read``); None: made anew
+        self._made: tuple[frozenset[str], frozenset[str], ModelRegistry | None, Config, RoleFacts,
+                          tuple[str, ...]] | None = None
 
     @property
     def saved(self) -> dict[str, Any]:
@@ -82,6 +85,7 @@ class RoleReader:
     def restore(self, saved: dict[str, Any] | None) -> None:
         if saved:
             self.generation, self.rewrites, self.classes = saved["generation"], saved["rewrites"], saved["classes"]
+            self._made = None
 
     def read(self, config: Config, index: Index, registry: ModelRegistry | None, checked: list[ClassKey],
              changed: set[str], sources: Sources, whole: bool) -> Roles:
@@ -95,15 +99,20 @@ class RoleReader:
             kept = self.classes.get(key)
             if kept is None or kept.protocols != protocols or kept.read & changed:
                 self.classes[key] = _judge(index, key, protocols, config, text)
-                self.unsaved = True
+                self.unsaved, self._made = True, None
         if whole and len(self.classes) > len(checked):
             wanted = set(checked)
             self.classes = {key: roles for key, roles in self.classes.items() if key in wanted}
-            self.unsaved = True
+            self.unsaved, self._made = True, None
         rewritten, notes = self._rewrites(config, index, sources, text)
-        facts = _facts(self.classes, refused, rewritten, registry, config)
-        return Roles(facts, [key for key in checked if not self.classes[key].stub],
-                     (*notes, *_contradicted(config, facts)))
+        # made again only when a verdict or what else they read changed: an edit's analysis judges no class again
+        # unless the edit changed one, and the facts of every class cost a tenth of a new line's analysis. The
+        # configuration is asked for its globs: the roles it carries are the last facts, replaced here
+        made, settings = self._made, replace(config, read_roles=RoleFacts())
+        if made is None or made[:2] != (refused, rewritten) or made[2] is not registry or made[3] != settings:
+            facts = _facts(self.classes, refused, rewritten, registry, config)
+            made = self._made = (refused, rewritten, registry, settings, facts, _contradicted(config, facts))
+        return Roles(made[4], [key for key in checked if not self.classes[key].stub], (*notes, *made[5]))
 
     def _generation(self, config: Config, index: Index, sources: Sources, changed: set[str],
                     text: Callable[[str], str | None]) -> tuple[frozenset[str], Protocols]:
