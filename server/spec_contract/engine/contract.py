@@ -462,8 +462,8 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     serving = selectors.narrowed(flag_runs)
     # the runs whose proposer takes any registered model as its draft (vLLM's DRAFT_MODEL)
     any_draft_runs = frozenset().union(*(runs[key] for key in any_draft or () if key in runs
-                                         and flow.classes.get(key) is not None
-                                         and flow.classes[key].qualname in config.any_draft_workers))
+                                         and (owner := flow.classes.get(key)) is not None
+                                         and owner.qualname in config.any_draft_workers))
     for key, fn in flow.functions.items():
         uses = []
         for use in fn.uses:

@@ -129,8 +129,7 @@ class _FlowBuilder:
     aliases: list[tuple[Chain, Chain]] = field(default_factory=list)
     calls: list[CallFlow] = field(default_factory=list)
     uses: list[Use] = field(default_factory=list)
-    # sibling methods that answer False unless an environment flag is set: name → the flag's read, as written
-    predicates: dict[str, str] = field(default_factory=dict)
+    predicates: dict[str, str] = field(default_factory=dict)  # methods False unless an env flag: name → its read
     optional_reads: _OptionalReads = field(default_factory=_OptionalReads)
     flags: dict[tuple[str, Formula | None, Selects], None] = field(default_factory=dict)  # see FunctionFlow
     states: dict[tuple[str, str, str], None] = field(default_factory=dict)  # see FunctionFlow
