@@ -217,8 +217,8 @@ QWEN = """
     EntryClass = Qwen
 """
 # a class written ahead of its registry entry: no run of the older release builds it
-GEMMA = """
-    class Gemma:
+UNREGISTERED = """
+    class Unregistered:
         def __init__(self, config):
             self.model = object()
             self.lm_head = None
@@ -239,11 +239,11 @@ def test_only_fixes_the_older_release_reaches_are_counted_and_each_exclusion_say
               "srt/speculative/__init__.py": ""}
     write(rel, "sglang", "1.0", {**common, "srt/speculative/eagle_worker.py": REACH_WORKER.replace("{uses}", OLDER_USES),
                                  "srt/models/phi.py": OLD_PHI, "srt/models/qwen.py": QWEN.replace("{fix}", ""),
-                                 "srt/models/gemma.py": GEMMA.replace("{fix}", ""),
+                                 "srt/models/unregistered.py": UNREGISTERED.replace("{fix}", ""),
                                  "srt/models/mistral.py": MISTRAL.replace("{base}", IMPLEMENT).replace("{own}", "")})
     write(rel, "sglang", "1.1", {**common, "srt/speculative/eagle_worker.py": REACH_WORKER.replace("{uses}", NEWER_USES),
                                  "srt/models/phi.py": NEW_PHI, "srt/models/qwen.py": QWEN.replace("{fix}", QWEN_FIX),
-                                 "srt/models/gemma.py": GEMMA.replace("{fix}", IMPLEMENT),
+                                 "srt/models/unregistered.py": UNREGISTERED.replace("{fix}", IMPLEMENT),
                                  "srt/models/mistral.py": MISTRAL.replace("{base}", "").replace("{own}", IMPLEMENT)})
     fixes, excluded = tmp_path / "fixes.json", tmp_path / "excluded.json"
     assert mine_history.main([str(rel), "--engine", "sglang", "--releases", "1.0,1.1", "--cache", str(tmp_path / "c"),
@@ -254,7 +254,7 @@ def test_only_fixes_the_older_release_reaches_are_counted_and_each_exclusion_say
         ("Phi", "get_embed_and_head"): (
             "new class", "0% of the smaller class's lines shared, bases [] -> ['PhiBase']"),
         ("Mistral", "get_embed_and_head"): ("refactor", "the older class had it from MistralBase"),
-        ("Gemma", "get_embed_and_head"): ("unbuilt", "no class the older release registers is, derives from or holds it"),
+        ("Unregistered", "get_embed_and_head"): ("unbuilt", "no class the older release registers is, derives from or holds it"),
         ("Qwen", "capture_aux"): ("arrived", "the older contract holds it for draft, the newer for target"),
         ("Qwen", "set_hidden_cache"): ("arrived", "the older contract holds it for no role, the newer for target")}
     printed = capsys.readouterr().out
