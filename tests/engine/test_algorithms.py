@@ -221,6 +221,27 @@ FLAG_SET_IN_A_HELPER = """
 """
 
 
+# two workers on the base above: the EAGLE one inherits ``_setup``, the DFLASH one overrides it
+SETUP_OVERRIDDEN_BY_DFLASH = {
+    "pkg/speculative/eagle_worker.py": """
+        from pkg.speculative.base_worker import BaseWorker
+
+
+        class EAGLEWorker(BaseWorker):
+            def propose(self):
+                return None
+    """,
+    "pkg/speculative/dflash_worker.py": """
+        from pkg.speculative.base_worker import BaseWorker
+
+
+        class DFlashWorker(BaseWorker):
+            def _setup(self, target_worker):
+                return None
+    """,
+}
+
+
 def test_a_flag_only_a_method_some_runs_reach_sets_is_false_in_the_others(tmp_path):
     """``self._share`` starts False and only ``_setup`` gives it a value that may be true; the DFLASH worker
     overrides ``_setup``, so in a DFLASH run the flag stays False and the use under it is never reached there
@@ -229,22 +250,7 @@ def test_a_flag_only_a_method_some_runs_reach_sets_is_false_in_the_others(tmp_pa
     files = {
         **PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
         "pkg/speculative/base_worker.py": FLAG_SET_IN_A_HELPER,
-        "pkg/speculative/eagle_worker.py": """
-            from pkg.speculative.base_worker import BaseWorker
-
-
-            class EAGLEWorker(BaseWorker):
-                def propose(self):
-                    return None
-        """,
-        "pkg/speculative/dflash_worker.py": """
-            from pkg.speculative.base_worker import BaseWorker
-
-
-            class DFlashWorker(BaseWorker):
-                def _setup(self, target_worker):
-                    return None
-        """,
+        **SETUP_OVERRIDDEN_BY_DFLASH,
     }
     analysis = analyze(make_tree(tmp_path, files))
     assert _served(analysis, "get_embed_and_head") == [frozenset({"EAGLE", "EAGLE3"})]
@@ -271,22 +277,7 @@ def test_a_draft_use_no_run_of_an_any_draft_worker_reaches_never_meets_a_model_t
         "pkg/speculative/base_worker.py": FLAG_SET_IN_A_HELPER.replace(
             "target_worker.model_runner.model.get_embed_and_head()",
             "self.draft_model_runner.model.get_embed_and_head()"),
-        "pkg/speculative/eagle_worker.py": """
-            from pkg.speculative.base_worker import BaseWorker
-
-
-            class EAGLEWorker(BaseWorker):
-                def propose(self):
-                    return None
-        """,
-        "pkg/speculative/dflash_worker.py": """
-            from pkg.speculative.base_worker import BaseWorker
-
-
-            class DFlashWorker(BaseWorker):
-                def _setup(self, target_worker):
-                    return None
-        """,
+        **SETUP_OVERRIDDEN_BY_DFLASH,
         "pyproject.toml": """
             [tool.spec-contract]
             any-draft-workers = ["DFlashWorker"]
