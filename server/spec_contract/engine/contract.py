@@ -24,7 +24,7 @@ from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Con
 from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions
-from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, ModuleSummary, Use
+from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, ModuleSummary, Use
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
 _MAX_ROUNDS = 8
@@ -287,6 +287,37 @@ class _Flow:
                 break
 
 
+def _bind_returned_locals(flow: _Flow) -> None:
+    """A local a method returns stands for the attribute its class stores the call's value in: in vLLM's
+    ``model = load_dspark_model(...); ...; return model``, which the base's ``self.model =
+    self.load_draft_model(...)`` keeps, ``model`` is the draft model before it is stored, so a test or a use
+    of it is one of ``self.model``. Only the instance's own methods (``self.<method>(...)``, through its
+    bases and subclasses) are followed: their ``self`` is the one whose attribute is set."""
+    stored: dict[str, list[tuple[ClassKey, str]]] = defaultdict(list)  # method → (class, attribute) it fills
+    for key, fn in flow.functions.items():
+        cls = flow.classes[key]
+        local = flow.locals[key]
+        for target, value in fn.aliases:
+            if cls is None or len(target) != 2 or target[0] != "self":
+                continue
+            for called in {value} | (local.get(value[0], _NOTHING) if len(value) == 1 else _NOTHING):
+                if len(called) == 3 and called[0] == "self" and called[2] == "()":
+                    stored[called[1]].append((cls, target[1]))
+    if not stored:
+        return
+    for key in flow.functions:
+        cls, name = flow.classes[key], key.qualname.rsplit(".", 1)[-1]
+        given = flow.locals[key].get(RETURNED[0])
+        if cls is None or not given or name not in stored:
+            continue
+        mro = set(flow.index.mro(cls))
+        for owner, attr in stored[name]:
+            if owner in mro or cls in flow.index.mro(owner):
+                for returned in given:
+                    if len(returned) == 1:
+                        flow.locals[key][returned[0]].add(("self", attr))
+
+
 class _Receivers:
     """The profile's receiver patterns, looked up by a chain's last segment instead of tried one by one.
 
@@ -415,6 +446,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     ``algorithms``: the release's (see ``resolve.algorithms``; None: the profile's ``[[algorithms]]``)."""
     workers = list(workers)
     flow = _Flow(workers, index)
+    _bind_returned_locals(flow)
     flow.propagate()
     algorithms = algorithms or declared_algorithms(config)
     selectors = Selectors(algorithms, flow.functions.values())

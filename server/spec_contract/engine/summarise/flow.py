@@ -17,7 +17,7 @@ from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.routes import Route, routes
 from spec_contract.engine.summarise.selectors import Formula, Selects, negate, returned, words
 from spec_contract.engine.summarise.selectors import formula as selector
-from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow, Use
+from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, Use
 from spec_contract.engine.summarise.syntax import Lines, chain_of, dotted
 
 _CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
@@ -149,10 +149,7 @@ class _FlowBuilder:
         if type(stmt) is ast.Expr:  # the commonest statements first
             return _expression_statement(self, stmt.value, ctx)
         if type(stmt) is ast.Return:
-            if stmt.value is not None:
-                self.expr(stmt.value, ctx)
-                if type(stmt.value) is ast.Name and stmt.value.id[:1].isupper():  # ``return EAGLEWorker``
-                    self.builds[((stmt.value.id,), ctx.selects)] = None
+            _return_statement(self, stmt.value, ctx)
             return ctx
         if type(stmt) is ast.Assign:
             before = len(self.uses)
@@ -777,6 +774,18 @@ def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
         return True
     kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any((chain_of(k) or ("",))[-1] in _CATCHES_MISSING_ATTRIBUTE for k in kinds)
+
+
+def _return_statement(builder: _FlowBuilder, value: ast.expr | None, ctx: _Context) -> None:
+    """``return <value>``: its reads; a returned name is what the function gives (see ``FunctionFlow.aliases``),
+    and a returned class one it builds (``return EAGLEWorker``)."""
+    if value is None:
+        return
+    builder.expr(value, ctx)
+    if type(value) is ast.Name:
+        builder.aliases.append((RETURNED, (value.id,)))
+        if value.id[:1].isupper():
+            builder.builds[((value.id,), ctx.selects)] = None
 
 
 def _reraises(handler: ast.ExceptHandler) -> bool:

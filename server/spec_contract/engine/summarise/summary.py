@@ -17,6 +17,8 @@ from typing import NamedTuple
 from spec_contract.engine.results import Span
 
 Chain = tuple[str, ...]
+# the alias target standing for a function's return value (a keyword, so never a name's chain)
+RETURNED: Chain = ("return",)
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,8 @@ class FunctionFlow:
     class_name: str | None
     params: tuple[str, ...]  # positional parameter names, ``self`` included for methods
     kwonly: tuple[str, ...]  # keyword-only parameter names
-    aliases: tuple[tuple[Chain, Chain], ...]  # target chain (("x",) or ("self", "x")) ← value chain
+    # target chain (("x",) or ("self", "x")) ← value chain; ``RETURNED`` ← a name the function returns
+    aliases: tuple[tuple[Chain, Chain], ...]
     calls: tuple[CallFlow, ...]
     uses: tuple[Use, ...]
     # how it routes draft models to drafters by their class (see ``summarise.routes``): (kind, classes, drafter,
