@@ -210,6 +210,7 @@ def test_severities_and_roles_are_enums_that_read_and_write_as_their_words(tmp_p
     assert [str(role) for role in Role] == ["target", "draft"]
     assert {code: rule.fix for code, rule in BY_CODE.items() if rule.fix is not Fix.FORWARD} == {
         "SC006": Fix.DECLARE, "SC007": Fix.NONE, "SC008": Fix.NONE, "SC009": Fix.NONE, "SC010": Fix.IMPLEMENT,
-        "SC011": Fix.IMPLEMENT, "SC012": Fix.IMPLEMENT, "SC013": Fix.NONE, "SC014": Fix.IMPLEMENT}
+        "SC011": Fix.IMPLEMENT, "SC012": Fix.IMPLEMENT, "SC013": Fix.NONE, "SC014": Fix.IMPLEMENT,
+        "SC015": Fix.IMPLEMENT}
     assert [code for code, rule in BY_CODE.items() if rule.forwards] == ["SC001", "SC002", "SC003", "SC004", "SC005",
-                                                                        "SC010", "SC011", "SC012", "SC014"]
+                                                                        "SC010", "SC011", "SC012", "SC014", "SC015"]

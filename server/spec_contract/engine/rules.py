@@ -231,11 +231,27 @@ MISSING_OPTIONAL_IMPLEMENTATION = Rule(
     "class meant to; text output shows hints only with `--hints`, `--format json` always includes them.",
     fix=Fix.IMPLEMENT)
 
+MISSING_CONDITIONAL_IMPLEMENTATION = Rule(
+    "SC015", "missing-conditional-implementation", Severity.INFORMATION,
+    "a draft head lacks a method its algorithm's worker calls only past a test the tool cannot decide (an "
+    "option, a state only some runs set), and no inner model has it",
+    "As SC010, for the draft, when the worker line runs only past a test whose value the tool does not follow: "
+    "an attribute set from an option or from the checkpoint (`if self.use_confidence_head:`, set to "
+    "`enable_adaptive_verification and …`), a config value. A run with the class crashes there only when the "
+    "test holds; the message names the tested words and `condition` holds them. The class must show it is "
+    "that algorithm's draft: a draft head with a member only runs of the line's algorithms use, and not every "
+    "run with a draft (a DSpark head's Markov members say DSPARK; `compute_logits` says nothing), so an MTP "
+    "head never meets a DSPARK speculator's uses; or a class a config rewrite loads as every draft, showing it "
+    "means to support the run. The fix implements it like a class holding the same parts, where one fits "
+    "(see SC010).",
+    fix=Fix.IMPLEMENT)
+
 RULES: tuple[Rule, ...] = (
     MISSING_FORWARD, MISSING_OPTIONAL_FORWARD, MISSING_CAPABILITY,
     MISSING_CONDITIONAL_FORWARD, MISSING_DRAFT_FORWARD, CAPABILITY_NOT_DECLARED,
     CAPABILITY_NOT_BACKED, CAPABILITY_UNVERIFIABLE, CAPABILITY_NOT_DECLARABLE, MISSING_IMPLEMENTATION,
     UNREFUSED_CRASH, IMPLEMENTABLE, BROKEN_FORWARD, MISSING_OPTIONAL_IMPLEMENTATION,
+    MISSING_CONDITIONAL_IMPLEMENTATION,
 )
 
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}

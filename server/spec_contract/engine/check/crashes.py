@@ -52,6 +52,7 @@ from spec_contract.engine.results import (
 )
 from spec_contract.engine.rules import (
     IMPLEMENTABLE,
+    MISSING_CONDITIONAL_IMPLEMENTATION,
     MISSING_IMPLEMENTATION,
     MISSING_OPTIONAL_IMPLEMENTATION,
     UNREFUSED_CRASH,
@@ -105,7 +106,13 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
     out: list[Finding] = []
     # each member once, said for the run that shows the class means to have it if one does, else the first
     chosen: dict[str, tuple[AlgorithmStatus, Crash, bool, CallSite]] = {}
+    conditional: dict[str, tuple[AlgorithmStatus, Crash]] = {}  # SC015's, each member once
+    draft_head = config.draft_shaped(cls.name)
     for status in statuses:
+        if status.state is AlgorithmState.CRASHES and not unknown:
+            for crash in status.crashes:
+                if crash.member in status.members and _conditional(crash, lookup, as_draft, draft_head):
+                    conditional.setdefault(crash.member, (status, crash))
         if status.state is AlgorithmState.CRASHES:
             # certain crashes (see ``Crash.certain``) of the target, and of the draft on a class a config
             # rewrite loads as every draft (a draft head's uses belong to its own algorithm's worker)
@@ -139,10 +146,45 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
     for member, (status, crash, intent, site) in chosen.items():
         provision = provide(lookup, member) or crash.provision
         out.append(_crash(index, key, cls, path, status, intent, member, crash.role, site, provision, config, rel))
+    for member, (status, crash) in conditional.items():
+        if member not in chosen:
+            out.append(_conditional_crash(index, key, cls, path, status, crash, provide(lookup, member) or
+                                          crash.provision, config, rel))
     if analogies is not None and not unknown:
         out += _degraded(index, key, cls, path, statuses, lookup, reached[0], analogies, config, rel,
                          contract.algorithms)
     return out
+
+
+def _conditional(crash: Crash, lookup: MemberLookup, as_draft: bool, draft_head: bool) -> bool:
+    """Whether a crash is SC015's: a draft's, past a test the tool does not decide, of a method no inner model
+    has, on a class that shows it is this run's draft (a draft head with a member only such runs use, or one a
+    config rewrite loads as every draft and that means to support the run). A target's is left to the status
+    model's note: the engine tests its target through functions handed the model (SGLang's
+    ``_configure_target_hidden_projection`` returns False unless an ``isinstance`` of a Protocol holds), which
+    the tool does not follow into the state they set."""
+    if crash.role is not Role.DRAFT or crash.certain or crash.past or not crash.site.is_call \
+            or crash.provision.how is How.FORWARD or lookup.inner(crash.member) is not None \
+            or lookup.provides(crash.member):
+        return False
+    return crash.intent if as_draft else draft_head and crash.specific
+
+
+def _conditional_crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus,
+                       crash: Crash, provision: Provision, config: Config, rel: Relative) -> Finding:
+    site = crash.site
+    tests = sorted(site.taken - set(config.speculative_conditions))
+    condition = " and ".join(tests) or None
+    when = f"only past a test of {', '.join(f'`{word}`' for word in tests)}" if tests else "only under a rare test"
+    message = (f"`{cls.name}` does not implement `{crash.member}`, and no inner model has it; {run_words([site])} "
+               f"calls it at {rel(site.path)}:{site.span.line + 1} {when}, and crashes there ({site.phase}); "
+               f"{provision_words(crash.member, provision)}")
+    rule = MISSING_CONDITIONAL_IMPLEMENTATION
+    return Finding(
+        code=rule.code, severity=config.severity[rule.code], path=path, span=cls.span, class_name=cls.name,
+        class_qualname=key.dotted, member=crash.member, roles=(crash.role,), delegate="", inner_class="",
+        provider=_provider(index, provision), call_sites=(site,), message=message, algorithm=status.algorithm,
+        condition=condition, implements=((crash.member, provision),) if provision.how is How.IMPLEMENT else ())
 
 
 def _degraded(index: Index, key: ClassKey, cls: ClassSummary, path: str, statuses: list[AlgorithmStatus],

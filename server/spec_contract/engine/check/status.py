@@ -91,6 +91,10 @@ class Crash:
     # (EAGLE-3's capture method says the class means to run EAGLE, whose members it lacks; EAGLE's members say
     # nothing of EAGLE-3's capture), or an inner model has it (see ``AlgorithmStatus.intent``)
     intent: bool = False
+    # only runs the class shows it is a draft of reach the use (each uses a member of the class that not every run
+    # with a draft uses), and one such member is for some of the use's runs alone (a DSpark head's
+    # ``markov_embed`` says DSPARK): for a draft head, the sign such a run loads it (another's head never is)
+    specific: bool = False
 
 
 @dataclass(frozen=True)
@@ -340,6 +344,18 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         """The class shows it means to have ``member`` in a run of ``algorithm`` (see ``Crash.intent``)."""
         return any(algorithm in runs and runs <= served.get(member, every) for runs in signs)
 
+    with_draft = frozenset().union(*(site.algorithms or every for role, site in sites if role is Role.DRAFT))
+
+    # the runs the class's own members say it is a draft of: those of members not every run with a draft uses
+    drafted = frozenset().union(*(runs for runs in signs if runs != with_draft))
+
+    def specific(site: CallSite) -> bool:
+        """Only runs the class shows it is a draft of reach the use, and one of its members is for some of those
+        runs alone (see ``Crash.specific``). A line runs its members do not single out may reach (the proposers' shared code, under tests the tool does not follow:
+        vLLM's ``if self.eagle3_use_aux_hidden_state:``, true only for EAGLE-3) says nothing of whose draft it is."""
+        runs_here = site.algorithms or every
+        return runs_here <= drafted and any(runs <= runs_here for runs in signs if runs != with_draft)
+
     out = []
     for algorithm in contract.algorithms:
         mine = [(role, site) for role, site in sites if site.serves(algorithm)]
@@ -365,7 +381,8 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
             provision = provision_of(lookup, member, implement, found)
             crashes.append(Crash(member, role, first, first.phase, provision, certain, refused=bool(first.gate),
                                  past=not reachable, intent=means(member, algorithm)
-                                 or provision.how is How.FORWARD and role is primary))
+                                 or provision.how is How.FORWARD and role is primary,
+                                 specific=specific(first)))
         # where the run stops first: a check, a use while the model loads, then by phase
         crashes.sort(key=lambda c: (not c.refused, c.past, not c.site.loading, _PHASES.index(c.phase)))
         degraded -= {c.member for c in crashes}

@@ -57,9 +57,10 @@ ORDER = (State.CRASHES, State.REFUSED, State.UNKNOWN, State.DEGRADED, State.SUPP
 _REFUSALS = ("SC003", "SC006", "SC009", "SC011", "SC012")  # SC011: one at a Protocol check (see check.protocols)
 _CAPABILITY_CRASH = "SC007"  # declared, not backed: the engine's check passes, then start-up fails
 # the codes whose finding says a run goes on (a guarded use's fallback, an optional implementation, a check that
-# cannot be told) or fails only under a rare condition (SC004: a note says when); such a finding of the member
-# confirms no crash
-_GOES_ON = ("SC002", "SC004", "SC008", "SC014")
+# cannot be told) or fails only under a rare condition (SC004, SC015: a note says when); such a finding of the
+# member confirms no crash
+_CONDITIONAL = ("SC004", "SC015")
+_GOES_ON = ("SC002", *_CONDITIONAL, "SC008", "SC014")
 
 
 def says_a_crash(finding: Finding) -> bool:
@@ -285,7 +286,7 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
             unconfirmed.pop(f.member, None)
     # notes name only lines the run reaches (another launch name's own workers are not its business)
     notes = [f"the {role} lacks `{f.member}`, used only when {f.condition or 'a rare condition holds'}: the run "
-             "crashes then" for f in facts.findings if f.code == "SC004" and role in f.roles and selected(f, selection)
+             "crashes then" for f in facts.findings if f.code in _CONDITIONAL and role in f.roles and selected(f, selection)
              and any(selection.selects(site) for site in f.call_sites)]
     notes += [f"the {role} lacks `{p.member}`, which {p.uses[0].path}:{p.uses[0].line} uses ({p.uses[0].phase}); "
               "check reports no crash for it, so it is not counted" for p in unconfirmed.values()
