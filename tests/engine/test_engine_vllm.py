@@ -151,6 +151,7 @@ TINY = """
     class TinyModel(nn.Module, EagleModelMixin):
         def __init__(self):
             super().__init__()
+            self.embed_tokens = nn.Embedding(8, 4)
             self.layers = [TinyDecoderLayer()]
 
 
@@ -174,7 +175,9 @@ PLAIN = """
 
 
     class PlainModel(nn.Module):
-        pass
+        def __init__(self):
+            super().__init__()
+            self.embed_tokens = nn.Embedding(8, 4)
 
 
     class PlainForCausalLM(nn.Module, SupportsEagle3):

@@ -8,13 +8,18 @@ worker files, iterated to a fixed point:
 * ``self.x = ...`` attributes of a worker class, through its bases,
 * ``for runner in self.draft_runner_list`` (the loop variable stands for an element),
 * parameters of workspace functions and methods, bound by position and keyword at every call site
-  (``helper(target_model=target_runner.model)``, ``Worker(target_worker=...)``).
+  (``helper(target_model=target_runner.model)``, ``Worker(target_worker=...)``),
+* a local a method returns, as the attribute its class stores the call's value in.
+
+A use one attribute further (``self.model.model.set_skip_topk``, through a delegate attribute the profile names)
+is of a member of the model's own inner model: ``model.set_skip_topk`` on the model.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Set
+from dataclasses import replace
 from typing import TypeVar
 
 from spec_contract.engine.config import Config, ReceiverPattern
@@ -453,8 +458,10 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     plain = config.speculative_conditions | {"self"}
     receivers = _Receivers(config.receivers)
     roles_in = _RolesIn(flow, receivers)
+    held_names = frozenset(config.delegate_names)
     guards = state_guards(flow.functions, index, flow.classes, lambda key, tested: frozenset(
-        role for role, _, _ in roles_in(key, tuple(tested.split(".")))))
+        role for role, _, _ in roles_in(key, tuple(tested.split(".")))),
+        held_names)
 
     def certain(taken: frozenset[str]) -> bool:  # see ``CallSite.certain``
         return all(word in plain or selectors.selects(word) for word in taken)
@@ -502,6 +509,12 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
             if use.member in config.ignored_members or use.member.startswith("__"):
                 continue
             found = roles_in(key, use.receiver)
+            if not found and len(use.receiver) >= 2 and use.receiver[-1] in held_names:
+                # a member of the model's own inner model (``target.model.topk_indices_buffer``): a use of
+                # ``model.topk_indices_buffer`` on the model, which a class whose ``.model`` lacks it fails
+                found = roles_in(key, use.receiver[:-1])
+                if found:
+                    use = _held(use)
             if found:
                 # A pattern's ``unless`` says the object is replaced (by the language model) on classes with
                 # that member, so uses that reach it through another name are skipped there; a use on the
@@ -573,21 +586,30 @@ StateGuards = dict[ClassKey, dict[str, tuple[str, frozenset[Role]]]]
 
 
 def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index, classes: dict[FunctionKey, ClassKey | None],
-                 models: Callable[[FunctionKey, str], frozenset[Role]]) -> StateGuards:
+                 models: Callable[[FunctionKey, str], frozenset[Role]],
+                 held: frozenset[str] = frozenset()) -> StateGuards:
     """Per worker class, the attributes of its instances that only a test of a model sets: attribute → the member
     that test asks for and the roles of the model it asks, when every assignment of the attribute in the class (its
     bases included) stands behind a test of that member on a model of those roles (``self._local =
     hasattr(self.model, "m")``, ``getattr(self.model, "m", None)``, or ``self._local = …`` under ``if
     hasattr(self.model, "m"):``; ``models``: the roles of the model an object, as written in a function, is). A
     method's use under a test of such an attribute meets only models with the member, whichever method ran the
-    test; a test of another object (``getattr(hf_config, "m", False)``) says nothing of the model."""
+    test; a test of another object (``getattr(hf_config, "m", False)``) says nothing of the model. A test of the
+    model's own inner model (``hasattr(draft_model.model, "m")``, an attribute ``held`` names) asks for ``model.m``;
+    ``a+b``: every member an ``and`` of tests asks of one object."""
     own: dict[ClassKey, dict[str, set[tuple[str, frozenset[Role]]]]] = {}
     for key, fn in functions.items():
         cls = classes[key]
         if cls is not None and fn.states:
             found = own.setdefault(cls, {})
             for attr, member, tested in fn.states:
-                found.setdefault(attr, set()).add((member, models(key, tested) if member else frozenset()))
+                roles = models(key, tested) if member else frozenset()
+                holder, _, name = tested.rpartition(".")
+                if member and not roles and holder and name in held:
+                    # a test of the model's own inner model (``hasattr(draft_model.model, "m")``): of ``model.m``
+                    roles = models(key, holder)
+                    member = "+".join(f"{name}.{m}" for m in member.split("+")) if roles else member
+                found.setdefault(attr, set()).add((member, roles))
     out: StateGuards = {}
     for cls in {c for c in classes.values() if c is not None}:
         merged: dict[str, set[tuple[str, frozenset[Role]]]] = {}
@@ -603,6 +625,14 @@ def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index, class
         if guarded:
             out[cls] = guarded
     return out
+
+
+def _held(use: Use) -> Use:
+    """A use of ``m.<inner>.x`` as the use of ``<inner>.x`` on ``m``: its fallback is ``m``'s (the code after ``if
+    hasattr(m, "x"): return m.x()``), its gate the inner's members."""
+    name = use.receiver[-1]
+    return replace(use, member=f"{name}.{use.member}", receiver=use.receiver[:-1], alternative_of=use.above,
+                   gate=tuple(f"{name}.{member}" for member in use.gate))
 
 
 def _with_vouched(required: tuple[str, ...], use: Use, role: Role, roles_in: _RolesIn, key: FunctionKey,
@@ -625,4 +655,5 @@ def _required(guards: StateGuards, cls: ClassKey | None, taken: frozenset[str], 
     guarded = guards.get(cls) if cls is not None else None
     if not guarded:
         return ()
-    return tuple(sorted({guarded[word][0] for word in taken if word in guarded and role in guarded[word][1]}))
+    return tuple(sorted({member for word in taken if word in guarded and role in guarded[word][1]
+                         for member in guarded[word][0].split("+")}))

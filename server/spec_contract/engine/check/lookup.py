@@ -197,8 +197,21 @@ class MemberLookup:
     def provides(self, member: str) -> bool:
         found = self._own.get(member)
         if found is None:
-            found = self._own[member] = self._inners.provision(self.key, member) is not None
+            if "." in member:
+                found = self._own[member] = self._holds(member)
+            else:
+                found = self._own[member] = self._inners.provision(self.key, member) is not None
         return found
+
+    def _holds(self, member: str) -> bool:
+        """A member of an inner model (``model.topk_indices_buffer``, see ``contract``): provided unless every class
+        the attribute may hold is known, bases and all, and lacks it (a class without the attribute fails the
+        attribute's own use, not this one)."""
+        holder, _, rest = member.rpartition(".")
+        held = landing(self.index, self.key, holder)
+        if not held:
+            return True
+        return any(self.index.provision(c, rest) is not None or not self._known_bases(c) for c in held)
 
     def broken(self, member: str) -> Broken | None:
         """How the member the class has is a forward to nowhere (see :class:`Broken`); None when it is not: the

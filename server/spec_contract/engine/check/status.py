@@ -337,7 +337,9 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
     served: dict[str, frozenset[str]] = {}
     for _, site in sites:
         served[site.member] = served.get(site.member, frozenset()) | (site.algorithms or every)
-    signs = [runs for member, runs in served.items() if member not in contract.generic and lookup.provides(member)
+    # (an inner model's member, ``model.x``, is no sign: the class holds it whoever wrote it)
+    signs = [runs for member, runs in served.items() if member not in contract.generic and "." not in member
+             and lookup.provides(member)
              and any(site.is_call and site.member == member for _, site in sites)]
 
     def means(member: str, algorithm: str) -> bool:

@@ -429,7 +429,13 @@ def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
         asked = asking.get(value.id)
         return asked if asked and asked[1] else None
     if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
-        return next((asked for operand in value.values if (asked := _asked_member(operand, asking))), None)
+        # the ``hasattr`` tests first, each member the first one's object must have (``"a+b"``): a ``getattr(…,
+        # False)`` beside them is more often a config's value than a model's test
+        asks = [(asked, _is_hasattr(operand)) for operand in value.values if (asked := _asked_member(operand, asking))]
+        present = [asked for asked, presence in asks if presence]
+        if present:
+            return present[0][0], "+".join(member for receiver, member in present if receiver == present[0][0])
+        return asks[0][0] if asks else None
     if isinstance(value, ast.IfExp) and type(value.orelse) is ast.Constant and not value.orelse.value:
         return _asked_member(value.test, asking) or _asked_member(value.body, asking)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "callable" \
@@ -441,6 +447,10 @@ def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
                  and not value.args[2].value) and (receiver := chain_of(value.args[0])) is not None:
         return dotted(receiver), value.args[1].value
     return None
+
+
+def _is_hasattr(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr"
 
 
 def _checked(builder: _FlowBuilder, stmt: ast.If, negative: frozenset[Fact], ctx: _Context) -> None:
@@ -493,6 +503,7 @@ def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: in
     gate: tuple[str, ...] = ()
     gate_line: int | None = None
     alternative_of: tuple[str, ...] = ()
+    above: tuple[str, ...] = ()
     if ctx.gates or ctx.absent:
         where = dotted(receiver)
         gate, gate_line = next(((members, line) for r, m, members, line in ctx.gates
@@ -500,12 +511,14 @@ def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: in
         if gate:
             guarded = False  # behind a gate the member is required: the engine refused the run otherwise
         alternative_of = tuple(sorted(m for r, m in ctx.absent if r == where and m != member))
+        holder = dotted(receiver[:-1])
+        above = tuple(sorted(m for r, m in ctx.absent if r == holder))
     use = _NEW(Use)  # see ``_changed``: what ``Use(...)`` makes, at a third of the cost
     use.__dict__.update(receiver=receiver, member=member, span=span, is_call=is_call, arity=arity, guarded=guarded,
                         conditions=ctx.conditions, text=text, gate=gate, alternative_of=alternative_of,
                         condition=ctx.condition, taken=ctx.taken, gate_line=gate_line,
                         condition_classes=ctx.condition_classes, shared=False, statement=False,
-                        selects=ctx.selects, vouched=ctx.facts)
+                        selects=ctx.selects, vouched=ctx.facts, above=above)
     return use
 
 

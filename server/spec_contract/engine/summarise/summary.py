@@ -128,6 +128,9 @@ class Use:
     # hasattr(m, "a"): return``): a use of another member of the same model here meets only models with those
     # (see ``CallSite.requires``)
     vouched: frozenset[tuple[str, str]] = frozenset()
+    # ``alternative_of`` of the object holding the receiver (``m`` of ``m.model.y``): when the use is of a member of
+    # the model's own inner model, the members whose absence on the model leads here
+    above: tuple[str, ...] = ()
 
 @dataclass(frozen=True)
 class CallFlow:
