@@ -84,6 +84,15 @@ class Algorithm:
 
 
 @dataclass(frozen=True)
+class Runner:
+    """A model runner of the engine (the profile's ``[[runners]]``): the files of its speculative code, and the
+    engine's function that lists what it does not run (see ``resolve.runners``)."""
+
+    refusals: str  # dotted function or method (vLLM's ``VllmConfig._get_v1_model_runner_unsupported_features``)
+    files: tuple[str, ...]  # globs of the runner's files
+
+
+@dataclass(frozen=True)
 class Capability:
     """A capability an engine declares with a runtime-checkable Protocol and refuses at start-up unless the
     model passes ``isinstance`` (the profile's ``[[capabilities]]``, e.g. vLLM's ``SupportsEagle3``).
@@ -173,6 +182,7 @@ class Config:
     restrict_delegates: bool = False  # only ``delegate_names`` attributes hold inner models (not just first)
     registry_tables: tuple[str, ...] = ()
     capabilities: tuple[Capability, ...] = ()
+    runners: tuple[Runner, ...] = ()
     # why the profile and the engine package were chosen, when the tree's layout or name chose them (one line)
     chosen: str | None = None
 
@@ -428,6 +438,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("capabilities", "capabilities", "the profile's", "Tables `{name, protocol, check, marker, "
             "holder-mixin, holder-method}`: capabilities declared with a runtime-checkable Protocol and gated with "
             "`check(model)` (vLLM's `SupportsEagle3`).", where="tree", extend=True),
+    Setting("runners", "runners", "the profile's", "Tables `{refusals, files}`: a model runner's files and the "
+            "engine's function that lists what it does not run (vLLM's `VllmConfig._get_v1_model_runner_unsupported_"
+            "features`), read, never run: an algorithm it appends for under a test every run of the algorithm "
+            "passes never reaches those files.", where="tree", extend=True),
     Setting("receivers", "receivers", "the profile's", "Tables `{pattern, role, classes, speculative, "
             "unless}`: expression shapes that denote a role's model object (`unless`: not on classes that "
             "provide that member).", where="tree", extend=True),
@@ -541,6 +555,17 @@ def _capability(raw: Any, where: str) -> Capability:
     return Capability(**fields)
 
 
+def _runner(raw: Any, where: str) -> Runner:
+    if not isinstance(raw, dict) or set(raw) != {"refusals", "files"}:
+        raise ConfigError(f"{where} must be a table with 'refusals' and 'files', got {_show(raw)}")
+    refusals, files = raw["refusals"], raw["files"]
+    if not isinstance(refusals, str) or not refusals:
+        raise ConfigError(f"{where}.refusals must be a non-empty string, got {_show(refusals)}")
+    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+        raise ConfigError(f"{where}.files must be a list of globs, got {_show(files)}")
+    return Runner(refusals, tuple(files))
+
+
 def validate(name: str, value: Any) -> Any:
     """The one validation of a setting's value, from any source: the value to use, or a :class:`ConfigError`
     whose one-line message names the key (kebab-case; ``extend-`` keys take their list key's kind)."""
@@ -594,6 +619,10 @@ def validate(name: str, value: Any) -> Any:
         if not isinstance(value, list):
             raise ConfigError(f"{key!r} must be a list of tables, got {_show(value)}")
         return tuple(_algorithm(raw, f"{key}[{i}]") for i, raw in enumerate(value))
+    if kind == "runners":
+        if not isinstance(value, list):
+            raise ConfigError(f"{key!r} must be a list of tables, got {_show(value)}")
+        return tuple(_runner(raw, f"{key}[{i}]") for i, raw in enumerate(value))
     if kind == "capabilities":
         if not isinstance(value, list):
             raise ConfigError(f"{key!r} must be a list of tables, got {_show(value)}")
@@ -802,6 +831,9 @@ def _build(profile_name: str, merged: dict[str, Any], own: str | None = None, ch
         restrict_delegates=merged.get("restrict_delegates", False),
         registry_tables=merged.get("registry_tables", ()),
         capabilities=capabilities,
+        runners=tuple(Runner(rebased(r.refusals, own, package),
+                             tuple("/".join(package if part == own else part for part in glob.split("/"))
+                                   for glob in r.files)) for r in merged.get("runners", ())),
         severity={**DEFAULT_SEVERITY, **merged.get("severity", {})},
         include=merged.get("include", ()),
         exclude=tuple(dict.fromkeys(DEFAULT_EXCLUDE + merged.get("exclude", ()))),

@@ -23,8 +23,10 @@ from dataclasses import replace
 from typing import TypeVar
 
 from spec_contract.engine.config import Config, ReceiverPattern
+from spec_contract.engine.read.globs import glob_match
 from spec_contract.engine.resolve.algorithms import Selectors, declared_algorithms
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
+from spec_contract.engine.resolve.runners import RunnerRefusals
 from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Contract, ContractEntry, Phase, Role
 from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
@@ -445,10 +447,13 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
 
 
 def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config,
-                    callers: Iterable[ModuleSummary] = (), algorithms: Algorithms | None = None) -> Contract:
+                    callers: Iterable[ModuleSummary] = (), algorithms: Algorithms | None = None,
+                    runners: RunnerRefusals = ()) -> Contract:
     """The contract of the given worker files (see the module docstring); ``callers``: the profile's
     ``start-up-callers`` files, read for the phase of the workers' entry points (see ``start_up``);
-    ``algorithms``: the release's (see ``resolve.algorithms``; None: the profile's ``[[algorithms]]``)."""
+    ``algorithms``: the release's (see ``resolve.algorithms``; None: the profile's ``[[algorithms]]``);
+    ``runners``: the tests under which each model runner refuses a launch (see ``resolve.runners``): a function
+    in a runner's files serves none of the algorithms it refuses."""
     workers = list(workers)
     flow = _Flow(workers, index)
     _bind_returned_locals(flow)
@@ -493,6 +498,11 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     routed = routed_uses(flow.functions, flow.classes, index, is_draft)
     runs = function_runs(flow.functions, flow.paths, index, flow.classes, selectors, flow.callee, built,
                          {key: picked for key, (_, picked) in routed.items()})
+    for files, tests in runners:
+        refused = frozenset().union(*(selectors.must(("&", *conjunction)) for conjunction in tests))
+        if refused:
+            runs = {key: found - refused if glob_match(flow.paths[key], files) else found
+                    for key, found in runs.items()}
     # a flag is true only in the runs that reach a function giving it a value; what a line serves says so
     flag_runs: dict[str, frozenset[str]] = {}
     for key, fn in flow.functions.items():

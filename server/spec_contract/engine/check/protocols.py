@@ -108,16 +108,19 @@ def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSum
         every = False  # some check serves every run
         for summary in workers:
             calls = [fn for fn in summary.functions if any(c.callee[-1:] == (capability.check,) for c in fn.calls)]
+            runs_of: dict[str, frozenset[str]] = {}  # the runs each function's checks serve (a runner's own)
             for fn in calls:
+                mine: set[str] = set()
                 for call in fn.calls:
                     if call.callee[-1:] == (capability.check,):
                         found = served.of(summary.module, fn.qualname, call.selects)
                         every = every or found is None
-                        runs |= found or set()
+                        mine |= found or set()
+                runs |= mine
+                runs_of[fn.qualname] = frozenset(mine)
             if calls:
                 started = {fn.qualname for fn in calls if (summary.module, fn.qualname) in start_up}
-                sites += _check_sites(summary.path, text_of(summary.path) or "", capability.check,
-                                      [fn.qualname for fn in calls], started)
+                sites += _check_sites(summary.path, text_of(summary.path) or "", capability.check, runs_of, started)
         if not sites:
             continue
         mixin = None
@@ -126,19 +129,24 @@ def gated_capabilities(config: Config, index: Index, workers: Iterable[ModuleSum
             mixin = ClassKey(index.engine_module(mixin_module), mixin_name)
         defaults = tuple(m.name for m in cls.members if m.kind in ("method", "async_method"))
         algorithms = () if every else tuple(n for n in contract.algorithms if n in runs)
-        if algorithms:  # the check's lines serve the runs it stops
-            sites = [replace(site, algorithms=frozenset(algorithms),
-                             algorithm=algorithms[0] if len(algorithms) == 1 else None) for site in sites]
+        if algorithms:  # each check's lines serve the runs that reach it (each model runner its own)
+            served_here = [site.algorithms or frozenset(algorithms) for site in sites]
+            sites = [replace(site, algorithms=runs, algorithm=next(iter(runs)) if len(runs) == 1 else None)
+                     for site, runs in zip(sites, served_here)]
+        else:
+            sites = [replace(site, algorithms=None) for site in sites]
         out.append(GatedCapability(capability, protocol, frozenset(m.name for m in cls.members), defaults,
                                    mixin, tuple(sites), _language_reads(workers, capability, served, algorithms,
                                                                         start_up), text_of, algorithms))
     return out
 
 
-def _check_sites(path: str, text: str, check: str, callers: list[str], started: set[str]) -> list[CallSite]:
+def _check_sites(path: str, text: str, check: str, callers: dict[str, frozenset[str]],
+                 started: set[str]) -> list[CallSite]:
     """The lines of a worker file that call ``check(...)`` (not its import or definition), each in the phase
-    of the function it is in: ``callers`` are the qualnames of the file's functions that call it, ``started``
-    those of them that run at start-up (a line in a function no caller names takes any caller's)."""
+    of the function it is in and serving its runs: ``callers`` are the qualnames of the file's functions that
+    call it, with the runs that reach their checks (empty: not told), ``started`` those of them that run at
+    start-up (a line in a function no caller names takes any caller's)."""
     sites = []
     pattern = re.compile(rf"(?<![\w.]){re.escape(check)}\(")
     lines = split_lines(text)  # an editor's lines (``str.splitlines`` breaks at form feeds too)
@@ -148,10 +156,11 @@ def _check_sites(path: str, text: str, check: str, callers: list[str], started: 
         if match and not stripped.startswith(("def ", "from ", "import ", "#")):
             span = Span(number, match.start(), number, match.start() + len(check))
             name = _enclosing_def(lines, number)
-            mine = [q for q in callers if q.rpartition(".")[2] == name] or callers
+            mine = [q for q in callers if q.rpartition(".")[2] == name] or list(callers)
             phase = Phase.START_UP if any(q in started for q in mine) else Phase.FIRST_REQUEST
+            runs = frozenset().union(*(callers[q] for q in mine))
             sites.append(CallSite(path=path, span=span, role=Role.TARGET, member=check, text=stripped,
-                                  guarded=False, is_call=True, phase=phase))
+                                  guarded=False, is_call=True, phase=phase, algorithms=runs or None))
     return sites
 
 
@@ -434,12 +443,26 @@ def capability_verdicts(index: Index, key: ClassKey, config: Config, gated: Sequ
     return [(g, _declares(index, key, g), _capability_finding(index, key, cls, path, config, g, rel)) for g in gated]
 
 
+def _checks_where(sites: tuple[CallSite, ...], rel: Callable[[str], str]) -> str:
+    """Where the check stops a run: the first line, and after it each line that alone stops some runs (a model
+    runner of their own: vLLM's V1 check never sees a DSPARK run, V2's does)."""
+    words = f"{rel(sites[0].path)}:{sites[0].span.line + 1}"
+    seen = set(sites[0].algorithms or ())
+    for site in sites[1:]:
+        own = sorted((site.algorithms or frozenset()) - seen)
+        if own and sites[0].algorithms is not None:
+            names = own[0] if len(own) == 1 else ", ".join(own[:-1]) + " or " + own[-1]
+            words += f" (for {names}: {rel(site.path)}:{site.span.line + 1})"
+            seen.update(own)
+    return words
+
+
 def _capability_finding(index: Index, key: ClassKey, cls: ClassSummary, path: str, config: Config,
                         gated: GatedCapability, rel: Callable[[str], str]) -> Finding | None:
     capability = gated.capability
     protocol = gated.protocol.qualname
     gate = gated.sites[0]
-    where = f"{rel(gate.path)}:{gate.span.line + 1}"
+    where = _checks_where(gated.sites, rel)
     reach = _reach(index, key, capability, config, gated.text_of)
     declares = _declares(index, key, gated)
     if reach is None and declares:
