@@ -116,6 +116,21 @@ def test_a_state_set_from_a_test_of_the_returned_draft_guards_the_uses_under_it(
     assert not [f for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"]
 
 
+def test_the_state_guards_a_module_function_entered_only_past_it(tmp_path):
+    """The read sits in a module-level helper the speculator calls only under ``if self.use_local:``: the
+    helper's uses need what the callers' state stands for, as the method's own would."""
+    root = _tree(tmp_path, 'self.use_local = hasattr(model, "compute_draft_logits_local")')
+    speculator = root / "vllm/v1/worker/gpu/spec_decode/dspark/speculator.py"
+    text = speculator.read_text()
+    assert "return self.model.logits_processor.gather(local)" in text
+    text = text.replace("return self.model.logits_processor.gather(local)", "return _gather(self.model, local)")
+    speculator.write_text(text + "\n\ndef _gather(model, local):\n    return model.logits_processor.gather(local)\n")
+    analysis = analyze(root)
+    (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
+    assert site.requires == ("compute_draft_logits_local",) and site.certain
+    assert not [f for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"]
+
+
 def test_a_test_of_a_local_the_method_does_not_return_guards_nothing(tmp_path):
     """A local the method only builds and drops is no model any worker keeps: the state says nothing of the
     draft, so the MTP head meets the read (its predictor has it: a forward it lacks)."""

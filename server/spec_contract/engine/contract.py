@@ -475,6 +475,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     any_draft = _reached_by_any_draft_worker(workers, index, frozenset(config.any_draft_workers))
     off_by_default = frozenset(config.off_by_default)
     calls_into = _callers(flow)
+    guarding = _guards_of(guards, flow, calls_into)
     entered_under = _entered_under(calls_into, off_by_default)
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
     entered_past = _entered_past(calls_into, called_from_outside, lambda _, call: call.taken)
@@ -568,9 +569,9 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft
                     and (served is None or bool(served & any_draft_runs)),
                     phase=_phase(key in start_up, use.guarded), taken=taken,
-                    certain=certain(taken - guards.get(flow.classes[key] or _NO_CLASS, {}).keys()),
+                    certain=certain(taken - guarding(key).keys()),
                     loading=key in start_up and runs[key] >= selectors.universe,
-                    requires=_with_vouched(_required(guards, flow.classes[key], taken, role), use, role,
+                    requires=_with_vouched(_required(guarding(key), taken, role), use, role,
                                            roles_in, key, entered_vouched.get(key, frozenset())),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
@@ -659,10 +660,34 @@ def _with_vouched(required: tuple[str, ...], use: Use, role: Role, roles_in: _Ro
     return tuple(sorted(vouched.union(required))) if vouched else required
 
 
-def _required(guards: StateGuards, cls: ClassKey | None, taken: frozenset[str], role: Role) -> tuple[str, ...]:
-    """The members a use of the ``role`` model in a method of ``cls`` past the tests ``taken`` needs that model to
-    have (see ``CallSite.requires``)."""
-    guarded = guards.get(cls) if cls is not None else None
+def _guards_of(guards: StateGuards, flow: _Flow,
+               calls_into: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
+               ) -> Callable[[FunctionKey], dict[str, tuple[str, frozenset[Role]]]]:
+    """The state guards a worker function's tests of attributes mean (see ``state_guards``): its class's; for a
+    module function, those every calling method's class agrees on (``_gather_local(self.model, h)``, called under
+    ``if self._local:``, is entered past the callers' test)."""
+    memo: dict[FunctionKey, dict[str, tuple[str, frozenset[Role]]]] = {}
+
+    def of(key: FunctionKey) -> dict[str, tuple[str, frozenset[Role]]]:
+        found = memo.get(key)
+        if found is None:
+            cls = flow.classes[key]
+            if cls is not None:
+                found = guards.get(cls, {})
+            else:
+                owners = {flow.classes[caller] for caller, _ in calls_into.get(key, ())}
+                each = [guards.get(owner, {}) if owner is not None else {} for owner in owners]
+                found = {word: held for word, held in each[0].items()
+                         if all(other.get(word) == held for other in each[1:])} if each else {}
+            memo[key] = found
+        return found
+    return of
+
+
+def _required(guarded: dict[str, tuple[str, frozenset[Role]]], taken: frozenset[str],
+              role: Role) -> tuple[str, ...]:
+    """The members a use of the ``role`` model past the tests ``taken`` needs that model to have, by the state
+    guards of its function (``guarded``, see ``_guards_of`` and ``CallSite.requires``)."""
     if not guarded:
         return ()
     return tuple(sorted({member for word in taken if word in guarded and role in guarded[word][1]
