@@ -15,7 +15,7 @@ import sys
 
 from engine_trees import analyze
 from spec_contract.engine.launch.matrix import support_matrix
-from test_engine_vllm import MODELS, vllm_tree
+from test_engine_returned_model import speculator_tree
 
 HEADS = """
     import torch.nn as nn
@@ -66,53 +66,12 @@ DSPARK = """
             return super()._sample(embed)
 """
 
-# every algorithm's speculator samples with the base's ``compute_logits``; DSPARK's adds its own members
-INIT = """
-    def init_speculator(vllm_config, device):
-        if vllm_config.speculative_config.method == "dspark":
-            from vllm.v1.worker.gpu.spec_decode.dspark.speculator import DSparkSpeculator
-            return DSparkSpeculator(vllm_config, device)
-        from vllm.v1.worker.gpu.spec_decode.speculator import BaseSpeculator
-        return BaseSpeculator(vllm_config, device)
-"""
-
-BASE = """
-    class BaseSpeculator:
-        def load_draft_model(self, target_model):
-            return load_model(target_model)
-
-        def load_model(self, target_model):
-            self.model = self.load_draft_model(target_model)
-
-        def propose(self, hidden):
-            return self._sample(hidden)
-
-        def _sample(self, hidden):
-            return self.model.compute_logits(hidden)
-"""
-
-REGISTERED = '"EagleTinyForCausalLM": ("tiny_eagle", "EagleTinyForCausalLM"),'
-DRAFTS = "".join(f'\n        "{name}": ("heads", "{name}"),' for name in ("TinyMTP", "ConfidentDSpark", "PlainDSpark"))
-
-
 def _analysis(tmp_path):
     return analyze(_tree(tmp_path))
 
 
 def _tree(tmp_path):
-    root = vllm_tree(tmp_path, {
-        f"{MODELS}/heads.py": HEADS,
-        "vllm/v1/worker/gpu/__init__.py": "",
-        "vllm/v1/worker/gpu/spec_decode/__init__.py": INIT,
-        "vllm/v1/worker/gpu/spec_decode/speculator.py": BASE,
-        "vllm/v1/worker/gpu/spec_decode/dspark/__init__.py": "",
-        "vllm/v1/worker/gpu/spec_decode/dspark/speculator.py": DSPARK,
-    })
-    registry = root / f"{MODELS}/registry.py"
-    registry.write_text(registry.read_text().replace(REGISTERED, REGISTERED + DRAFTS))
-    config = root / "vllm/config/speculative.py"
-    config.write_text(config.read_text().replace('"ngram"]', '"ngram", "dspark"]'))
-    return root
+    return speculator_tree(tmp_path, HEADS, DSPARK, ("TinyMTP", "ConfidentDSpark", "PlainDSpark"))
 
 
 def test_a_dspark_head_without_a_method_called_past_an_option_gets_the_information(tmp_path):

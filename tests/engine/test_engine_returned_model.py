@@ -41,12 +41,12 @@ INIT = """
         if vllm_config.speculative_config.method == "dspark":
             from vllm.v1.worker.gpu.spec_decode.dspark.speculator import DSparkSpeculator
             return DSparkSpeculator(vllm_config, device)
-        from vllm.v1.worker.gpu.spec_decode.speculator import Speculator
-        return Speculator(vllm_config, device)
+        from vllm.v1.worker.gpu.spec_decode.speculator import BaseSpeculator
+        return BaseSpeculator(vllm_config, device)
 """
 
 BASE = """
-    class Speculator:
+    class BaseSpeculator:
         def load_draft_model(self, target_model):
             return load_model(target_model)
 
@@ -61,10 +61,10 @@ BASE = """
 """
 
 DSPARK = """
-    from vllm.v1.worker.gpu.spec_decode.speculator import Speculator
+    from vllm.v1.worker.gpu.spec_decode.speculator import BaseSpeculator
 
 
-    class DSparkSpeculator(Speculator):
+    class DSparkSpeculator(BaseSpeculator):
         def __init__(self, vllm_config, device):
             self.use_local = False
 
@@ -86,20 +86,27 @@ DSPARK = """
 REGISTERED = '"EagleTinyForCausalLM": ("tiny_eagle", "EagleTinyForCausalLM"),'
 
 
-def _tree(tmp_path, test: str):
+def speculator_tree(tmp_path, heads: str, dspark: str, drafts: tuple[str, ...]):
+    """A vLLM-shaped tree whose V2 speculators are ``BASE`` and the DSPARK one ``dspark``, with the draft heads of
+    ``heads`` (``models/heads.py``) registered as drafts by the names ``drafts``."""
     root = vllm_tree(tmp_path, {
-        f"{MODELS}/heads.py": HEADS,
+        f"{MODELS}/heads.py": heads,
         "vllm/v1/worker/gpu/__init__.py": "",
         "vllm/v1/worker/gpu/spec_decode/__init__.py": INIT,
         "vllm/v1/worker/gpu/spec_decode/speculator.py": BASE,
         "vllm/v1/worker/gpu/spec_decode/dspark/__init__.py": "",
-        "vllm/v1/worker/gpu/spec_decode/dspark/speculator.py": DSPARK.replace("{test}", test),
+        "vllm/v1/worker/gpu/spec_decode/dspark/speculator.py": dspark,
     })
     registry = root / f"{MODELS}/registry.py"
-    registry.write_text(registry.read_text().replace(REGISTERED, REGISTERED + '\n    "TinyMTP": ("heads", "TinyMTP"),'))
+    registered = "".join(f'\n        "{name}": ("heads", "{name}"),' for name in drafts)
+    registry.write_text(registry.read_text().replace(REGISTERED, REGISTERED + registered))
     config = root / "vllm/config/speculative.py"
     config.write_text(config.read_text().replace('"ngram"]', '"ngram", "dspark"]'))
     return root
+
+
+def _tree(tmp_path, test: str):
+    return speculator_tree(tmp_path, HEADS, DSPARK.replace("{test}", test), ("TinyMTP",))
 
 
 @pytest.mark.parametrize("test", [
