@@ -87,6 +87,10 @@ def test_pyproject_without_the_table_gives_the_default_profile(tmp_path):
     ("severity = 5", "'severity' must be a table of code = severity"),
     ("profile = 5", "'profile' must be a string"),
     ("baseline = 5", "'baseline' must be a string"),
+    ("runners = 5", "'runners' must be a list of tables"),
+    ("runners = [{refusals = 'pkg.f'}]", "runners[0] must be a table with 'refusals' and 'files'"),
+    ("runners = [{refusals = '', files = ['**/x.py']}]", "runners[0].refusals must be a non-empty string"),
+    ("extend-runners = [{refusals = 'pkg.f', files = '**/x.py'}]", "extend-runners[0].files must be a list of globs"),
 ])
 def test_unusable_setting_is_a_config_error_with_a_one_line_message(tmp_path, table, message):
     root = make_tree(tmp_path, {"pyproject.toml": f"[tool.spec-contract]\n{table}\n"})
