@@ -466,7 +466,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     held_names = frozenset(config.delegate_names)
     guards = state_guards(flow.functions, index, flow.classes, lambda key, tested: frozenset(
         role for role, _, _ in roles_in(key, tuple(tested.split(".")))),
-        held_names)
+        held_names, lambda key, called: _vouched_by_callee(flow, key, called))
 
     def certain(taken: frozenset[str]) -> bool:  # see ``CallSite.certain``
         return all(word in plain or selectors.selects(word) for word in taken)
@@ -598,7 +598,9 @@ StateGuards = dict[ClassKey, dict[str, tuple[str, frozenset[Role]]]]
 
 def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index, classes: dict[FunctionKey, ClassKey | None],
                  models: Callable[[FunctionKey, str], frozenset[Role]],
-                 held: frozenset[str] = frozenset()) -> StateGuards:
+                 held: frozenset[str] = frozenset(),
+                 vouched: Callable[[FunctionKey, str], tuple[str, str]] = lambda key, called: ("", "")
+                 ) -> StateGuards:
     """Per worker class, the attributes of its instances that only a test of a model sets: attribute → the member
     that test asks for and the roles of the model it asks, when every assignment of the attribute in the class (its
     bases included) stands behind a test of that member on a model of those roles (``self._local =
@@ -607,13 +609,18 @@ def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index, class
     method's use under a test of such an attribute meets only models with the member, whichever method ran the
     test; a test of another object (``getattr(hf_config, "m", False)``) says nothing of the model. A test of the
     model's own inner model (``hasattr(draft_model.model, "m")``, an attribute ``held`` names) asks for ``model.m``;
-    ``a+b``: every member an ``and`` of tests asks of one object."""
+    ``a+b``: every member an ``and`` of tests asks of one object. An attribute set from a call's value stands
+    behind the test the callee makes of an argument before it returns anything true (``vouched``: SGLang's
+    ``_configure_target_hidden_projection`` returns False unless ``isinstance(target_model, P)``): member ``*``,
+    any, is the use's own (see ``CallSite.requires``)."""
     own: dict[ClassKey, dict[str, set[tuple[str, frozenset[Role]]]]] = {}
     for key, fn in functions.items():
         cls = classes[key]
         if cls is not None and fn.states:
             found = own.setdefault(cls, {})
             for attr, member, tested in fn.states:
+                if member.startswith("()"):  # set from a call's value: what the callee's own test holds
+                    member, tested = vouched(key, member[2:])
                 roles = models(key, tested) if member else frozenset()
                 holder, _, name = tested.rpartition(".")
                 if member and not roles and holder and name in held:
@@ -636,6 +643,26 @@ def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index, class
         if guarded:
             out[cls] = guarded
     return out
+
+
+def _vouched_by_callee(flow: _Flow, key: FunctionKey, called: str) -> tuple[str, str]:
+    """(member, object as dotted text) the worker function ``key`` calls as ``called`` tests of the argument it
+    passes before returning anything true (see ``FunctionFlow.vouches``); ("", "") when it tests none."""
+    chain = tuple(called.split("."))
+    call = next((c for c in flow.functions[key].calls if c.callee == chain), None)
+    found = flow.callee(key, call) if call is not None else None
+    if call is None or found is None:
+        return "", ""
+    callee, implicit = found
+    fn = flow.functions[callee]
+    positional = fn.params[implicit:]
+    keywords = dict(call.kwargs)
+    for param, member in fn.vouches:
+        at = positional.index(param) if param in positional else len(call.args)
+        arg = keywords.get(param) or (call.args[at] if at < len(call.args) else None)
+        if arg is not None:
+            return member, ".".join(arg)
+    return "", ""
 
 
 def _held(use: Use) -> Use:

@@ -115,7 +115,8 @@ class CallSite:
     # test of a worker attribute that only a test of that model for them sets (``if self._local_argmax:`` where
     # ``self._local_argmax = hasattr(self.model, "compute_draft_logits_local")``), or in a private helper every call
     # to which does (see ``contract._entered_past``), or under such a test written in its own function (``if
-    # hasattr(model, "a"): model.b``); a class without one never meets the use
+    # hasattr(model, "a"): model.b``); a class without one never meets the use; ``*``: the use's own member (a
+    # helper's ``isinstance`` test of the model, standing behind the state: whatever the use reads)
     requires: tuple[str, ...] = ()
 
     def serves(self, algorithm: str) -> bool:

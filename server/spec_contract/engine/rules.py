@@ -233,17 +233,19 @@ MISSING_OPTIONAL_IMPLEMENTATION = Rule(
 
 MISSING_CONDITIONAL_IMPLEMENTATION = Rule(
     "SC015", "missing-conditional-implementation", Severity.INFORMATION,
-    "a draft head lacks a method its algorithm's worker calls only past a test the tool cannot decide (an "
-    "option, a state only some runs set), and no inner model has it",
-    "As SC010, for the draft, when the worker line runs only past a test whose value the tool does not follow: "
-    "an attribute set from an option or from the checkpoint (`if self.use_confidence_head:`, set to "
+    "a class that means to run the algorithm lacks a method a worker calls only past a test the tool cannot "
+    "decide (an option, a state only some runs set), and no inner model has it",
+    "As SC010, when the worker line runs only past a test whose value the tool does not follow: an attribute "
+    "set from an option or from the checkpoint (`if self.use_confidence_head:`, set to "
     "`enable_adaptive_verification and …`), a config value. A run with the class crashes there only when the "
-    "test holds; the message names the tested words and `condition` holds them. The class must show it is "
-    "that algorithm's draft: a draft head with a member only runs of the line's algorithms use, and not every "
-    "run with a draft (a DSpark head's Markov members say DSPARK; `compute_logits` says nothing), so an MTP "
-    "head never meets a DSPARK speculator's uses; or a class a config rewrite loads as every draft, showing it "
-    "means to support the run. The fix implements it like a class holding the same parts, where one fits "
-    "(see SC010).",
+    "test holds; the message names the tested words and `condition` holds them. The class must show it means "
+    "to support the algorithm, as for SC010; a draft head, that it is that algorithm's draft: a member only "
+    "runs of the line's algorithms use, and not every run with a draft (a DSpark head's Markov members say "
+    "DSPARK; `compute_logits` says nothing), so an MTP head never meets a DSPARK speculator's uses. A state set "
+    "from a helper's value stands behind the test the helper makes of the model it is handed before returning "
+    "anything true (`if not isinstance(target_model, P): return False`): a class that fails it never reaches "
+    "the uses under the state. The fix implements the method like a class holding the same parts, where one "
+    "fits (see SC010).",
     fix=Fix.IMPLEMENT)
 
 RULES: tuple[Rule, ...] = (

@@ -157,17 +157,13 @@ def crash_findings(index: Index, key: ClassKey, cls: ClassSummary, path: str, co
 
 
 def _conditional(crash: Crash, lookup: MemberLookup, as_draft: bool, draft_head: bool) -> bool:
-    """Whether a crash is SC015's: a draft's, past a test the tool does not decide, of a method no inner model
-    has, on a class that shows it is this run's draft (a draft head with a member only such runs use, or one a
-    config rewrite loads as every draft and that means to support the run). A target's is left to the status
-    model's note: the engine tests its target through functions handed the model (SGLang's
-    ``_configure_target_hidden_projection`` returns False unless an ``isinstance`` of a Protocol holds), which
-    the tool does not follow into the state they set."""
-    if crash.role is not Role.DRAFT or crash.certain or crash.past or not crash.site.is_call \
-            or crash.provision.how is How.FORWARD or lookup.inner(crash.member) is not None \
-            or lookup.provides(crash.member):
+    """Whether a crash is SC015's: past a test the tool does not decide, of a method no inner model has, on a
+    class that shows it means to support the run: the target, or a class a config rewrite loads as every draft,
+    as for SC010; a draft head, by a member only the runs reaching the line use."""
+    if crash.certain or crash.past or not crash.site.is_call or crash.provision.how is How.FORWARD \
+            or lookup.inner(crash.member) is not None or lookup.provides(crash.member):
         return False
-    return crash.intent if as_draft else draft_head and crash.specific
+    return crash.intent if crash.role is Role.TARGET or as_draft else draft_head and crash.specific
 
 
 def _conditional_crash(index: Index, key: ClassKey, cls: ClassSummary, path: str, status: AlgorithmStatus,

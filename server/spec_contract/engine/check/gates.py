@@ -136,6 +136,6 @@ def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLooku
         roles = tuple(role for role in roles if role is not Role.TARGET)  # the workers route it as a draft
     return [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites
             if (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)
-            and all(lookup.provides(member) for member in site.requires)
+            and all(lookup.provides(site.member if member == "*" else member) for member in site.requires)
             and (not site.only or lookup.is_a(site.only))
             and may_meet_class(role, site, draft_shaped)]

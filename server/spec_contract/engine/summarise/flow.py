@@ -407,6 +407,8 @@ def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Contex
         builder.asking[target.id] = asked if builder.asking.get(target.id, asked) == asked else _NOTHING_ASKED
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
         receiver, member = _asked_under(builder, value, ctx)
+        if not member and type(value) is ast.Call and (called := chain_of(value.func)) is not None:
+            member = "()" + dotted(called)  # what the callee's own test holds (see ``FunctionFlow.vouches``)
         builder.states[(target.attr, member, receiver)] = None
 
 
@@ -828,7 +830,19 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
                            if (use.receiver, use.member, use.gate_line) not in checked]
     return FunctionFlow(qualname, class_name, params, kwonly, tuple(builder.aliases), tuple(builder.calls),
                         tuple(uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
-                        returned(node.body), tuple(builder.states))
+                        returned(node.body), tuple(builder.states), _vouches(node.body, params + kwonly))
+
+
+def _vouches(body: list[ast.stmt], params: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(parameter, member) the top-level ``if not <test>: return <false>`` statements hold for the rest of the
+    body (see ``FunctionFlow.vouches``)."""
+    found = []
+    for stmt in body:
+        if type(stmt) is ast.If and not stmt.orelse and len(stmt.body) == 1 and type(stmt.body[0]) is ast.Return \
+                and (stmt.body[0].value is None or type(stmt.body[0].value) is ast.Constant
+                     and not stmt.body[0].value.value):
+            found += [(r, m) for r, m in sorted(_facts(stmt.test)[1]) if r in params]
+    return tuple(found)
 
 
 def _routes(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines) -> tuple[Route, ...]:

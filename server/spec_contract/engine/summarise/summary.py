@@ -172,6 +172,10 @@ class FunctionFlow:
     # hasattr(self.model, "m"):``), "" for a value no such test stands behind; a falsy constant is not recorded (see
     # ``contract.state_guards``, which keeps the tests of a model)
     states: tuple[tuple[str, str, str], ...] = ()
+    # (parameter, member) a test at the top of the body holds for every value but a false one it returns (``if not
+    # isinstance(target_model, P): return False``: member "*", any; ``if not hasattr(m, "x"): return None``): a state
+    # set from a call's value (member ``"()" + callee`` in ``states``) stands behind that test of the argument
+    vouches: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
