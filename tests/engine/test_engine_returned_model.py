@@ -121,6 +121,9 @@ def test_a_state_set_from_a_test_of_the_returned_draft_guards_the_uses_under_it(
     (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
     assert site.requires == ("compute_draft_logits_local",) and site.algorithms == frozenset({"DSPARK"})
     assert not [f for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"]
+    # nor does hover list it among the head's members as one it fails to forward: no run of it gets there
+    (head,) = [status for status in analysis.statuses() if status.name == "TinyMTP"]
+    assert "logits_processor" not in {member.member for member in head.members}
 
 
 def test_the_state_guards_a_module_function_entered_only_past_it(tmp_path):

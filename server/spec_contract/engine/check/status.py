@@ -213,8 +213,10 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
     for member, entries in sorted(members.items()):
         if handed is not None and member not in handed:
             continue
-        # as the check: draft uses that no worker taking any model as its draft reaches never meet this class
-        meeting = [(e, tuple(s for s in e.call_sites if may_meet_class(e.role, s, draft_shaped)))
+        # as the check: draft uses that no worker taking any model as its draft reaches never meet this class,
+        # nor do uses only a model with some other member reaches (``requires``) when the class lacks it
+        meeting = [(e, tuple(s for s in e.call_sites if may_meet_class(e.role, s, draft_shaped)
+                             and all(lookup.provides(s.member if m == "*" else m) for m in s.requires)))
                    for e in entries]
         meeting = [(e, sites) for e, sites in meeting if sites]
         state = lookup.state(member) if meeting else None
