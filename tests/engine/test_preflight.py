@@ -171,6 +171,19 @@ def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
                           timeout=120, env={**os.environ, **(env or {})})
 
 
+def test_a_launch_of_an_algorithm_the_release_lacks_reads_as_the_engine_s_refusal_in_text_too(tmp_path):
+    """The text report of an algorithm the release does not have: the refusal and the verdict line, exit 1 (it
+    died with a KeyError: the early return gave the refusal no place in the order a run meets failures)."""
+    engine = engine_tree(tmp_path)
+    target, _ = kimi_like(tmp_path)
+    done = _cli("preflight", "--no-cache", "--engine", str(engine), "--model", str(target), "--algorithm", "NOSUCH")
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "this release has no speculative algorithm NOSUCH" in done.stdout
+    assert done.stdout.rstrip().endswith("This launch will fail: first, while the server starts, the engine refuses "
+                                         "the launch (algorithm).")
+
+
 def test_every_bad_input_is_one_line_and_exit_2(tmp_path):
     engine = engine_tree(tmp_path)
     target, draft = kimi_like(tmp_path)

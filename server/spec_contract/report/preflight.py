@@ -102,7 +102,7 @@ def render_text(result: Preflight) -> str:
         for number, failure in enumerate(failures, 1):
             where = f" at {failure.path}:{failure.line}" if failure.path else ""
             out.append(printable(f"  {number}. {failure.when}: {_failure_words([failure], result.algorithm)}{where}"))
-    out.append(_first_failure(result) if failures else _HEADLINE[result.state])
+    out.append(_first_failure(result) if failures else _HEADLINE.get(result.state, "This launch will fail."))
     return "\n".join(out)
 
 

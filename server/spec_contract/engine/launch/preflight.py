@@ -139,8 +139,9 @@ def preflight(launch: Launch, engine: Engine, analysis: Analysis, env: dict[str,
                                                                   "speculative contract is used",), version=version)
     selection = select(analysis.contract, launch.engine, launch.algorithm)
     if selection.algorithm is None:  # the engine refuses the name itself, before anything loads
-        return Preflight(engine, selection.name, target, draft, (), (_unknown_algorithm(analysis, selection),),
-                         analysis.notes)
+        refusal = (_unknown_algorithm(analysis, selection),)
+        return Preflight(engine, selection.name, target, draft, (), refusal, analysis.notes, version=version,
+                         failures=_failures(launch.engine, [], refusal))
     unchecked: dict[str, str] = {}
     known = architectures(analysis, unchecked)
     verdicts = [_verdict(analysis, known, unchecked, target, Role.TARGET, selection)]
