@@ -15,6 +15,7 @@ import sys
 
 from engine_trees import analyze
 from spec_contract.engine.launch.matrix import support_matrix
+from spec_contract.lsp.hover import class_markdown
 from test_engine_returned_model import speculator_tree
 
 HEADS = """
@@ -97,7 +98,16 @@ def test_the_matrix_notes_the_conditional_crash_as_check_reports_it(tmp_path):
     (row,) = [r for r in matrix.rows if r.architecture == "PlainDSpark"]
     (cell,) = [c for c in row.cells if c.algorithm == "DSPARK"]
     assert cell.state.value == "supported"
-    assert any("`compute_confidence`, used only when use_confidence_head" in note for note in cell.notes)
+    assert [note for note in cell.notes if "`compute_confidence`" in note] == [
+        "the draft lacks `compute_confidence`, used only when use_confidence_head: the run crashes then"]
+    # and hover says the same of the class's DSPARK runs
+    (status,) = [s for s in analysis.statuses() if s.name == "PlainDSpark"]
+    text = class_markdown(status, lambda path, line: f"{path.rsplit('/', 1)[-1]}:{line + 1}",
+                          [f for f in analysis.findings if f.class_name == "PlainDSpark"])
+    (dspark,) = [line for line in text.split("\n- ") if line.startswith("DSPARK:")]
+    assert [line.strip() for line in dspark.splitlines() if "`compute_confidence`" in line] == [
+        "- lacks `compute_confidence`, which speculator.py:17 uses (first request); used only when "
+        "use_confidence_head: the run crashes then"]
 
 
 def test_the_fix_implements_it_like_the_head_that_has_it(tmp_path):

@@ -9,6 +9,7 @@ fails it never reaches the uses under the state.
 
 from __future__ import annotations
 
+import pytest
 from engine_trees import analyze, make_tree
 
 PACKAGES = {"pkg/__init__.py": "", "pkg/models/__init__.py": "", "pkg/speculative/__init__.py": ""}
@@ -64,9 +65,15 @@ WORKER = """
 """
 
 
-def _analysis(tmp_path):
+# the helper's test as the value it returns, not an early return
+RETURNING = WORKER.replace(
+    "        if not isinstance(target_model, _SupportsProjection):\n            return False\n        return enabled",
+    '        return bool(getattr(target_model, "project_hidden", None))')
+
+
+def _analysis(tmp_path, worker: str = WORKER):
     return analyze(make_tree(tmp_path, {**PACKAGES, "pkg/models/targets.py": MODELS,
-                                        "pkg/speculative/eagle_worker.py": WORKER}))
+                                        "pkg/speculative/eagle_worker.py": worker}))
 
 
 def test_a_target_without_a_method_called_past_an_option_gets_the_information(tmp_path):
@@ -76,12 +83,17 @@ def test_a_target_without_a_method_called_past_an_option_gets_the_information(tm
     assert found == [("SC015", "information", "SlowForCausalLM", "use_fast")]
 
 
-def test_a_state_set_from_a_helper_stands_behind_the_helper_s_test_of_the_model(tmp_path):
-    """``_projecting`` is true only for a model that passes ``isinstance(…, _SupportsProjection)``: the slow
-    target, which lacks ``project_hidden``, never reaches the call."""
-    analysis = _analysis(tmp_path)
-    (site,) = [s for e in analysis.contract.entries if e.member == "project_hidden" for s in e.call_sites]
-    assert site.requires == ("*",)
+@pytest.mark.parametrize(("worker", "requires"), [(WORKER, ("*",)), (RETURNING, ("project_hidden",))],
+                         ids=["isinstance, then an early return", "the value returned"])
+def test_a_state_set_from_a_helper_stands_behind_the_helper_s_test_of_the_model(tmp_path, worker, requires):
+    """``_projecting`` is true only for a model that passes the helper's test (``isinstance(…,
+    _SupportsProjection)``, or the ``getattr`` it returns): the slow target, which lacks ``project_hidden``,
+    never reaches the call."""
+    assert worker.count("_SupportsProjection") == (2 if worker is WORKER else 1)  # the variant is written
+    analysis = _analysis(tmp_path, worker)
+    (site,) = [s for e in analysis.contract.entries if e.member == "project_hidden" for s in e.call_sites
+               if s.is_call]  # the call under the state (the helper's own getattr is a guarded read)
+    assert site.requires == requires
     assert not [f for f in analysis.findings if f.member == "project_hidden"]
     crashing = {crash.member for status in analysis.statuses() if status.name == "SlowForCausalLM"
                 for algorithm in status.algorithms for crash in algorithm.crashes}

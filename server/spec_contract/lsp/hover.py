@@ -95,8 +95,11 @@ def class_markdown(status: ClassStatus, place: Places, findings: Sequence[Findin
         lines += ["", "**Speculative algorithms**", ""]
         # the crashes a finding says (as the matrix counts them: a guarded use's finding confirms none)
         reported = {m for f in findings if says_a_crash(f) for m in (f.member, *(also.member for also in f.also))}
+        # a crash the check says happens only under a condition (SC004, SC015), as the matrix notes it
+        conditional = {f.member: f.condition or "a rare condition holds" for f in findings
+                       if f.code in ("SC004", "SC015")}
         for algorithm in status.algorithms:
-            lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, place, reported)}")
+            lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, place, reported, conditional)}")
     return "\n".join(lines)
 
 
@@ -121,14 +124,19 @@ def provision_words(provision: Provision) -> str:
     return f"cannot tell how to provide it: {provision.why}"
 
 
-def _algorithm_words(algorithm: AlgorithmStatus, place: Places, reported: set[str]) -> str:
+def _algorithm_words(algorithm: AlgorithmStatus, place: Places, reported: set[str],
+                     conditional: dict[str, str] | None = None) -> str:
     """What a run of the algorithm meets, as the matrix and preflight say it (``verdict``): a crash of a member
     no finding ``reported`` is not counted (the check's reasons to report none, such as a guard in another
-    method, stand), and is named as such."""
+    method, stand), and is named as such; one the check says happens under a condition (``conditional``:
+    member → condition) is named with it."""
+    conditional = conditional or {}
     crashes = [c for c in algorithm.crashes if c.member in algorithm.members]
-    uncounted = "".join(f"\n  - lacks `{c.member}`, which {place(c.site.path, c.site.span.line)} uses ({c.phase}); "
-                        "check reports no crash for it, so it is not counted"
-                        for c in crashes if c.member not in reported)
+    uncounted = "".join(
+        f"\n  - lacks `{c.member}`, which {place(c.site.path, c.site.span.line)} uses ({c.phase}); "
+        + (f"used only when {conditional[c.member]}: the run crashes then" if c.member in conditional
+           else "check reports no crash for it, so it is not counted")
+        for c in crashes if c.member not in reported)
     if algorithm.state == "crashes" and all(c.member not in reported for c in crashes):
         degraded = ", degraded: it lacks " + ", ".join(f"`{m}`" for m in algorithm.degraded) \
             if algorithm.degraded else ""

@@ -285,12 +285,14 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
                                                              uses_of(analysis, sites, selection), "")
             unconfirmed.pop(f.member, None)
     # notes name only lines the run reaches (another launch name's own workers are not its business)
+    conditional = [f for f in facts.findings if f.code in _CONDITIONAL and role in f.roles and selected(f, selection)
+                   and any(selection.selects(site) for site in f.call_sites)]
     notes = [f"the {role} lacks `{f.member}`, used only when {f.condition or 'a rare condition holds'}: the run "
-             "crashes then" for f in facts.findings if f.code in _CONDITIONAL and role in f.roles and selected(f, selection)
-             and any(selection.selects(site) for site in f.call_sites)]
+             "crashes then" for f in conditional]
+    said = {f.member for f in conditional}  # a member the check says crashes under a condition is said once
     notes += [f"the {role} lacks `{p.member}`, which {p.uses[0].path}:{p.uses[0].line} uses ({p.uses[0].phase}); "
               "check reports no crash for it, so it is not counted" for p in unconfirmed.values()
-              if p.uses]
+              if p.uses and p.member not in said]
     ordered = sorted(problems.values(), key=lambda p: (ORDER.index(p.state), p.member or ""))
     state = ordered[0].state if ordered else State.SUPPORTED
     return Verdict(architecture, name, key.dotted, analysis.index.path_of(key.module) or "",

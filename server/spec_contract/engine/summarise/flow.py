@@ -835,13 +835,22 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
 
 def _vouches(body: list[ast.stmt], params: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """(parameter, member) the top-level ``if not <test>: return <false>`` statements hold for the rest of the
-    body (see ``FunctionFlow.vouches``)."""
+    body, or a last ``return hasattr(p, "x")`` (``bool(getattr(p, "x", None))``) holds for its value (see
+    ``FunctionFlow.vouches``)."""
     found = []
     for stmt in body:
         if type(stmt) is ast.If and not stmt.orelse and len(stmt.body) == 1 and type(stmt.body[0]) is ast.Return \
                 and (stmt.body[0].value is None or type(stmt.body[0].value) is ast.Constant
                      and not stmt.body[0].value.value):
             found += [(r, m) for r, m in sorted(_facts(stmt.test)[1]) if r in params]
+    last = body[-1] if body else None
+    if type(last) is ast.Return and last.value is not None:
+        value = last.value
+        if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "bool" and len(value.args) == 1:
+            value = value.args[0]
+        asked = _asked_member(value, {})
+        if asked is not None and asked[0] in params:
+            found.append(asked)
     return tuple(found)
 
 
