@@ -38,7 +38,6 @@ _MAX_ROUNDS = 8
 _MAX_EXPANSION_DEPTH = 5
 _NOTHING: frozenset[Chain] = frozenset()
 _NO_NAMES: frozenset[str] = frozenset()
-_NO_CLASS = ClassKey("", "")
 _Held = TypeVar("_Held")
 
 

@@ -23,7 +23,7 @@ import ast
 from collections.abc import Callable
 
 from spec_contract.engine.resolve.index import Index
-from spec_contract.engine.resolve.source_defs import definition_starts, parse_statement
+from spec_contract.engine.resolve.source_defs import definition_starts, parse_statement, split_dotted
 
 _KEY = "architectures"
 
@@ -55,11 +55,9 @@ def read_rewrite(dotted: str, index: Index, text: Callable[[str], str | None]) -
 
 
 def _split(dotted: str, index: Index) -> tuple[str, str]:
-    """A dotted function or method as (module, qualname in it): the qualname starts at the first capitalised
-    part (a class: ``….model_config.ModelConfig._config_draft_model``), else it is the last part."""
-    parts = dotted.split(".")
-    end = next((i for i, part in enumerate(parts) if i and part[:1].isupper()), len(parts) - 1)
-    return index.engine_module(".".join(parts[:end])), ".".join(parts[end:])
+    """A dotted function or method as (the engine's module, qualname in it): see ``source_defs.split_dotted``."""
+    module, qualname = split_dotted(dotted)
+    return index.engine_module(module), qualname
 
 
 def written_architectures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import Index
-from spec_contract.engine.resolve.source_defs import definition_starts, parse_statement
+from spec_contract.engine.resolve.source_defs import definition_starts, parse_statement, split_dotted
 from spec_contract.engine.summarise.selectors import ALWAYS, UNKNOWN, Formula, formula
 
 # (the runner's file globs, the tests under which it refuses: each a conjunction of formulas)
@@ -31,14 +31,14 @@ RunnerRefusals = tuple[tuple[tuple[str, ...], tuple[tuple[Formula, ...], ...]], 
 
 def refusal_modules(config: Config, index: Index) -> list[str]:
     """The modules the runners' refusal functions are in (a change there derives the contract again)."""
-    return [index.engine_module(_split(runner.refusals)[0]) for runner in config.runners]
+    return [index.engine_module(split_dotted(runner.refusals)[0]) for runner in config.runners]
 
 
 def read_runners(config: Config, index: Index, text_of: Callable[[str], str | None]) -> RunnerRefusals:
     """Each runner's files, and the tests under which its refusal function lists something it does not run."""
     out = []
     for runner in config.runners:
-        module, qualname = _split(runner.refusals)
+        module, qualname = split_dotted(runner.refusals)
         path = index.path_of(index.engine_module(module))
         source = text_of(path) if path is not None else None
         tests: list[tuple[Formula, ...]] = []
@@ -49,14 +49,6 @@ def read_runners(config: Config, index: Index, text_of: Callable[[str], str | No
                     tests += _refusing(function.body, (), config.speculative_conditions)
         out.append((runner.files, tuple(tests)))
     return tuple(out)
-
-
-def _split(dotted: str) -> tuple[str, str]:
-    """``pkg.config.vllm.VllmConfig._get_…`` as (module, qualname): the qualname starts at the first capitalised
-    part (the class), else it is the last part."""
-    parts = dotted.split(".")
-    end = next((i for i, part in enumerate(parts) if i and part[:1].isupper()), len(parts) - 1)
-    return ".".join(parts[:end]), ".".join(parts[end:])
 
 
 def _refusing(body: list[ast.stmt], under: tuple[Formula, ...], plain: frozenset[str]) -> Iterator[tuple[Formula, ...]]:

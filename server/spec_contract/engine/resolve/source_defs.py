@@ -19,6 +19,14 @@ import re
 _SIGNATURE = re.compile(r"[ \t]*\(")
 
 
+def split_dotted(dotted: str) -> tuple[str, str]:
+    """A dotted function or method as (module, qualname in it): the qualname starts at the first capitalised
+    part (a class: ``….model_config.ModelConfig._config_draft_model``), else it is the last part."""
+    parts = dotted.split(".")
+    end = next((i for i, part in enumerate(parts) if i and part[:1].isupper()), len(parts) - 1)
+    return ".".join(parts[:end]), ".".join(parts[end:])
+
+
 def definition_starts(text: str, qualname: str) -> list[int]:
     """The offsets of the lines that define ``qualname`` in ``text``: a module-level function (``name``, in
     the first column), or a method (``Class.name``, in a class of that name), in file order (an ``@overload``
