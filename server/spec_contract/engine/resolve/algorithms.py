@@ -313,7 +313,10 @@ class Selectors:
                 self._predicates.setdefault(fn.qualname.rpartition(".")[2], []).append(fn.returns)
             for name, value, selects in fn.flags:
                 self._flags.setdefault(name, []).append((value, selects))
-        self._values: dict[str, tuple[frozenset[str], frozenset[str]]] | None = None  # each word's (may, must)
+        # each solved word's (may, must), and each word's definition (None: the workers do not define it); shared
+        # with the ``narrowed`` copies, which solve as these do
+        self._values: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._defined: dict[str, tuple[list[Formula], list[tuple[Formula | None, tuple]]] | None] = {}
         self._reached: Mapping[str, frozenset[str]] = {}  # see ``narrowed``
 
     def selects(self, word: str) -> bool:
@@ -384,38 +387,57 @@ class Selectors:
 
     def _word(self, word: str) -> tuple[frozenset[str], frozenset[str]]:
         """A word's (may, must); a word the workers neither define nor set may be true in any run."""
-        if self._values is None:
-            self._values = self._solve()
-        may, must = self._values.get(word, (self.universe, frozenset()))
+        may, must = self._solved(word)
         reached = self._reached.get(word) if word not in self._predicates else None
         return (may, must) if reached is None else (may & reached, must & reached)
 
-    def _definitions(self) -> dict[str, tuple[list[Formula], list[tuple[Formula | None, tuple]]]]:
-        """Each word the workers define: its predicates and the flag values they give it. A value that is the
-        word itself hands it on (``is_last_pp_rank=self.is_last_pp_rank``): only a word the workers give some
-        other value is theirs to say; one they only hand on is set elsewhere, to anything."""
-        out = {}
-        for word in self._predicates.keys() | self._flags.keys():
-            flags = [(value, selects) for value, selects in self._flags.get(word, ()) if value != ("n", word)]
-            if self._predicates.get(word) or flags:
-                out[word] = (self._predicates.get(word, []), flags)
-        return out
+    def _solved(self, word: str) -> tuple[frozenset[str], frozenset[str]]:
+        """A word's (may, must) as its definitions give them, solved on first demand (see ``_solve``)."""
+        found = self._values.get(word)
+        if found is None:
+            if self._definition(word) is None:
+                return self.universe, frozenset()
+            solver = self
+            if self._reached:  # a narrowed copy solves as the selectors it was made from do
+                solver = copy.copy(self)
+                solver._reached = {}
+            solver._solve(word)
+            found = self._values[word]
+        return found
 
-    def _solve(self) -> dict[str, tuple[frozenset[str], frozenset[str]]]:
-        """Every word's (may, must), each group of words defined through each other (``is_dflash_family``
-        through ``is_dflash``, whose flag reads ``is_dflash_family``) after the words it reads: a word on its
-        own is evaluated once; a group starts from nothing and is evaluated again until it stops changing (its
-        least fixed point), at most :data:`_ROUNDS` times, after which each word may be whatever any round
-        found and must be only what every round found. The words are solved once, in time linear in their
-        definitions per round: computed on demand, words met again inside their own computation were computed
-        again on every path to them, which on SGLang 0.5.23's workers did not end in an hour."""
-        definitions = self._definitions()
-        reads = {word: sorted(_reads(predicates, flags) & definitions.keys())
-                 for word, (predicates, flags) in definitions.items()}
-        self._values = {}
+    def _definition(self, word: str) -> tuple[list[Formula], list[tuple[Formula | None, tuple]]] | None:
+        """The predicates of ``word`` and the flag values the workers give it; None when they define neither. A
+        value that is the word itself hands it on (``is_last_pp_rank=self.is_last_pp_rank``): only a word the
+        workers give some other value is theirs to say; one they only hand on is set elsewhere, to anything."""
+        if word not in self._defined:
+            flags = [(value, selects) for value, selects in self._flags.get(word, ()) if value != ("n", word)]
+            predicates = self._predicates.get(word, [])
+            self._defined[word] = (predicates, flags) if predicates or flags else None
+        return self._defined[word]
+
+    def _solve(self, root: str) -> None:
+        """The (may, must) of ``root`` and of every unsolved word it reads, at any depth: each group of words
+        defined through each other (``is_dflash_family`` through ``is_dflash``, whose flag reads
+        ``is_dflash_family``) after the words it reads. A word on its own is evaluated once; a group starts from
+        nothing and is evaluated again until it stops changing (its least fixed point), at most :data:`_ROUNDS`
+        times, after which each word may be whatever any round found and must be only what every round found.
+        Only the words a question reaches are solved, each once, in time linear in their definitions per round
+        (SGLang 0.5.23's workers define some 3,400 words, and an analysis asks about 400 of them): computed by
+        recursion instead, words met again inside their own computation were computed again on every path to
+        them, which did not end in an hour there."""
+        reads: dict[str, list[str]] = {}
+        pending = [root]
+        while pending:
+            word = pending.pop()
+            definition = self._definition(word)
+            if word in reads or word in self._values or definition is None:
+                continue
+            reads[word] = sorted(w for w in _reads(*definition)
+                                 if w not in self._values and self._definition(w) is not None)
+            pending.extend(reads[word])
         for group in _groups(reads):
             if len(group) == 1 and group[0] not in reads[group[0]]:
-                self._values[group[0]] = self._evaluate(*definitions[group[0]])
+                self._values[group[0]] = self._evaluate(group[0])
                 continue
             seen: dict[str, list[tuple[frozenset[str], frozenset[str]]]] = {word: [] for word in group}
             for word in group:
@@ -423,7 +445,7 @@ class Selectors:
             for _ in range(_ROUNDS):
                 changed = False
                 for word in group:
-                    found = self._evaluate(*definitions[word])
+                    found = self._evaluate(word)
                     seen[word].append(found)
                     changed |= found != self._values[word]
                     self._values[word] = found
@@ -433,10 +455,10 @@ class Selectors:
                 for word in group:
                     self._values[word] = (frozenset().union(*(may for may, _ in seen[word])),
                                           frozenset.intersection(*(must for _, must in seen[word])))
-        return self._values
 
-    def _evaluate(self, predicates: list[Formula], flags: list[tuple[Formula | None, tuple]]
-                  ) -> tuple[frozenset[str], frozenset[str]]:
+    def _evaluate(self, word: str) -> tuple[frozenset[str], frozenset[str]]:
+        """A defined word's (may, must) from the values the words it reads have now."""
+        predicates, flags = self._definition(word) or ([], [])
         may: frozenset[str] = frozenset()
         must: frozenset[str] = frozenset()
         for formula in predicates:
