@@ -136,7 +136,15 @@ class KeptResults:
             modules |= read
         return modules
 
+    @property
+    def saved_report(self) -> tuple[list[ClassKey], frozenset[ClassKey], list[Checked], tuple[Finding, ...]] | None:
+        """What ``reported`` made last, saved with the results it was made from: pickled with them in one piece,
+        its results are the very objects ``checked`` restores to, so the next run that re-checks no class
+        reports them as they are (gathering SGLang 0.5.23's 480 worker-line records costs a warm run 4 ms)."""
+        return self._reported
+
     def restore(self, saved: dict[str, Any]) -> None:
         self.contract, self.checked = saved["contract"], saved["checked"]
+        self._reported = saved.get("reported")
         self.engine_note = saved.get("engine_note")
         self.read_roles = saved.get("read_roles")

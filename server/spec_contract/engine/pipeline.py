@@ -330,6 +330,7 @@ class Pipeline:
             "dispatched": self._registered.dispatched,
             "digests": digests, "signatures": self._sources.to_save(), "engine_note": self._kept.engine_note,
             "held": self._held.kept, "read_roles": self._kept.read_roles, "roles": self._roles.saved,
+            "reported": self._kept.saved_report,
         })
         self._kept.unsaved = self._registered.unsaved = self._roles.unsaved = False
 
