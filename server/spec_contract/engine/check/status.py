@@ -360,18 +360,21 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
         runs_here = site.algorithms or every
         return runs_here <= drafted and any(runs <= runs_here for runs in signs if runs != with_draft)
 
+    # the uses a run may fail at, whatever its algorithm: a member the class has by a forward to nowhere passes
+    # every gate and then crashes (SC013)
+    failing = [(role, site) for role, site in sites
+               if not site.condition and not fallback_covered(site, lookup)
+               and (not lookup.provides(site.member) or lookup.broken(site.member) is not None)]
+    reaching = every if any(site.algorithms is None for _, site in sites) \
+        else frozenset().union(*(site.algorithms or () for _, site in sites))
     out = []
     for algorithm in contract.algorithms:
-        mine = [(role, site) for role, site in sites if site.serves(algorithm)]
-        if not mine:
+        if algorithm not in reaching:
             continue
         lacking: dict[tuple[str, Role], list[CallSite]] = {}
         degraded: set[str] = set()
-        for role, site in mine:
-            # a member the class has by a forward to nowhere passes every gate and then crashes (SC013)
-            nowhere = lookup.provides(site.member) and lookup.broken(site.member) is not None
-            if site.condition or fallback_covered(site, lookup) or not gates.needed(role, site, algorithm) \
-                    or not nowhere and lookup.provides(site.member):
+        for role, site in failing:
+            if not site.serves(algorithm) or not gates.needed(role, site, algorithm):
                 continue
             if site.guarded and not site.gate:
                 degraded.add(site.member)
