@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from spec_contract.engine.resolve.algorithms import Selectors, files_of
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import NO_ALGORITHM, Algorithms, Contract
+from spec_contract.engine.summarise.selectors import Formula
 from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow
 
 _MAX_ROUNDS = 16
@@ -29,11 +30,13 @@ Builds = Callable[[str, Chain], ClassKey | None]  # a class a worker builds, as 
 
 def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[FunctionKey, str], index: Index,
                   owners: Mapping[FunctionKey, ClassKey | None], selectors: Selectors, callee: Callee,
-                  built: Builds, routed: Mapping[FunctionKey, frozenset[str]]) -> dict[FunctionKey, frozenset[str]]:
+                  built: Builds, routed: Mapping[FunctionKey, frozenset[str]],
+                  registered: Iterable[tuple[ClassKey, Formula]] = ()) -> dict[FunctionKey, frozenset[str]]:
     """Each worker function → the algorithms whose runs reach it (see the module docstring); ``owners``: the
     worker class each method belongs to; ``built`` resolves a class a worker builds to the worker class it is
     (None: not a worker class); ``routed``: the algorithms a routing hands the drafter that runs a method to
-    (see ``routed``), which narrow it.
+    (see ``routed``), which narrow it; ``registered``: the worker classes a table picks by algorithm (see
+    ``summarise.registries``), each made in the runs its formula can be true in.
 
     A call into a method of a class the workers build (``self.drafter.propose(...)``) runs only on an instance
     some run built: it carries no run that built none (the model runner calls every drafter's ``propose`` from
@@ -54,6 +57,11 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
         for cls, _ in builds[key]:
             if cls not in methods:
                 methods[cls] = _resolved_methods(index, by_module, cls)
+    tabled: dict[ClassKey, frozenset[str]] = {}  # a registered class → the runs its registrations pick it in
+    for cls, formula in registered:
+        tabled[cls] = tabled.get(cls, frozenset()) | selectors.may(formula)
+        if cls not in methods:
+            methods[cls] = _resolved_methods(index, by_module, cls)
     # a class → the built classes whose instances are one (it or a subclass): what a call into its methods needs
     instances: dict[ClassKey, list[ClassKey]] = {}
     for cls in methods:
@@ -82,6 +90,10 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
         runs[target] = before | given
         return True
 
+    for cls, given in tabled.items():
+        made[cls] = given
+        for method in methods[cls]:
+            grow(method, given)
     for _ in range(_MAX_ROUNDS):  # the sets only grow
         changed = False
         for builder, made_here in builds.items():

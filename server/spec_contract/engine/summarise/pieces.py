@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from spec_contract.engine.summarise.classes import method_factories, nested_statements, summarise_class
 from spec_contract.engine.summarise.flow import function_flow
+from spec_contract.engine.summarise.registries import Registration, registrations
 from spec_contract.engine.summarise.skeleton import skeleton, verified
 from spec_contract.engine.summarise.statements import error_message, parse_at
 from spec_contract.engine.summarise.summary import (
@@ -39,6 +40,7 @@ class Piece:
     class_maps: tuple[tuple[str, tuple[Chain, ...]], ...]
     entries: tuple[tuple[bool, tuple[str, ...]], ...]  # (augmented, names) per entry-class assignment
     functions: tuple[FunctionFlow, ...]
+    registrations: tuple[Registration, ...] = ()  # a worker file's classes registered under an algorithm's name
 
 
 def parse_deferred(deferred: DeferredClass, path: str) -> ParsedClass:
@@ -90,8 +92,11 @@ def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: s
     entries: list[tuple[bool, tuple[str, ...]]] = []
     classes: list[ClassSummary] = []
     functions: list[FunctionFlow] = []
+    registered: list[Registration] = []
 
     for stmt in _module_level(body):
+        if worker:
+            registered += registrations(stmt)
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:
@@ -128,7 +133,7 @@ def piece_of(body: list[ast.stmt], lines: Lines, worker: bool, entry_variable: s
                      if isinstance(node, ast.ImportFrom) and id(node) not in top
                      for alias in node.names if alias.name != "*"]
     return Piece(tuple(imports), tuple(local_imports), tuple(classes), tuple(assignments), tuple(class_maps),
-                  tuple(entries), tuple(functions))
+                 tuple(entries), tuple(functions), tuple(registered))
 
 
 def _module_level(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:

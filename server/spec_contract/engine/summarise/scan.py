@@ -120,7 +120,8 @@ def scan(path: str, module: str, digest: str, text: str, *, worker: bool, entry_
                             tuple(f for p in pieces for f in p.functions), is_package,
                             deferred=tuple(deferred),
                             local_imports=tuple(b for p in pieces for b in p.local_imports),
-                            class_maps=tuple(m for p in pieces for m in p.class_maps))
+                            class_maps=tuple(m for p in pieces for m in p.class_maps),
+                            registrations=tuple(r for p in pieces for r in p.registrations))
     if entry:
         _parse_registered(summary, entry)
     elif registered:

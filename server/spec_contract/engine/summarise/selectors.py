@@ -78,7 +78,7 @@ def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Formula:
         held = _formula(left)
         return held if isinstance(op, ast.IsNot) else negate(held)
     if isinstance(op, (ast.Eq, ast.NotEq)):
-        value = _value(right) if _value(left) is None else _value(left)
+        value = value_of(right) if value_of(left) is None else value_of(left)
         if value is None:
             return UNKNOWN
         return ("=", value) if isinstance(op, ast.Eq) else ("!", ("=", value))
@@ -91,7 +91,7 @@ def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Formula:
     return UNKNOWN
 
 
-def _value(node: ast.expr) -> str | None:
+def value_of(node: ast.expr) -> str | None:
     """What a comparison may name an algorithm by: a string, or an upper-case enum member (``Algo.EAGLE3``)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
@@ -104,7 +104,7 @@ def _values(node: ast.expr) -> list[str]:
     """``("a", "b")``, ``[Algo.A, Algo.B]``, ``{…}``, or ``get_args(SomeLiteral)`` (written ``@SomeLiteral``:
     the release's reader knows the aliases' strings)."""
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        values = [_value(e) for e in node.elts]
+        values = [value_of(e) for e in node.elts]
         return [v for v in values if v is not None] if all(v is not None for v in values) else []
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_args" \
             and len(node.args) == 1 and isinstance(node.args[0], ast.Name):

@@ -223,6 +223,9 @@ class ModuleSummary:
     # module-level dicts whose values are classes (``_SUPPORT_VERSION = {(2, 6): MiniCPMV2_6, …}``): name →
     # the values as written, for an inner chosen by a lookup in one (``instance_class = _SUPPORT_VERSION[v]``)
     class_maps: tuple[tuple[str, tuple[Chain, ...]], ...] = ()
+    # (class as written, the test that picks it) for each worker class a worker file registers under an algorithm's
+    # name at module level (``{"dspark": DSparkSpeculator}``, ``@register("mtp")``): see ``summarise.registries``
+    registrations: tuple[tuple[Chain, tuple], ...] = ()
     # deferred index → what its statement held, filled by :mod:`~spec_contract.engine.summarise.deferred` as the
     # analysis asks for its classes (the scanner fills it for the registered ones; a cache hit keeps it)
     parsed: dict[int, ParsedClass] = field(default_factory=dict, init=False, compare=False, repr=False)
