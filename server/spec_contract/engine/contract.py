@@ -495,15 +495,17 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
         resolved = index.resolve(module, chain)
         return resolved if isinstance(resolved, ClassKey) and resolved in worker_classes else None
 
-    def named(module: str, chain: Chain) -> ClassKey | None:  # ... or by its dotted name (a lazy table's pair)
-        found = built(module, chain)
+    def named(module: str, chain: Chain) -> ClassKey | FunctionKey | None:
+        """A worker class or function as a registration names it, or by its dotted name (a lazy table's pair)."""
+        found = index.resolve(module, chain)
         if found is None and len(chain) > 1:
             found = index.resolve_class(index.engine_module(".".join(chain[:-1])), chain[-1:])
-        return found if found in worker_classes else None
+        return found if found in worker_classes or found in flow.functions else None
 
-    # the worker classes a table or a decorator registers under names that single out some of the algorithms
-    registered = [(cls, picked) for summary in workers for chain, picked in summary.registrations
-                  if (cls := named(summary.module, chain)) is not None and selectors.may(picked) != selectors.universe]
+    # the worker classes and functions registered under names that single out some of the algorithms
+    registered = [(chosen, picked) for summary in workers for chain, picked in summary.registrations
+                  if (chosen := named(summary.module, chain)) is not None
+                  and selectors.may(picked) != selectors.universe]
     routed = routed_uses(flow.functions, flow.classes, index, is_draft)
     runs = function_runs(flow.functions, flow.paths, index, flow.classes, selectors, flow.callee, built,
                          {key: picked for key, (_, picked) in routed.items()}, registered)

@@ -31,12 +31,14 @@ Builds = Callable[[str, Chain], ClassKey | None]  # a class a worker builds, as 
 def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[FunctionKey, str], index: Index,
                   owners: Mapping[FunctionKey, ClassKey | None], selectors: Selectors, callee: Callee,
                   built: Builds, routed: Mapping[FunctionKey, frozenset[str]],
-                  registered: Iterable[tuple[ClassKey, Formula]] = ()) -> dict[FunctionKey, frozenset[str]]:
+                  registered: Iterable[tuple[ClassKey | FunctionKey, Formula]] = ()
+                  ) -> dict[FunctionKey, frozenset[str]]:
     """Each worker function → the algorithms whose runs reach it (see the module docstring); ``owners``: the
     worker class each method belongs to; ``built`` resolves a class a worker builds to the worker class it is
     (None: not a worker class); ``routed``: the algorithms a routing hands the drafter that runs a method to
-    (see ``routed``), which narrow it; ``registered``: the worker classes a table picks by algorithm (see
-    ``summarise.registries``), each made in the runs its formula can be true in.
+    (see ``routed``), which narrow it; ``registered``: the worker classes and functions a table or a call
+    registers under an algorithm's name (see ``summarise.registries``): a class is made, a function entered, in
+    the runs its formula can be true in.
 
     A call into a method of a class the workers build (``self.drafter.propose(...)``) runs only on an instance
     some run built: it carries no run that built none (the model runner calls every drafter's ``propose`` from
@@ -57,17 +59,18 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
         for cls, _ in builds[key]:
             if cls not in methods:
                 methods[cls] = _resolved_methods(index, by_module, cls)
-    tabled: dict[ClassKey, frozenset[str]] = {}  # a registered class → the runs its registrations pick it in
-    for cls, formula in registered:
-        tabled[cls] = tabled.get(cls, frozenset()) | selectors.may(formula)
-        if cls not in methods:
-            methods[cls] = _resolved_methods(index, by_module, cls)
+    tabled: dict[ClassKey | FunctionKey, frozenset[str]] = {}  # a registered one → the runs that pick it
+    for chosen, formula in registered:
+        tabled[chosen] = tabled.get(chosen, frozenset()) | selectors.may(formula)
+        if isinstance(chosen, ClassKey) and chosen not in methods:
+            methods[chosen] = _resolved_methods(index, by_module, chosen)
     # a class → the built classes whose instances are one (it or a subclass): what a call into its methods needs
     instances: dict[ClassKey, list[ClassKey]] = {}
     for cls in methods:
         for owner in index.mro(cls):
             instances.setdefault(owner, []).append(cls)
-    reached = {target for out in calls.values() for target, _, _ in out} | {m for ms in methods.values() for m in ms}
+    reached = {target for out in calls.values() for target, _, _ in out} | {m for ms in methods.values() for m in ms} \
+        | {chosen for chosen in tabled if isinstance(chosen, FunctionKey)}
     resolved = {cls: frozenset(ms) for cls, ms in methods.items()}
     runs: dict[FunctionKey, frozenset[str]] = {}
     for key in functions:
@@ -90,9 +93,12 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
         runs[target] = before | given
         return True
 
-    for cls, given in tabled.items():
-        made[cls] = given
-        for method in methods[cls]:
+    for chosen, given in tabled.items():
+        if isinstance(chosen, FunctionKey):
+            grow(chosen, given)
+            continue
+        made[chosen] = given
+        for method in methods[chosen]:
             grow(method, given)
     for _ in range(_MAX_ROUNDS):  # the sets only grow
         changed = False

@@ -1,8 +1,9 @@
 """The speculative algorithms a release has, and which of them a test can select: read from the release.
 
 A release says which algorithms it runs in one place: SGLang in an ``Enum`` (``SpeculativeAlgorithm``: EAGLE,
-EAGLE3, … and NONE), vLLM in a ``Literal`` alias of the speculative config's ``method`` (``"eagle3"``,
-``"dflash"``, the MTP model types, …). The profile names that place (``algorithm-names``, dotted in the
+EAGLE3, … and NONE; 0.5.6 in a class whose names are registered at import time, read by
+:mod:`~spec_contract.engine.resolve.algorithm_registry`), vLLM in a ``Literal`` alias of the speculative
+config's ``method`` (``"eagle3"``, ``"dflash"``, the MTP model types, …). The profile names that place (``algorithm-names``, dotted in the
 engine package); the names, the predicates beside them (``def is_eagle(self): return self in (EAGLE,
 EAGLE3)``, ``def use_dflash(self): return self.method == "dflash"``) and the engine's spellings (an option
 compared with ``"NEXTN"`` and set to ``"EAGLE"``; vLLM's MTP model types, all set to ``"mtp"``; argparse's
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from spec_contract.engine.config import Config
 from spec_contract.engine.read.files import glob_match
+from spec_contract.engine.resolve.algorithm_registry import registered_names, tag_predicate
 from spec_contract.engine.resolve.index import Index
 from spec_contract.engine.results import NO_ALGORITHM, Algorithms
 from spec_contract.engine.summarise.selectors import Formula, returned
@@ -67,6 +69,11 @@ def read_algorithms(config: Config, places: list[tuple[str, str]], text_of: Call
         if tree is None:
             continue
         found = _names_in(tree, name, literals)
+        tags: dict[str, list[str]] = {}
+        if found is None:  # a class that registers its algorithms at import time (``resolve.algorithm_registry``)
+            registered, tags = registered_names(tree, name)
+            line = next((n.lineno - 1 for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+            found = (line, registered) if registered and line is not None else None
         if found is None:
             continue
         line, found_names = found
@@ -76,7 +83,7 @@ def read_algorithms(config: Config, places: list[tuple[str, str]], text_of: Call
             if isinstance(node, ast.ClassDef):
                 for method in node.body:
                     if isinstance(method, ast.FunctionDef) and len(method.args.args) == 1:
-                        formula = returned(method.body)
+                        formula = returned(method.body) or tag_predicate(method, tags)
                         if formula is not None:
                             predicates.setdefault(method.name, formula)
     if not names:

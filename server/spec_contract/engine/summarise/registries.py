@@ -9,8 +9,11 @@ A release may pick its worker from a table rather than an ``if``/``elif`` chain:
     @register_speculator("mtp")
     class MTPSpeculator(BaseSpeculator): ...
 
-Each entry is kept as the class as written (a dotted name for a ``(module, class)`` pair) and the formula of the
-test that picks it: ``("=", "dspark")``, the comparison the chain would have made (an enum member as key,
+    register_speculative_algorithm("EAGLE3", worker_cls=_create_eagle_worker, flags=("EAGLE", "EAGLE3"))
+
+(the last is SGLang 0.5.6's: a call whose first argument is the name registers each class or function it passes,
+here the factory that builds the EAGLE workers). Each entry is kept as the class or function as written (a dotted
+name for a ``(module, class)`` pair) and the formula of the test that picks it: ``("=", "dspark")``, the comparison the chain would have made (an enum member as key,
 ``SpeculativeAlgorithm.EAGLE``, is its upper-case name). The contract keeps only the entries whose formula
 singles out some of the release's algorithms: a table keyed by anything else (layer names, dtypes) says nothing
 of runs.
@@ -29,13 +32,18 @@ Registration = tuple[Chain, Formula]  # (the class as written, the test that pic
 
 def registrations(stmt: ast.stmt) -> list[Registration]:
     """What one module-level statement registers: a dict display assigned to a name whose keys all name an
-    algorithm and whose values are all classes, or a class under a decorator call whose positional arguments all
-    name one."""
+    algorithm and whose values are all classes, a class under a decorator call whose positional arguments all
+    name one, or each name a call passes after a first argument that names one."""
     if isinstance(stmt, ast.ClassDef):
         named: Chain = (stmt.name,)
         return [(named, found) for deco in stmt.decorator_list
                 if isinstance(deco, ast.Call) and (found := _picked(deco.args)) is not None][:1]
-    value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+    value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) else None
+    if isinstance(value, ast.Call):
+        picked = _picked(value.args[:1])
+        given = (*value.args[1:], *(keyword.value for keyword in value.keywords))
+        return [(chain, picked) for arg in given if picked is not None and (chain := chain_of(arg)) is not None
+                and "()" not in chain and "[]" not in chain]
     if not isinstance(value, ast.Dict) or not value.keys:
         return []
     out = []

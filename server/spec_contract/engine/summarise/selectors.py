@@ -77,6 +77,9 @@ def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Formula:
             and isinstance(left, (ast.Name, ast.Attribute)):  # ``self._state is not None``: set, so true
         held = _formula(left)
         return held if isinstance(op, ast.IsNot) else negate(held)
+    if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Attribute) and value_of(right) is not None:
+        named = ("=", value_of(right))  # ``self is SpeculativeAlgorithm.NONE``: a registry's members are singletons
+        return named if isinstance(op, ast.Is) else ("!", named)
     if isinstance(op, (ast.Eq, ast.NotEq)):
         value = value_of(right) if value_of(left) is None else value_of(left)
         if value is None:
