@@ -330,14 +330,42 @@ def test_a_cold_run_scans_the_platform_modules_a_registered_package_imports_with
 
 
 SPECULATOR = "vllm/v1/worker/gpu/spec_decode/eagle/utils.py"
+# the engine's word on which models run on the V2 model runner unless the user picks one: vLLM 0.25.1's shape
+# (early refusals, then a set of architectures or any dense model)
+DENSE_DEFAULTS_TO_V2 = """
+    DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES = frozenset(
+        {
+            "SomeMoeForCausalLM",
+        }
+    )
 
 
-def _speculator_tree(root, lm_head_read: str):
+    class VllmConfig:
+        def _is_default_v2_model_runner_model(self) -> bool:
+            model_config = self.model_config
+            if model_config is None:
+                return False
+
+            if model_config.runner_type != "generate":
+                return False
+
+            if getattr(model_config, "is_hybrid", False):
+                return False
+            architectures = getattr(model_config, "architectures", [])
+            return (
+                any(arch in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES for arch in architectures)
+                or not model_config.is_moe
+            )
+"""
+
+
+def _speculator_tree(root, lm_head_read: str, runner_default: str = DENSE_DEFAULTS_TO_V2):
     """The vLLM tree plus a V2 speculator that shares the target's lm_head with the draft (``lm_head_read``
-    is how it reads the target's), over a Tiny language model that has an lm_head."""
+    is how it reads the target's), over a Tiny language model that has an lm_head; ``runner_default``: the
+    engine's ``config/vllm.py``, which says which models default to the V2 runner."""
     tiny = TINY.replace("            self.logits_processor = LogitsProcessor()\n",
                         "            self.logits_processor = LogitsProcessor()\n            self.lm_head = nn.Linear(8, 8)\n")
-    files = {f"{MODELS}/tiny.py": tiny, SPECULATOR: f"""
+    files = {f"{MODELS}/tiny.py": tiny, "vllm/config/vllm.py": runner_default, SPECULATOR: f"""
         def load_eagle_model(target_model, eagle_model):
             target_language_model = (
                 target_model.get_language_model() if hasattr(target_model, "get_language_model") else target_model
@@ -427,8 +455,11 @@ def test_a_wrapper_whose_language_model_the_config_names_crashes_there_too(tmp_p
 # vLLM 0.25.1's engine picks the V1 model runner, whose proposer takes the lm_head from get_language_model(),
 # for a checkpoint with experts and for a registered class that declares IsHybrid (Qwen3.5, LFM2-VL,
 # Nemotron-H VL): the V2 read of the wrapper as handed crashes only when VLLM_USE_V2_MODEL_RUNNER=1 asks for it
-@pytest.mark.parametrize(("mixin", "body", "why"), [("MixtureOfExperts", "pass", "a checkpoint with experts"),
-                                                    ("IsHybrid", "is_hybrid = True", "a hybrid model")])
+@pytest.mark.parametrize(("mixin", "body", "why"), [
+    ("MixtureOfExperts", "pass", "none of its architectures is in `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES` and its "
+                                 "checkpoints have experts"),
+    ("IsHybrid", "is_hybrid = True", "it declares `IsHybrid`"),
+])
 def test_a_wrapper_crashes_there_only_on_the_v2_runner_it_does_not_default_to(tmp_path, mixin, body, why):
     root = _speculator_tree(tmp_path, _AS_HANDED)
     (root / MODELS / "tiny_eagle.py").write_text(textwrap.dedent(HEADLESS_DRAFT))
@@ -439,7 +470,42 @@ def test_a_wrapper_crashes_there_only_on_the_v2_runner_it_does_not_default_to(tm
     assert _lm_head_findings(analysis) == [("SC004", "PictureForConditionalGeneration", "language_model",
                                             "TinyForCausalLM")]
     assert next(f.condition for f in analysis.findings if f.member == "lm_head") == \
-        f"the V2 model runner ({why} gets it only with VLLM_USE_V2_MODEL_RUNNER=1)"
+        f"the V2 model runner, which it gets only with VLLM_USE_V2_MODEL_RUNNER=1 ({why})"
+
+
+# vLLM 0.24.0's engine gives the V2 runner only to a list of text architectures: a multimodal wrapper runs on V1
+# (whose proposer takes the head from get_language_model()) unless the user asks for V2
+LISTED_DEFAULT_TO_V2 = """
+    DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES = frozenset({"TinyForCausalLM"})
+
+
+    class VllmConfig:
+        def _is_default_v2_model_runner_model(self) -> bool:
+            model_config = self.model_config
+            if model_config is None:
+                return False
+            if model_config.runner_type != "generate":
+                return False
+            architectures = getattr(model_config, "architectures", [])
+            return any(arch in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES for arch in architectures)
+"""
+
+
+@pytest.mark.parametrize(("runner_default", "code", "words"), [
+    (LISTED_DEFAULT_TO_V2, "SC004", "only on the V2 model runner, which it gets only with VLLM_USE_V2_MODEL_RUNNER=1 "
+                                    "(none of its architectures is in `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`)"),
+    (LISTED_DEFAULT_TO_V2.replace('"TinyForCausalLM"', '"PictureForConditionalGeneration"'), "SC001",
+     "on the V2 model runner, its default (one of its architectures is in `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`)"),
+    ("", "SC004", "(which model runner its runs default to cannot be told here)"),
+], ids=["not-listed", "listed", "no-such-function"])
+def test_which_runner_a_wrapper_defaults_to_is_read_from_the_engine_s_function(tmp_path, runner_default, code,
+                                                                                words):
+    root = _speculator_tree(tmp_path, _AS_HANDED, runner_default)
+    (root / MODELS / "tiny_eagle.py").write_text(textwrap.dedent(HEADLESS_DRAFT))
+    analysis = analyze(root)
+    assert _lm_head_findings(analysis) == [(code, "PictureForConditionalGeneration", "language_model",
+                                            "TinyForCausalLM")]
+    assert words in next(f.message for f in analysis.findings if f.member == "lm_head")
 
 
 def _tiny_with(root, member: str) -> None:
@@ -465,3 +531,25 @@ def test_an_attribute_named_like_the_expert_mapping_is_no_sign_of_experts(tmp_pa
     _tiny_with(root, "get_expert_mapping = None")
     assert _lm_head_findings(analyze(root)) == [("SC001", "PictureForConditionalGeneration", "language_model",
                                                  "TinyForCausalLM")]
+
+
+def test_the_matrix_and_hover_say_the_shared_read_s_crash_for_the_runs_that_load_such_a_draft(tmp_path):
+    # the draft that builds no head is EAGLE's (named for it): an EAGLE run of the wrapper crashes, and the
+    # matrix cell and hover say so as check does; the other algorithms' runs load other drafts
+    from spec_contract.engine import support_matrix
+    from spec_contract.lsp.hover import class_markdown
+
+    root = _speculator_tree(tmp_path, _AS_HANDED)
+    (root / MODELS / "tiny_eagle.py").write_text(textwrap.dedent(HEADLESS_DRAFT))
+    analysis = analyze(root)
+    finding = next(f for f in analysis.findings if f.member == "lm_head")
+    assert (finding.code, finding.algorithm) == ("SC001", "EAGLE")
+    matrix = support_matrix(analysis)
+    row = next(r for r in matrix.rows if r.class_name == "PictureForConditionalGeneration")
+    states = {algorithm: str(cell.state) for algorithm, cell in zip(matrix.algorithms, row.cells)}
+    assert states["EAGLE"] == "crashes"
+    assert all(state != "crashes" for algorithm, state in states.items() if algorithm != "EAGLE")
+    key = ClassKey(finding.class_qualname.rpartition(".")[0], "PictureForConditionalGeneration")
+    status = analysis.status_of(key)
+    text = class_markdown(status, lambda path, line: f"{path}:{line + 1}", [finding])
+    assert "- EAGLE: crashes\n  - `lm_head` at " in text

@@ -90,6 +90,9 @@ class Runner:
 
     refusals: str  # dotted function or method (vLLM's ``VllmConfig._get_v1_model_runner_unsupported_features``)
     files: tuple[str, ...]  # globs of the runner's files
+    # dotted function that says whether a model's runs default to this runner (vLLM's V2
+    # ``VllmConfig._is_default_v2_model_runner_model``; see ``resolve.runner_default``), "" when none does
+    default: str = ""
 
 
 @dataclass(frozen=True)
@@ -438,10 +441,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("capabilities", "capabilities", "the profile's", "Tables `{name, protocol, check, marker, "
             "holder-mixin, holder-method}`: capabilities declared with a runtime-checkable Protocol and gated with "
             "`check(model)` (vLLM's `SupportsEagle3`).", where="tree", extend=True),
-    Setting("runners", "runners", "the profile's", "Tables `{refusals, files}`: a model runner's files and the "
-            "engine's function that lists what it does not run (vLLM's `VllmConfig._get_v1_model_runner_unsupported_"
-            "features`), read, never run: an algorithm it appends for under a test every run of the algorithm "
-            "passes never reaches those files.", where="tree", extend=True),
+    Setting("runners", "runners", "the profile's", "Tables `{refusals, files, default}`: a model runner's files, "
+            "the engine's function that lists what it does not run (vLLM's `VllmConfig._get_v1_model_runner_"
+            "unsupported_features`), read, never run: an algorithm it appends for under a test every run of the "
+            "algorithm passes never reaches those files; and the function that says which models default to it "
+            "(`default`, vLLM's `_is_default_v2_model_runner_model`).", where="tree", extend=True),
     Setting("receivers", "receivers", "the profile's", "Tables `{pattern, role, classes, speculative, "
             "unless}`: expression shapes that denote a role's model object (`unless`: not on classes that "
             "provide that member).", where="tree", extend=True),
@@ -556,14 +560,17 @@ def _capability(raw: Any, where: str) -> Capability:
 
 
 def _runner(raw: Any, where: str) -> Runner:
-    if not isinstance(raw, dict) or set(raw) != {"refusals", "files"}:
-        raise ConfigError(f"{where} must be a table with 'refusals' and 'files', got {_show(raw)}")
-    refusals, files = raw["refusals"], raw["files"]
+    if not isinstance(raw, dict) or not {"refusals", "files"} <= set(raw) <= {"refusals", "files", "default"}:
+        raise ConfigError(f"{where} must be a table with 'refusals' and 'files' (and optionally 'default'), "
+                          f"got {_show(raw)}")
+    refusals, files, default = raw["refusals"], raw["files"], raw.get("default", "")
     if not isinstance(refusals, str) or not refusals:
         raise ConfigError(f"{where}.refusals must be a non-empty string, got {_show(refusals)}")
     if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
         raise ConfigError(f"{where}.files must be a list of globs, got {_show(files)}")
-    return Runner(refusals, tuple(files))
+    if not isinstance(default, str):
+        raise ConfigError(f"{where}.default must be a string, got {_show(default)}")
+    return Runner(refusals, tuple(files), default)
 
 
 def validate(name: str, value: Any) -> Any:
@@ -833,7 +840,8 @@ def _build(profile_name: str, merged: dict[str, Any], own: str | None = None, ch
         capabilities=capabilities,
         runners=tuple(Runner(rebased(r.refusals, own, package),
                              tuple("/".join(package if part == own else part for part in glob.split("/"))
-                                   for glob in r.files)) for r in merged.get("runners", ())),
+                                   for glob in r.files), rebased(r.default, own, package) if r.default else "")
+                      for r in merged.get("runners", ())),
         severity={**DEFAULT_SEVERITY, **merged.get("severity", {})},
         include=merged.get("include", ()),
         exclude=tuple(dict.fromkeys(DEFAULT_EXCLUDE + merged.get("exclude", ()))),

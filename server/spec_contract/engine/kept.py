@@ -18,6 +18,7 @@ from spec_contract.engine.read.files import glob_match
 from spec_contract.engine.read.layout import Layout
 from spec_contract.engine.resolve.algorithms import names_paths, read_algorithms
 from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.runner_default import default_modules, read_default
 from spec_contract.engine.resolve.runners import read_runners, refusal_modules
 from spec_contract.engine.results import Contract, Finding
 
@@ -65,9 +66,11 @@ class KeptResults:
             recorded.update(f.module for f in options)
             recorded.update(index.engine_module(name.rpartition(".")[0]) for name in self.config.algorithm_names)
             recorded.update(refusal_modules(self.config, index))
+            recorded.update(default_modules(self.config, index))
             algorithms = read_algorithms(self.config, places, text_of, [f.path for f in options])
-            contract = derive_contract(worker_summaries, index, self.config, callers, algorithms,
-                                       read_runners(self.config, index, text_of))
+            contract = replace(derive_contract(worker_summaries, index, self.config, callers, algorithms,
+                                               read_runners(self.config, index, text_of)),
+                               runner_default=read_default(self.config, index, text_of))
             modules = index.stop(recorded)
             self.engine_note = _engine_note(*index.engine_imports(worker_summaries), self.config.engine_package)
             self.unsaved = True

@@ -13,6 +13,7 @@ import enum
 from dataclasses import dataclass, field
 
 from spec_contract.engine.rules import Severity
+from spec_contract.engine.runner_choice import RunnerDefault
 
 
 class Role(str, enum.Enum):
@@ -185,6 +186,9 @@ class Contract:
     # ``self.model.get_input_embeddings()``): every model may have them for that, so having one says nothing of
     # an algorithm
     generic: frozenset[str] = frozenset()
+    # which models run on the V2 model runner unless the user picks one, as the engine's function says (see
+    # ``resolve.runner_default``; None: the profile names none, or the tree lacks it)
+    runner_default: RunnerDefault | None = None
 
     @property
     def algorithms(self) -> tuple[str, ...]:

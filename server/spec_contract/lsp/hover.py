@@ -99,8 +99,28 @@ def class_markdown(status: ClassStatus, place: Places, findings: Sequence[Findin
         conditional = {f.member: f.condition or "a rare condition holds" for f in findings
                        if f.code in ("SC004", "SC015")}
         for algorithm in status.algorithms:
-            lines.append(f"- {algorithm.algorithm}: {_algorithm_words(algorithm, place, reported, conditional)}")
+            words = _algorithm_words(algorithm, place, reported, conditional)
+            unlisted = _unlisted_errors(findings, algorithm)
+            if unlisted:  # as the matrix's verdict: the check's word that the run crashes there stands
+                listed = words.partition("\n")[2] if words.startswith("crashes") else ""
+                words = "crashes" + "".join(
+                    f"\n  - `{f.member}` at {place(site.path, site.span.line)} ({site.phase}): {f.code}"
+                    for f in unlisted for site in [next((s for s in f.call_sites if s.serves(algorithm.algorithm)),
+                                                        f.call_sites[0])]) + (f"\n{listed}" if listed else "")
+            lines.append(f"- {algorithm.algorithm}: {words}")
     return "\n".join(lines)
+
+
+def _unlisted_errors(findings: Sequence[Finding], algorithm: AlgorithmStatus) -> list[Finding]:
+    """The check's errors of the class that say a run of the algorithm dies where its status lists no crash (a
+    guarded read whose value the loader shares with a draft that has none, SC001): the finding is the
+    algorithm's, or a use it names that the run reaches is neither guarded nor conditional (as ``verdict`` asks
+    it of a launch)."""
+    listed = {c.member for c in algorithm.crashes if c.member in algorithm.members}
+    return [f for f in findings if f.severity == "error" and f.code != "SC007" and not f.classes
+            and f.member not in listed
+            and (f.algorithm == algorithm.algorithm
+                 or any(s.serves(algorithm.algorithm) and not s.guarded and not s.condition for s in f.call_sites))]
 
 
 def _called_at(sites: Sequence[CallSite], place: Places) -> str:

@@ -45,7 +45,8 @@ def check_classes(keys: list[ClassKey], index: Index, contract: Contract, config
     models the class's own check reads)."""
 
     capabilities = list(gated)
-    drafts = Drafts(index, config, registry.registered, contract.algorithms) if registry is not None else None
+    drafts = Drafts(index, config, registry, contract.algorithms, contract.runner_default) \
+        if registry is not None else None
 
     def check(key: ClassKey, role: RoleClass | None) -> Checked:
         recorded = index.record()

@@ -20,26 +20,50 @@ from __future__ import annotations
 
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
+from spec_contract.engine.resolve.registry import ModelRegistry
 from spec_contract.engine.results import CallSite, Role
+from spec_contract.engine.runner_choice import RunnerDefault
 
 
 class Drafts:
     """The registered draft heads, and which of them lack a member unless the loader shares the target's."""
 
-    def __init__(self, index: Index, config: Config, registered: tuple[tuple[str, str], ...],
-                 algorithms: tuple[str, ...]) -> None:
+    def __init__(self, index: Index, config: Config, registry: ModelRegistry, algorithms: tuple[str, ...],
+                 default: RunnerDefault | None = None) -> None:
         self._index = index
         self._config = config
-        self._drafts = tuple(dict.fromkeys(ClassKey(module, name) for module, name in registered
+        self._drafts = tuple(dict.fromkeys(ClassKey(module, name) for module, name in registry.registered
                                            if config.draft_shaped(name)))
         self._algorithms = algorithms  # the release's
         self._headless: dict[str, tuple[ClassKey, ...]] = {}
+        self._default = default
+        self._architectures: dict[tuple[str, str], set[str]] = {}  # a class → the architectures it is registered as
+        for architecture, where in registry.architectures.items():
+            self._architectures.setdefault(where, set()).add(architecture)
+
+    def v1_by_default(self, key: ClassKey) -> tuple[str | None, str]:
+        """(why the class's runs may take the V1 model runner unless the user picks one, None when V2 is
+        certainly their default; why V2 is), as the engine's function says (see ``resolve.runner_default``)."""
+        if self._default is None:
+            return "which model runner its runs default to cannot be told here", ""
+        architectures = frozenset(self._architectures.get((key.module, key.qualname), {key.qualname}))
+        v2, why = self._default.runs_v2(architectures, lambda word: _fact(self._index, key, self._config, word))
+        return (None, why) if v2 else (why, "")
 
     def needing(self, site: CallSite, role: Role) -> tuple[str, ...]:
         """The drafts a shared target read must find the member for (their names; empty: the guard holds)."""
         if not site.shared or role is not Role.TARGET:
             return ()
         return tuple(key.qualname for key in self._without(site.member) if self._meets(site, key))
+
+    def meeting_runs(self, site: CallSite, role: Role) -> frozenset[str]:
+        """The algorithms whose runs may load a draft the shared read leaves without the member: a draft named
+        for algorithms, theirs that the site serves; one named for none, every run the site serves."""
+        runs: set[str] = set()
+        for name in self.needing(site, role):
+            named = [a for a in self._algorithms if a.casefold() in name.casefold()]
+            runs.update(a for a in (named or self._algorithms) if site.serves(a))
+        return frozenset(runs)
 
     def _meets(self, site: CallSite, key: ClassKey) -> bool:
         named = [a for a in self._algorithms if a.casefold() in key.qualname.casefold()]
@@ -74,14 +98,18 @@ class Drafts:
 _EXPERT_MAPPING = "get_expert_mapping"
 
 
-def v1_by_default(index: Index, key: ClassKey, config: Config) -> str | None:
-    """Why vLLM 0.25.1 runs every checkpoint of the class on the V1 model runner unless told otherwise (its
-    ``_is_default_v2_model_runner_model``), whose proposer takes the head from ``get_language_model()``: a
-    hybrid model (the class declares vLLM's ``IsHybrid``, whose ``is_hybrid`` the registry reads off the
-    registered class) or one whose checkpoints have experts; None when the V2 runner may be its default."""
-    if any(k.qualname.rsplit(".", 1)[-1] == "IsHybrid" for k in index.mro(key)):
-        return "a hybrid model"
-    return "a checkpoint with experts" if _has_experts(index, key, config) else None
+def _fact(index: Index, key: ClassKey, config: Config, word: str) -> tuple[bool | None, str]:
+    """What a word of the model config the default's function tests is for the class, and that in words: ``is_moe``
+    (its checkpoints have experts), ``is_<x>`` as vLLM's registry reads it off the class (``is_hybrid`` is
+    whether it declares ``IsHybrid``); any other word cannot be told here."""
+    if word == "is_moe":
+        experts = _has_experts(index, key, config)
+        return experts, f"its checkpoints {'have' if experts else 'have no'} experts"
+    if word.startswith("is_") and len(word) > 3:
+        interface = "Is" + "".join(part.capitalize() for part in word[3:].split("_"))
+        declared = any(k.qualname.rsplit(".", 1)[-1] == interface for k in index.mro(key))
+        return declared, f"it {'declares' if declared else 'does not declare'} `{interface}`"
+    return None, ""
 
 
 def _has_experts(index: Index, key: ClassKey, config: Config) -> bool:

@@ -25,7 +25,7 @@ from spec_contract.engine.check.broken_forwards import broken_forwards
 from spec_contract.engine.check.crashes import crash_findings, implementer, provision_words
 from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered
 from spec_contract.engine.check.lookup import Inner, MemberLookup, takes, unfit_calls
-from spec_contract.engine.check.shares import Drafts, v1_by_default
+from spec_contract.engine.check.shares import Drafts
 from spec_contract.engine.check.status import first_reached, provision_of
 from spec_contract.engine.config import Config
 from spec_contract.engine.resolve.index import ClassKey, Index
@@ -112,13 +112,14 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
             wanted.setdefault(site.member, []).append((role, site))
 
     findings = []
-    # why the V1 model runner is the class's default (None: V2), asked only of a class that lacks a member a
-    # shared read hands the draft
+    # why the V1 model runner may be the class's default (None: V2 is, for the reason ``v2``), asked only of a
+    # class that lacks a member a shared read hands the draft
     v1: str | None = None
+    v2 = ""
     asked = False
     for member, pairs in sorted(wanted.items()):
         if not asked and drafts is not None and any(drafts.needing(s, r) for r, s in pairs):
-            v1, asked = v1_by_default(index, key, config), True
+            (v1, v2), asked = drafts.v1_by_default(key), True
         # the runs that fail there: a check's member only for the runs it refuses
         failing = {a for role, site in pairs for a in gates.runs(site) if gates.needed(role, site, a)
                    and not gates.past(role, site, a)}
@@ -126,12 +127,14 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
         rule = next(r for r in _PRIORITY if r in rules)
         decisive = [site for role, site in pairs if _site_rule(role, site, draft_shaped, drafts, v1 is not None) == rule]
         shared = drafts is not None and all(s.guarded for s in decisive) and rule is not MISSING_OPTIONAL_FORWARD
+        if shared and drafts is not None:  # only the runs that may load a draft without the member fail there
+            failing = {a for role, site in pairs if site in decisive for a in drafts.meeting_runs(site, role)}
         inner = lookup.missing(member)
         if inner is None:
             unknown = _unknown_language_model(index, key, member, lookup, config) if shared else None
             if unknown is not None and drafts is not None:
                 findings.append(_unshared(key, cls, path, member, unknown, rule, pairs, decisive, drafts, config,
-                                          rel, v1))
+                                          rel, (v1, v2)))
             continue
         split = lookup.dispatched(member) if rule is MISSING_FORWARD else None
         if split is not None:  # the checkpoint picks the class its ``__getattr__`` forwards to: only some lack it
@@ -143,7 +146,7 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
                                    _past_gate(sites, gates, lookup, decisive), failing, _dispatch_condition(split),
                                    refit)
         if shared and drafts is not None:
-            finding = replace(finding, message=finding.message + _headless_words(rule, decisive, pairs, drafts, v1),
+            finding = replace(finding, message=finding.message + _headless_words(rule, decisive, pairs, drafts, v1, v2),
                               condition=_v2_only(v1) if v1 is not None and rule is MISSING_CONDITIONAL_FORWARD
                               else None)
         findings.append(finding)
@@ -170,32 +173,35 @@ def _unknown_language_model(index: Index, key: ClassKey, member: str, lookup: Me
 
 
 def _v2_only(why: str) -> str:
-    """The condition of a crash on the V2 runner only: ``why`` the class's runs default to V1."""
-    return f"the V2 model runner ({why} gets it only with VLLM_USE_V2_MODEL_RUNNER=1)"
+    """The condition of a crash on the V2 runner only: ``why`` the class's runs may default to V1."""
+    return f"the V2 model runner, which it gets only with VLLM_USE_V2_MODEL_RUNNER=1 ({why})"
 
 
 def _headless_words(rule: Rule, decisive: list[CallSite], pairs: list[tuple[Role, CallSite]], drafts: Drafts,
-                    v1: str | None) -> str:
+                    v1: str | None, v2: str) -> str:
     names = sorted({name.rsplit(".", 1)[-1] for role, site in pairs for name in drafts.needing(site, role)})
     member = decisive[0].member
     words = (f": guarded, but when it finds none the draft keeps its own `{member}`, and "
              f"{_and([f'`{n}`' for n in names])} build none (their `__init__` skips the base's that assigns it), "
              f"so such a draft's first use of `{member}` fails ({decisive[0].phase})")
     return words + (f", only on {_v2_only(v1)}" if v1 is not None and rule is MISSING_CONDITIONAL_FORWARD
-                    else ", on the V2 model runner, the default for a checkpoint without experts")
+                    else f", on the V2 model runner, its default ({v2})")
 
 
 def _unshared(key: ClassKey, cls: ClassSummary, path: str, member: str, attr: str, rule: Rule,
               pairs: list[tuple[Role, CallSite]], decisive: list[CallSite], drafts: Drafts, config: Config,
-              rel: Relative, v1: str | None) -> Finding:
+              rel: Relative, runner: tuple[str | None, str]) -> Finding:
     """SC001 for a class whose language model's class is not known here: whatever it is, the wrapper as handed
     lacks the member, which the loader shares with drafts that have none of their own."""
     first = decisive[0]
     what = "calls" if first.is_call else "reads"
     message = (f"`{cls.name}` does not forward `{member}` to `self.{attr}` (built from the architecture the "
                f"checkpoint's config names); the target model's contract {what} it at "
-               f"{rel(first.path)}:{first.span.line + 1}" + _headless_words(rule, decisive, pairs, drafts, v1))
-    algorithms = {site.algorithm for site in decisive}
+               f"{rel(first.path)}:{first.span.line + 1}" + _headless_words(rule, decisive, pairs, drafts, *runner))
+    v1 = runner[0]
+    # the runs that may load a draft without the member (a draft named for one algorithm: that one's)
+    meeting = {a for site in decisive for a in drafts.meeting_runs(site, Role.TARGET)}
+    algorithms = meeting if len(meeting) == 1 else {site.algorithm for site in decisive}
     return Finding(
         code=rule.code, severity=config.severity[rule.code], path=path, span=cls.span,
         class_name=cls.name, class_qualname=key.dotted, member=member, roles=(Role.TARGET,), delegate=attr,

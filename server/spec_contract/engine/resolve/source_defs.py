@@ -60,6 +60,22 @@ def statement_at(text: str, line: int, name: str) -> tuple[int, str] | None:
     return None
 
 
+def module_constant(text: str, name: str) -> ast.expr | None:
+    """The value of the module-level ``name = …`` (or ``name: T = …``) in ``text``, its statement alone parsed; None
+    when there is none, or it does not parse."""
+    starts = ([0] if text.startswith(name) else []) + [m.start() + 1 for m in re.finditer("\n" + re.escape(name), text)]
+    for at in starts:
+        if re.match(rf"{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", text[at:at + len(name) + 200]):
+            try:
+                body = ast.parse(_statement(text, at)).body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+            if len(body) == 1 and isinstance(body[0], (ast.Assign, ast.AnnAssign)) and body[0].value is not None:
+                return body[0].value
+            return None
+    return None
+
+
 def parse_statement(text: str, start: int,
                     statement: str | None = None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The ``def`` statement whose line starts at offset ``start`` (its text, when known), parsed; None if it
