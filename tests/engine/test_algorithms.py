@@ -515,3 +515,28 @@ def test_an_attribute_set_from_a_test_of_another_object_guards_no_use_of_the_mod
         == dict.fromkeys(uses, [()])
     (head,) = [status for status in analysis.statuses() if status.name == "PlainNextN"]
     assert {crash.member for a in head.algorithms for crash in a.crashes} == set(uses)
+
+
+@pytest.mark.parametrize("declared", [
+    'SpeculativeAlgorithm = Enum("SpeculativeAlgorithm", ["EAGLE", "EAGLE3", "DFLASH", "NONE"])',
+    'SpeculativeAlgorithm = enum.IntEnum("SpeculativeAlgorithm", "EAGLE EAGLE3, DFLASH NONE")',
+    'SpeculativeAlgorithm = Enum("SpeculativeAlgorithm", [("EAGLE", 1), ("EAGLE3", 2), ("DFLASH", 3), ("NONE", 4)])',
+], ids=["list", "string", "pairs"])
+def test_an_enum_made_by_the_functional_api_has_its_members_as_the_algorithms(tmp_path, declared):
+    spec_info = f"""
+        import enum
+        from enum import Enum
+
+        {declared}
+    """
+    root = make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: spec_info, "pkg/models/llama.py": LLAMA,
+                                "pkg/speculative/eagle_worker.py": """
+        class EAGLEWorker:
+            def __init__(self, target_worker, algorithm):
+                if algorithm == SpeculativeAlgorithm.DFLASH:
+                    target_worker.model_runner.model.get_embed_and_head()
+    """})
+    analysis = analyze(root)
+    release = analysis.contract.release
+    assert release is not None and release.derived and release.names == ("EAGLE", "EAGLE3", "DFLASH")
+    assert _served(analysis, "get_embed_and_head") == [frozenset({"DFLASH"})]

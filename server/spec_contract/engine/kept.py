@@ -62,7 +62,7 @@ class KeptResults:
             worker_summaries = [s for s in (index.summary(f.module) for f in layout.workers) if s is not None]
             callers = [s for s in (index.summary(f.module) for f in layout.callers) if s is not None]
             options = [f for f in layout.files if glob_match(f.rel, self.config.algorithm_option_files)]
-            places = names_paths(self.config, index, worker_summaries)
+            places = names_paths(self.config, index, worker_summaries, text_of)
             recorded.update(f.module for f in options)
             recorded.update(index.engine_module(name.rpartition(".")[0]) for name in self.config.algorithm_names)
             recorded.update(refusal_modules(self.config, index))

@@ -1,14 +1,14 @@
 """The speculative algorithms a release has, and which of them a test can select: read from the release.
 
 A release says which algorithms it runs in one place: SGLang in an ``Enum`` (``SpeculativeAlgorithm``: EAGLE,
-EAGLE3, … and NONE; 0.5.6 in a class whose names are registered at import time, read by
-:mod:`~spec_contract.engine.resolve.algorithm_registry`), vLLM in a ``Literal`` alias of the speculative
-config's ``method`` (``"eagle3"``, ``"dflash"``, the MTP model types, …). The profile names that place (``algorithm-names``, dotted in the
-engine package); the names, the predicates beside them (``def is_eagle(self): return self in (EAGLE,
-EAGLE3)``, ``def use_dflash(self): return self.method == "dflash"``) and the engine's spellings (an option
-compared with ``"NEXTN"`` and set to ``"EAGLE"``; vLLM's MTP model types, all set to ``"mtp"``; argparse's
-``choices``) are read from the text, never run. Names are compared in upper case (vLLM's methods are lower
-case): ``EAGLE3`` is the algorithm a launch names ``eagle3``.
+EAGLE3, … and NONE, as a class or with the functional ``Enum("…", [...])``; 0.5.6 in a class whose names are
+registered at import time, read by :mod:`~spec_contract.engine.resolve.algorithm_registry`), vLLM in a ``Literal``
+alias of the speculative config's ``method`` (``"eagle3"``, ``"dflash"``, the MTP model types, …). The profile
+names that place (``algorithm-names``, dotted in the engine package); the names, the predicates beside them (``def
+is_eagle(self): return self in (EAGLE, EAGLE3)``, ``def use_dflash(self): return self.method == "dflash"``) and the
+engine's spellings (an option compared with ``"NEXTN"`` and set to ``"EAGLE"``; vLLM's MTP model types, all set to
+``"mtp"``; argparse's ``choices``) are read from the text, never run. Names are compared in upper case (vLLM's
+methods are lower case): ``EAGLE3`` is the algorithm a launch names ``eagle3``.
 
 What a worker line serves is then the algorithms whose runs can make the tests it sits under true
 (:class:`Selectors`, over the formulas :mod:`~spec_contract.engine.summarise.selectors` keeps): a predicate
@@ -37,18 +37,22 @@ from spec_contract.engine.summarise.selectors import Formula, returned
 from spec_contract.engine.summarise.summary import FunctionFlow, ModuleSummary
 
 
-def names_paths(config: Config, index: Index, workers: Iterable[ModuleSummary]) -> list[tuple[str, str]]:
+def names_paths(config: Config, index: Index, workers: Iterable[ModuleSummary],
+                text_of: Callable[[str], str | None] = lambda path: None) -> list[tuple[str, str]]:
     """(path, name) of each place the profile's ``algorithm-names`` say the release names its algorithms: the
     dotted module when the tree has it, else a worker module defining that name at its top (a fork that moved
-    the enum: ``minisgl/speculative/spec_info.py`` for ``sglang.srt.speculative.spec_info``)."""
+    the enum: ``minisgl/speculative/spec_info.py`` for ``sglang.srt.speculative.spec_info``), as a class, an
+    alias, or any other value assigned to it there (``text_of`` reads the module: ``Enum("…", [...])``)."""
     workers = list(workers)
     out = []
     for dotted in config.algorithm_names:
         module, _, name = dotted.rpartition(".")
         path = index.path_of(index.engine_module(module))
         if path is None:
+            assigned = re.compile(rf"^{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
             path = next((w.path for w in workers if w.has_class(name)
-                         or any(alias == name for alias, _ in w.assignments)), None)
+                         or any(alias == name for alias, _ in w.assignments)
+                         or assigned.search(text_of(w.path) or "") is not None), None)
         if path is not None:
             out.append((path, name))
     return out
@@ -161,9 +165,29 @@ def _names_in(tree: ast.Module, name: str, literals: dict[str, tuple[str, ...]])
                         and not isinstance(value, (ast.Lambda, ast.Dict, ast.List)):
                     members.append(target)
             return (node.lineno - 1, members) if members else None
-        target, _ = _assigned(node)
+        target, value = _assigned(node)
         if target == name and name in aliases:
             return node.lineno - 1, list(literals[name])
+        if target == name and value is not None and (enumerated := _functional_enum(value)):
+            return node.lineno - 1, enumerated
+    return None
+
+
+def _functional_enum(value: ast.expr) -> list[str] | None:
+    """The members of ``Enum("Name", ["A", "B"])`` (``IntEnum``, ``StrEnum`` …; the names as a list or tuple of
+    strings or of ``(name, value)`` pairs, a dict, or one string split at spaces and commas): None otherwise."""
+    func = value.func if isinstance(value, ast.Call) else None
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if not called.endswith("Enum") or not isinstance(value, ast.Call) or len(value.args) < 2:
+        return None
+    names = value.args[1]
+    if isinstance(names, ast.Constant) and isinstance(names.value, str):
+        return [n for n in re.split(r"[\s,]+", names.value) if n] or None
+    elements = names.keys if isinstance(names, ast.Dict) else names.elts \
+        if isinstance(names, (ast.List, ast.Tuple)) else []
+    found = [e.elts[0] if isinstance(e, ast.Tuple) and e.elts else e for e in elements]
+    if found and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in found):
+        return [e.value for e in found]  # type: ignore[union-attr]
     return None
 
 
