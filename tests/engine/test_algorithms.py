@@ -540,3 +540,41 @@ def test_an_enum_made_by_the_functional_api_has_its_members_as_the_algorithms(tm
     release = analysis.contract.release
     assert release is not None and release.derived and release.names == ("EAGLE", "EAGLE3", "DFLASH")
     assert _served(analysis, "get_embed_and_head") == [frozenset({"DFLASH"})]
+
+
+def test_a_worker_built_under_a_match_case_runs_for_the_algorithms_its_pattern_names(tmp_path):
+    files = {
+        **PACKAGES, SPEC_INFO_PATH: SPEC_INFO, "pkg/models/llama.py": LLAMA,
+        "pkg/speculative/factory.py": """
+            from pkg.speculative.spec_info import SpeculativeAlgorithm
+
+
+            class FlashWorker:
+                def __init__(self, target_worker):
+                    target_worker.model_runner.model.get_flash_head()
+
+
+            class SparkOrFrozenWorker:
+                def __init__(self, target_worker):
+                    target_worker.model_runner.model.get_spark_head()
+
+
+            class OtherWorker:
+                def __init__(self, target_worker):
+                    target_worker.model_runner.model.get_other_head()
+
+
+            def make_worker(algorithm, target_worker):
+                match algorithm:
+                    case SpeculativeAlgorithm.DFLASH:
+                        return FlashWorker(target_worker)
+                    case SpeculativeAlgorithm.DSPARK | SpeculativeAlgorithm.FROZEN_KV_MTP:
+                        return SparkOrFrozenWorker(target_worker)
+                    case _:
+                        return OtherWorker(target_worker)
+        """,
+    }
+    analysis = analyze(make_tree(tmp_path, files))
+    assert _served(analysis, "get_flash_head") == [frozenset({"DFLASH"})]
+    assert _served(analysis, "get_spark_head") == [frozenset({"DSPARK", "FROZEN_KV_MTP"})]
+    assert _served(analysis, "get_other_head") == [frozenset({"EAGLE", "EAGLE3"})]

@@ -15,7 +15,7 @@ from typing import NamedTuple, cast
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.routes import Route, routes
-from spec_contract.engine.summarise.selectors import Formula, Selects, negate, returned, words
+from spec_contract.engine.summarise.selectors import Formula, Selects, negate, returned, value_of, words
 from spec_contract.engine.summarise.selectors import formula as selector
 from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, Use
 from spec_contract.engine.summarise.syntax import Lines, chain_of, dotted
@@ -199,9 +199,7 @@ class _FlowBuilder:
             self._visit_target(stmt.target, ctx)
             return ctx
         if type(stmt) is ast.Match:
-            self.expr(stmt.subject, ctx)
-            for case in stmt.cases:
-                self.block(case.body, ctx)
+            _match(self, stmt, ctx)
             return ctx
         for child in ast.iter_child_nodes(stmt):
             if isinstance(child, ast.expr):
@@ -782,6 +780,38 @@ def _exits_quietly(body: list[ast.stmt]) -> bool:
     required.
     """
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Continue, ast.Break))
+
+
+def _match(builder: _FlowBuilder, stmt: ast.Match, ctx: _Context) -> None:
+    """``match <subject>:``: a case whose pattern is a name (``case "dspark":``, ``case Algo.EAGLE3 | Algo.EAGLE:``)
+    holds only for it, as ``subject == "dspark"`` would, and only where no earlier such case (without a guard)
+    matched; a guard holds in its body as an ``if`` would. A pattern of any other shape selects nothing."""
+    builder.expr(stmt.subject, ctx)
+    earlier: list[Formula] = []
+    for case in stmt.cases:
+        picked = _case_formula(case.pattern)
+        branch = ctx
+        for before in earlier:
+            branch = branch.selecting(negate(before))
+        if picked is not None:
+            branch = branch.selecting(picked)
+        if case.guard is not None:
+            builder.expr(case.guard, branch)
+            branch = branch.taking(case.guard, True)
+        builder.block(case.body, branch)
+        if picked is not None and case.guard is None:
+            earlier.append(picked)
+
+
+def _case_formula(pattern: ast.pattern) -> Formula | None:
+    """The comparison a case pattern makes: a value that names an algorithm, or an ``|`` of such values."""
+    if isinstance(pattern, ast.MatchValue):
+        named = value_of(pattern.value)
+        return ("=", named) if named is not None else None
+    if isinstance(pattern, ast.MatchOr):
+        parts = [_case_formula(p) for p in pattern.patterns]
+        return ("|", *parts) if parts and all(p is not None for p in parts) else None
+    return None
 
 
 def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
