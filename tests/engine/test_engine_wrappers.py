@@ -412,3 +412,33 @@ def test_inner_class_passed_as_a_parameter_default_is_that_class(tmp_path):
         EntryClass = [DefaultVLM]
         """})
     assert findings(analyze(root)) == missing_both("DefaultVLM")
+
+
+def test_a_forward_to_a_language_model_the_config_may_pick_without_the_member_says_so(tmp_path):
+    # InternVL-shaped: the checkpoint's config picks the language model, and one of the classes lacks the member
+    root = base_tree(tmp_path, {
+        "pkg/models/plain.py": """
+            class PlainForCausalLM:
+                def __init__(self, config):
+                    self.lm_head = None
+        """,
+        "pkg/models/chat.py": """
+            from pkg.models.llama import LlamaForCausalLM
+            from pkg.models.plain import PlainForCausalLM
+
+            class ChatModel:
+                def __init__(self, config):
+                    if config.architectures[0] == "LlamaForCausalLM":
+                        self.language_model = LlamaForCausalLM(config)
+                    else:
+                        self.language_model = PlainForCausalLM(config)
+
+            EntryClass = ChatModel
+        """,
+    })
+    analysis = analyze(root)
+    finding = next(f for f in analysis.findings if f.class_name == "ChatModel" and f.member == "get_embed_and_head")
+    assert (finding.code, finding.delegate, finding.inner_class) == ("SC001", "language_model", "LlamaForCausalLM")
+    assert finding.notes == ("`self.language_model` may also be `PlainForCausalLM`, which lacks `get_embed_and_head`: "
+                             "with the forward alone, a checkpoint whose language model is that still fails there; "
+                             "add `get_embed_and_head` to it too",)

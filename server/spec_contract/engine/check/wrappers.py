@@ -158,6 +158,21 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
             and "*" not in cls.suppressed]
 
 
+def _lacking_alternatives(index: Index, key: ClassKey, attr: str, member: str) -> tuple[str, ...]:
+    """A note when ``self.<attr>`` may also hold classes that lack the member (the checkpoint's config picks
+    which: InternVL's language model is a Qwen2, an InternLM2, … model): a forward alone leaves a run with one of
+    those crashing at the same line, so the fix must add the member there too."""
+    lacking = [inner for inner in index.delegates(key).get(attr, ()) if index.provision(inner, member) is None] \
+        if "." not in attr else []
+    if not lacking:
+        return ()
+    names = " or ".join(f"`{inner.qualname.rsplit('.', 1)[-1]}`" for inner in lacking)
+    one = len(lacking) == 1
+    return (f"`self.{attr}` may also be {names}, which {'lacks' if one else 'lack'} `{member}`: with the forward "
+            f"alone, a checkpoint whose language model is {'that' if one else 'one of those'} still fails there; add "
+            f"`{member}` to {'it' if one else 'them'} too",)
+
+
 def _unknown_language_model(index: Index, key: ClassKey, member: str, lookup: MemberLookup,
                             config: Config) -> str | None:
     """The attribute holding a language model whose class is not known here (built from the architecture the
@@ -313,6 +328,8 @@ def _missing_forward(index: Index, key: ClassKey, cls: ClassSummary, path: str, 
     elif rule is MISSING_DRAFT_FORWARD:
         message += "; that crashes only if a draft checkpoint names this class"
     notes = _arity_notes(sites, inner.member, inner_cls.name if inner_cls else inner_name, rel)
+    if rule is not MISSING_OPTIONAL_FORWARD:  # a guarded use takes its fallback whatever the class holds
+        notes += _lacking_alternatives(index, key, attr, member)
     if "." not in attr and index.registry_chosen(key, attr):
         notes = (f"`self.{attr}` is built from a class the model registry picks at run time; "
                  f"{inner_name} is one of the profile's registry candidates",) + notes
