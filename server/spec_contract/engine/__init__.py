@@ -41,7 +41,15 @@ if TYPE_CHECKING:
     from spec_contract.engine.launch.command import Launch, LaunchError, parse_launch
     from spec_contract.engine.launch.matrix import Matrix, Row, support_matrix
     from spec_contract.engine.launch.preflight import Engine, Failure, Preflight, analyse_engine, find_engine, preflight
-    from spec_contract.engine.launch.verdict import PHASES, Problem, Use, Verdict, phase_words, says_a_crash
+    from spec_contract.engine.launch.verdict import (
+        PHASES,
+        Problem,
+        Use,
+        Verdict,
+        crash_stands,
+        phase_words,
+        says_a_crash,
+    )
     from spec_contract.engine.launch.verdict import State as VerdictState
     from spec_contract.engine.project import Project
     from spec_contract.engine.queries import Analysis, in_files
@@ -147,6 +155,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "PHASES": ("launch.verdict", "PHASES"),
     "phase_words": ("launch.verdict", "phase_words"),
     "says_a_crash": ("launch.verdict", "says_a_crash"),
+    "crash_stands": ("launch.verdict", "crash_stands"),
     "Problem": ("launch.verdict", "Problem"),
     "Use": ("launch.verdict", "Use"),
     "Verdict": ("launch.verdict", "Verdict"),
@@ -171,7 +180,8 @@ __all__ = [
     "RoleClass", "role_classes",
     # before the launch (engine/launch/)
     "Engine", "Failure", "Launch", "LaunchError", "Matrix", "PHASES", "Preflight", "Problem", "Row", "Use", "Verdict",
-    "VerdictState", "analyse_engine", "find_engine", "parse_launch", "phase_words", "preflight", "says_a_crash", "support_matrix",
+    "VerdictState", "analyse_engine", "find_engine", "parse_launch", "phase_words", "preflight", "says_a_crash",
+    "crash_stands", "support_matrix",
 ]
 
 

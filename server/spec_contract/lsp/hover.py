@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from spec_contract.engine import says_a_crash
+from spec_contract.engine import crash_stands, says_a_crash
 from spec_contract.lsp.convert import to_range, uri_of
 from spec_contract.lsp.diagnostics import severity_of
 
@@ -117,10 +117,9 @@ def _unlisted_errors(findings: Sequence[Finding], algorithm: AlgorithmStatus) ->
     algorithm's, or a use it names that the run reaches is neither guarded nor conditional (as ``verdict`` asks
     it of a launch)."""
     listed = {c.member for c in algorithm.crashes if c.member in algorithm.members}
+    name = algorithm.algorithm
     return [f for f in findings if f.severity == "error" and f.code != "SC007" and not f.classes
-            and f.member not in listed
-            and (f.algorithm == algorithm.algorithm
-                 or any(s.serves(algorithm.algorithm) and not s.guarded and not s.condition for s in f.call_sites))]
+            and f.member not in listed and crash_stands(f, name, lambda site: site.serves(name))]
 
 
 def _called_at(sites: Sequence[CallSite], place: Places) -> str:

@@ -61,13 +61,16 @@ class Drafts:
         for algorithms, theirs that the site serves; one named for none, every run the site serves."""
         runs: set[str] = set()
         for name in self.needing(site, role):
-            named = [a for a in self._algorithms if a.casefold() in name.casefold()]
-            runs.update(a for a in (named or self._algorithms) if site.serves(a))
+            runs.update(a for a in (self._named_for(name) or self._algorithms) if site.serves(a))
         return frozenset(runs)
 
     def _meets(self, site: CallSite, key: ClassKey) -> bool:
-        named = [a for a in self._algorithms if a.casefold() in key.qualname.casefold()]
+        named = self._named_for(key.qualname)
         return not named or any(site.serves(a) for a in named)
+
+    def _named_for(self, name: str) -> list[str]:
+        """The release's algorithms a draft's name holds (``DFlash2DraftModel``: DFLASH), any capitalisation."""
+        return [a for a in self._algorithms if a.casefold() in name.casefold()]
 
     def _without(self, member: str) -> tuple[ClassKey, ...]:
         found = self._headless.get(member)

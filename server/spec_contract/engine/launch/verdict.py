@@ -20,6 +20,7 @@ worker lines a run of that launch name reaches (``Selection.selects``: not anoth
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from spec_contract.engine.check.status import (
@@ -130,12 +131,13 @@ def selected(finding: Finding, selection: Selection) -> bool:
     return finding.algorithm == selection.algorithm or any(selection.selects(site) for site in finding.call_sites)
 
 
-def _crashes_in(finding: Finding, selection: Selection) -> bool:
-    """Whether a run of the selection dies at the finding: its algorithm's, or one of its uses the run reaches
-    is neither guarded nor under a condition (a run that reaches only a guarded use of the member, or one in the
-    handler of another member's AttributeError, takes the fallback: degraded, as its status says)."""
-    return finding.algorithm == selection.algorithm or any(
-        selection.selects(site) and not site.guarded and not site.condition for site in finding.call_sites)
+def crash_stands(finding: Finding, algorithm: str | None, reaches: Callable[[CallSite], bool]) -> bool:
+    """Whether a run of ``algorithm`` dies at the finding: its algorithm's, or one of its uses the run
+    ``reaches`` is neither guarded nor under a condition (a run that reaches only a guarded use of the member, or
+    one in the handler of another member's AttributeError, takes the fallback: degraded, as its status says).
+    The verdict asks it of a launch, hover of an algorithm's runs."""
+    return finding.algorithm == algorithm or any(
+        reaches(site) and not site.guarded and not site.condition for site in finding.call_sites)
 
 
 def fix_words(member: str, provision: Provision) -> str:
@@ -279,7 +281,7 @@ def verdict(analysis: Analysis, architecture: str, facts: ClassFacts, role: Role
     # capability's (SC007) is the refusal branch's, for the runs its check admits, not every run its uses reach
     for f in facts.findings:
         if f.severity == Severity.ERROR and f.code != _CAPABILITY_CRASH and f.class_qualname == key.dotted \
-                and role in f.roles and _crashes_in(f, selection) and (State.CRASHES, f.member, "") not in problems:
+                and role in f.roles and crash_stands(f, selection.algorithm, selection.selects) and (State.CRASHES, f.member, "") not in problems:
             sites = [site for site in f.call_sites if f.algorithm is not None or selection.selects(site)]
             problems[(State.CRASHES, f.member, "")] = Problem(State.CRASHES, f.code, f.member, f.message,
                                                              uses_of(analysis, sites, selection), "")
