@@ -117,3 +117,43 @@ def test_a_class_test_of_the_target_is_no_draft_gate(tmp_path):
                               "isinstance(model_runner.model, CaptureConfigurator)")
     found = set(_reported(analyze(_tree(tmp_path, factory=factory))))
     assert {("SC001", "OtherNextN", "embed_tokens"), ("SC001", "DepthNextN", "embed_tokens")} <= found
+
+
+ARCHITECTURE_ROUTING = """
+    def get_drafter_impl(spec_algo, draft_model_config):
+        from speedy.runtime.execution.drafter.block import Block
+        from speedy.runtime.execution.drafter.eagle import Eagle
+        from speedy.runtime.execution.drafter.multi import Multi
+
+        if spec_algo == "DFLASH":
+            if "DepthNextN" in draft_model_config.architectures:
+                return Multi(draft_model_config)
+            return Block(draft_model_config)
+        return Eagle(draft_model_config)
+"""
+
+
+def test_a_drafter_picked_by_the_draft_config_s_architecture_meets_only_that_class(tmp_path):
+    """vLLM's V2 model runner picks ``DFlash2Speculator`` when the draft config's architectures hold
+    ``DFlash2DraftModel`` and ``DFlashSpeculator`` for the rest: ``Multi`` is asked only of the class the
+    architecture loads, ``Block`` of every other draft, and ``Eagle``, which no test of a draft picks, of all."""
+    assert _reported(analyze(_tree(tmp_path, routing=ARCHITECTURE_ROUTING, factory=""))) == [
+        ("SC001", "BlockDFlash", "embed_tokens"), ("SC001", "BlockDFlash", "fc"),
+        ("SC001", "DepthNextN", "fc"), ("SC001", "DepthNextN", "num_depths"),
+        ("SC001", "OtherNextN", "embed_tokens"), ("SC001", "OtherNextN", "fc"),
+    ]
+
+
+def test_a_worker_no_routing_returns_that_runs_a_routed_drafter_s_method_meets_any_draft(tmp_path):
+    """``DSparkSpeculator(DFlashSpeculator)`` is built by its algorithm's branch, not by the routing: the
+    methods it inherits from a routed drafter meet every draft it may be handed."""
+    routing = ARCHITECTURE_ROUTING.replace(
+        "        if spec_algo == \"DFLASH\":",
+        "        from speedy.runtime.execution.drafter.spark import Spark\n\n"
+        "        if spec_algo == \"DSPARK\":\n            return Spark(draft_model_config)\n"
+        "        if spec_algo == \"DFLASH\":")
+    tree = _tree(tmp_path, routing=routing, factory="")
+    (tree / "speedy/runtime/execution/drafter/spark.py").write_text(
+        "from speedy.runtime.execution.drafter.multi import Multi\n\n\nclass Spark(Multi):\n"
+        "    def extra(self):\n        return None\n")
+    assert ("SC001", "OtherNextN", "num_depths") in _reported(analyze(tree))

@@ -3,9 +3,13 @@ classes by their class (see :mod:`~spec_contract.engine.summarise.routes`).
 
 A drafter the routing returns under ``isinstance(model, C)`` is handed instances of ``C`` only; the default of
 an algorithm is handed what that algorithm's class gate lets through (``not isinstance(draft_model, G)`` then
-``raise``), or any draft when nothing gates it. A method's draft uses meet the classes handed to the drafters
-that run it (the drafter itself, or one that inherits it without overriding): when each of those is handed
-named classes only, a class that is none of them never meets the use. Without routing, nothing is narrowed.
+``raise``), or any draft when nothing gates it. A drafter returned under a test of the draft config's
+architectures is handed the class the engine's registry loads for them (the name itself where no registry
+says), and the one returned after such tests any draft but those. A method's draft uses meet the classes handed
+to the drafters that run it (the drafter itself, or one that inherits it without overriding): when each of
+those is handed named classes only, a class that is none of them never meets the use. A worker class no
+routing returns that runs the method may be handed any draft (vLLM's ``DSparkSpeculator`` inherits from the
+routed ``DFlashSpeculator``). Without routing, nothing is narrowed.
 """
 
 from __future__ import annotations
@@ -24,11 +28,15 @@ class _Drafter(NamedTuple):
     algorithms: set[str]  # the algorithms whose runs pick it (empty: cannot tell)
 
 
+_ANY = _Drafter(None, set())  # a drafter handed any draft, by runs the routing does not tell
+
 DraftTest = Callable[[FunctionKey, str], bool]  # whether the dotted expression stands for the draft model there
 
 
-def _handed(functions: dict[FunctionKey, FunctionFlow], is_draft: DraftTest) -> dict[str, _Drafter]:
-    """Drafter name → the classes it is handed, and the algorithms that pick it."""
+def _handed(functions: dict[FunctionKey, FunctionFlow], is_draft: DraftTest,
+            loaded_as: Callable[[str], str]) -> dict[str, _Drafter]:
+    """Drafter name → the classes it is handed, and the algorithms that pick it; ``loaded_as``: the class name
+    an architecture is loaded as."""
     routes = [route for fn in functions.values() for route in fn.routes]
     gates: dict[str, set[str]] = {}
     for key, fn in functions.items():
@@ -46,7 +54,11 @@ def _handed(functions: dict[FunctionKey, FunctionFlow], is_draft: DraftTest) -> 
         if found.meets is None:
             continue
         but: tuple[str, ...] = ()
-        if kind == "default":
+        if kind == "arch":
+            tested = tuple(loaded_as(name) for name in tested)
+        elif kind == "rest":  # any draft but those the architectures before it pick
+            tested, but = ("*",), tuple(loaded_as(name) for name in tested)
+        elif kind == "default":
             if not all(a in gates for a in algorithms):
                 handed[drafter] = found._replace(meets=None)  # a default nothing gates takes any draft
                 continue
@@ -69,11 +81,12 @@ def routed_uses(functions: dict[FunctionKey, FunctionFlow], classes: dict[Functi
                 index: Index, is_draft: DraftTest) -> dict[FunctionKey, tuple[tuple[Meets, ...], frozenset[str]]]:
     """Worker method → the draft classes its draft uses can meet (empty: any), and the algorithms whose runs
     reach it (empty: cannot tell), for the methods some routed drafter runs."""
-    handed = _handed(functions, is_draft)
+    handed = _handed(functions, is_draft, index.loaded_as)
     if not handed:
         return {}
     workers = {key.qualname.rsplit(".", 1)[-1]: key for key in set(classes.values()) if key is not None}
-    drafters = [(index.mro(workers[name]), got) for name, got in handed.items() if name in workers]
+    # a worker class no routing returns may run a routed one's methods with any draft (see the docstring)
+    drafters = [(index.mro(key), handed.get(name, _ANY)) for name, key in sorted(workers.items())]
     out: dict[FunctionKey, tuple[tuple[Meets, ...], frozenset[str]]] = {}
     for key in functions:
         owner = classes[key]

@@ -100,8 +100,9 @@ class Gates:
             admitted = self.admitted(key[0], group[0], algorithm)
             lookup = self._lookup
             failed = bool(admitted) and not any(lookup.provides(m) and lookup.broken(m) is None for m in admitted)
-            self._memo[(key, algorithm)] = next((m for m in admitted if lookup.inner(m) is not None),
-                                                admitted[0]) if failed else None
+            # the member an inner model has, if any (the forward to add), else the first: one member needs no look
+            self._memo[(key, algorithm)] = None if not failed else admitted[0] if len(admitted) == 1 else next(
+                (m for m in admitted if lookup.inner(m) is not None), admitted[0])
         return self._memo[(key, algorithm)]
 
 

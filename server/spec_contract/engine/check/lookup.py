@@ -281,9 +281,9 @@ class MemberLookup:
 
     def is_a(self, meets: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]) -> bool:
         """Whether the class is handed to a drafter so routed: for one pair, it is (or derives from) a class
-        named in the first and from none named in the second (see ``CallSite.only``)."""
+        named in the first (``*``: any) and from none named in the second (see ``CallSite.only``)."""
         names = {key.qualname.rsplit(".", 1)[-1] for key in self.index.mro(self.key)}
-        return any(names & set(yes) and not names & set(no) for yes, no in meets)
+        return any((yes == ("*",) or names & set(yes)) and not names & set(no) for yes, no in meets)
 
     def may_meet(self, site: CallSite) -> bool:
         """False when the class provably never meets the site's condition: an ``isinstance`` test for config

@@ -31,6 +31,12 @@ class Delegates:
         self._delegates: dict[ClassKey, tuple[dict[str, tuple[ClassKey, ...]], frozenset[str]]] = {}
         self._factories: dict[tuple[ClassKey, str], tuple[Chain, ...] | None] = {}  # those read late, see ``_made``
 
+    def loaded_as(self, architecture: str) -> str:
+        """The name of the class the engine's registry loads for ``architecture``; the architecture's own name
+        where the registry does not say (SGLang's architectures are their classes' names)."""
+        found = self._architectures.get(architecture)
+        return found[1].rsplit(".", 1)[-1] if found is not None else architecture
+
     def of(self, key: ClassKey) -> dict[str, tuple[ClassKey, ...]]:
         """attribute → candidate inner classes, from ``self.<attr> = <Class>(...)`` anywhere in the MRO."""
         return self._recorder.memoised(self._delegates, key, self._compute, key)

@@ -86,13 +86,9 @@ class Index(Recorder):
         return f"{package}.{imported}" if imported and package else (imported or package)
 
     def engine_module(self, name: str) -> str:
-        """The module of this tree that an absolute import of ``name`` loads.
-
-        Within the engine's own tree that is ``name`` itself, except when the tree's copy of the engine
-        package sits under another name (a renamed or vendored copy): its code still says ``from sglang.srt…
-        import``, and those imports are answered from the copy, or every wrapper's inner model would be
-        unknown and the check an all-clear.
-        """
+        """The module of this tree that an absolute import of ``name`` loads: ``name`` itself, except when the
+        tree's copy of the engine package sits under another name (renamed or vendored), whose code still says
+        ``from sglang.srt… import``: answered from the copy, or every inner model would be unknown."""
         if self._engine is None:
             return name
         package = self._engine[0]
@@ -275,3 +271,6 @@ class Index(Recorder):
 
     def dispatched(self, key: ClassKey) -> tuple[ClassKey, ...]:
         return self._delegates.dispatched(key)
+
+    def loaded_as(self, architecture: str) -> str:  # the class the registry loads for it (SGLang: the name itself)
+        return self._delegates.loaded_as(architecture)

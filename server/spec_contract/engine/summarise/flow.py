@@ -885,6 +885,7 @@ def _vouches(body: list[ast.stmt], params: tuple[str, ...]) -> tuple[tuple[str, 
 
 
 def _routes(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines) -> tuple[Route, ...]:
-    """A function's routes (see ``routes``), looked for only when its text tests a class: most never do."""
+    """A function's routes (see ``routes``), looked for only when its text tests a class or an architecture:
+    most never do."""
     text = lines.lines[node.lineno - 1:node.end_lineno]
-    return routes(node) if any("isinstance(" in line for line in text) else ()
+    return routes(node) if any("isinstance(" in line or ".architectures" in line for line in text) else ()

@@ -7,8 +7,14 @@ of some algorithms that is not of a class (``if spec_algo in ("DFLASH", "DSPARK"
 isinstance(draft_model, TargetCaptureConfigurator): raise``). A drafter's uses of its draft model then only
 ever meet the classes routed to it, so :mod:`~spec_contract.engine.contract` asks them of those only.
 
-Everything is kept by name, as written (``Mtp``, ``InklingForConditionalGenerationNextN``): the routing
-function imports them inside its body, and a class is matched by the names along its MRO.
+vLLM's V2 model runner picks some speculators by the draft checkpoint's architecture instead: under ``method ==
+"dflash"``, ``if "DFlash2DraftModel" in config.draft_model_config.architectures: return DFlash2Speculator(…)``,
+then ``return DFlashSpeculator(…)`` for the rest. Such a speculator is handed only the class its architecture
+names (kind "arch"), and the one returned after those tests every draft but theirs (kind "rest").
+
+Everything is kept by name, as written (``Mtp``, ``InklingForConditionalGenerationNextN``, ``DFlash2DraftModel``):
+the routing function imports them inside its body, a class is matched by the names along its MRO, and an
+architecture by the class the engine's registry names for it (see ``routed``).
 """
 
 from __future__ import annotations
@@ -20,8 +26,9 @@ from typing import cast
 from spec_contract.engine.summarise.syntax import chain_of
 
 # (kind, classes tested, the drafter returned (for a gate: the object tested, dotted), algorithms of the
-# enclosing tests), where kind is "route" (isinstance → return drafter), "default" (the literal table's entry)
-# or "gate" (not isinstance → raise)
+# enclosing tests), where kind is "route" (isinstance → return drafter), "default" (the literal table's entry),
+# "gate" (not isinstance → raise), "arch" (architectures tested → return drafter) or "rest" (the drafter returned
+# after "arch" routes in the same block; "classes" are the architectures they tested)
 Route = tuple[str, tuple[str, ...], str, tuple[str, ...]]
 
 
@@ -40,12 +47,18 @@ def routes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Route, ...]:
 def _walk(body: list[ast.stmt], tests: tuple[ast.expr, ...]) -> Iterator[Route]:
     """The routes and gates under ``tests`` (the enclosing ``if`` tests, read for algorithms only when one is
     found: most functions have none, and most tests name none)."""
+    by_architecture: list[str] = []  # the architectures routed so far in this block
     for stmt in body:
+        if isinstance(stmt, ast.Return) and by_architecture and (drafter := _returned(stmt)) is not None:
+            yield "rest", tuple(by_architecture), drafter, _algorithms(tests)
         if isinstance(stmt, ast.If):
             tested, negated = _isinstance_test(stmt.test)
-            if tested and not negated and stmt.body and isinstance(stmt.body[-1], ast.Return) \
-                    and isinstance(stmt.body[-1].value, ast.Name):
-                yield "route", tested, stmt.body[-1].value.id, _algorithms(tests + (stmt.test,))
+            returned = _returned(stmt.body[-1]) if stmt.body else None
+            if tested and not negated and returned is not None:
+                yield "route", tested, returned, _algorithms(tests + (stmt.test,))
+            elif returned is not None and not stmt.orelse and (named := _architectures_test(stmt.test)):
+                yield "arch", named, returned, _algorithms(tests + (stmt.test,))
+                by_architecture += named
             elif tested and negated and stmt.body and isinstance(stmt.body[-1], ast.Raise):
                 subject = chain_of(cast(ast.Call, cast(ast.UnaryOp, stmt.test).operand).args[0])
                 yield "gate", tested, ".".join(subject or ()), _algorithms(tests)
@@ -54,6 +67,25 @@ def _walk(body: list[ast.stmt], tests: tuple[ast.expr, ...]) -> Iterator[Route]:
         elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
             for field in ("body", "orelse", "finalbody"):
                 yield from _walk(getattr(stmt, field, []), tests)
+
+
+def _returned(stmt: ast.stmt) -> str | None:
+    """The drafter a ``return`` hands back: a class (``return Multi``) or one built (``return Multi(config)``)."""
+    if not isinstance(stmt, ast.Return):
+        return None
+    value = stmt.value.func if isinstance(stmt.value, ast.Call) else stmt.value
+    return value.id if isinstance(value, ast.Name) else None
+
+
+def _architectures_test(test: ast.expr) -> tuple[str, ...]:
+    """The architectures ``"A" in x.architectures`` names (``and``-ed with tests of anything else): a draft
+    config's architectures, when the chain says so (``draft_model_config.architectures``)."""
+    values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return tuple(node.left.value for node in values
+                 if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In)
+                 and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str)
+                 and (chain := chain_of(node.comparators[0])) is not None and chain[-1] == "architectures"
+                 and any("draft" in part for part in chain))
 
 
 def _isinstance_test(test: ast.expr) -> tuple[tuple[str, ...], bool]:
