@@ -160,6 +160,9 @@ class Algorithms:
     # the profile's ``[[algorithms]]`` when nothing could be read: each name's worker files
     files: tuple[tuple[str, tuple[str, ...]], ...] = ()
     derived: bool = True  # read from the release; False: the profile's names
+    # an algorithm → the architectures its draft can have, where the config rewrites every other (see
+    # ``resolve.algorithm_drafts``)
+    drafts: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def name_of(self, spelling: str) -> str | None:
         """The algorithm a launch or a comparison spelling ``spelling`` (any case) names; None: none."""

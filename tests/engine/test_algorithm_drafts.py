@@ -1,0 +1,115 @@
+"""An algorithm whose drafts the engine's config rewrites meets only the classes those architectures load.
+
+vLLM's ``SpeculativeConfig.__post_init__`` hands a DSPARK run its own draft class unless the checkpoint names a
+DSPARK head already: an MTP head is never a DSPARK draft, so a member only the DSPARK speculator reads is not
+asked of it. The tree is vLLM-shaped and small, written for these tests (see ``test_engine_vllm``).
+"""
+
+from __future__ import annotations
+
+from engine_trees import analyze
+from test_engine_vllm import MODELS, REGISTRY, vllm_tree
+
+SPECULATIVE = """
+    from typing import Literal
+
+    SpeculativeMethod = Literal["eagle", "mtp", "dspark"]
+
+    _BUNDLED = "BundledSparkModel"
+
+
+    class SpeculativeConfig:
+        def __post_init__(self):
+            if self.method == "dspark" and "SparkDraftModel" in self.draft_model_config.architectures and self.qwen:
+                self.draft_model_config.hf_config.architectures = ["QwenSparkModel"]
+            elif self.method == "dspark" and (
+                "QwenSparkModel" not in self.draft_model_config.architectures
+                and _BUNDLED not in self.draft_model_config.architectures
+            ):
+                draft_hf_config = self.draft_model_config.hf_config
+                draft_hf_config.architectures = ["SparkV2DraftModel" if self.v2 else "SparkDraftModel"]
+            if self.method in ("dspark", "mtp"):
+                self.parallel_drafting = self.method == "dspark"
+"""
+
+SPECULATORS = """
+    class DSparkSpeculator:
+        def propose(self, hidden):
+            return self.model.markov_embed(hidden)
+
+
+    class MTPSpeculator:
+        def propose(self, hidden):
+            return self.model.compute_logits(hidden)
+
+
+    def init_speculator(vllm_config):
+        speculative_config = vllm_config.speculative_config
+        if speculative_config.method == "dspark":
+            return DSparkSpeculator()
+        if speculative_config.method == "mtp":
+            return MTPSpeculator()
+        raise NotImplementedError(speculative_config.method)
+"""
+
+HEADS = """
+    import torch.nn as nn
+
+
+    class SparkForCausalLM(nn.Module):
+        def compute_logits(self, hidden):
+            return hidden
+
+
+    class BundledSparkForCausalLM(nn.Module):
+        def markov_embed(self, hidden):
+            return hidden
+
+
+    class TinyMTP(nn.Module):
+        def compute_logits(self, hidden):
+            return hidden
+"""
+
+
+def _tree(root, speculative: str = SPECULATIVE):
+    registry = REGISTRY.replace('''        "EagleTinyForCausalLM": ("tiny_eagle", "EagleTinyForCausalLM"),''', '''
+        "SparkDraftModel": ("heads", "SparkForCausalLM"),
+        "BundledSparkModel": ("heads", "BundledSparkForCausalLM"),
+        "TinyMTPModel": ("heads", "TinyMTP"),''')
+    return vllm_tree(root, {f"{MODELS}/registry.py": registry, f"{MODELS}/heads.py": HEADS,
+                            "vllm/config/speculative.py": speculative,
+                            "vllm/v1/worker/gpu/__init__.py": "", "vllm/v1/worker/gpu/spec_decode/__init__.py": SPECULATORS})
+
+
+def _lacking(analysis, member: str) -> list[str]:
+    """The heads whose DSPARK status (what the matrix, hover and preflight say) crashes on ``member``."""
+    return sorted(status.name for status in analysis.statuses() for each in status.algorithms
+                  if each.algorithm == "DSPARK" and member in {crash.member for crash in each.crashes})
+
+
+def test_a_use_only_an_algorithm_with_rewritten_drafts_makes_meets_only_the_drafts_it_can_load(tmp_path):
+    analysis = analyze(_tree(tmp_path))
+    assert dict(analysis.contract.release.drafts) == {"DSPARK": (
+        "BundledSparkModel", "QwenSparkModel", "SparkDraftModel", "SparkV2DraftModel")}
+    # the MTP head is never a DSPARK draft; the DSPARK head the rewrite loads lacks the member
+    assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM"]
+
+
+def test_a_rewrite_a_later_statement_may_undo_restricts_nothing(tmp_path):
+    undone = SPECULATIVE + """
+            if self.method != "eagle":
+                self.draft_model_config.hf_config = self.load_other()
+"""
+    analysis = analyze(_tree(tmp_path, undone))
+    assert analysis.contract.release.drafts == ()
+    assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM", "TinyMTP"]
+
+
+def test_a_rewrite_with_another_test_beside_the_architectures_restricts_nothing(tmp_path):
+    # failing ``dspark and "A" not in archs and self.legacy`` says nothing of the architectures
+    loose = SPECULATIVE.replace("and _BUNDLED not in self.draft_model_config.architectures",
+                                "and _BUNDLED not in self.draft_model_config.architectures and self.legacy")
+    analysis = analyze(_tree(tmp_path, loose))
+    assert analysis.contract.release.drafts == ()
+    assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM", "TinyMTP"]
