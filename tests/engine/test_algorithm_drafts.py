@@ -1,4 +1,4 @@
-"""An algorithm whose drafts the engine's config rewrites meets only the classes those architectures load.
+"""A class the engine's config never loads as an algorithm's draft is not counted for that algorithm.
 
 vLLM's ``SpeculativeConfig.__post_init__`` hands a DSPARK run its own draft class unless the checkpoint names a
 DSPARK head already: an MTP head is never a DSPARK draft, so a member only the DSPARK speculator reads is not
@@ -13,7 +13,7 @@ from test_engine_vllm import MODELS, REGISTRY, vllm_tree
 SPECULATIVE = """
     from typing import Literal
 
-    SpeculativeMethod = Literal["eagle", "mtp", "dspark"]
+    SpeculativeMethod = Literal["eagle", "mtp", "dflash", "dspark"]
 
     _BUNDLED = "BundledSparkModel"
 
@@ -33,7 +33,12 @@ SPECULATIVE = """
 """
 
 SPECULATORS = """
-    class DSparkSpeculator:
+    class DFlashSpeculator:
+        def combine(self, hidden):
+            return self.model.combine_hidden_states(hidden)
+
+
+    class DSparkSpeculator(DFlashSpeculator):
         def propose(self, hidden):
             return self.model.markov_embed(hidden)
 
@@ -47,6 +52,8 @@ SPECULATORS = """
         speculative_config = vllm_config.speculative_config
         if speculative_config.method == "dspark":
             return DSparkSpeculator()
+        if speculative_config.method == "dflash":
+            return DFlashSpeculator()
         if speculative_config.method == "mtp":
             return MTPSpeculator()
         raise NotImplementedError(speculative_config.method)
@@ -82,10 +89,10 @@ def _tree(root, speculative: str = SPECULATIVE):
                             "vllm/v1/worker/gpu/__init__.py": "", "vllm/v1/worker/gpu/spec_decode/__init__.py": SPECULATORS})
 
 
-def _lacking(analysis, member: str) -> list[str]:
-    """The heads whose DSPARK status (what the matrix, hover and preflight say) crashes on ``member``."""
+def _lacking(analysis, member: str, algorithm: str = "DSPARK") -> list[str]:
+    """The heads whose status for ``algorithm`` (what the matrix, hover and preflight say) crashes on ``member``."""
     return sorted(status.name for status in analysis.statuses() for each in status.algorithms
-                  if each.algorithm == "DSPARK" and member in {crash.member for crash in each.crashes})
+                  if each.algorithm == algorithm and member in {crash.member for crash in each.crashes})
 
 
 def test_a_use_only_an_algorithm_with_rewritten_drafts_makes_meets_only_the_drafts_it_can_load(tmp_path):
@@ -94,6 +101,11 @@ def test_a_use_only_an_algorithm_with_rewritten_drafts_makes_meets_only_the_draf
         "BundledSparkModel", "QwenSparkModel", "SparkDraftModel", "SparkV2DraftModel")}
     # the MTP head is never a DSPARK draft; the DSPARK head the rewrite loads lacks the member
     assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM"]
+    # a line DFLASH and DSPARK runs share (a method DSparkSpeculator inherits): the MTP head meets it in DFLASH
+    # runs only
+    assert _lacking(analysis, "combine_hidden_states", "DFLASH") == [
+        "BundledSparkForCausalLM", "SparkForCausalLM", "TinyMTP"]
+    assert _lacking(analysis, "combine_hidden_states") == ["BundledSparkForCausalLM", "SparkForCausalLM"]
 
 
 def test_a_rewrite_a_later_statement_may_undo_restricts_nothing(tmp_path):

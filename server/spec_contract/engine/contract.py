@@ -28,7 +28,7 @@ from spec_contract.engine.resolve.algorithms import Selectors, declared_algorith
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.resolve.runners import RunnerRefusals
 from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Contract, ContractEntry, Phase, Role
-from spec_contract.engine.routed import Meets, routed_drafts, routed_uses
+from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions
 from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, ModuleSummary, Use
@@ -377,19 +377,6 @@ class _RolesIn:
         return found
 
 
-def _drafts_of(algorithms: Algorithms, index: Index) -> Callable[[frozenset[str] | None], tuple[Meets, ...]]:
-    """The draft classes a use only runs of ``served`` make can meet, as ``CallSite.only`` says them: those
-    the registry loads for the architectures each algorithm's draft can have, when the config rewrites every
-    other for each of them (see ``resolve.algorithm_drafts``); () for any."""
-    restricted = dict(algorithms.drafts)
-
-    def drafts(served: frozenset[str] | None) -> tuple[Meets, ...]:
-        if not served or not restricted or any(name not in restricted for name in served):
-            return ()
-        return ((tuple(sorted({index.loaded_as(a) for name in served for a in restricted[name]})), ()),)
-    return drafts
-
-
 def _reached_by_any_draft_worker(workers: list[ModuleSummary], index: Index,
                                  names: frozenset[str]) -> set[FunctionKey] | None:
     """The methods a worker that takes any registered model as its draft runs: its own, and those it inherits
@@ -520,7 +507,6 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                   if (chosen := named(summary.module, chain)) is not None
                   and selectors.may(picked) != selectors.universe]
     routed = routed_uses(flow.functions, flow.classes, index, is_draft)
-    drafts_of = _drafts_of(algorithms, index)
     runs = function_runs(flow.functions, flow.paths, index, flow.classes, selectors, flow.callee, built,
                          {key: picked for key, (_, picked) in routed.items()}, registered)
     for files, tests in runners:
@@ -597,8 +583,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     loading=key in start_up and runs[key] >= selectors.universe,
                     requires=_with_vouched(_required(guarding(key), taken, role), use, role,
                                            roles_in, key, entered_vouched.get(key, frozenset())),
-                    shared=use.shared, statement=use.statement,
-                    only=(routed.get(key, ((), frozenset()))[0] or drafts_of(served)) if role is Role.DRAFT else ()))
+                    shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
                for (role, member), found in sites.items()]
     entries.sort(key=lambda e: (e.role is not Role.TARGET, e.member))

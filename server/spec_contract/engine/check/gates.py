@@ -19,6 +19,8 @@ finding of their own at lines the run never reaches.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from spec_contract.engine.check.lookup import MemberLookup
 from spec_contract.engine.results import CallSite, Contract, Phase, Role
 
@@ -135,8 +137,31 @@ def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLooku
     worker that takes any model as its draft reaches."""
     if contract.routed and Role.TARGET in roles and lookup.is_a(((contract.routed, ()),)):
         roles = tuple(role for role in roles if role is not Role.TARGET)  # the workers route it as a draft
-    return [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites
-            if (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)
-            and all(lookup.provides(site.member if member == "*" else member) for member in site.requires)
-            and (not site.only or lookup.is_a(site.only))
-            and may_meet_class(role, site, draft_shaped)]
+    found = [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites
+             if (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)
+             and all(lookup.provides(site.member if member == "*" else member) for member in site.requires)
+             and (not site.only or lookup.is_a(site.only))
+             and may_meet_class(role, site, draft_shaped)]
+    undrafted = _never_drafted(contract, lookup) if Role.DRAFT in roles else frozenset()
+    if not undrafted:
+        return found
+    every = frozenset(contract.algorithms)
+    out = []
+    for role, site in found:
+        runs = site.algorithms if site.algorithms is not None else every
+        if role is Role.DRAFT and runs & undrafted:  # only the runs that may load the class as their draft
+            left = runs - undrafted
+            if not left:
+                continue
+            site = replace(site, algorithms=left, algorithm=next(iter(left)) if len(left) == 1 else None)
+        out.append((role, site))
+    return out
+
+
+def _never_drafted(contract: Contract, lookup: MemberLookup) -> frozenset[str]:
+    """The algorithms whose config loads another class as every draft (see ``resolve.algorithm_drafts``): the
+    class is never their draft."""
+    drafts = contract.release.drafts if contract.release is not None else ()
+    loaded_as = lookup.index.loaded_as
+    return frozenset(name for name, architectures in drafts
+                     if not lookup.is_a(((tuple(loaded_as(a) for a in architectures), ()),)))
