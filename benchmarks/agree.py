@@ -78,7 +78,8 @@ def _hover(analysis: Analysis, row) -> dict[str, str]:
             out[match["algorithm"]] = ("refused" if words.startswith("not supported") else
                                        "crashes" if words.startswith("crashes")
                                        and (role is None or role[1] == str(row.role)) else
-                                       "unknown" if words.startswith("cannot") else "runs")
+                                       "unknown" if words.startswith("cannot") else
+                                       "not-its-draft" if words.startswith("never its draft") else "runs")
     return out
 
 
@@ -93,7 +94,7 @@ def _preflight(analysis: Analysis, engine: Engine, profile: str, row, algorithm:
 
 
 def _said(state: str) -> str:
-    return "fails" if state in FAILED else "runs"
+    return "fails" if state in FAILED else "never loaded" if state == "not-its-draft" else "runs"
 
 
 def main() -> int:

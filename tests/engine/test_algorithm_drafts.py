@@ -7,7 +7,10 @@ asked of it. The tree is vLLM-shaped and small, written for these tests (see ``t
 
 from __future__ import annotations
 
-from engine_trees import analyze
+import json
+from pathlib import Path
+
+from engine_trees import analyze, rel
 from test_engine_vllm import MODELS, REGISTRY, vllm_tree
 
 SPECULATIVE = """
@@ -97,8 +100,11 @@ def _lacking(analysis, member: str, algorithm: str = "DSPARK") -> list[str]:
 
 def test_a_use_only_an_algorithm_with_rewritten_drafts_makes_meets_only_the_drafts_it_can_load(tmp_path):
     analysis = analyze(_tree(tmp_path))
-    assert dict(analysis.contract.release.drafts) == {"DSPARK": (
-        "BundledSparkModel", "QwenSparkModel", "SparkDraftModel", "SparkV2DraftModel")}
+    ((name, architectures, (path, line)),) = analysis.contract.release.drafts
+    assert (name, architectures) == ("DSPARK", ("BundledSparkModel", "QwenSparkModel", "SparkDraftModel",
+                                                 "SparkV2DraftModel"))
+    assert rel(tmp_path, path) == "vllm/config/speculative.py"
+    assert Path(path).read_text().splitlines()[line].strip().startswith('if self.method == "dspark" and')
     # the MTP head is never a DSPARK draft; the DSPARK head the rewrite loads lacks the member
     assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM"]
     # a line DFLASH and DSPARK runs share (a method DSparkSpeculator inherits): the MTP head meets it in DFLASH
@@ -125,3 +131,37 @@ def test_a_rewrite_with_another_test_beside_the_architectures_restricts_nothing(
     analysis = analyze(_tree(tmp_path, loose))
     assert analysis.contract.release.drafts == ()
     assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM", "TinyMTP"]
+
+
+def test_the_matrix_hover_and_preflight_say_a_head_is_never_the_algorithm_s_draft(tmp_path):
+    """One truth in each front end: the matrix cell, the class's hover line and preflight name the draft
+    architectures the config loads instead, and where it says so; the DSPARK head stays a DSPARK draft."""
+    from spec_contract.engine import Engine, Launch, Role, VerdictState, preflight, support_matrix
+    from spec_contract.lsp.hover import class_markdown
+
+    analysis = analyze(_tree(tmp_path))
+    matrix = support_matrix(analysis)
+    cells = {row.class_name: dict(zip(matrix.algorithms, row.cells)) for row in matrix.rows}
+    mtp = cells["TinyMTP"]["DSPARK"]
+    assert mtp.state is VerdictState.NOT_ITS_DRAFT
+    assert mtp.problems[0].message == (
+        "a DSPARK run never loads this class as its draft: the engine's config loads one of `BundledSparkModel`, "
+        "`QwenSparkModel`, `SparkDraftModel` and 1 more instead (vllm/config/speculative.py:10)")
+    assert cells["TinyMTP"]["MTP"].state is VerdictState.SUPPORTED
+    spark = cells["SparkForCausalLM"]["DSPARK"]  # a DSPARK draft, which lacks markov_embed
+    assert spark.state is VerdictState.SUPPORTED and any("the draft lacks `markov_embed`" in n for n in spark.notes)
+    (status,) = [s for s in analysis.statuses() if s.name == "TinyMTP"]
+    hover = class_markdown(status, lambda path, line: f"{rel(tmp_path, path)}:{line + 1}")
+    assert "never its draft — the engine's config loads one of `BundledSparkModel`, `QwenSparkModel`, " \
+           "`SparkDraftModel` and 1 more instead (vllm/config/speculative.py:10)" in hover
+    launch = Launch("vllm", str(_checkpoint(tmp_path / "target", "TinyForCausalLM")), "dspark",
+                    str(_checkpoint(tmp_path / "head", "TinyMTPModel")))
+    result = preflight(launch, Engine("vllm", tmp_path / "vllm"), analysis, {})
+    (draft,) = [v for v in result.verdicts if v.role is Role.DRAFT]
+    assert draft.state is VerdictState.NOT_ITS_DRAFT and draft.problems[0].message == mtp.problems[0].message
+
+
+def _checkpoint(folder: Path, architecture: str) -> Path:
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"architectures": [architecture]}), encoding="utf-8")
+    return folder

@@ -70,7 +70,7 @@ def test_a_person_sorts_by_a_column_filters_and_reads_a_cells_reason(tmp_path, c
     ])
     assert opened["title"] == opened["heading"] == "spec-contract support matrix: sglang 0.5.99"
     assert [line.split()[0] for line in opened["legend"]] == ["crashes", "refused", "cannot-tell", "degraded",
-                                                              "supported"]
+                                                              "supported", "not-its-draft"]
     assert "after the weights load, or at the first request" in opened["legend"][0]
     assert opened["rows"] == [llama, tower, eagle3]  # the engine's order: targets, then drafts
     assert [h["column"] for h in opened["headers"]] == ["architecture", "class", "role", "EAGLE", "EAGLE3", "DFLASH",

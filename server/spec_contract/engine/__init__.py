@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         Use,
         Verdict,
         crash_stands,
+        loaded_words,
         phase_words,
         says_a_crash,
     )
@@ -154,6 +155,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "preflight": ("launch.preflight", "preflight"),
     "PHASES": ("launch.verdict", "PHASES"),
     "phase_words": ("launch.verdict", "phase_words"),
+    "loaded_words": ("launch.verdict", "loaded_words"),
     "says_a_crash": ("launch.verdict", "says_a_crash"),
     "crash_stands": ("launch.verdict", "crash_stands"),
     "Problem": ("launch.verdict", "Problem"),
@@ -181,7 +183,7 @@ __all__ = [
     # before the launch (engine/launch/)
     "Engine", "Failure", "Launch", "LaunchError", "Matrix", "PHASES", "Preflight", "Problem", "Row", "Use", "Verdict",
     "VerdictState", "analyse_engine", "find_engine", "parse_launch", "phase_words", "preflight", "says_a_crash",
-    "crash_stands", "support_matrix",
+    "crash_stands", "loaded_words", "support_matrix",
 ]
 
 

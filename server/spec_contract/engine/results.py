@@ -160,9 +160,9 @@ class Algorithms:
     # the profile's ``[[algorithms]]`` when nothing could be read: each name's worker files
     files: tuple[tuple[str, tuple[str, ...]], ...] = ()
     derived: bool = True  # read from the release; False: the profile's names
-    # an algorithm → the architectures its draft can have, where the config rewrites every other (see
-    # ``resolve.algorithm_drafts``)
-    drafts: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # an algorithm → the architectures its draft can have, where the config rewrites every other, and the
+    # (path, 0-based line) that says so (see ``resolve.algorithm_drafts``)
+    drafts: tuple[tuple[str, tuple[str, ...], tuple[str, int]], ...] = ()
 
     def name_of(self, spelling: str) -> str | None:
         """The algorithm a launch or a comparison spelling ``spelling`` (any case) names; None: none."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from spec_contract.engine import crash_stands, says_a_crash
+from spec_contract.engine import crash_stands, loaded_words, says_a_crash
 from spec_contract.lsp.convert import to_range, uri_of
 from spec_contract.lsp.diagnostics import severity_of
 
@@ -166,6 +166,9 @@ def _algorithm_words(algorithm: AlgorithmStatus, place: Places, reported: set[st
         where = (f" at {place(algorithm.gate.path, algorithm.gate.span.line)} ({algorithm.gate.phase})"
                  if algorithm.gate else "")
         return f"not supported, refused{where} — {algorithm.why}"
+    if algorithm.state == "not-its-draft" and algorithm.instead is not None:
+        architectures, (path, line) = algorithm.instead
+        return f"never its draft — the engine's config loads {loaded_words(architectures)} instead ({place(path, line)})"
     if algorithm.state == "unverifiable":
         return f"cannot be told here — {algorithm.why}"
     if algorithm.state == "degraded":

@@ -30,6 +30,8 @@ STATE_WORDS = {
     VerdictState.DEGRADED: "runs, on the worker's guarded fallback path at every step: a member the class could "
                            "forward to its inner model is missing",
     VerdictState.SUPPORTED: "nothing a run of the algorithm uses is missing",
+    VerdictState.NOT_ITS_DRAFT: "a draft the engine never loads for the algorithm: its config loads the "
+                                "algorithm's own draft architectures instead (the reason names them, and where)",
 }
 
 

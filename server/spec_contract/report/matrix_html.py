@@ -24,7 +24,7 @@ from spec_contract.report.matrix import matrix_data, title
 
 _STYLE = """
 :root { color-scheme: light dark; --ok: #2e7d32; --refused: #ef6c00; --crash: #c62828; --degraded: #9e9d24;
-        --unknown: #607d8b; }
+        --unknown: #607d8b; --not-its-draft: #9e9e9e; }
 body { font: 13px/1.4 system-ui, sans-serif; margin: 1em 1.5em; }
 h1 { font-size: 1.3em; margin: 0 0 .3em; }
 .bar { display: flex; flex-wrap: wrap; gap: 1.2em; align-items: center; margin: .6em 0 1em; }
@@ -39,7 +39,7 @@ th[aria-sort=ascending] button::after { content: " ▲"; } th[aria-sort=descendi
 td.cell { position: relative; color: #fff; font-weight: 600; text-align: center; min-width: 7em; }
 td.supported { background: var(--ok); } td.refused { background: var(--refused); }
 td.crashes { background: var(--crash); } td.degraded { background: var(--degraded); }
-td.cannot-tell { background: var(--unknown); }
+td.cannot-tell { background: var(--unknown); } td.not-its-draft { background: var(--not-its-draft); }
 td.cell .tip { display: none; position: absolute; z-index: 2; left: 50%; top: 100%; width: 28em;
                transform: translateX(-50%); background: #222; color: #eee; font-weight: 400; text-align: left;
                padding: .5em .7em; border-radius: 4px; box-shadow: 0 2px 8px #0008; overflow-wrap: anywhere; }

@@ -142,7 +142,7 @@ def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLooku
              and all(lookup.provides(site.member if member == "*" else member) for member in site.requires)
              and (not site.only or lookup.is_a(site.only))
              and may_meet_class(role, site, draft_shaped)]
-    undrafted = _never_drafted(contract, lookup) if Role.DRAFT in roles else frozenset()
+    undrafted = never_drafted(contract, lookup) if Role.DRAFT in roles else frozenset()
     if not undrafted:
         return found
     every = frozenset(contract.algorithms)
@@ -158,10 +158,10 @@ def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLooku
     return out
 
 
-def _never_drafted(contract: Contract, lookup: MemberLookup) -> frozenset[str]:
+def never_drafted(contract: Contract, lookup: MemberLookup) -> frozenset[str]:
     """The algorithms whose config loads another class as every draft (see ``resolve.algorithm_drafts``): the
     class is never their draft."""
     drafts = contract.release.drafts if contract.release is not None else ()
     loaded_as = lookup.index.loaded_as
-    return frozenset(name for name, architectures in drafts
+    return frozenset(name for name, architectures, _ in drafts
                      if not lookup.is_a(((tuple(loaded_as(a) for a in architectures), ()),)))

@@ -35,7 +35,7 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered, may_meet_class
+from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered, may_meet_class, never_drafted
 from spec_contract.engine.check.lookup import MemberLookup, MemberState, takes, unfit_calls
 from spec_contract.engine.check.protocols import GatedCapability, capability_verdicts
 from spec_contract.engine.config import Config
@@ -64,6 +64,7 @@ class AlgorithmState(str, enum.Enum):
     CRASHES = "crashes"  # a run reaches a use of a member the class lacks
     DEGRADED = "degraded"  # only guarded uses of members the class lacks: a slower or reduced path
     UNVERIFIABLE = "unverifiable"  # a declared Protocol capability whose language model the HF config picks
+    NOT_ITS_DRAFT = "not-its-draft"  # a draft the engine's config never loads for the algorithm (see ``instead``)
 
     def __str__(self) -> str:
         return self.value
@@ -112,6 +113,9 @@ class AlgorithmStatus:
     # the class shows it means to support the algorithm: it means to have a member the run lacks (see
     # ``Crash.intent``), or, when nothing crashes, it has a member only some runs use, this one's among them
     intent: bool = False
+    # not its draft: the architectures the config loads as every draft of the algorithm instead, and the (path,
+    # 0-based line) that says so (see ``resolve.algorithm_drafts``)
+    instead: tuple[tuple[str, ...], tuple[str, int]] | None = None
 
 
 @dataclass(frozen=True)
@@ -368,7 +372,14 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
     reaching = every if any(site.algorithms is None for _, site in sites) \
         else frozenset().union(*(site.algorithms or () for _, site in sites))
     out = []
+    # a class that is only ever a draft, of none of the runs of an algorithm whose config loads its own drafts
+    undrafted = never_drafted(contract, lookup) if roles == (Role.DRAFT,) else frozenset()
+    instead = {name: (architectures, where) for name, architectures, where in contract.release.drafts
+               if name in undrafted} if undrafted and contract.release is not None else {}
     for algorithm in contract.algorithms:
+        if algorithm in instead:
+            out.append(AlgorithmStatus(algorithm, AlgorithmState.NOT_ITS_DRAFT, "", instead=instead[algorithm]))
+            continue
         if algorithm not in reaching:
             continue
         lacking: dict[tuple[str, Role], list[CallSite]] = {}

@@ -46,12 +46,13 @@ class State(str, enum.Enum):
     UNKNOWN = "cannot-tell"
     DEGRADED = "degraded"
     SUPPORTED = "supported"
+    NOT_ITS_DRAFT = "not-its-draft"  # the engine never loads the class as the algorithm's draft
 
     def __str__(self) -> str:
         return self.value
 
 
-ORDER = (State.CRASHES, State.REFUSED, State.UNKNOWN, State.DEGRADED, State.SUPPORTED)
+ORDER = (State.CRASHES, State.REFUSED, State.UNKNOWN, State.DEGRADED, State.SUPPORTED, State.NOT_ITS_DRAFT)
 
 # the check's findings of a refusal: at start-up, of a capability not declared (declarable or not), and of a class
 # the engine's check refuses after the load that could support the algorithm
@@ -220,6 +221,12 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
         if site is not None and said is not None:
             message += f"; it raises at {analysis.relative(site.path)}:{said[0]}: {said[1]}"
         return [Problem(State.REFUSED, finding.code if finding else "", member, message, gate, fix)]
+    if state is AlgorithmState.NOT_ITS_DRAFT and status.instead is not None:
+        architectures, (path, line) = status.instead
+        where = Use(analysis.relative(path), line + 1, "")
+        return [Problem(State.NOT_ITS_DRAFT, "", None, f"a {run} run never loads this class as its draft: the "
+                        f"engine's config loads {loaded_words(architectures)} instead ({where.path}:{where.line})",
+                        (where,), "")]
     if state is AlgorithmState.UNVERIFIABLE:
         return [Problem(State.UNKNOWN, _code(facts, None, status.algorithm, ("SC008",)), None,
                         f"cannot tell whether {run} works for this {role}: {status.why}", (), "")]
@@ -250,6 +257,15 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
     lacking = {m.member for m in (facts.status.members if facts.status else ()) if m.delegate is not None}
     return [Problem(State.DEGRADED, _code(facts, m, status.algorithm), m, f"the {role} does not forward `{m}`: the "
                     "run takes the worker's guarded fallback path", (), "") for m in status.degraded if m in lacking]
+
+
+def loaded_words(architectures: tuple[str, ...]) -> str:
+    """The architectures a config loads as every draft, in words: ``A``, or one of ``A``, ``B`` and 3 more."""
+    names = [f"`{a}`" for a in architectures]
+    if len(names) == 1:
+        return names[0]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"one of {shown}"
 
 
 # The phases of a worker use (``Phase``) in the order a run meets them, and when each happens, as reports word it

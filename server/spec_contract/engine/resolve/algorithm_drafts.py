@@ -32,10 +32,10 @@ _KEY = "architectures"
 Constants = Callable[[str], str | None]  # a module-level constant's string
 
 
-def restricted_drafts(text: str, option: str) -> dict[str, frozenset[str]]:
-    """The option's value as written (``"dspark"``) → the architectures a run of it can load as its draft, for
-    the values whose drafts a chain rewrites (see the module docstring). Only the functions that write
-    ``….architectures`` are parsed, each alone: the config's file is large."""
+def restricted_drafts(text: str, option: str) -> dict[str, tuple[frozenset[str], int]]:
+    """The option's value as written (``"dspark"``) → the architectures a run of it can load as its draft, and
+    the 0-based line of the chain that says so, for the values whose drafts a chain rewrites (see the module
+    docstring). Only the functions that write ``….architectures`` are parsed, each alone: the file is large."""
     constants: dict[str, str | None] = {}
 
     def constant(name: str) -> str | None:
@@ -44,17 +44,18 @@ def restricted_drafts(text: str, option: str) -> dict[str, frozenset[str]]:
             constants[name] = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
         return constants[name]
 
-    found: dict[str, frozenset[str]] = {}
-    for function in _writing_functions(text):
+    found: dict[str, tuple[frozenset[str], int]] = {}
+    for start, function in _writing_functions(text):
         for chain, later in _chains(function.body, []):
             for value, names in _chain_drafts(chain, option, constant).items():
                 if value not in found and not any(_rewrites(s, option, value) for s in later):
-                    found[value] = names
+                    found[value] = (names, start + chain.lineno - 1)
     return found
 
 
-def _writing_functions(text: str) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The functions whose bodies write ``….architectures = …``, each parsed alone (dedented)."""
+def _writing_functions(text: str) -> Iterator[tuple[int, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The functions whose bodies write ``….architectures = …``, each parsed alone (dedented), with the 0-based
+    line of its ``def``."""
     lines = text.splitlines()
     seen: set[int] = set()
     for number, line in enumerate(lines):
@@ -76,7 +77,7 @@ def _writing_functions(text: str) -> Iterator[ast.FunctionDef | ast.AsyncFunctio
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # a part that does not parse alone says nothing
         if body and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield body[0]
+            yield start, body[0]
 
 
 def _indent(line: str) -> int:

@@ -95,13 +95,13 @@ def read_algorithms(config: Config, places: list[tuple[str, str]], text_of: Call
         return declared_algorithms(config)
     spellings = {n.upper(): n.upper() for n in names}
     choices: tuple[str, ...] | None = None
-    drafts: dict[str, frozenset[str]] = {}  # as written
+    drafts: dict[str, tuple[tuple[str, ...], tuple[str, int]]] = {}  # as written
     for path in option_files:
         text = text_of(path)
         if text is None or config.algorithm_option not in text:
             continue
-        for value, architectures in restricted_drafts(text, config.algorithm_option).items():
-            drafts.setdefault(value, architectures)
+        for value, (architectures, line) in restricted_drafts(text, config.algorithm_option).items():
+            drafts.setdefault(value, (tuple(sorted(architectures)), (path, line)))
         for alias, meant in _aliases(text, config.algorithm_option, literals):
             spellings[alias.upper()] = meant.upper()  # read as another: no algorithm of its own
         found_choices = _choices(text, config.algorithm_option)
@@ -116,10 +116,10 @@ def read_algorithms(config: Config, places: list[tuple[str, str]], text_of: Call
     literal_names = tuple((alias, tuple(dict.fromkeys(canonical[s.upper()] for s in strings)))
                           for alias, strings in sorted(literals.items())
                           if strings and all(s.upper() in canonical for s in strings))  # the names' own aliases
-    restricted = {canonical[value.upper()]: names for value, names in drafts.items() if value.upper() in canonical}
+    restricted = {canonical[value.upper()]: found for value, found in drafts.items() if value.upper() in canonical}
     return Algorithms(shown, universe, tuple(sorted(canonical.items())), literal_names,
                       tuple(sorted(predicates.items())), where, choices,
-                      drafts=tuple(sorted((name, tuple(sorted(names))) for name, names in restricted.items())))
+                      drafts=tuple(sorted((name, *found) for name, found in restricted.items())))
 
 
 def declared_algorithms(config: Config) -> Algorithms:
