@@ -38,6 +38,7 @@ class Gates:
             if site.gate and site.gate_line is not None:
                 self._groups.setdefault((role, site.path, site.gate_line), []).append(site)
         self._memo: dict[tuple[GateKey, str], str | None] = {}
+        self._failing: dict[tuple[GateKey, str], bool] = {}
         self._failed: dict[tuple[Role, str], list[CallSite]] = {}
         # id(site) → (the site, its runs): a check asks each site's runs again for every question about it (SGLang
         # 0.5.23: 18,000 times over 330 classes); by identity, as hashing a CallSite hashes every field
@@ -78,12 +79,16 @@ class Gates:
             found = self._failed[(role, algorithm)] = []
             for key, group in self._groups.items():
                 # a check only some runs of the algorithm make (past a test nothing here follows: a Domino draft's)
-                # stops none for sure
-                if key[0] is role and any(s.serves(algorithm) and s.certain for s in group):
-                    wanted = self._wanted(key, algorithm)
-                    if wanted is not None:
-                        found.append(next((s for s in group if s.member == wanted), group[0]))
+                # stops none for sure; which member its crash is said on does not matter here (the uses of one
+                # check sit in one function: one phase)
+                if key[0] is role and any(s.serves(algorithm) and s.certain for s in group) \
+                        and self._fails(key, algorithm):
+                    found.append(group[0])
         return found
+
+    def stops(self, role: Role, gate: CallSite, algorithm: str) -> bool:
+        """Whether the check ``gate`` is one a run of ``algorithm`` fails (see :meth:`failed`)."""
+        return any(g.path == gate.path and g.gate_line == gate.gate_line for g in self.failed(role, algorithm))
 
     def admitted(self, role: Role, site: CallSite, algorithm: str) -> tuple[str, ...]:
         """The members of the site's gate a run of ``algorithm`` passes it with, in the check's order."""
@@ -95,16 +100,24 @@ class Gates:
         return tuple(dict.fromkeys([s.member for s in sorted(group, key=lambda s: s.span) if s.serves(algorithm)]
                                    + [m for m in site.gate if m not in used]))
 
+    def _fails(self, key: GateKey, algorithm: str) -> bool:
+        """Whether a run of ``algorithm`` fails the gate ``key``: the class has no member it admits the run with."""
+        found = self._failing.get((key, algorithm))
+        if found is None:
+            admitted = self.admitted(key[0], self._groups[key][0], algorithm)
+            lookup = self._lookup
+            found = self._failing[(key, algorithm)] = bool(admitted) and not any(
+                lookup.provides(m) and lookup.broken(m) is None for m in admitted)
+        return found
+
     def _wanted(self, key: GateKey, algorithm: str) -> str | None:
         """The member a run of ``algorithm`` fails the gate ``key`` on (None: it passes, or never meets it)."""
         if (key, algorithm) not in self._memo:
-            group = self._groups[key]
-            admitted = self.admitted(key[0], group[0], algorithm)
+            admitted = self.admitted(key[0], self._groups[key][0], algorithm)
             lookup = self._lookup
-            failed = bool(admitted) and not any(lookup.provides(m) and lookup.broken(m) is None for m in admitted)
             # the member an inner model has, if any (the forward to add), else the first: one member needs no look
-            self._memo[(key, algorithm)] = None if not failed else admitted[0] if len(admitted) == 1 else next(
-                (m for m in admitted if lookup.inner(m) is not None), admitted[0])
+            self._memo[(key, algorithm)] = None if not self._fails(key, algorithm) else admitted[0] \
+                if len(admitted) == 1 else next((m for m in admitted if lookup.inner(m) is not None), admitted[0])
         return self._memo[(key, algorithm)]
 
 

@@ -276,7 +276,7 @@ def _past_gate(sites: list[tuple[Role, CallSite]], gates: Gates, lookup: MemberL
     for role, site in sites:
         # a member some run needs without failing a check first has a finding of its own
         if site.member in found or site.member == gate.member or lookup.provides(site.member) \
-                or not gates.past(role, site) or not any(gate in gates.failed(role, a) for a in gates.runs(site)):
+                or not gates.past(role, site) or not any(gates.stops(role, gate, a) for a in gates.runs(site)):
             continue
         inner = lookup.inner(site.member)
         if inner is not None:
