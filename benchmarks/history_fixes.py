@@ -20,7 +20,11 @@ class; the rules, in order, exclude:
   mixin, no class of the older file declares the capability, so no run reached the default that asserts it
   (the declaration came later);
 - ``folded``: a mixin added in the release and file that add the capability to a class: one fix, the
-  declaration's, counted once (asked before ``arrived``, which a mixin that no older class reached meets too).
+  declaration's, counted once (asked before ``arrived``, which a mixin that no older class reached meets too);
+- ``unreached``: the older class is only held (an inner decoder: no registered class is or derives from it),
+  and no holder's own body hands the member to it untested (``self.model.m(...)``): a worker's call stops at
+  the holder, which had the member itself or lacked it, so upstream moved work inward (SGLang 0.5.6's
+  ``Qwen2MoeModel.set_eagle3_layers_to_capture``, which ``Qwen2MoeForCausalLM`` had done in its own body).
 
 A base-list change counts as a fix (kind ``declare``) because the contract gates on it, and the gate costs
 what a crash costs: vLLM asks ``supports_eagle3`` of the loaded model and raises a ``RuntimeError``, after the
@@ -37,7 +41,7 @@ from pathlib import Path
 
 from history_upstream import Facts, hands_over, with_new_helpers
 
-RULES = ("new class", "unbuilt", "refactor", "arrived", "folded")
+RULES = ("new class", "unbuilt", "refactor", "arrived", "folded", "unreached")
 SAME_CLASS_SHARE = 0.5  # of the smaller class's source lines: below it, two classes of one name are two classes
 
 
@@ -139,7 +143,9 @@ def sort_candidates(found: list[Facts], old: Facts, new: Facts, tool: Facts, con
                           ("unbuilt", _unbuilt(candidate, tool["built"])),
                           ("refactor", _refactor(candidate, tool["provided"])),
                           ("folded", f"part of declaring {mixins.get(candidate['member'])} in this file" if declared
-                           else None), ("arrived", arrived)):
+                           else None), ("arrived", arrived),
+                          ("unreached", tool.get("unreached", {}).get(
+                              f"{candidate['older_path']}::{candidate['class']}.{candidate['member']}"))):
             if why is not None:
                 excluded.append({**candidate, "rule": rule, "why": why})
                 break

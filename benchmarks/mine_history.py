@@ -5,7 +5,8 @@ models in ``srt/models/``, vLLM's in ``model_executor/models/`` and ``models/``;
 ``history_upstream.LAYOUTS``), a *fix* is what upstream added to a model class that already existed, that the
 older class did not provide and that the older release's derived contract held for the role the fix serves:
 the older release had the bug. ``history_fixes`` says which candidates the rules exclude (a same-named new
-class, a refactor, a use that arrived with the member, a mixin that is part of a declaration), and why. Each
+class, a refactor, a use that arrived with the member, a mixin that is part of a declaration, an inner class no
+holder hands the member to), and why. Each
 fix is one of
 
 - ``forward``: the new body hands the member to an attribute (``return self.model.get_embed_and_head()``,
@@ -137,9 +138,11 @@ def pair_facts(roots: tuple[Path, Path], cache: Path, upstream: tuple[Facts, Fac
     members = {e["method"] for check in checks for e in check["contract"]}
     found = candidates(old, new, members, gated)
     provided, declaring = _what_older_classes_had(analysis, found, old, capabilities)
+    built = _built(index, analysis.checked)
     tool = {**checks[0], "capabilities": capabilities, "gated": gated, "provided": provided, "declaring": declaring,
             "registered": {where(key): [where(base) for base in index.mro(key)] for key in analysis.checked},
-            "built": sorted(where(key) for key in _built(index, analysis.checked))}
+            "built": sorted(where(key) for key in built),
+            "unreached": _unreached(analysis, found, built, where)}
     tool["fixes"], tool["excluded"] = sort_candidates(found, old, new, tool, checks[1]["contract"], site_reader(root))
     wanted = {(f["path"], f["class"]) for f in tool["fixes"] if f["kind"] == "implement"}
     # check --fix edits only files holding a finding (or listed by one): without one, there is nothing to run
@@ -165,6 +168,37 @@ def _built(index: Any, checked: tuple[Any, ...]) -> set[Any]:
             todo.append(owner)
             todo += [inner for inners in index.delegates(owner).values() for inner in inners]
     return built
+
+
+def _unreached(analysis: Any, found: list[Facts], built: set[Any], where: Any) -> dict[str, str]:
+    """The member candidates of classes the older release only holds (an inner decoder: no registered class is
+    or derives from it) that no holder's own body hands the member to (``self.model.m(...)``, untested): a
+    worker's call stops at the holder, which has the member or lacks it, and never reaches the held class.
+    ``path::class.member`` → why."""
+    from spec_contract.engine.check.lookup import landing
+    from spec_contract.engine.resolve.index import ClassKey
+
+    index = analysis.index
+    registered = {base for key in analysis.checked for base in index.mro(key)}
+    module_of = {source.rel: source.module for source in analysis.models}
+    out: dict[str, str] = {}
+    for candidate in (c for c in found if c["gained"] == "member" and c["older_path"] in module_of):
+        key, member = ClassKey(module_of[candidate["older_path"]], candidate["class"]), candidate["member"]
+        if key not in built or key in registered:
+            continue
+        holders = sorted((h for h in built if any(key in inners for inners in index.delegates(h).values())),
+                         key=lambda h: h.qualname)
+        reached = False
+        for holder in holders:
+            provision = index.provision(holder, member)
+            owner = index.class_summary(provision.owner) if provision is not None else None
+            reached = reached or any(forwarded == member and key in (landing(index, holder, attr) or ())
+                                     for forwarded, attr in (owner.unguarded_forwards if owner is not None else ()))
+        if not reached:
+            names = ", ".join(h.qualname for h in holders[:3]) + (" …" if len(holders) > 3 else "")
+            out[f"{candidate['older_path']}::{candidate['class']}.{member}"] = (
+                f"only held (by {names}), and no holder's `{member}` hands the call to it")
+    return out
 
 
 def _what_older_classes_had(analysis: Any, found: list[Facts], old: Facts,

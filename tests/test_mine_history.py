@@ -224,6 +224,29 @@ UNREGISTERED = """
             self.lm_head = None
     {fix}
 """
+# an inner decoder that gains the member its holder had done in its own body: no worker call reached it
+HELD = """
+    class DecoderModel:
+        def __init__(self, config):
+            self.embed_tokens = None
+    {inner}
+
+    class Decoder:
+        def __init__(self, config):
+            self.model = DecoderModel(config)
+            self.lm_head = None
+
+        def get_embed_and_head(self):
+            return {outer}
+
+
+    EntryClass = Decoder
+"""
+HELD_OLD = HELD.replace("{inner}", "").replace("{outer}", "self.model.embed_tokens.weight, self.lm_head.weight")
+HELD_NEW = HELD.replace("{inner}", """
+        def get_embed_and_head(self):
+            return self.embed_tokens.weight, None
+""").replace("{outer}", "self.model.get_embed_and_head()[0], self.lm_head.weight")
 QWEN_FIX = IMPLEMENT + """
         def capture_aux(self):
             self.model.capture = True
@@ -240,10 +263,12 @@ def test_only_fixes_the_older_release_reaches_are_counted_and_each_exclusion_say
     write(rel, "sglang", "1.0", {**common, "srt/speculative/eagle_worker.py": REACH_WORKER.replace("{uses}", OLDER_USES),
                                  "srt/models/phi.py": OLD_PHI, "srt/models/qwen.py": QWEN.replace("{fix}", ""),
                                  "srt/models/unregistered.py": UNREGISTERED.replace("{fix}", ""),
+                                 "srt/models/decoder.py": HELD_OLD,
                                  "srt/models/mistral.py": MISTRAL.replace("{base}", IMPLEMENT).replace("{own}", "")})
     write(rel, "sglang", "1.1", {**common, "srt/speculative/eagle_worker.py": REACH_WORKER.replace("{uses}", NEWER_USES),
                                  "srt/models/phi.py": NEW_PHI, "srt/models/qwen.py": QWEN.replace("{fix}", QWEN_FIX),
                                  "srt/models/unregistered.py": UNREGISTERED.replace("{fix}", IMPLEMENT),
+                                 "srt/models/decoder.py": HELD_NEW,
                                  "srt/models/mistral.py": MISTRAL.replace("{base}", "").replace("{own}", IMPLEMENT)})
     fixes, excluded = tmp_path / "fixes.json", tmp_path / "excluded.json"
     assert mine_history.main([str(rel), "--engine", "sglang", "--releases", "1.0,1.1", "--cache", str(tmp_path / "c"),
@@ -256,13 +281,15 @@ def test_only_fixes_the_older_release_reaches_are_counted_and_each_exclusion_say
         ("Mistral", "get_embed_and_head"): ("refactor", "the older class had it from MistralBase"),
         ("Unregistered", "get_embed_and_head"): ("unbuilt", "no class the older release registers is, derives from or holds it"),
         ("Qwen", "capture_aux"): ("arrived", "the older contract holds it for draft, the newer for target"),
-        ("Qwen", "set_hidden_cache"): ("arrived", "the older contract holds it for no role, the newer for target")}
+        ("Qwen", "set_hidden_cache"): ("arrived", "the older contract holds it for no role, the newer for target"),
+        ("DecoderModel", "get_embed_and_head"): (
+            "unreached", "only held (by Decoder), and no holder's `get_embed_and_head` hands the call to it")}
     printed = capsys.readouterr().out
     assert "  excluded refactor   srt/models/mistral.py::Mistral.get_embed_and_head: the older class had it from " \
         "MistralBase" in printed
-    # the row: 6 candidates; new class 1, unbuilt 1, refactor 1, arrived 2, folded 0; 1 fix
+    # the row: 7 candidates; new class 1, unbuilt 1, refactor 1, arrived 2, folded 0, unreached 1; 1 fix
     row = next(line for line in printed.splitlines() if line.startswith("1.0->1.1")).split()
-    assert row[1:8] == ["6", "1", "1", "1", "2", "0", "1"]
+    assert row[1:9] == ["7", "1", "1", "1", "2", "0", "1", "1"]
 
 
 def test_a_class_that_keeps_most_of_its_lines_is_the_same_class_though_its_bases_and_file_changed():
