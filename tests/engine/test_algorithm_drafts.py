@@ -114,6 +114,34 @@ def test_a_use_only_an_algorithm_with_rewritten_drafts_makes_meets_only_the_draf
     assert _lacking(analysis, "combine_hidden_states") == ["BundledSparkForCausalLM", "SparkForCausalLM"]
 
 
+NESTED = """
+    from typing import Literal
+
+    SpeculativeMethod = Literal["eagle", "mtp", "dflash", "dspark"]
+
+    _BUNDLED = "BundledSparkModel"
+
+
+    class SpeculativeConfig:
+        def __post_init__(self):
+            if self.method == "dspark":
+                archs = self.draft_model_config.architectures
+                if "SparkDraftModel" in archs and self.qwen:
+                    self.draft_model_config.hf_config.architectures = ["QwenSparkModel"]
+                elif "QwenSparkModel" not in archs and _BUNDLED not in archs:
+                    self.draft_model_config.hf_config.architectures = ["SparkDraftModel"]
+"""
+
+
+def test_a_rewrite_under_the_algorithm_s_own_branch_restricts_it_too(tmp_path):
+    """The same chain written inside ``if self.method == "dspark":`` (its tests then name only the
+    architectures, here through a local)."""
+    analysis = analyze(_tree(tmp_path, NESTED))
+    assert [(name, architectures) for name, architectures, _ in analysis.contract.release.drafts] == [
+        ("DSPARK", ("BundledSparkModel", "QwenSparkModel", "SparkDraftModel"))]
+    assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM"]
+
+
 def test_a_rewrite_a_later_statement_may_undo_restricts_nothing(tmp_path):
     undone = SPECULATIVE + """
             if self.method != "eagle":

@@ -12,8 +12,9 @@ After that chain a DSPARK run's draft is one of the architectures written in its
 rewriting branch's ``not in`` tests let through: an MTP head, an EAGLE head or any other draft model is never
 a DSPARK draft, so a use only DSPARK runs make is never asked of it.
 
-Read for a branch of an ``if``/``elif`` chain whose test is the option's comparison with the algorithm and ``"A"
-not in x.architectures`` tests alone, writing a literal list to ``….architectures``; every earlier branch the
+Read for a branch of an ``if``/``elif`` chain whose test is the option's comparison with the algorithm (or that
+sits inside ``if self.method == "dspark":``) and ``"A" not in x.architectures`` tests alone (``x.architectures``
+or a local bound to it), writing a literal list to ``….architectures``; every earlier branch the
 algorithm may take must write one too (a run taking it keeps nothing of its checkpoint's), and no later
 statement of the function may write the architectures of the algorithm's runs in any other way. Constants
 named at the module's top level (``_OMNI_ARCHITECTURE = "…"``) are read as their strings.
@@ -46,8 +47,11 @@ def restricted_drafts(text: str, option: str) -> dict[str, tuple[frozenset[str],
 
     found: dict[str, tuple[frozenset[str], int]] = {}
     for start, function in _writing_functions(text):
-        for chain, later in _chains(function.body, []):
-            for value, names in _chain_drafts(chain, option, constant).items():
+        aliases = frozenset(target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
+                            and (read := chain_of(node.value)) is not None and read[-1] == _KEY
+                            for target in node.targets if isinstance(target, ast.Name))
+        for chain, later, pinned in _chains(function.body, [], option, None):
+            for value, names in _chain_drafts(chain, option, constant, pinned, aliases).items():
                 if value not in found and not any(_rewrites(s, option, value) for s in later):
                     found[value] = (names, start + chain.lineno - 1)
     return found
@@ -84,37 +88,48 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _chains(body: list[ast.stmt], after: list[ast.stmt]) -> Iterator[tuple[ast.If, list[ast.stmt]]]:
-    """Each ``if``/``elif`` chain of a body, at any depth, with the statements that run after it: those after
-    it in its block, then those after each enclosing statement."""
+def _chains(body: list[ast.stmt], after: list[ast.stmt], option: str,
+            pinned: str | None) -> Iterator[tuple[ast.If, list[ast.stmt], str | None]]:
+    """Each ``if``/``elif`` chain of a body, at any depth, with the statements that run after it (those after
+    it in its block, then those after each enclosing statement) and the option's value an enclosing branch
+    pins (``if self.method == "dspark":`` around it), if one does."""
     for j, stmt in enumerate(body):
         later = body[j + 1:] + after
         if isinstance(stmt, ast.If):
-            yield stmt, later
+            yield stmt, later, pinned
             branch: ast.If | None = stmt
             while branch is not None:
-                yield from _chains(branch.body, later)
+                yield from _chains(branch.body, later, option, _pinned(branch.test, option) or pinned)
                 orelse = branch.orelse
                 branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
                 if branch is None:
-                    yield from _chains(orelse, later)
+                    yield from _chains(orelse, later, option, pinned)
         elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
             for field in ("body", "orelse", "finalbody"):
-                yield from _chains(getattr(stmt, field, []), later)
+                yield from _chains(getattr(stmt, field, []), later, option, pinned)
 
 
-def _chain_drafts(chain: ast.If, option: str, constants: Constants) -> dict[str, frozenset[str]]:
-    """The values whose drafts this ``if``/``elif`` chain restricts, with the architectures they can have."""
+def _pinned(test: ast.expr, option: str) -> str | None:
+    """The one value a test's ``option == "v"`` conjunct pins, if it has one."""
+    return next((found[1][0] for part in _conjuncts(test) if (found := _option_compare(part, option)) is not None
+                 and len(found[1]) == 1), None)
+
+
+def _chain_drafts(chain: ast.If, option: str, constants: Constants, pinned: str | None,
+                  aliases: frozenset[str]) -> dict[str, frozenset[str]]:
+    """The values whose drafts this ``if``/``elif`` chain restricts, with the architectures they can have; a
+    value ``pinned`` around the chain holds in each of its tests; ``aliases``: the function's local names for
+    ``….architectures``."""
     branches: list[ast.If] = [chain]
     while len(branches[-1].orelse) == 1 and isinstance(branches[-1].orelse[0], ast.If):
         branches.append(branches[-1].orelse[0])
     out: dict[str, frozenset[str]] = {}
-    values = {v for b in branches for v in _compared(b.test, option)}
+    values = {v for b in branches for v in _compared(b.test, option)} | ({pinned} if pinned else set())
     for value in sorted(values):
         taking = [b for b in branches if _may_take(b.test, option, value)]
         written = [_written(b.body, constants) for b in taking]
         for k, branch in enumerate(taking):
-            let_through = _let_through(branch.test, option, value, constants)
+            let_through = _let_through(branch.test, option, value, constants, value == pinned, aliases)
             if let_through is None or written[k] is None or any(w is None for w in written[:k]):
                 continue
             out[value] = frozenset(let_through).union(*(w for w in written if w is not None))
@@ -154,11 +169,14 @@ def _may_take(test: ast.expr, option: str, value: str) -> bool:
     return all(found is None or value in found[1] for found in (_option_compare(p, option) for p in _conjuncts(test)))
 
 
-def _let_through(test: ast.expr, option: str, value: str, constants: Constants) -> list[str] | None:
+def _let_through(test: ast.expr, option: str, value: str, constants: Constants, pinned: bool,
+                 aliases: frozenset[str]) -> list[str] | None:
     """The architectures a ``value`` run failing ``test`` must hold: the ``not in`` tests' strings, when the
-    test is ``option == value`` and those alone (None: failing it says nothing of the architectures)."""
+    test is ``option == value`` (or the value is ``pinned`` around it) and those alone (None: failing it says
+    nothing of the architectures)."""
     parts = _conjuncts(test)
-    if not any((found := _option_compare(p, option)) is not None and found[1] == (value,) for p in parts):
+    if not pinned and not any((found := _option_compare(p, option)) is not None and found[1] == (value,)
+                              for p in parts):
         return None
     names: list[str] = []
     for part in parts:
@@ -168,7 +186,7 @@ def _let_through(test: ast.expr, option: str, value: str, constants: Constants) 
             return None
         name = _string(part.left, constants)
         chain = chain_of(part.comparators[0])
-        if name is None or chain is None or chain[-1] != _KEY:
+        if name is None or chain is None or chain[-1] != _KEY and chain not in [(alias,) for alias in aliases]:
             return None
         names.append(name)
     return names or None
