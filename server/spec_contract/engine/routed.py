@@ -98,7 +98,7 @@ def routed_uses(functions: dict[FunctionKey, FunctionFlow], classes: dict[Functi
             first = next((c for c in mro if FunctionKey(c.module, f"{c.qualname}.{method}") in functions), None)
             if first == owner:  # the drafter runs this very method: no class before it overrides it
                 running.append(got)
-        if not running:
+        if all(got is _ANY for got in running):  # no routed drafter runs it (or none at all)
             continue
         meets = () if any(got.meets is None for got in running) else tuple(
             dict.fromkeys(m for got in running for m in got.meets or ()))
