@@ -104,7 +104,7 @@ def test_a_use_only_an_algorithm_with_rewritten_drafts_makes_meets_only_the_draf
     assert (name, architectures) == ("DSPARK", ("BundledSparkModel", "QwenSparkModel", "SparkDraftModel",
                                                  "SparkV2DraftModel"))
     assert rel(tmp_path, path) == "vllm/config/speculative.py"
-    assert Path(path).read_text().splitlines()[line].strip().startswith('if self.method == "dspark" and')
+    assert Path(path).read_text().splitlines()[line].strip() == 'elif self.method == "dspark" and ('
     # the MTP head is never a DSPARK draft; the DSPARK head the rewrite loads lacks the member
     assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM"]
     # a line DFLASH and DSPARK runs share (a method DSparkSpeculator inherits): the MTP head meets it in DFLASH
@@ -166,6 +166,7 @@ def test_the_matrix_hover_and_preflight_say_a_head_is_never_the_algorithm_s_draf
     architectures the config loads instead, and where it says so; the DSPARK head stays a DSPARK draft."""
     from spec_contract.engine import Engine, Launch, Role, VerdictState, preflight, support_matrix
     from spec_contract.lsp.hover import class_markdown
+    from spec_contract.report.preflight import render_text
 
     analysis = analyze(_tree(tmp_path))
     matrix = support_matrix(analysis)
@@ -174,19 +175,21 @@ def test_the_matrix_hover_and_preflight_say_a_head_is_never_the_algorithm_s_draf
     assert mtp.state is VerdictState.NOT_ITS_DRAFT
     assert mtp.problems[0].message == (
         "a DSPARK run never loads this class as its draft: the engine's config loads one of `BundledSparkModel`, "
-        "`QwenSparkModel`, `SparkDraftModel` and 1 more instead (vllm/config/speculative.py:10)")
+        "`QwenSparkModel`, `SparkDraftModel` and 1 more instead (vllm/config/speculative.py:12)")
     assert cells["TinyMTP"]["MTP"].state is VerdictState.SUPPORTED
     spark = cells["SparkForCausalLM"]["DSPARK"]  # a DSPARK draft, which lacks markov_embed
     assert spark.state is VerdictState.SUPPORTED and any("the draft lacks `markov_embed`" in n for n in spark.notes)
     (status,) = [s for s in analysis.statuses() if s.name == "TinyMTP"]
     hover = class_markdown(status, lambda path, line: f"{rel(tmp_path, path)}:{line + 1}")
     assert "never its draft — the engine's config loads one of `BundledSparkModel`, `QwenSparkModel`, " \
-           "`SparkDraftModel` and 1 more instead (vllm/config/speculative.py:10)" in hover
+           "`SparkDraftModel` and 1 more instead (vllm/config/speculative.py:12)" in hover
     launch = Launch("vllm", str(_checkpoint(tmp_path / "target", "TinyForCausalLM")), "dspark",
                     str(_checkpoint(tmp_path / "head", "TinyMTPModel")))
     result = preflight(launch, Engine("vllm", tmp_path / "vllm"), analysis, {})
     (draft,) = [v for v in result.verdicts if v.role is Role.DRAFT]
     assert draft.state is VerdictState.NOT_ITS_DRAFT and draft.problems[0].message == mtp.problems[0].message
+    assert "the algorithm (config): not-its-draft at vllm/config/speculative.py:12\n" \
+           '      elif self.method == "dspark" and (\n' in render_text(result)
 
 
 def _checkpoint(folder: Path, architecture: str) -> Path:

@@ -37,17 +37,18 @@ def _phase_rank(problem: Problem) -> int:
 def _problem_lines(problem: Problem) -> list[str]:
     what = f"`{problem.member}`" if problem.member else "the algorithm"
     state = {VerdictState.UNKNOWN: "cannot tell"}.get(problem.state, str(problem.state))
+    said_by = problem.code or ("config" if problem.state is VerdictState.NOT_ITS_DRAFT else "gate")
     lines = []
     if problem.uses:
         first = problem.uses[0]
         when = phase_words(first.phase) if problem.state in (VerdictState.CRASHES, VerdictState.REFUSED) else ""
-        lines.append(f"  {what} ({problem.code or 'gate'}): {state}{' ' + when if when else ''} at "
+        lines.append(f"  {what} ({said_by}): {state}{' ' + when if when else ''} at "
                      f"{first.path}:{first.line}")
         lines.append(f"      {first.text}")
         if len(problem.uses) > 1:
             lines.append("      also " + ", ".join(f"{u.path}:{u.line}" for u in problem.uses[1:]))
     else:
-        lines.append(f"  {what} ({problem.code or 'gate'}): {state}")
+        lines.append(f"  {what} ({said_by}): {state}")
     if problem.code == "" or not problem.fix or problem.state is VerdictState.REFUSED:
         lines.append(f"      {problem.message}")
     if problem.fix:

@@ -223,7 +223,8 @@ def _problems(analysis: Analysis, facts: ClassFacts, role: Role, status: Algorit
         return [Problem(State.REFUSED, finding.code if finding else "", member, message, gate, fix)]
     if state is AlgorithmState.NOT_ITS_DRAFT and status.instead is not None:
         architectures, (path, line) = status.instead
-        where = Use(analysis.relative(path), line + 1, "")
+        lines = (analysis.source(path) or "").splitlines()
+        where = Use(analysis.relative(path), line + 1, lines[line].strip() if line < len(lines) else "")
         return [Problem(State.NOT_ITS_DRAFT, "", None, f"a {run} run never loads this class as its draft: the "
                         f"engine's config loads {loaded_words(architectures)} instead ({where.path}:{where.line})",
                         (where,), "")]

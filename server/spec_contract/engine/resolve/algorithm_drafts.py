@@ -35,8 +35,9 @@ Constants = Callable[[str], str | None]  # a module-level constant's string
 
 def restricted_drafts(text: str, option: str) -> dict[str, tuple[frozenset[str], int]]:
     """The option's value as written (``"dspark"``) → the architectures a run of it can load as its draft, and
-    the 0-based line of the chain that says so, for the values whose drafts a chain rewrites (see the module
-    docstring). Only the functions that write ``….architectures`` are parsed, each alone: the file is large."""
+    the 0-based line of the branch that rewrites every other, for the values whose drafts a chain rewrites
+    (see the module docstring). Only the functions that write ``….architectures`` are parsed, each alone: the
+    file is large."""
     constants: dict[str, str | None] = {}
 
     def constant(name: str) -> str | None:
@@ -51,9 +52,9 @@ def restricted_drafts(text: str, option: str) -> dict[str, tuple[frozenset[str],
                             and (read := chain_of(node.value)) is not None and read[-1] == _KEY
                             for target in node.targets if isinstance(target, ast.Name))
         for chain, later, pinned in _chains(function.body, [], option, None):
-            for value, names in _chain_drafts(chain, option, constant, pinned, aliases).items():
+            for value, (names, line) in _chain_drafts(chain, option, constant, pinned, aliases).items():
                 if value not in found and not any(_rewrites(s, option, value) for s in later):
-                    found[value] = (names, start + chain.lineno - 1)
+                    found[value] = (names, start + line - 1)
     return found
 
 
@@ -116,14 +117,15 @@ def _pinned(test: ast.expr, option: str) -> str | None:
 
 
 def _chain_drafts(chain: ast.If, option: str, constants: Constants, pinned: str | None,
-                  aliases: frozenset[str]) -> dict[str, frozenset[str]]:
-    """The values whose drafts this ``if``/``elif`` chain restricts, with the architectures they can have; a
-    value ``pinned`` around the chain holds in each of its tests; ``aliases``: the function's local names for
+                  aliases: frozenset[str]) -> dict[str, tuple[frozenset[str], int]]:
+    """The values whose drafts this ``if``/``elif`` chain restricts, with the architectures they can have and
+    the line of the branch that rewrites every other (1-based, in the parsed function); a value ``pinned``
+    around the chain holds in each of its tests; ``aliases``: the function's local names for
     ``….architectures``."""
     branches: list[ast.If] = [chain]
     while len(branches[-1].orelse) == 1 and isinstance(branches[-1].orelse[0], ast.If):
         branches.append(branches[-1].orelse[0])
-    out: dict[str, frozenset[str]] = {}
+    out: dict[str, tuple[frozenset[str], int]] = {}
     values = {v for b in branches for v in _compared(b.test, option)} | ({pinned} if pinned else set())
     for value in sorted(values):
         taking = [b for b in branches if _may_take(b.test, option, value)]
@@ -132,7 +134,7 @@ def _chain_drafts(chain: ast.If, option: str, constants: Constants, pinned: str 
             let_through = _let_through(branch.test, option, value, constants, value == pinned, aliases)
             if let_through is None or written[k] is None or any(w is None for w in written[:k]):
                 continue
-            out[value] = frozenset(let_through).union(*(w for w in written if w is not None))
+            out[value] = (frozenset(let_through).union(*(w for w in written if w is not None)), branch.lineno)
             break
     return out
 
