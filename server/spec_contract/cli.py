@@ -131,7 +131,8 @@ def _launch_parsers(sub: argparse._SubParsersAction) -> None:
     pre.add_argument("--algorithm", help="the speculative algorithm (EAGLE3, DFLASH, …)")
     pre.add_argument("--draft", help="the draft checkpoint: a directory, or a hub id in the cache")
     pre.add_argument("--profile", choices=("sglang", "vllm"), default=None,
-                     help="the engine of --model (default: sglang; a launch line says its own)")
+                     help="the engine of --model (default: as --engine's tree says, else sglang; a launch line "
+                          "says its own)")
     pre.add_argument("--format", choices=("text", "json"), default="text")
     pre.add_argument("launch", nargs=argparse.REMAINDER, help="-- then the launch command")
     matrix = sub.add_parser("matrix", help="every registered architecture × every algorithm: supported, refused, "
@@ -344,7 +345,15 @@ def _launch_of(args: argparse.Namespace) -> Launch:
         return parse_launch(words)
     if not args.model:
         raise LaunchError("nothing to check: pass `-- <launch command>` or --model PATH --algorithm NAME")
-    return Launch(args.profile or "sglang", args.model, args.algorithm, args.draft)
+    return Launch(args.profile or _tree_profile(args.engine) or "sglang", args.model, args.algorithm, args.draft)
+
+
+def _tree_profile(engine: str | None) -> str | None:
+    """The profile the tree of --engine says it is (a vLLM tree is vLLM's without --profile), as matrix reads it."""
+    from spec_contract.engine import detect_profile
+
+    detected = detect_profile(Path(engine)) if engine else None
+    return detected.profile if detected is not None else None
 
 
 def _matrix_tree(args: argparse.Namespace) -> str | None:

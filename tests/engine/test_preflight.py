@@ -152,6 +152,16 @@ def test_vllm_serve_with_eagle3_crashes_on_a_declared_unbacked_class_and_is_refu
     }
 
 
+def test_the_flags_of_a_vllm_tree_read_it_as_vllm_without_profile(tmp_path, capsys):
+    """``--engine`` names a vLLM tree and no launch line says whose it is: the tree says so, as for matrix
+    (it was read as SGLang's, which found no worker files)."""
+    engine = vllm_tree(tmp_path) / "vllm"
+    target = checkpoint(tmp_path / "plain", "PlainForCausalLM")
+    code, result = run(capsys, "--engine", str(engine), "--model", str(target), "--algorithm", "eagle3")
+    assert (code, result["engine"]["profile"], [(s, c, m) for s, c, m, _ in problems(result, "target")]) == (
+        1, "vllm", [("crashes", "SC007", "SupportsEagle3")])
+
+
 def test_launch_lines_of_both_engines_parse():
     sglang = parse_launch(["sglang", "serve", "--model-path=/m", "--speculative-algorithm", "EAGLE3",
                            "--speculative_draft_model_path", "/d", "--context-length", "4096"])

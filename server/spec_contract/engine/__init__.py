@@ -34,7 +34,16 @@ if TYPE_CHECKING:
         class_status,
         serving_roles,
     )
-    from spec_contract.engine.config import BY_NAME, Config, ConfigError, load_config, snake_key, validate, with_select
+    from spec_contract.engine.config import (
+        BY_NAME,
+        Config,
+        ConfigError,
+        detect_profile,
+        load_config,
+        snake_key,
+        validate,
+        with_select,
+    )
     from spec_contract.engine.edits.fix import declaration_edits, declined, delegation_edits, suppression_edit
     from spec_contract.engine.edits.refusals import Added, Fixes, Refusal
     from spec_contract.engine.edits.stubs import StubError
@@ -87,6 +96,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Config": ("config", "Config"),
     "ConfigError": ("config", "ConfigError"),
     "load_config": ("config", "load_config"),
+    "detect_profile": ("config", "detect_profile"),
     "snake_key": ("config", "snake_key"),
     "validate": ("config", "validate"),
     "with_select": ("config", "with_select"),
@@ -176,7 +186,7 @@ __all__ = [
     "Listings",
     "MISSING_CAPABILITY", "MemberStatus", "Project", "Provider", "RULES", "Refusal", "Role", "Rule", "Severity", "SourceFile", "Span",
     "Stats", "StubError", "TextEdit", "apply_edits", "declaration_edits", "declined", "decode", "delegation_edits",
-    "find_project", "fingerprint", "is_project", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
+    "detect_profile", "find_project", "fingerprint", "is_project", "nested_projects", "lines_with_ends", "load_baseline", "load_config", "only_adds_lines",
     "given_path", "in_files", "read_bytes", "relative_to", "snake_key", "suppression_edit", "validate", "with_select", "write_baseline",
     "write_own",
     "RoleClass", "role_classes",
