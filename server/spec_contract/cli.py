@@ -352,7 +352,10 @@ def _tree_profile(engine: str | None) -> str | None:
     """The profile the tree of --engine says it is (a vLLM tree is vLLM's without --profile), as matrix reads it."""
     from spec_contract.engine import detect_profile
 
-    detected = detect_profile(Path(engine)) if engine else None
+    try:
+        detected = detect_profile(Path(engine)) if engine else None
+    except (OSError, ValueError):  # a path no file can have: find_engine says so, in one line
+        return None
     return detected.profile if detected is not None else None
 
 
