@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from spec_contract.engine.resolve.source_defs import module_constant
+from spec_contract.engine.resolve.source_defs import module_constant, parse_statement
 from spec_contract.engine.summarise.syntax import chain_of
 
 _KEY = "architectures"
@@ -59,9 +59,12 @@ def restricted_drafts(text: str, option: str) -> dict[str, tuple[frozenset[str],
 
 
 def _writing_functions(text: str) -> Iterator[tuple[int, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """The functions whose bodies write ``….architectures = …``, each parsed alone (dedented), with the 0-based
-    line of its ``def``."""
-    lines = text.splitlines()
+    """The functions whose bodies write ``….architectures = …``, each parsed alone (``source_defs``), with the
+    0-based line of its ``def``."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
     seen: set[int] = set()
     for number, line in enumerate(lines):
         if f".{_KEY} =" not in line or f".{_KEY} ==" in line:
@@ -72,17 +75,9 @@ def _writing_functions(text: str) -> Iterator[tuple[int, ast.FunctionDef | ast.A
         if start is None or start in seen:
             continue
         seen.add(start)
-        margin = _indent(lines[start])
-        end = start + 1
-        while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > margin
-                                    or lines[end].lstrip().startswith(")")):
-            end += 1
-        try:
-            body = ast.parse("\n".join(part[margin:] for part in lines[start:end])).body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue  # a part that does not parse alone says nothing
-        if body and isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield start, body[0]
+        function = parse_statement(text, offsets[start])
+        if function is not None:  # a part that does not parse alone says nothing
+            yield start, function
 
 
 def _indent(line: str) -> int:
