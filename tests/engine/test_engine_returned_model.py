@@ -113,7 +113,8 @@ def _tree(tmp_path, test: str):
     'self.use_local = hasattr(model, "compute_draft_logits_local")',
     'if hasattr(model, "compute_draft_logits_local"):\n                self.use_local = True',
     'self.model = model\n            self.use_local = hasattr(self.model, "compute_draft_logits_local")',
-], ids=["state from a test of the returned local", "state set under that test", "stored first"])
+    'if (local := getattr(model, "compute_draft_logits_local", None)) is not None:\n                self.use_local = True',
+], ids=["state from a test of the returned local", "state set under that test", "stored first", "walrus test"])
 def test_a_state_set_from_a_test_of_the_returned_draft_guards_the_uses_under_it(tmp_path, test):
     """The MTP head has no ``compute_draft_logits_local``, so a run never reaches the processor read: no
     missing forward, though its predictor has ``logits_processor``."""

@@ -31,6 +31,7 @@ from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Con
 from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions
+from spec_contract.engine.state_guards import guards_of, required, state_guards
 from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, ModuleSummary, Use
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
@@ -474,7 +475,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     any_draft = _reached_by_any_draft_worker(workers, index, frozenset(config.any_draft_workers))
     off_by_default = frozenset(config.off_by_default)
     calls_into = _callers(flow)
-    guarding = _guards_of(guards, flow, calls_into)
+    guarding = guards_of(guards, flow.functions, flow.classes, index, calls_into)
     entered_under = _entered_under(calls_into, off_by_default)
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
     entered_past = _entered_past(calls_into, called_from_outside, lambda _, call: call.taken)
@@ -581,7 +582,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     phase=_phase(key in start_up, use.guarded), taken=taken,
                     certain=certain(taken - guarding(key).keys()),
                     loading=key in start_up and runs[key] >= selectors.universe,
-                    requires=_with_vouched(_required(guarding(key), taken, role), use, role,
+                    requires=_with_vouched(required(guarding(key), taken, role), use, role,
                                            roles_in, key, entered_vouched.get(key, frozenset())),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))
@@ -601,58 +602,6 @@ def _phase(at_start_up: bool, guarded: bool) -> Phase:
     if at_start_up:
         return Phase.START_UP
     return Phase.EVERY_STEP if guarded else Phase.FIRST_REQUEST
-
-
-StateGuards = dict[ClassKey, dict[str, tuple[str, frozenset[Role]]]]
-
-
-def state_guards(functions: dict[FunctionKey, FunctionFlow], index: Index, classes: dict[FunctionKey, ClassKey | None],
-                 models: Callable[[FunctionKey, str], frozenset[Role]],
-                 held: frozenset[str] = frozenset(),
-                 vouched: Callable[[FunctionKey, str], tuple[str, str]] = lambda key, called: ("", "")
-                 ) -> StateGuards:
-    """Per worker class, the attributes of its instances that only a test of a model sets: attribute → the member
-    that test asks for and the roles of the model it asks, when every assignment of the attribute in the class (its
-    bases included) stands behind a test of that member on a model of those roles (``self._local =
-    hasattr(self.model, "m")``, ``getattr(self.model, "m", None)``, or ``self._local = …`` under ``if
-    hasattr(self.model, "m"):``; ``models``: the roles of the model an object, as written in a function, is). A
-    method's use under a test of such an attribute meets only models with the member, whichever method ran the
-    test; a test of another object (``getattr(hf_config, "m", False)``) says nothing of the model. A test of the
-    model's own inner model (``hasattr(draft_model.model, "m")``, an attribute ``held`` names) asks for ``model.m``;
-    ``a+b``: every member an ``and`` of tests asks of one object. An attribute set from a call's value stands
-    behind the test the callee makes of an argument before it returns anything true (``vouched``: SGLang's
-    ``_configure_target_hidden_projection`` returns False unless ``isinstance(target_model, P)``): member ``*``,
-    any, is the use's own (see ``CallSite.requires``)."""
-    own: dict[ClassKey, dict[str, set[tuple[str, frozenset[Role]]]]] = {}
-    for key, fn in functions.items():
-        cls = classes[key]
-        if cls is not None and fn.states:
-            found = own.setdefault(cls, {})
-            for attr, member, tested in fn.states:
-                if member.startswith("()"):  # set from a call's value: what the callee's own test holds
-                    member, tested = vouched(key, member[2:])
-                roles = models(key, tested) if member else frozenset()
-                holder, _, name = tested.rpartition(".")
-                if member and not roles and holder and name in held:
-                    # a test of the model's own inner model (``hasattr(draft_model.model, "m")``): of ``model.m``
-                    roles = models(key, holder)
-                    member = "+".join(f"{name}.{m}" for m in member.split("+")) if roles else member
-                found.setdefault(attr, set()).add((member, roles))
-    out: StateGuards = {}
-    for cls in {c for c in classes.values() if c is not None}:
-        merged: dict[str, set[tuple[str, frozenset[Role]]]] = {}
-        for owner in index.mro(cls):
-            for attr, asked in own.get(owner, {}).items():
-                merged.setdefault(attr, set()).update(asked)
-        guarded = {}
-        for attr, asked in merged.items():
-            members = {member for member, _ in asked}
-            roles = frozenset.intersection(*(roles for _, roles in asked))
-            if len(members) == 1 and roles:
-                guarded[attr] = (next(iter(members)), roles)
-        if guarded:
-            out[cls] = guarded
-    return out
 
 
 def _vouched_by_callee(flow: _Flow, key: FunctionKey, called: str) -> tuple[str, str]:
@@ -695,37 +644,3 @@ def _with_vouched(required: tuple[str, ...], use: Use, role: Role, roles_in: _Ro
                and any(found == role for found, _, _ in roles_in(key, tuple(receiver.split("."))))}
     vouched.update(member for member, held in entered if held == role and member != use.member)
     return tuple(sorted(vouched.union(required))) if vouched else required
-
-
-def _guards_of(guards: StateGuards, flow: _Flow,
-               calls_into: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
-               ) -> Callable[[FunctionKey], dict[str, tuple[str, frozenset[Role]]]]:
-    """The state guards a worker function's tests of attributes mean (see ``state_guards``): its class's; for a
-    module function, those every calling method's class agrees on (``_gather_local(self.model, h)``, called under
-    ``if self._local:``, is entered past the callers' test)."""
-    memo: dict[FunctionKey, dict[str, tuple[str, frozenset[Role]]]] = {}
-
-    def of(key: FunctionKey) -> dict[str, tuple[str, frozenset[Role]]]:
-        found = memo.get(key)
-        if found is None:
-            cls = flow.classes[key]
-            if cls is not None:
-                found = guards.get(cls, {})
-            else:
-                owners = {flow.classes[caller] for caller, _ in calls_into.get(key, ())}
-                each = [guards.get(owner, {}) if owner is not None else {} for owner in owners]
-                found = {word: held for word, held in each[0].items()
-                         if all(other.get(word) == held for other in each[1:])} if each else {}
-            memo[key] = found
-        return found
-    return of
-
-
-def _required(guarded: dict[str, tuple[str, frozenset[Role]]], taken: frozenset[str],
-              role: Role) -> tuple[str, ...]:
-    """The members a use of the ``role`` model past the tests ``taken`` needs that model to have, by the state
-    guards of its function (``guarded``, see ``_guards_of`` and ``CallSite.requires``)."""
-    if not guarded:
-        return ()
-    return tuple(sorted({member for word in taken if word in guarded and role in guarded[word][1]
-                         for member in guarded[word][0].split("+")}))

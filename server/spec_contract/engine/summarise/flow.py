@@ -17,7 +17,7 @@ from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.routes import Route, routes
 from spec_contract.engine.summarise.selectors import Formula, Selects, negate, returned, value_of, words
 from spec_contract.engine.summarise.selectors import formula as selector
-from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, Use
+from spec_contract.engine.summarise.summary import NEVER_TRUE, RETURNED, CallFlow, Chain, FunctionFlow, Use
 from spec_contract.engine.summarise.syntax import Lines, chain_of, dotted
 
 _CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
@@ -397,7 +397,11 @@ def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Contex
     remembers what test of an object its value stands behind (``builder.asking``), so that ``fn = getattr(m, "x",
     None)`` … ``self._fn = fn`` is a state of ``x`` as the direct assignment is (see ``FunctionFlow.states``)."""
     if type(value) is ast.Constant and not value.value:
-        return  # False, None, 0: never makes the flag a test of it looks for, nor a local's value one
+        # False, None, 0: never makes the flag a test of it looks for, nor a local's value one; an attribute's
+        # tests are false after it
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            builder.states[(target.attr, NEVER_TRUE, "")] = None
+        return
     if isinstance(target, (ast.Name, ast.Attribute)):
         builder.flags[(target.id if isinstance(target, ast.Name) else target.attr, selector(value), ctx.selects)] = None
     if bound and type(target) is ast.Name:  # every value the name is given must ask the same (as for a state)
@@ -732,6 +736,8 @@ def _facts(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
                 return frozenset({(dotted(receiver), test.args[1].value)}), frozenset()
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "callable" and test.args:
         return _facts(test.args[0])
+    if isinstance(test, ast.NamedExpr):  # ``(fn := getattr(m, "x", None)) is not None``
+        return _facts(test.value)
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and test.args:
         receiver = chain_of(test.args[0])  # a runtime-checkable Protocol or a class: every member is vouched for
         if receiver is not None:

@@ -19,6 +19,7 @@ from spec_contract.engine.results import Span
 Chain = tuple[str, ...]
 # the alias target standing for a function's return value (a keyword, so never a name's chain)
 RETURNED: Chain = ("return",)
+NEVER_TRUE = "!"  # the member of a state given a falsy constant (see ``FunctionFlow.states``)
 
 
 @dataclass(frozen=True)
@@ -169,8 +170,8 @@ class FunctionFlow:
     returns: tuple | None = None  # a predicate's formula: the body is one ``return <test>``
     # (attribute, member, object) for each ``self.<attribute> = <value>`` it makes: member is the one a test made
     # before it asks the object (as dotted text) for (``self._local = hasattr(self.model, "m")``, or under ``if
-    # hasattr(self.model, "m"):``), "" for a value no such test stands behind; a falsy constant is not recorded (see
-    # ``contract.state_guards``, which keeps the tests of a model)
+    # hasattr(self.model, "m"):``), "" for a value no such test stands behind, ``NEVER_TRUE`` for a falsy constant
+    # (``self._local = None``: no test of it is true after it; see ``engine.state_guards``)
     states: tuple[tuple[str, str, str], ...] = ()
     # (parameter, member) a test at the top of the body holds for every value but a false one it returns (``if not
     # isinstance(target_model, P): return False``: member "*", any; ``if not hasattr(m, "x"): return None``): a state

@@ -1,0 +1,147 @@
+"""State guards: attributes of a worker that only a test of a model sets, so that a later test of the attribute,
+in any method, is that test of the model.
+
+vLLM's speculators set ``self._local = getattr(self.model, "compute_local", None)`` while loading and sample
+``if self._local is not None:`` on every step; the read of ``self.model.logits_processor`` under it meets only
+drafts with ``compute_local``. The attribute may be set in a subclass and tested in a method the base defines:
+what the test means is then decided per class that runs the method, not by the class that wrote it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
+from spec_contract.engine.results import Role
+from spec_contract.engine.summarise.summary import NEVER_TRUE, CallFlow, FunctionFlow
+
+Guard = tuple[str, frozenset[Role]]  # the member a test asks for (``a+b``: each), the roles of the model it asks
+# Per worker class, attribute → its guard; ``UNGUARDED`` when some value it is given may be true without such a test
+# (or the class body gives it a value); None when the class (its bases included) only ever gives it a falsy
+# constant: a test of it is never true on that class's instances. An attribute a class never gives a value is
+# not there: its tests are not true on the class's instances either, short of code outside the workers.
+StateGuards = dict[ClassKey, dict[str, Guard | None]]
+UNGUARDED: Guard = ("", frozenset())
+Guarding = Callable[[FunctionKey], dict[str, Guard]]
+
+
+def state_guards(functions: Mapping[FunctionKey, FunctionFlow], index: Index,
+                 classes: Mapping[FunctionKey, ClassKey | None],
+                 models: Callable[[FunctionKey, str], frozenset[Role]],
+                 held: frozenset[str] = frozenset(),
+                 vouched: Callable[[FunctionKey, str], tuple[str, str]] = lambda key, called: ("", "")
+                 ) -> StateGuards:
+    """Per worker class, the attributes of its instances that only a test of a model sets: attribute → the member
+    that test asks for and the roles of the model it asks, when every assignment of a value that may be true to the
+    attribute in the class (its bases included) stands behind a test of that member on a model of those roles
+    (``self._local = hasattr(self.model, "m")``, ``getattr(self.model, "m", None)``, or ``self._local = …`` under
+    ``if hasattr(self.model, "m"):``; ``models``: the roles of the model an object, as written in a function, is);
+    None for an attribute the class gives only falsy constants (``self._local = None``). A test of another object
+    (``getattr(hf_config, "m", False)``) says nothing of the model. A test of the model's own inner model
+    (``hasattr(draft_model.model, "m")``, an attribute ``held`` names) asks for ``model.m``; ``a+b``: every member
+    an ``and`` of tests asks of one object. An attribute set from a call's value stands behind the test the callee
+    makes of an argument before it returns anything true (``vouched``: SGLang's
+    ``_configure_target_hidden_projection`` returns False unless ``isinstance(target_model, P)``): member ``*``,
+    any, is the use's own (see ``CallSite.requires``)."""
+    own: dict[ClassKey, dict[str, set[Guard | None]]] = {}
+    for key, fn in functions.items():
+        cls = classes[key]
+        if cls is not None and fn.states:
+            found = own.setdefault(cls, {})
+            for attr, member, tested in fn.states:
+                if member == NEVER_TRUE:
+                    found.setdefault(attr, set()).add(None)
+                    continue
+                if member.startswith("()"):  # set from a call's value: what the callee's own test holds
+                    member, tested = vouched(key, member[2:])
+                roles = models(key, tested) if member else frozenset()
+                holder, _, name = tested.rpartition(".")
+                if member and not roles and holder and name in held:
+                    # a test of the model's own inner model (``hasattr(draft_model.model, "m")``): of ``model.m``
+                    roles = models(key, holder)
+                    member = "+".join(f"{name}.{m}" for m in member.split("+")) if roles else member
+                found.setdefault(attr, set()).add((member, roles))
+    out: StateGuards = {}
+    for cls in {c for c in classes.values() if c is not None}:
+        merged: dict[str, set[Guard | None]] = {}
+        for owner in index.mro(cls):
+            for attr, given in own.get(owner, {}).items():
+                merged.setdefault(attr, set()).update(given)
+        guarded: dict[str, Guard | None] = {}
+        for attr, values in merged.items():
+            tests = [guard for guard in values if guard is not None]
+            members = {asked for asked, _ in tests}
+            common = frozenset.intersection(*(of for _, of in tests)) if tests else frozenset()
+            guarded[attr] = None if not tests else (next(iter(members)), common) \
+                if len(members) == 1 and "" not in members and common else UNGUARDED
+        for owner in index.mro(cls):  # ``_local = None`` in the class body: a value this analysis does not follow
+            summary = index.class_summary(owner)
+            for defined in summary.members if summary is not None else ():
+                if defined.kind == "class_attribute":
+                    guarded.setdefault(defined.name, UNGUARDED)
+        if guarded:
+            out[cls] = guarded
+    return out
+
+
+def guards_of(guards: StateGuards, functions: Mapping[FunctionKey, FunctionFlow],
+              classes: Mapping[FunctionKey, ClassKey | None], index: Index,
+              calls_into: Mapping[FunctionKey, list[tuple[FunctionKey, CallFlow]]]) -> Guarding:
+    """The state guards a worker function's tests of attributes mean (see ``state_guards``). For a method: those
+    every worker class that runs it agrees on (its own class and each subclass that does not override it), a
+    class that never makes the attribute true agreeing with any (vLLM's base speculator tests ``self._local``,
+    which only its DSPARK subclass sets from a test of the draft). For a module function: those every calling
+    method agrees on (``_gather_local(self.model, h)``, called under ``if self._local:``, is entered past the
+    callers' test)."""
+    runners = _classes_running(functions, classes, index)
+    memo: dict[FunctionKey, dict[str, Guard]] = {}
+
+    def of_method(key: FunctionKey) -> dict[str, Guard]:
+        each = [guards.get(cls, {}) for cls in runners.get(key, ())]
+        out: dict[str, Guard] = {}
+        for word in {word for found in each for word, guard in found.items() if guard and guard[0]}:
+            agreed = {guard for found in each if (guard := found.get(word)) is not None}
+            if len(agreed) == 1:
+                out[word] = next(iter(agreed))
+        return out
+
+    def of(key: FunctionKey) -> dict[str, Guard]:
+        found = memo.get(key)
+        if found is None:
+            if classes[key] is not None:
+                found = of_method(key)
+            else:
+                each = [of_method(caller) if classes[caller] is not None else {}
+                        for caller in {caller for caller, _ in calls_into.get(key, ())}]
+                found = {word: guard for word, guard in each[0].items()
+                         if all(other.get(word) == guard for other in each[1:])} if each else {}
+            memo[key] = found
+        return found
+    return of
+
+
+def _classes_running(functions: Mapping[FunctionKey, FunctionFlow], classes: Mapping[FunctionKey, ClassKey | None],
+                     index: Index) -> dict[FunctionKey, list[ClassKey]]:
+    """Each worker method → the worker classes whose instances run it: the first of each class's bases to
+    define the method's name is the one whose method runs."""
+    out: dict[FunctionKey, list[ClassKey]] = {}
+    for cls in {c for c in classes.values() if c is not None}:
+        resolved: set[str] = set()
+        for owner in index.mro(cls):
+            summary = index.class_summary(owner)
+            for member in summary.members if summary is not None else ():
+                if member.kind in ("method", "async_method") and member.name not in resolved:
+                    resolved.add(member.name)
+                    key = FunctionKey(owner.module, f"{owner.qualname}.{member.name}")
+                    if key in functions:
+                        out.setdefault(key, []).append(cls)
+    return out
+
+
+def required(guarded: dict[str, Guard], taken: frozenset[str], role: Role) -> tuple[str, ...]:
+    """The members a use of the ``role`` model past the tests ``taken`` needs that model to have, by the state
+    guards of its function (``guarded``, see ``guards_of`` and ``CallSite.requires``)."""
+    if not guarded:
+        return ()
+    return tuple(sorted({member for word in taken if word in guarded and role in guarded[word][1]
+                         for member in guarded[word][0].split("+")}))

@@ -1,0 +1,92 @@
+"""A state a subclass sets from a test of the draft guards the uses under a test of it in a method of the base.
+
+vLLM-shaped speculators: the base samples ``if self._local is not None:`` through a helper that reads the draft's
+``logits_processor``; only the DSPARK subclass gives ``_local`` a value, ``getattr(self.model,
+"compute_draft_logits_local", None)``, and the base gives it None. A run of either class reaches the read only
+with a draft that has ``compute_draft_logits_local`` (issue 36, item 4: guards that live in other methods).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from engine_trees import analyze
+from test_engine_returned_model import HEADS, speculator_tree
+
+BASE = """
+    class BaseSpeculator:
+        {body}
+        def __init__(self, vllm_config, device):
+            {init}
+
+        def load_draft_model(self, target_model):
+            return load_model(target_model)
+
+        def load_model(self, target_model):
+            self.model = self.load_draft_model(target_model)
+
+        def propose(self, hidden):
+            return self._sample(hidden)
+
+        def _sample(self, hidden):
+            if self._local is not None:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+
+        def _sample_local(self, hidden):
+            return self.model.logits_processor.gather(self._local(hidden))
+"""
+
+DSPARK = """
+    from vllm.v1.worker.gpu.spec_decode.speculator import BaseSpeculator
+
+
+    class DSparkSpeculator(BaseSpeculator):
+        def load_model(self, target_model):
+            super().load_model(target_model)
+            self._try_enable_local()
+
+        def _try_enable_local(self):
+            {enable}
+"""
+
+TESTED = 'self._local = getattr(self.model, "compute_draft_logits_local", None)'
+
+
+def _analysis(tmp_path, enable: str = TESTED, body: str = "", init: str = "self._local = None"):
+    root = speculator_tree(tmp_path, HEADS, DSPARK.replace("{enable}", enable), ("TinyMTP",))
+    base = root / "vllm/v1/worker/gpu/spec_decode/speculator.py"
+    base.write_text(textwrap.dedent(BASE.replace("{body}", body).replace("{init}", init)))
+    analysis = analyze(root)
+    (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
+    errors = [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"]
+    return site, errors
+
+
+@pytest.mark.parametrize("init", ["self._local = None", "self.device = device"],
+                         ids=["the base sets it None", "the base never sets it"])
+def test_a_state_only_a_subclass_sets_from_a_test_guards_the_base_methods_use(tmp_path, init):
+    site, errors = _analysis(tmp_path, init=init)
+    assert site.requires == ("compute_draft_logits_local",)
+    assert errors == []
+
+
+@pytest.mark.parametrize("enable", [
+    "self._local = self.model.compute_logits",
+    'if hasattr(self.model, "compute_draft_logits_local"):\n                self._local = True\n'
+    "            self._local = self.model.compute_logits",
+], ids=["set without a test", "also set past the test"])
+def test_a_subclass_that_sets_the_state_without_the_test_leaves_the_use_required(tmp_path, enable):
+    """The DSPARK speculator runs the base's sampling with ``_local`` set whatever its draft has: its MTP head
+    meets the read, which its predictor answers (a forward the head lacks)."""
+    site, errors = _analysis(tmp_path, enable)
+    assert site.requires == ()
+    assert errors == ["SC001"]
+
+
+def test_a_state_the_class_body_gives_a_value_is_not_known_false_on_the_base(tmp_path):
+    """``_local = staticmethod(…)`` in the base's body: the base's own runs may test it true, with any draft."""
+    site, errors = _analysis(tmp_path, body="_local = staticmethod(lambda hidden: hidden)\n", init="pass")
+    assert site.requires == ()
+    assert errors == ["SC001"]
