@@ -25,6 +25,7 @@ from spec_contract.engine.check.lookup import MemberLookup
 from spec_contract.engine.results import CallSite, Contract, Phase, Role
 
 GateKey = tuple[Role, str, int]  # (role, path, 0-based line of the check's test)
+_ORDER = {Phase.START_UP: 0, Phase.FIRST_REQUEST: 1, Phase.EVERY_STEP: 2}  # the phases, in the order a run meets them
 
 
 class Gates:
@@ -40,6 +41,7 @@ class Gates:
         self._memo: dict[tuple[GateKey, str], str | None] = {}
         self._failing: dict[tuple[GateKey, str], bool] = {}
         self._failed: dict[tuple[Role, str], list[CallSite]] = {}
+        self._stopping: dict[Role, bool] = {}
         # id(site) → (the site, its runs): a check asks each site's runs again for every question about it (SGLang
         # 0.5.23: 18,000 times over 330 classes); by identity, as hashing a CallSite hashes every field
         self._runs: dict[int, tuple[CallSite, tuple[str, ...]]] = {}
@@ -48,7 +50,9 @@ class Gates:
         """The algorithms a site serves, as names (every release algorithm for a site no test narrows)."""
         found = self._runs.get(id(site))
         if found is None or found[0] is not site:
-            found = self._runs[id(site)] = (site, tuple(a for a in self._algorithms if site.serves(a)))
+            served = site.algorithms
+            found = self._runs[id(site)] = (site, self._algorithms if served is None
+                                            else tuple(a for a in self._algorithms if a in served))
         return found[1]
 
     def needed(self, role: Role, site: CallSite, algorithm: str | None = None) -> bool:
@@ -66,6 +70,8 @@ class Gates:
     def past(self, role: Role, site: CallSite, algorithm: str | None = None) -> bool:
         """Whether a run (of ``algorithm``, else of every algorithm the site serves) stops at a gate the class
         fails before it reaches this use (see the module docstring)."""
+        if not self._stops_any(role):  # most classes fail no gate: asked of every use, for every algorithm
+            return False
         for name in (algorithm,) if algorithm is not None else self.runs(site):
             failed = self.failed(role, name)
             if not failed or not any(_before(gate, site) for gate in failed):  # most classes fail no gate
@@ -84,6 +90,13 @@ class Gates:
                 if key[0] is role and any(s.serves(algorithm) and s.certain for s in group) \
                         and self._fails(key, algorithm):
                     found.append(group[0])
+        return found
+
+    def _stops_any(self, role: Role) -> bool:
+        """Whether a run of some algorithm fails a gate of ``role``."""
+        found = self._stopping.get(role)
+        if found is None:
+            found = self._stopping[role] = any(self.failed(role, name) for name in self._algorithms)
         return found
 
     def stops(self, role: Role, gate: CallSite, algorithm: str) -> bool:
@@ -125,8 +138,7 @@ def _before(gate: CallSite, site: CallSite) -> bool:
     """Whether a run meets ``gate`` before ``site``: a check made while the model loads before the algorithm's own
     workers start, a start-up check before any other use of that phase but another check (which of two comes
     first is not told, so neither), and any check before the uses of a later phase."""
-    order = (Phase.START_UP, Phase.FIRST_REQUEST, Phase.EVERY_STEP)
-    if order.index(gate.phase) < order.index(site.phase) or gate.loading and not site.loading:
+    if _ORDER[gate.phase] < _ORDER[site.phase] or gate.loading and not site.loading:
         return True
     return gate.phase is Phase.START_UP and not site.gate
 
