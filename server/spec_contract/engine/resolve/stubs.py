@@ -56,6 +56,8 @@ def never_built(index: Index, key: ClassKey, text: Callable[[str], str | None]) 
 def _raises_at_top(statement: str) -> bool:
     """Whether a line of the body's top level (the least deep below the ``def``) starts with ``raise``: only
     then is the statement parsed."""
+    if "raise" not in statement:  # most constructors: no line to look for
+        return False
     lines = [(len(line) - len(line.lstrip(" \t")), line.strip()) for line in statement.splitlines()[1:]]
     def_depth = len(statement) - len(statement.lstrip(" \t"))
     depths = [depth for depth, text in lines if text and not text.startswith("#") and depth > def_depth]
