@@ -87,14 +87,18 @@ def routed_uses(functions: dict[FunctionKey, FunctionFlow], classes: dict[Functi
     workers = {key.qualname.rsplit(".", 1)[-1]: key for key in set(classes.values()) if key is not None}
     # a worker class no routing returns may run a routed one's methods with any draft (see the docstring)
     drafters = [(index.mro(key), handed.get(name, _ANY)) for name, key in sorted(workers.items())]
+    instances: dict[ClassKey, list[tuple[tuple[ClassKey, ...], _Drafter]]] = {}  # a class → the drafters that are one
+    for mro, got in drafters:
+        for cls in mro:
+            instances.setdefault(cls, []).append((mro, got))
     out: dict[FunctionKey, tuple[tuple[Meets, ...], frozenset[str]]] = {}
     for key in functions:
         owner = classes[key]
+        if owner is None or all(got is _ANY for _, got in instances.get(owner, ())):
+            continue  # no routed drafter can run it
         method = key.qualname.rsplit(".", 1)[-1]
         running: list[_Drafter] = []
-        for mro, got in drafters:
-            if owner is None or owner not in mro:
-                continue
+        for mro, got in instances[owner]:
             first = next((c for c in mro if FunctionKey(c.module, f"{c.qualname}.{method}") in functions), None)
             if first == owner:  # the drafter runs this very method: no class before it overrides it
                 running.append(got)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import Role
+from spec_contract.engine.summarise.deferred import unread
 from spec_contract.engine.summarise.summary import NEVER_TRUE, CallFlow, FunctionFlow
 
 Guard = tuple[str, frozenset[Role]]  # the member a test asks for (``a+b``: each), the roles of the model it asks
@@ -74,13 +75,21 @@ def state_guards(functions: Mapping[FunctionKey, FunctionFlow], index: Index,
             common = frozenset.intersection(*(of for _, of in tests)) if tests else frozenset()
             guarded[attr] = None if not tests else (next(iter(members)), common) \
                 if len(members) == 1 and "" not in members and common else UNGUARDED
-        for owner in index.mro(cls):  # ``_local = None`` in the class body: a value this analysis does not follow
-            summary = index.class_summary(owner)
-            for defined in summary.members if summary is not None else ():
-                if defined.kind == "class_attribute":
-                    guarded.setdefault(defined.name, UNGUARDED)
         if guarded:
             out[cls] = guarded
+    # ``_local = None`` in a class body: a value this analysis does not follow, so a test of the attribute may be
+    # true on the class's instances (asked only of the attributes some class holds a guard on)
+    named = {attr for found in out.values() for attr, guard in found.items() if guard and guard[0]}
+    for cls in {c for c in classes.values() if c is not None} if named else ():
+        for owner in index.mro(cls):
+            module = index.summary(owner.module)
+            words = unread(module, owner.qualname) if module is not None else None
+            if words is not None and not named & words.words:
+                continue  # its text names none of them: not parsed for this
+            summary = index.class_summary(owner)
+            for defined in summary.members if summary is not None else ():
+                if defined.kind == "class_attribute" and defined.name in named:
+                    out.setdefault(cls, {}).setdefault(defined.name, UNGUARDED)
     return out
 
 

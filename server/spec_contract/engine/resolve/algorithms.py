@@ -502,6 +502,8 @@ class Selectors:
             may |= self.may(formula)
             must |= self.must(formula)
         for value, selects in flags:
+            if may == self.universe:  # true in every run already: a name given values all over the workers
+                break
             given = self.universe if value is None else self.may(value)
             may |= given & self.runs(selects) if given else frozenset()
         return may, must
