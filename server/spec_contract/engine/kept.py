@@ -7,20 +7,18 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from operator import is_
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from spec_contract.engine.check.batch import Checked
-from spec_contract.engine.check.crashes import WorkerLines
-from spec_contract.engine.check.protocols import GatedCapability
 from spec_contract.engine.config import Config, RoleFacts
-from spec_contract.engine.contract import derive_contract
 from spec_contract.engine.read.files import glob_match
 from spec_contract.engine.read.layout import Layout
-from spec_contract.engine.resolve.algorithms import names_paths, read_algorithms
 from spec_contract.engine.resolve.index import ClassKey, Index
-from spec_contract.engine.resolve.runner_default import default_modules, read_default
-from spec_contract.engine.resolve.runners import read_runners, refusal_modules
 from spec_contract.engine.results import Contract, Finding
+
+if TYPE_CHECKING:
+    from spec_contract.engine.check.batch import Checked
+    from spec_contract.engine.check.crashes import WorkerLines
+    from spec_contract.engine.check.protocols import GatedCapability
 
 
 def _engine_note(resolved: int, total: int, package: str) -> str | None:
@@ -58,6 +56,11 @@ class KeptResults:
         file of the profile's ``start-up-callers``, or one the release's algorithms were read from: ``text_of``
         reads those)."""
         if self.contract is None or changed & self.contract[1]:
+            # imported here: a warm run that derives nothing never loads the derivation (see ``pipeline``)
+            from spec_contract.engine.contract import derive_contract
+            from spec_contract.engine.resolve.algorithms import names_paths, read_algorithms
+            from spec_contract.engine.resolve.runner_default import default_modules, read_default
+            from spec_contract.engine.resolve.runners import read_runners, refusal_modules
             recorded = index.record()
             worker_summaries = [s for s in (index.summary(f.module) for f in layout.workers) if s is not None]
             callers = [s for s in (index.summary(f.module) for f in layout.callers) if s is not None]

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
     Context = ForkContext | ForkServerContext | SpawnContext  # each can start a Process (BaseContext cannot)
 
-from spec_contract.engine.summarise.scan import scan
 from spec_contract.engine.summarise.summary import ModuleSummary
 
 # Below this many items per process, starting a process costs about what it saves. A class's check reads the
@@ -59,6 +58,7 @@ class ScanJob:
 
 
 def _scan_batch(batch: list[ScanJob]) -> list[ModuleSummary]:
+    from spec_contract.engine.summarise.scan import scan  # loaded before the workers fork (see ``scan_all``)
     return [scan(j.path, j.module, j.digest, j.text, worker=j.worker, entry_variable=j.entry_variable,
                  registered=j.registered) for j in batch]
 
@@ -381,6 +381,7 @@ def scan_all(jobs: list[ScanJob], processes: int) -> Iterator[tuple[ScanJob, Mod
     :func:`_workers_at_both_ends`). So whoever reads the jobs back to front can act on the last ones (the
     worker files) while the other processes are still scanning: the generator is paused meanwhile, they are
     not."""
+    import spec_contract.engine.summarise.scan  # noqa: F401  the parser, once, before the workers fork
     ordered, front = _workers_at_both_ends(jobs, processes)
     batches = [ordered[i:i + _BATCH] for i in range(0, len(ordered), _BATCH)]
     # multiprocessing is imported only when workers are about to start: a warm run never needs it

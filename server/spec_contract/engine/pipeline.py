@@ -5,6 +5,10 @@ from the workers, and checks the registered model classes (``registered``) again
 the contract and each class's findings with the modules they read (``kept``), so an edit re-derives or
 re-checks only what read the changed modules; with a cache, these results are saved for the next run
 (``results_store``).
+
+A warm run whose saved results are still current derives nothing and checks nothing, so the modules that do
+(the checks, the contract's derivation) are imported where they first run, not at the top: importing them
+was most of a warm run's start.
 """
 
 from __future__ import annotations
@@ -15,12 +19,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from spec_contract.engine.check.analogy import Analogies
-from spec_contract.engine.check.batch import Checked, check_classes
-from spec_contract.engine.check.crashes import on_worker_lines
-from spec_contract.engine.check.protocols import GatedCapability, gated_capabilities
-from spec_contract.engine.check.wrappers import without_handed_crashes
 from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.kept import KeptResults
 from spec_contract.engine.queries import Analysis
@@ -31,14 +32,18 @@ from spec_contract.engine.read.sources import Sources
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.profile_paths import unresolved
 from spec_contract.engine.resolve.registered import Registered
-from spec_contract.engine.resolve.registry import ModelRegistry
 from spec_contract.engine.resolve.role_facts import RoleReader
 from spec_contract.engine.resolve.roles import HeldModels, Holding, RoleClass
-from spec_contract.engine.results import Contract
+from spec_contract.engine.results import Contract, Finding
 from spec_contract.engine.results_store import ResultsStore
 from spec_contract.engine.stats import Stats
 from spec_contract.engine.summarise.summaries import Summaries
 from spec_contract.engine.summarise.summary import ModuleSummary
+
+if TYPE_CHECKING:
+    from spec_contract.engine.check.batch import Checked
+    from spec_contract.engine.check.protocols import GatedCapability
+    from spec_contract.engine.resolve.registry import ModelRegistry
 
 _COLLECT_BELOW = 50_000  # young objects: an edit's analysis makes about 1,000, a cold one on SGLang 360,000
 
@@ -198,9 +203,7 @@ class Pipeline:
                               self._text, self.config.entry_class_variable)
         held = self._check(checked, changed, index, contract, gated, stats, problems, analogies)
         self._kept.unsaved |= self._held.unsaved
-        findings = self._kept.reported(checked + list(held), held.keys(), lambda found: tuple(sorted(
-            on_worker_lines(without_handed_crashes(found, held), self.relative, self._kept.worker_lines),
-            key=lambda f: (f.path, f.span, f.member))))
+        findings = self._kept.reported(checked + list(held), held.keys(), lambda found: self._gathered(found, held))
         self._generation += 1
         if focus is None:
             self._sources.dirty.clear()
@@ -223,6 +226,13 @@ class Pipeline:
         )
         self._last = analysis if focus is None else None  # a focused one is not the whole answer
         return analysis
+
+    def _gathered(self, found: list[Finding], held: dict[ClassKey, RoleClass]) -> tuple[Finding, ...]:
+        """The classes' findings as an analysis reports them (see ``KeptResults.reported``)."""
+        from spec_contract.engine.check.crashes import on_worker_lines
+        from spec_contract.engine.check.wrappers import without_handed_crashes
+        return tuple(sorted(on_worker_lines(without_handed_crashes(found, held), self.relative,
+                                            self._kept.worker_lines), key=lambda f: (f.path, f.span, f.member)))
 
     def _changes(self, index: Index, layout: Layout, focus: frozenset[str] | None
                  ) -> tuple[set[str], frozenset[str] | None]:
@@ -295,6 +305,7 @@ class Pipeline:
             return ()
         if self._gated_from is not None and self._gated_from[0] is layout and not changed & self._gated_from[1]:
             return self._gated_from[2]
+        from spec_contract.engine.check.protocols import gated_capabilities
         recorded = index.record()
         recorded.update(w.module for w in layout.workers + layout.callers)  # read for the gates' text and phase
         workers = [s for s in (index.summary(w.module) for w in layout.workers) if s is not None]
@@ -309,6 +320,9 @@ class Pipeline:
         held classes (see ``HeldModels.check``)."""
         def check(keys: list[ClassKey], held: dict[ClassKey, RoleClass], holding: Holding[Checked] | None) -> None:
             stale = self._kept.stale(keys, changed)
+            if not stale:
+                return
+            from spec_contract.engine.check.batch import check_classes
             for key, result in zip(stale, check_classes(
                     stale, index, contract, self.config, gated=gated, registry=self._registered.registry,
                     relative=self.relative, problems_of=self._summaries.problems, stats=stats, problems=problems,

@@ -1,7 +1,8 @@
 """One analysis result and the questions front ends ask of it (hover, go to implementation, fixes).
 
 An :class:`Analysis` is immutable once built: the language server can answer requests from the last one
-while the next is computed.
+while the next is computed. The status model is imported where a question first needs it: a warm ``check``
+asks none (see ``pipeline``).
 """
 
 from __future__ import annotations
@@ -9,12 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from spec_contract.engine.check.analogy import Analogies
-from spec_contract.engine.check.crashes import implementer
-from spec_contract.engine.check.protocols import GatedCapability
-from spec_contract.engine.check.status import ClassStatus, class_status
-from spec_contract.engine.check.wrappers import held_sites
 from spec_contract.engine.config import Config
 from spec_contract.engine.read.files import SourceFile, decode, read_bytes
 from spec_contract.engine.resolve.index import ClassKey, Index
@@ -23,6 +20,11 @@ from spec_contract.engine.results import CallSite, Contract, ContractEntry, Find
 from spec_contract.engine.stats import Stats
 from spec_contract.engine.summarise.deferred import all_classes
 from spec_contract.engine.summarise.summary import ModuleSummary
+
+if TYPE_CHECKING:
+    from spec_contract.engine.check.analogy import Analogies
+    from spec_contract.engine.check.protocols import GatedCapability
+    from spec_contract.engine.check.status import ClassStatus
 
 
 def _contains(span: Span, line: int, col: int) -> bool:
@@ -79,6 +81,9 @@ class Analysis:
 
     def status_of(self, key: ClassKey) -> ClassStatus | None:
         """The status model of one class (see ``check.status``): what findings, hover and the reports read."""
+        from spec_contract.engine.check.crashes import implementer  # only a front end's question loads the check
+        from spec_contract.engine.check.status import class_status
+        from spec_contract.engine.check.wrappers import held_sites
         role = self.held.get(key)
         reached = held_sites(self.index, role, self.contract, self.config) if role is not None else None
         if role is not None and reached is None:

@@ -13,17 +13,12 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from spec_contract.engine import (
-    Analysis,
-    BaselineEntry,
-    CallSite,
-    Finding,
-    GatedCapability,
-    Severity,
-    fingerprint,
-    relative_to,
-)
+from spec_contract.engine import Severity, fingerprint, relative_to
+
+if TYPE_CHECKING:  # names in annotations only: a warm check loads none of the analysis (see ``engine.pipeline``)
+    from spec_contract.engine import Analysis, BaselineEntry, CallSite, Finding, GatedCapability
 
 
 @dataclass(frozen=True)

@@ -48,8 +48,7 @@ from spec_contract.engine.config import Capability, Config
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.results import CallSite, Contract, Finding, Phase, Provider, Role, Span
 from spec_contract.engine.runs import Served
-from spec_contract.engine.summarise.classes import ARCHITECTURE
-from spec_contract.engine.summarise.summary import ClassSummary, ModuleSummary
+from spec_contract.engine.summarise.summary import ARCHITECTURE, ClassSummary, ModuleSummary
 from spec_contract.engine.text import split_lines
 
 

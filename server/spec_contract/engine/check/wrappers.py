@@ -55,16 +55,6 @@ from spec_contract.engine.summarise.summary import ClassSummary, Member
 Relative = Callable[[str], str]  # shortens a path for messages
 
 
-def registered_classes(summary_classes: Iterable[ClassSummary], entry: tuple[str, ...] | None,
-                       entry_variable: str | None) -> list[ClassSummary]:
-    """The classes a model file registers with the engine's loader (all, when the profile names no registry)."""
-    if entry_variable is None:
-        return [c for c in summary_classes if "." not in c.qualname]
-    if entry is None:
-        return []
-    return [c for c in summary_classes if c.qualname in entry]  # ``EntryClass = Outer.W`` names a nested one
-
-
 def _arity_notes(sites: tuple[CallSite, ...], member: Member, inner_name: str, rel: Relative) -> tuple[str, ...]:
     return tuple(f"{rel(site.path)}:{site.span.line + 1} passes {site.arity} argument(s); "
                  f"{inner_name}.{member.name} takes {takes(member)}" for site in unfit_calls(sites, member))

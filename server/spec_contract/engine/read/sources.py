@@ -12,9 +12,12 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from spec_contract.engine.read.files import MAX_FILE_BYTES, decode, read_bytes, text_digest
-from spec_contract.engine.summarise.scan import StatementMemo
+
+if TYPE_CHECKING:
+    from spec_contract.engine.summarise.scan import StatementMemo
 
 _RACY_NS = 2_000_000_000  # a file written this shortly before it was read may change again unseen
 
@@ -92,6 +95,7 @@ class Sources:
 
     def memo(self, path: str) -> StatementMemo | None:
         """The statements of an editor buffer, kept between keystrokes (None for a file on disk)."""
+        from spec_contract.engine.summarise.scan import StatementMemo  # an editor's: the parser's own
         return self._memos.setdefault(path, StatementMemo()) if path in self.overlays else None
 
     def text(self, path: str) -> Read:

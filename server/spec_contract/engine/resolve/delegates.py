@@ -12,9 +12,8 @@ import weakref
 from spec_contract.engine.resolve.keys import MAX_DEPTH, ClassKey, ClassReader
 from spec_contract.engine.resolve.platforms import same_branch
 from spec_contract.engine.resolve.recording import Recorder
-from spec_contract.engine.summarise.classes import ARCHITECTURE, REGISTRY
 from spec_contract.engine.summarise.deferred import factory
-from spec_contract.engine.summarise.summary import Chain, ClassSummary, Delegate
+from spec_contract.engine.summarise.summary import ARCHITECTURE, REGISTRY, Chain, ClassSummary, Delegate
 
 
 class Delegates:

@@ -10,9 +10,8 @@ import weakref
 
 from spec_contract.engine.resolve.keys import MAX_DEPTH, ClassKey, ClassReader, Provision
 from spec_contract.engine.resolve.recording import Recorder
-from spec_contract.engine.summarise.classes import REGISTRY
 from spec_contract.engine.summarise.deferred import Unread, unread
-from spec_contract.engine.summarise.summary import Chain, Member
+from spec_contract.engine.summarise.summary import REGISTRY, Chain, Member
 
 Forwards = tuple[tuple[ClassKey, str], ...]  # the MRO's ``__getattr__`` owners and what each forwards to
 

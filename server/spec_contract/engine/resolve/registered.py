@@ -5,8 +5,8 @@ file is not parsed again (and saved with the run's results)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from spec_contract.engine.check.wrappers import registered_classes
 from spec_contract.engine.config import Config
 from spec_contract.engine.read.files import SourceFile, glob_match, text_digest
 from spec_contract.engine.read.layout import Layout
@@ -14,6 +14,7 @@ from spec_contract.engine.read.sources import Sources
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.registry import ModelRegistry, build_registry
 from spec_contract.engine.summarise.deferred import all_classes, find_class, top_level_classes
+from spec_contract.engine.summarise.summary import ClassSummary
 
 Known = dict[str, tuple[str, tuple[str, ...]]]  # model path → (digest, the classes checked there)
 # model path → (digest, (dispatcher, the classes of the same file its ``__new__`` builds) for each that has some)
@@ -21,6 +22,16 @@ Dispatched = dict[str, tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]]
 # ``from .nvidia.model import X`` (also indented, in a per-platform branch or a module ``__getattr__``)
 _RELATIVE_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _WORD = re.compile(r"\w+")
+
+
+def registered_classes(summary_classes: Iterable[ClassSummary], entry: tuple[str, ...] | None,
+                       entry_variable: str | None) -> list[ClassSummary]:
+    """The classes a model file registers with the engine's loader (all, when the profile names no registry)."""
+    if entry_variable is None:
+        return [c for c in summary_classes if "." not in c.qualname]
+    if entry is None:
+        return []
+    return [c for c in summary_classes if c.qualname in entry]  # ``EntryClass = Outer.W`` names a nested one
 
 
 class Registered:

@@ -14,7 +14,16 @@ from dataclasses import replace
 from typing import NamedTuple, cast
 
 from spec_contract.engine.summarise.flow import env_predicates, function_flow
-from spec_contract.engine.summarise.summary import Chain, ClassSummary, Delegate, FunctionFlow, Member, UnreadMethod
+from spec_contract.engine.summarise.summary import (
+    ARCHITECTURE,
+    REGISTRY,
+    Chain,
+    ClassSummary,
+    Delegate,
+    FunctionFlow,
+    Member,
+    UnreadMethod,
+)
 from spec_contract.engine.summarise.suppression import COMMENT, suppressed_codes
 from spec_contract.engine.summarise.syntax import Lines, chain_of
 
@@ -428,11 +437,6 @@ def _names_in_target(target: ast.expr) -> list[ast.Name]:
     return []
 
 
-REGISTRY = ("<registry>",)  # a delegate callee whose class the engine's model registry picks at run time
-# A delegate built by the engine's registry from an architecture name: ``(ARCHITECTURE, "Qwen2ForCausalLM")``
-# for ``init_vllm_registered_model(..., architectures=["Qwen2ForCausalLM"])`` (resolved through the profile's
-# ``registry-files``), ``(ARCHITECTURE,)`` when the name comes from the HF config at run time (unknown)
-ARCHITECTURE = "<architecture>"
 _REGISTERED_INIT = re.compile(r"registered_model", re.IGNORECASE)
 _NOT_A_CLASS = frozenset({"Any", "Optional", "Union", "None"})
 # Calls that look a model class up (``_get_sgl_model_cls``, ``ModelRegistry.resolve_model_cls``), as opposed

@@ -13,8 +13,6 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from spec_contract.engine.summarise.pieces import method_factories_of, parse_deferred
-from spec_contract.engine.summarise.statements import class_header
 from spec_contract.engine.summarise.summary import Chain, ClassSummary, DeferredClass, ImportBinding, ModuleSummary
 from spec_contract.engine.summarise.syntax import chain_of
 
@@ -63,6 +61,7 @@ def unread(summary: ModuleSummary, qualname: str) -> Unread | None:
     deferred = summary.deferred[statements[0]]
     if not deferred.text.isascii():
         return None
+    from spec_contract.engine.summarise.statements import class_header  # the parser: see ``summaries``
     header = class_header(deferred.text, deferred.first_line, summary.path)
     if header is None:
         return None
@@ -113,6 +112,7 @@ def _unread_factories(summary: ModuleSummary, cls: ClassSummary, lines: tuple[in
     for deferred in summary.deferred:
         if deferred.name == cls.name and deferred.first_line < lines[0] \
                 and lines[1] <= deferred.first_line + 1 + deferred.text.count("\n"):
+            from spec_contract.engine.summarise.pieces import method_factories_of
             return method_factories_of(deferred, lines, summary.path)
     return ()
 
@@ -135,5 +135,6 @@ def _in_order(summary: ModuleSummary, wanted: Callable[[DeferredClass], bool]) -
 
 def _complete(summary: ModuleSummary, index: int) -> tuple[ClassSummary, ...]:
     if index not in summary.parsed:
+        from spec_contract.engine.summarise.pieces import parse_deferred
         summary.parsed[index] = parse_deferred(summary.deferred[index], summary.path)
     return summary.parsed[index].classes

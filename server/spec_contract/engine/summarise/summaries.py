@@ -2,7 +2,9 @@
 
 A summary comes from the last analysis when the file was not touched, else from the persistent cache, else
 from a scan (made ahead, on all cores, when a cold run is sure to need many; see ``parallel``). A file that
-stops parsing keeps its last good summary, so half-typed code never produces spurious findings.
+stops parsing keeps its last good summary, so half-typed code never produces spurious findings. The parser
+(``scan``) is imported when a file is first parsed: a warm run whose summaries all come from the cache, or
+are not needed, never loads it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from spec_contract.engine.read.sources import Sources
 from spec_contract.engine.resolve.index import Index
 from spec_contract.engine.results_store import ResultsStore
 from spec_contract.engine.stats import Stats
-from spec_contract.engine.summarise.scan import moved_by, scan
 from spec_contract.engine.summarise.summary import ModuleSummary
 
 
@@ -64,6 +65,7 @@ class Summaries:
             stats.from_cache.add(path)
             summary = summary.moved(path, source.module)
         else:
+            from spec_contract.engine.summarise.scan import scan  # the parser, loaded by the first file to parse
             summary = scanned if scanned is not None and scanned.digest == digest and scanned.module == source.module \
                 else scan(path, source.module, digest, text, worker=worker,
                           entry_variable=self._config.entry_class_variable, memo=self._sources.memo(path))
@@ -102,7 +104,9 @@ class Summaries:
             after = replace(after, digest=before.digest)
             if after == before:
                 unchanged.add(source.module)
-            elif (moved := moved_by(before, after)) is not None:  # a line added or removed above
+                continue
+            from spec_contract.engine.summarise.scan import moved_by  # the parser's (see the module docstring)
+            if (moved := moved_by(before, after)) is not None:  # a line added or removed above
                 moves.append((source.path, *moved))
                 unchanged.add(source.module)
         return unchanged, moves
@@ -157,3 +161,4 @@ class Summaries:
                 problems[path] = error
                 stats.skipped[path] = "syntax-error"
         return problems
+

@@ -19,6 +19,11 @@ from spec_contract.engine.results import Span
 Chain = tuple[str, ...]
 # the alias target standing for a function's return value (a keyword, so never a name's chain)
 RETURNED: Chain = ("return",)
+REGISTRY = ("<registry>",)  # a delegate callee whose class the engine's model registry picks at run time
+# A delegate built by the engine's registry from an architecture name: ``(ARCHITECTURE, "Qwen2ForCausalLM")``
+# for ``init_vllm_registered_model(..., architectures=["Qwen2ForCausalLM"])`` (resolved through the profile's
+# ``registry-files``), ``(ARCHITECTURE,)`` when the name comes from the HF config at run time (unknown)
+ARCHITECTURE = "<architecture>"
 NEVER_TRUE = "!"  # the member of a state given a falsy constant (see ``FunctionFlow.states``)
 
 
