@@ -17,7 +17,7 @@ it can return: what comes before (``super().__init__()``, a log line) runs and t
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.source_defs import parse_statement, statement_at
@@ -31,7 +31,7 @@ def never_built(index: Index, key: ClassKey, text: Callable[[str], str | None]) 
     the MRO (read from the class statements' headers), a class whose text lacks ``__init__`` defines none, and
     one whose text lacks ``raise`` has no ``__init__`` that raises. Only a class whose text holds both is
     parsed (the check parses a registered one anyway); its ``__init__`` statement alone is parsed again."""
-    for owner in index.mro(key):
+    for owner in _owners(index, key):
         summary = index.summary(owner.module)
         words = unread(summary, owner.qualname) if summary is not None else None
         if words is not None and "__init__" not in words.words:
@@ -51,6 +51,13 @@ def never_built(index: Index, key: ClassKey, text: Callable[[str], str | None]) 
         function = parse_statement(source, *found)
         return function is not None and _always_raises(function.body)
     return False
+
+
+def _owners(index: Index, key: ClassKey) -> Iterator[ClassKey]:
+    """The class, then the rest of its MRO: most classes define their own ``__init__``, and their bases are then
+    not resolved here (this runs before the check, on one core; the check resolves them on all)."""
+    yield key
+    yield from index.mro(key)[1:]
 
 
 def _raises_at_top(statement: str) -> bool:
