@@ -42,6 +42,8 @@ class Gates:
         self._failing: dict[tuple[GateKey, str], bool] = {}
         self._failed: dict[tuple[Role, str], list[CallSite]] = {}
         self._stopping: dict[Role, bool] = {}
+        self._past: dict[tuple[Role, str, Phase, bool, bool], bool] = {}
+        self._admitted: dict[tuple[Role, str, int, str, tuple[str, ...]], tuple[str, ...]] = {}
         # id(site) → (the site, its runs): a check asks each site's runs again for every question about it (SGLang
         # 0.5.23: 18,000 times over 330 classes); by identity, as hashing a CallSite hashes every field
         self._runs: dict[int, tuple[CallSite, tuple[str, ...]]] = {}
@@ -73,8 +75,13 @@ class Gates:
         if not self._stops_any(role):  # most classes fail no gate: asked of every use, for every algorithm
             return False
         for name in (algorithm,) if algorithm is not None else self.runs(site):
-            failed = self.failed(role, name)
-            if not failed or not any(_before(gate, site) for gate in failed):  # most classes fail no gate
+            # what comes before a use is told by its phase, whether it runs while loading, and whether it is a check
+            key = (role, name, site.phase, site.loading, bool(site.gate))
+            found = self._past.get(key)
+            if found is None:
+                failed = self.failed(role, name)
+                found = self._past[key] = bool(failed) and any(_before(gate, site) for gate in failed)
+            if not found:
                 return False
         return True
 
@@ -107,11 +114,16 @@ class Gates:
         """The members of the site's gate a run of ``algorithm`` passes it with, in the check's order."""
         if site.gate_line is None:
             return site.gate
-        group = self._groups.get((role, site.path, site.gate_line), [site])
-        used = {s.member for s in group}
-        # a member no use in the check's branches shows: which runs its branch admits is unknown, so any
-        return tuple(dict.fromkeys([s.member for s in sorted(group, key=lambda s: s.span) if s.serves(algorithm)]
-                                   + [m for m in site.gate if m not in used]))
+        key = (role, site.path, site.gate_line, algorithm, site.gate)
+        found = self._admitted.get(key)
+        if found is None:
+            group = self._groups.get((role, site.path, site.gate_line), [site])
+            used = {s.member for s in group}
+            # a member no use in the check's branches shows: which runs its branch admits is unknown, so any
+            found = self._admitted[key] = tuple(dict.fromkeys(
+                [s.member for s in sorted(group, key=lambda s: s.span) if s.serves(algorithm)]
+                + [m for m in site.gate if m not in used]))
+        return found
 
     def _fails(self, key: GateKey, algorithm: str) -> bool:
         """Whether a run of ``algorithm`` fails the gate ``key``: the class has no member it admits the run with."""
