@@ -90,3 +90,24 @@ def test_a_state_the_class_body_gives_a_value_is_not_known_false_on_the_base(tmp
     site, errors = _analysis(tmp_path, body="_local = staticmethod(lambda hidden: hidden)\n", init="pass")
     assert site.requires == ()
     assert errors == ["SC001"]
+
+
+SUPPORTS = """
+        def _supports_local(self):
+            {body}
+"""
+
+
+@pytest.mark.parametrize("enable, body", [
+    ("self._local = self._supports_local()", 'return hasattr(self.model, "compute_draft_logits_local")'),
+    ("if self._supports_local():\n                self._local = self.model.compute_logits",
+     'if not hasattr(self.model, "compute_draft_logits_local"):\n                return False\n'
+     "            return True"),
+], ids=["set from a method that returns the test", "set under a test that calls it"])
+def test_a_method_of_the_instance_that_tests_its_model_vouches_for_the_state(tmp_path, enable, body):
+    """The test of the draft sits in a method of the speculator itself, asking ``self.model``: the state set from
+    its value, or under a test that calls it, stands behind that test as if it were written in place."""
+    site, errors = _analysis(tmp_path, enable + SUPPORTS.replace("{body}", body))
+    assert site.requires == ("compute_draft_logits_local",)
+    assert errors == []
+

@@ -606,7 +606,8 @@ def _phase(at_start_up: bool, guarded: bool) -> Phase:
 
 def _vouched_by_callee(flow: _Flow, key: FunctionKey, called: str) -> tuple[str, str]:
     """(member, object as dotted text) the worker function ``key`` calls as ``called`` tests of the argument it
-    passes before returning anything true (see ``FunctionFlow.vouches``); ("", "") when it tests none."""
+    passes, or of its own instance's attribute when called on ``self`` (``self.model``), before returning
+    anything true (see ``FunctionFlow.vouches``); ("", "") when it tests none."""
     chain = tuple(called.split("."))
     call = next((c for c in flow.functions[key].calls if c.callee == chain), None)
     found = flow.callee(key, call) if call is not None else None
@@ -616,11 +617,16 @@ def _vouched_by_callee(flow: _Flow, key: FunctionKey, called: str) -> tuple[str,
     fn = flow.functions[callee]
     positional = fn.params[implicit:]
     keywords = dict(call.kwargs)
-    for param, member in fn.vouches:
+    for tested, member in fn.vouches:
+        param, _, rest = tested.partition(".")
+        if implicit and param == fn.params[0]:  # the callee's own instance: this one's, when called on ``self``
+            if chain[0] == "self" and len(chain) == 2:
+                return member, tested
+            continue
         at = positional.index(param) if param in positional else len(call.args)
         arg = keywords.get(param) or (call.args[at] if at < len(call.args) else None)
         if arg is not None:
-            return member, ".".join(arg)
+            return member, ".".join(arg) + (f".{rest}" if rest else "")
     return "", ""
 
 

@@ -409,12 +409,25 @@ def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Contex
         builder.asking[target.id] = asked if builder.asking.get(target.id, asked) == asked else _NOTHING_ASKED
     elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
         receiver, member = _asked_under(builder, value, ctx)
-        if not member and type(value) is ast.Call and (called := chain_of(value.func)) is not None:
-            member = "()" + dotted(called)  # what the callee's own test holds (see ``FunctionFlow.vouches``)
+        called = chain_of(value.func) if not member and type(value) is ast.Call else None
+        if called is not None and called[0] == "self":
+            member = "()" + dotted(called)  # what the method's own test holds (see ``FunctionFlow.vouches``)
+        elif not member and (tested := _tested_method(builder, ctx)) is not None:
+            member = "()self." + tested  # set under ``if self._supports_local():``: what that method's test holds
+        elif called is not None:
+            member = "()" + dotted(called)
         builder.states[(target.attr, member, receiver)] = None
 
 
 _NOTHING_ASKED: Fact = ("", "")
+
+
+def _tested_method(builder: _FlowBuilder, ctx: _Context) -> str | None:
+    """A method of this instance that an enclosing test calls and holds true (``if self._supports_local():``),
+    the first by name: its own test of the model is what the branch stands behind."""
+    return next((word for word in sorted(ctx.taken)
+                 if any(call.callee == ("self", word) and not call.args and not call.kwargs for call in builder.calls)),
+                None)
 
 
 def _asked_under(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> Fact:
@@ -870,22 +883,22 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
 
 
 def _vouches(body: list[ast.stmt], params: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """(parameter, member) the top-level ``if not <test>: return <false>`` statements hold for the rest of the
-    body, or a last ``return hasattr(p, "x")`` (``bool(getattr(p, "x", None))``) holds for its value (see
-    ``FunctionFlow.vouches``)."""
+    """(object, member) the top-level ``if not <test>: return <false>`` statements hold for the rest of the
+    body, or a last ``return hasattr(p, "x")`` (``bool(getattr(p, "x", None))``) holds for its value, where the
+    object is a parameter or one of its attributes (``self.model``) (see ``FunctionFlow.vouches``)."""
     found = []
     for stmt in body:
         if type(stmt) is ast.If and not stmt.orelse and len(stmt.body) == 1 and type(stmt.body[0]) is ast.Return \
                 and (stmt.body[0].value is None or type(stmt.body[0].value) is ast.Constant
                      and not stmt.body[0].value.value):
-            found += [(r, m) for r, m in sorted(_facts(stmt.test)[1]) if r in params]
+            found += [(r, m) for r, m in sorted(_facts(stmt.test)[1]) if r.partition(".")[0] in params]
     last = body[-1] if body else None
     if type(last) is ast.Return and last.value is not None:
         value = last.value
         if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "bool" and len(value.args) == 1:
             value = value.args[0]
         asked = _asked_member(value, {})
-        if asked is not None and asked[0] in params:
+        if asked is not None and asked[0].partition(".")[0] in params:
             found.append(asked)
     return tuple(found)
 
