@@ -25,7 +25,7 @@ from typing import TypeVar
 from spec_contract.engine.config import Config, ReceiverPattern
 from spec_contract.engine.read.globs import glob_match
 from spec_contract.engine.resolve.algorithms import Selectors, declared_algorithms
-from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
+from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index, methods_run
 from spec_contract.engine.resolve.runners import RunnerRefusals
 from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Contract, ContractEntry, Phase, Role
 from spec_contract.engine.routed import routed_drafts, routed_uses
@@ -388,13 +388,7 @@ def _reached_by_any_draft_worker(workers: list[ModuleSummary], index: Index,
     reached: set[FunctionKey] = set()
     found = (ClassKey(summary.module, name) for summary in workers for name in sorted(names))
     for worker in (key for key in found if index.class_summary(key) is not None):
-        resolved: set[str] = set()
-        for owner in index.mro(worker):
-            cls = index.class_summary(owner)
-            for member in cls.members if cls is not None else ():
-                if member.kind in ("method", "async_method") and member.name not in resolved:
-                    resolved.add(member.name)
-                    reached.add(FunctionKey(owner.module, f"{owner.qualname}.{member.name}"))
+        reached.update(methods_run(index, worker))
     return reached
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
+from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index, methods_run
 from spec_contract.engine.results import Role
 from spec_contract.engine.summarise.deferred import unread
 from spec_contract.engine.summarise.summary import NEVER_TRUE, CallFlow, FunctionFlow
@@ -135,15 +135,9 @@ def _classes_running(functions: Mapping[FunctionKey, FunctionFlow], classes: Map
     define the method's name is the one whose method runs."""
     out: dict[FunctionKey, list[ClassKey]] = {}
     for cls in {c for c in classes.values() if c is not None}:
-        resolved: set[str] = set()
-        for owner in index.mro(cls):
-            summary = index.class_summary(owner)
-            for member in summary.members if summary is not None else ():
-                if member.kind in ("method", "async_method") and member.name not in resolved:
-                    resolved.add(member.name)
-                    key = FunctionKey(owner.module, f"{owner.qualname}.{member.name}")
-                    if key in functions:
-                        out.setdefault(key, []).append(cls)
+        for key in methods_run(index, cls):
+            if key in functions:
+                out.setdefault(key, []).append(cls)
     return out
 
 

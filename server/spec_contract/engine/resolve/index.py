@@ -274,3 +274,16 @@ class Index(Recorder):
 
     def loaded_as(self, architecture: str) -> str:  # the class the registry loads for it (SGLang: the name itself)
         return self._delegates.loaded_as(architecture)
+
+
+def methods_run(index: Index, cls: ClassKey) -> list[FunctionKey]:
+    """The methods an instance of ``cls`` runs: each name's first definer along its MRO."""
+    resolved: set[str] = set()
+    out = []
+    for owner in index.mro(cls):
+        summary = index.class_summary(owner)
+        for member in summary.members if summary is not None else ():
+            if member.kind in ("method", "async_method") and member.name not in resolved:
+                resolved.add(member.name)
+                out.append(FunctionKey(owner.module, f"{owner.qualname}.{member.name}"))
+    return out
