@@ -73,9 +73,9 @@ def test_a_state_only_a_subclass_sets_from_a_test_guards_the_base_methods_use(tm
 
 
 @pytest.mark.parametrize("enable", [
-    "self._local = self.model.compute_logits",
+    "self._local = make_local(self.model)",
     'if hasattr(self.model, "compute_draft_logits_local"):\n                self._local = True\n'
-    "            self._local = self.model.compute_logits",
+    "            self._local = make_local(self.model)",
 ], ids=["set without a test", "also set past the test"])
 def test_a_subclass_that_sets_the_state_without_the_test_leaves_the_use_required(tmp_path, enable):
     """The DSPARK speculator runs the base's sampling with ``_local`` set whatever its draft has: its MTP head
@@ -111,3 +111,13 @@ def test_a_method_of_the_instance_that_tests_its_model_vouches_for_the_state(tmp
     assert site.requires == ("compute_draft_logits_local",)
     assert errors == []
 
+
+
+def test_a_state_given_the_model_member_itself_stands_behind_it(tmp_path):
+    """``self._local = self.model.compute_draft_logits_local`` in a ``try`` whose ``except AttributeError`` leaves it
+    None: a draft without the member raises at the read, so a true ``_local`` means the draft has it."""
+    enable = ("try:\n                self._local = self.model.compute_draft_logits_local\n"
+              "            except AttributeError:\n                self._local = None")
+    site, errors = _analysis(tmp_path, enable)
+    assert site.requires == ("compute_draft_logits_local",)
+    assert errors == []

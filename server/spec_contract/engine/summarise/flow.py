@@ -416,6 +416,8 @@ def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Contex
             member = "()self." + tested  # set under ``if self._supports_local():``: what that method's test holds
         elif called is not None:
             member = "()" + dotted(called)
+        elif not member:
+            receiver, member = _read(value)
         builder.states[(target.attr, member, receiver)] = None
 
 
@@ -435,6 +437,14 @@ def _asked_under(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> Fact:
     the first member the enclosing tests hold present (``if hasattr(self.model, "m"): self._x = True``)."""
     return _asked_member(value, builder.asking) or next(
         ((r, m) for r, m in sorted(ctx.facts) if r != "*" and m != "*"), _NOTHING_ASKED)
+
+
+def _read(value: ast.expr) -> Fact:
+    """(object, member) a value that is a member read is: an object without it raises there, so the value is never
+    one of it (``self._local = self.model.m`` in a ``try`` whose ``except AttributeError`` sets it None)."""
+    if isinstance(value, ast.Attribute) and (receiver := chain_of(value.value)):
+        return dotted(receiver), value.attr
+    return _NOTHING_ASKED
 
 
 def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
