@@ -175,12 +175,15 @@ class FunctionFlow:
     returns: tuple | None = None  # a predicate's formula: the body is one ``return <test>``
     # (attribute, member, object) for each ``self.<attribute> = <value>`` it makes: member is the one a test made
     # before it asks the object (as dotted text) for (``self._local = hasattr(self.model, "m")``, or under ``if
-    # hasattr(self.model, "m"):``), "" for a value no such test stands behind, ``NEVER_TRUE`` for a falsy constant
+    # hasattr(self.model, "m"):``), ``"()" + callee`` for what a called function's own test holds (the value's
+    # callee, or the method of ``if self._supports_local():`` around it), else the member the value reads
+    # (``self._local = self.model.m``), "" for a value nothing stands behind, ``NEVER_TRUE`` for a falsy constant
     # (``self._local = None``: no test of it is true after it; see ``engine.state_guards``)
     states: tuple[tuple[str, str, str], ...] = ()
-    # (parameter, member) a test at the top of the body holds for every value but a false one it returns (``if not
+    # (object, member) a test at the top of the body holds for every value but a false one it returns (``if not
     # isinstance(target_model, P): return False``: member "*", any; ``if not hasattr(m, "x"): return None``): a state
-    # set from a call's value (member ``"()" + callee`` in ``states``) stands behind that test of the argument
+    # set from a call's value (member ``"()" + callee`` in ``states``) stands behind that test of the argument, or of
+    # the instance's own attribute (object ``self.model``) when the call is on ``self``
     vouches: tuple[tuple[str, str], ...] = ()
 
 
