@@ -1,9 +1,11 @@
-"""A state a subclass sets from a test of the draft guards the uses under a test of it in a method of the base.
+"""Guards that live in other methods (issue 36, item 4): a read of the draft's ``logits_processor`` that a run
+reaches only after a test of the draft's ``compute_draft_logits_local`` passed somewhere else.
 
 vLLM-shaped speculators: the base samples ``if self._local is not None:`` through a helper that reads the draft's
 ``logits_processor``; only the DSPARK subclass gives ``_local`` a value, ``getattr(self.model,
 "compute_draft_logits_local", None)``, and the base gives it None. A run of either class reaches the read only
-with a draft that has ``compute_draft_logits_local`` (issue 36, item 4: guards that live in other methods).
+with a draft that has ``compute_draft_logits_local``. So does a run whose state was set by a method of the
+speculator that tests its model, or whose sampler was picked as a bound method under the test.
 """
 
 from __future__ import annotations
@@ -121,3 +123,41 @@ def test_a_state_given_the_model_member_itself_stands_behind_it(tmp_path):
     site, errors = _analysis(tmp_path, enable)
     assert site.requires == ("compute_draft_logits_local",)
     assert errors == []
+
+
+PICKED = """
+    from vllm.v1.worker.gpu.spec_decode.speculator import BaseSpeculator
+
+
+    class DSparkSpeculator(BaseSpeculator):
+        def load_model(self, target_model):
+            super().load_model(target_model)
+            {pick}
+
+        def _sample(self, hidden):
+            return self._sampler(hidden)
+
+        def _sample_plain(self, hidden):
+            return self.model.compute_logits(hidden)
+
+        def _sample_local(self, hidden):
+            local = self.model.compute_draft_logits_local(hidden)
+            return self.model.logits_processor.gather(local)
+"""
+
+
+@pytest.mark.parametrize("pick, requires, errors", [
+    ('self._sampler = self._sample_local if hasattr(self.model, "compute_draft_logits_local") '
+     "else self._sample_plain", ("compute_draft_logits_local",), []),
+    ('self._sampler = self._sample_plain\n            if hasattr(self.model, "compute_draft_logits_local"):\n'
+     "                self._sampler = self._sample_local", ("compute_draft_logits_local",), []),
+    ("self._sampler = self._sample_local", (), ["SC001"]),
+], ids=["picked by a conditional expression", "picked under an if", "picked whatever the draft"])
+def test_a_method_handed_on_as_a_bound_method_runs_only_past_the_tests_around_it(tmp_path, pick, requires, errors):
+    """The speculator picks its sampler once, as a bound method, and calls whichever it picked: the local one runs
+    only in runs whose draft passed the test that picked it."""
+    root = speculator_tree(tmp_path, HEADS, PICKED.replace("{pick}", pick), ("TinyMTP",))
+    analysis = analyze(root)
+    (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
+    assert site.requires == requires
+    assert [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"] == errors

@@ -403,6 +403,29 @@ def _callers(flow: _Flow) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]
     return out
 
 
+def _with_references(calls_into: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], flow: _Flow,
+                     index: Index) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]:
+    """The calls into each worker method, and the places its instance hands it on as a bound method (``self._sampler
+    = self._sample_local if hasattr(self.model, "m") else self._sample_plain``): it runs only where such a value is
+    called, so only past the tests around the reference, as past those around a call (see ``_entered_past``)."""
+    out = {key: list(calls) for key, calls in calls_into.items()}
+    methods: dict[ClassKey, dict[str, FunctionKey]] = {}
+    for key, fn in flow.functions.items():
+        cls = flow.classes[key]
+        if cls is None:
+            continue
+        for use in fn.uses:
+            if use.is_call or use.receiver != ("self",):
+                continue
+            if cls not in methods:
+                methods[cls] = {k.qualname.rpartition(".")[2]: k for k in methods_run(index, cls) if k in flow.functions}
+            target = methods[cls].get(use.member)
+            if target is not None:
+                out.setdefault(target, []).append((key, CallFlow(("self", use.member), (), (), use.taken, use.selects,
+                                                                 use.vouched)))
+    return out
+
+
 def _entered_under(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]],
                    flags: frozenset[str]) -> dict[FunctionKey, str]:
     """Worker functions that every call in the workers makes under a test of an off-by-default flag (vLLM's
@@ -472,8 +495,9 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     guarding = guards_of(guards, flow.functions, flow.classes, index, calls_into)
     entered_under = _entered_under(calls_into, off_by_default)
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
-    entered_past = _entered_past(calls_into, called_from_outside, lambda _, call: call.taken)
-    entered_vouched = _entered_past(calls_into, called_from_outside, lambda caller, call: frozenset(
+    entered_from = _with_references(calls_into, flow, index)
+    entered_past = _entered_past(entered_from, called_from_outside, lambda _, call: call.taken)
+    entered_vouched = _entered_past(entered_from, called_from_outside, lambda caller, call: frozenset(
         (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)
         for role, _, _ in roles_in(caller, tuple(receiver.split(".")))))
     start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.callee)
