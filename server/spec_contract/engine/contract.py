@@ -410,12 +410,13 @@ def _with_references(calls_into: dict[FunctionKey, list[tuple[FunctionKey, CallF
     called, so only past the tests around the reference, as past those around a call (see ``_entered_past``)."""
     out = {key: list(calls) for key, calls in calls_into.items()}
     methods: dict[ClassKey, dict[str, FunctionKey]] = {}
+    names = {key.qualname.rpartition(".")[2] for key, cls in flow.classes.items() if cls is not None}
     for key, fn in flow.functions.items():
         cls = flow.classes[key]
         if cls is None:
             continue
         for use in fn.uses:
-            if use.is_call or use.receiver != ("self",):
+            if use.is_call or use.member not in names or use.receiver != ("self",):
                 continue
             if cls not in methods:
                 methods[cls] = {k.qualname.rpartition(".")[2]: k for k in methods_run(index, cls) if k in flow.functions}
