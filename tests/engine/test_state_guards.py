@@ -161,3 +161,15 @@ def test_a_method_handed_on_as_a_bound_method_runs_only_past_the_tests_around_it
     (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
     assert site.requires == requires
     assert [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"] == errors
+
+
+@pytest.mark.parametrize("enable", [
+    'if not hasattr(self.model, "compute_draft_logits_local"):\n                return\n'
+    "            self._local = make_local(self.model)",
+    'if self.use_argmax and hasattr(self.model, "compute_draft_logits_local"):\n'
+    "                self._local = make_local(self.model)",
+], ids=["set past an early return", "set under a flag and the test"])
+def test_a_state_set_past_or_under_the_test_in_a_try_enable_method_guards_the_base(tmp_path, enable):
+    site, errors = _analysis(tmp_path, enable)
+    assert site.requires == ("compute_draft_logits_local",)
+    assert errors == []
