@@ -404,13 +404,14 @@ def _callers(flow: _Flow) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]
 
 
 def _with_references(calls_into: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], flow: _Flow,
-                     index: Index) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]:
+                     methods: dict[ClassKey, list[FunctionKey]]) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]:
     """The calls into each worker method, and the places its instance hands it on as a bound method (``self._sampler
     = self._sample_local if hasattr(self.model, "m") else self._sample_plain``): it runs only where such a value is
-    called, so only past the tests around the reference, as past those around a call (see ``_entered_past``)."""
+    called, so only past the tests around the reference, as past those around a call (see ``_entered_past``).
+    ``methods``: the worker methods each worker class's instances run."""
     out = {key: list(calls) for key, calls in calls_into.items()}
-    methods: dict[ClassKey, dict[str, FunctionKey]] = {}
-    names = {key.qualname.rpartition(".")[2] for key, cls in flow.classes.items() if cls is not None}
+    by_name = {cls: {key.qualname.rpartition(".")[2]: key for key in run} for cls, run in methods.items()}
+    names = {name for found in by_name.values() for name in found}
     for key, fn in flow.functions.items():
         cls = flow.classes[key]
         if cls is None:
@@ -418,9 +419,7 @@ def _with_references(calls_into: dict[FunctionKey, list[tuple[FunctionKey, CallF
         for use in fn.uses:
             if use.is_call or use.member not in names or use.receiver != ("self",):
                 continue
-            if cls not in methods:
-                methods[cls] = {k.qualname.rpartition(".")[2]: k for k in methods_run(index, cls) if k in flow.functions}
-            target = methods[cls].get(use.member)
+            target = by_name[cls].get(use.member)
             if target is not None:
                 out.setdefault(target, []).append((key, CallFlow(("self", use.member), (), (), use.taken, use.selects,
                                                                  use.vouched)))
@@ -493,10 +492,13 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     any_draft = _reached_by_any_draft_worker(workers, index, frozenset(config.any_draft_workers))
     off_by_default = frozenset(config.off_by_default)
     calls_into = _callers(flow)
-    guarding = guards_of(guards, flow.functions, flow.classes, index, calls_into)
+    # the worker methods each worker class's instances run (each name's first definer along its MRO)
+    methods = {cls: [key for key in methods_run(index, cls) if key in flow.functions]
+               for cls in {cls for cls in flow.classes.values() if cls is not None}}
+    guarding = guards_of(guards, flow.classes, methods, calls_into)
     entered_under = _entered_under(calls_into, off_by_default)
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
-    entered_from = _with_references(calls_into, flow, index)
+    entered_from = _with_references(calls_into, flow, methods)
     entered_past = _entered_past(entered_from, called_from_outside, lambda _, call: call.taken)
     entered_vouched = _entered_past(entered_from, called_from_outside, lambda caller, call: frozenset(
         (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)

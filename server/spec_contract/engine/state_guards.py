@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index, methods_run
+from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import Role
 from spec_contract.engine.summarise.deferred import unread
 from spec_contract.engine.summarise.summary import NEVER_TRUE, CallFlow, FunctionFlow
@@ -93,16 +93,19 @@ def state_guards(functions: Mapping[FunctionKey, FunctionFlow], index: Index,
     return out
 
 
-def guards_of(guards: StateGuards, functions: Mapping[FunctionKey, FunctionFlow],
-              classes: Mapping[FunctionKey, ClassKey | None], index: Index,
+def guards_of(guards: StateGuards, classes: Mapping[FunctionKey, ClassKey | None],
+              methods: Mapping[ClassKey, list[FunctionKey]],
               calls_into: Mapping[FunctionKey, list[tuple[FunctionKey, CallFlow]]]) -> Guarding:
     """The state guards a worker function's tests of attributes mean (see ``state_guards``). For a method: those
     every worker class that runs it agrees on (its own class and each subclass that does not override it), a
     class that never makes the attribute true agreeing with any (vLLM's base speculator tests ``self._local``,
     which only its DSPARK subclass sets from a test of the draft). For a module function: those every calling
     method agrees on (``_gather_local(self.model, h)``, called under ``if self._local:``, is entered past the
-    callers' test)."""
-    runners = _classes_running(functions, classes, index)
+    callers' test). ``methods``: the worker methods each worker class's instances run."""
+    runners: dict[FunctionKey, list[ClassKey]] = {}  # a method → the worker classes whose instances run it
+    for cls, run in methods.items():
+        for key in run:
+            runners.setdefault(key, []).append(cls)
     memo: dict[FunctionKey, dict[str, Guard]] = {}
 
     def of_method(key: FunctionKey) -> dict[str, Guard]:
@@ -127,18 +130,6 @@ def guards_of(guards: StateGuards, functions: Mapping[FunctionKey, FunctionFlow]
             memo[key] = found
         return found
     return of
-
-
-def _classes_running(functions: Mapping[FunctionKey, FunctionFlow], classes: Mapping[FunctionKey, ClassKey | None],
-                     index: Index) -> dict[FunctionKey, list[ClassKey]]:
-    """Each worker method → the worker classes whose instances run it: the first of each class's bases to
-    define the method's name is the one whose method runs."""
-    out: dict[FunctionKey, list[ClassKey]] = {}
-    for cls in {c for c in classes.values() if c is not None}:
-        for key in methods_run(index, cls):
-            if key in functions:
-                out.setdefault(key, []).append(cls)
-    return out
 
 
 def required(guarded: dict[str, Guard], taken: frozenset[str], role: Role) -> tuple[str, ...]:
