@@ -30,7 +30,9 @@ BASE = """
 
         def propose(self, hidden):
             return self._sample(hidden)
+{sample}"""
 
+SAMPLE = """
         def _sample(self, hidden):
             if self._local is not None:
                 return self._sample_local(hidden)
@@ -56,10 +58,11 @@ DSPARK = """
 TESTED = 'self._local = getattr(self.model, "compute_draft_logits_local", None)'
 
 
-def _analysis(tmp_path, enable: str = TESTED, body: str = "", init: str = "self._local = None"):
+def _analysis(tmp_path, enable: str = TESTED, body: str = "", init: str = "self._local = None",
+              sample: str = SAMPLE):
     root = speculator_tree(tmp_path, HEADS, DSPARK.replace("{enable}", enable), ("TinyMTP",))
     base = root / "vllm/v1/worker/gpu/spec_decode/speculator.py"
-    base.write_text(textwrap.dedent(BASE.replace("{body}", body).replace("{init}", init)))
+    base.write_text(textwrap.dedent(BASE.replace("{body}", body).replace("{init}", init).replace("{sample}", sample)))
     analysis = analyze(root)
     (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
     errors = [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"]
@@ -173,3 +176,92 @@ def test_a_state_set_past_or_under_the_test_in_a_try_enable_method_guards_the_ba
     site, errors = _analysis(tmp_path, enable)
     assert site.requires == ("compute_draft_logits_local",)
     assert errors == []
+
+
+@pytest.mark.parametrize("enable", [
+    'self._local = getattr(self.model, "compute_draft_logits_local", None) is not None',
+    'self._local = bool(getattr(self.model, "compute_draft_logits_local", None))',
+], ids=["is not None", "bool of it"])
+def test_a_state_set_from_a_comparison_or_truth_of_the_optional_read_stands_behind_it(tmp_path, enable):
+    site, errors = _analysis(tmp_path, enable)
+    assert site.requires == ("compute_draft_logits_local",)
+    assert errors == []
+
+
+LOCAL = """
+        def _sample_local(self, hidden):
+            return self.model.logits_processor.gather(self._local(hidden))
+"""
+
+
+@pytest.mark.parametrize("sample", [
+    """
+        def _sample(self, hidden):
+            if self._local is None or hidden is None:
+                return self.model.compute_logits(hidden)
+            return self._sample_local(hidden)
+""",
+    """
+        def _sample(self, hidden):
+            use_local = self._local is not None and hidden is not None
+            if use_local:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+""",
+    """
+        def _sample(self, hidden):
+            if getattr(self, "_local", None) is not None:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+""",
+], ids=["past an early return of an or", "under a local that holds the test", "under getattr of the attribute"])
+def test_the_ways_a_method_tests_the_state_before_the_use_each_guard_it(tmp_path, sample):
+    """Past ``if self._local is None or …: return``, ``_local`` is set: neither operand of the ``or`` held. A
+    local given only ``self._local is not None and …`` is that test where it is tested; ``getattr(self, "_local",
+    None)`` reads the attribute."""
+    site, errors = _analysis(tmp_path, sample=sample + LOCAL)
+    assert site.requires == ("compute_draft_logits_local",)
+    assert errors == []
+
+
+def test_a_test_that_either_operand_of_an_or_may_pass_guards_nothing(tmp_path):
+    """``if self._local is not None or hidden is None:`` holds with ``_local`` None: the head meets the read."""
+    sample = SAMPLE.replace("if self._local is not None:", "if self._local is not None or hidden is None:")
+    site, errors = _analysis(tmp_path, sample=sample)
+    assert site.requires == ()
+    assert errors == ["SC001"]
+
+
+PUBLIC = """
+        def _sample(self, hidden):
+            if self._local is not None:
+                return self.sample_local(hidden)
+            return self.model.compute_logits(hidden)
+
+        def sample_local(self, hidden):
+            return self.model.logits_processor.gather(self._local(hidden))
+"""
+
+RUNNER = """
+    class ModelRunner:
+        def propose_draft(self, hidden):
+            return self.speculator.sample_local(hidden)
+"""
+
+
+@pytest.mark.parametrize("called_elsewhere", [False, True], ids=["only by its instance", "also by the runner"])
+def test_a_public_method_only_its_own_instance_calls_runs_past_the_tests_around_those_calls(tmp_path,
+                                                                                             called_elsewhere):
+    """vLLM's speculators name their hooks without an underscore (``sample_draft``, ``get_draft_top_tokens``). One
+    no worker calls on another object is entered only where its own instance calls it, past ``if self._local is
+    not None:``; once the model runner calls it on its speculator, that call passes no such test."""
+    root = speculator_tree(tmp_path, HEADS, DSPARK.replace("{enable}", TESTED), ("TinyMTP",))
+    base = root / "vllm/v1/worker/gpu/spec_decode/speculator.py"
+    base.write_text(textwrap.dedent(BASE.replace("{body}", "").replace("{init}", "self._local = None")
+                                    .replace("{sample}", PUBLIC)))
+    if called_elsewhere:
+        (root / "vllm/v1/worker/gpu/model_runner.py").write_text(textwrap.dedent(RUNNER))
+    analysis = analyze(root)
+    (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
+    errors = [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"]
+    assert (site.requires, errors) == (((), ["SC001"]) if called_elsewhere else (("compute_draft_logits_local",), []))

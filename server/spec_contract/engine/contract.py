@@ -18,7 +18,7 @@ is of a member of the model's own inner model: ``model.set_skip_topk`` on the mo
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Set
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import replace
 from typing import TypeVar
 
@@ -31,7 +31,7 @@ from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Con
 from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions
-from spec_contract.engine.state_guards import guards_of, required, state_guards
+from spec_contract.engine.state_guards import guards_of, required, state_guards, through_locals
 from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, ModuleSummary, Use
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
@@ -436,6 +436,14 @@ def _entered_under(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]
     return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
 
 
+def _called_elsewhere(functions: Mapping[FunctionKey, FunctionFlow]) -> frozenset[str]:
+    """The public names some worker function calls or reads on an object other than its own instance
+    (``self.speculator.propose(…)``, ``self.model.compute_draft_logits(…)``): a worker method of that name may be
+    entered from there, past none of the tests around its own instance's calls."""
+    return frozenset(use.member for fn in functions.values() for use in fn.uses
+                     if use.receiver != ("self",) and not use.member.startswith("_"))
+
+
 def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], outside: frozenset[str],
                   held: Callable[[FunctionKey, CallFlow], frozenset[_Held]]) -> dict[FunctionKey, frozenset[_Held]]:
     """The private worker functions (``_name``) that every call in the workers makes past tests: what ``held``
@@ -449,8 +457,7 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
     ``forward_batch_generation``), and so may the names the profile's start-up callers call (``outside``).
     """
     private = {key: calls for key, calls in callers.items()
-               if (name := key.qualname.rpartition(".")[2]).startswith("_") and not name.startswith("__")
-               and name not in outside}
+               if not (name := key.qualname.rpartition(".")[2]).startswith("__") and name not in outside}
     entered: dict[FunctionKey, frozenset[_Held]] = {}
     nothing: frozenset[_Held] = frozenset()
     for _ in range(_MAX_ROUNDS):  # the sets only grow: to a fixed point, bounded on odd call graphs
@@ -496,11 +503,14 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     methods = {cls: [key for key in methods_run(index, cls) if key in flow.functions]
                for cls in {cls for cls in flow.classes.values() if cls is not None}}
     guarding = guards_of(guards, flow.classes, methods, calls_into)
+    with_states = through_locals(guards, guarding, flow.functions)
     entered_under = _entered_under(calls_into, off_by_default)
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
+    entered_elsewhere = called_from_outside | _called_elsewhere(flow.functions)
     entered_from = _with_references(calls_into, flow, methods)
-    entered_past = _entered_past(entered_from, called_from_outside, lambda _, call: call.taken)
-    entered_vouched = _entered_past(entered_from, called_from_outside, lambda caller, call: frozenset(
+    entered_past = _entered_past(entered_from, entered_elsewhere,
+                                 lambda caller, call: with_states(caller, call.taken))
+    entered_vouched = _entered_past(entered_from, entered_elsewhere, lambda caller, call: frozenset(
         (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)
         for role, _, _ in roles_in(caller, tuple(receiver.split(".")))))
     start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.callee)
@@ -588,7 +598,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                 continue  # no speculative run reaches it (``if spec_algorithm.is_none():``, tests that exclude)
             # a use past a test of a flag that is off unless turned on runs only under that rare condition
             condition = use.condition or min(use.taken & off_by_default, default=None) or entered_under.get(key)
-            taken = use.taken | entered_past.get(key, _NO_NAMES)
+            taken = with_states(key, use.taken) | entered_past.get(key, _NO_NAMES)
             for role in sorted(roles):
                 sites[(role, use.member)].append(CallSite(
                     path=path, span=use.span, role=role, member=use.member, text=use.text,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import Role
 from spec_contract.engine.summarise.deferred import unread
+from spec_contract.engine.summarise.selectors import words
 from spec_contract.engine.summarise.summary import NEVER_TRUE, CallFlow, FunctionFlow
 
 Guard = tuple[str, frozenset[Role]]  # the member a test asks for (``a+b``: each), the roles of the model it asks
@@ -83,8 +84,8 @@ def state_guards(functions: Mapping[FunctionKey, FunctionFlow], index: Index,
     for cls in {c for c in classes.values() if c is not None} if named else ():
         for owner in index.mro(cls):
             module = index.summary(owner.module)
-            words = unread(module, owner.qualname) if module is not None else None
-            if words is not None and not named & words.words:
+            unread_words = unread(module, owner.qualname) if module is not None else None
+            if unread_words is not None and not named & unread_words.words:
                 continue  # its text names none of them: not parsed for this
             summary = index.class_summary(owner)
             for defined in summary.members if summary is not None else ():
@@ -130,6 +131,37 @@ def guards_of(guards: StateGuards, classes: Mapping[FunctionKey, ClassKey | None
             memo[key] = found
         return found
     return of
+
+
+def through_locals(guards: StateGuards, guarding: Guarding,
+                   functions: Mapping[FunctionKey, FunctionFlow]) -> Callable[[FunctionKey, frozenset[str]],
+                                                                             frozenset[str]]:
+    """The names of the tests a line of a function runs past (``taken``), with the guarded attributes its locals
+    stand for: a local the function gives only values that hold the attribute true (the words of its formula, see
+    ``selectors.words``) is a test of it, so past ``if use_local:`` after ``use_local = self._local is not None
+    and n > 0``, ``_local`` is set, in the function and in the helpers it calls there. A name some worker class
+    gives an attribute is left alone: a test of it may be of the attribute."""
+    attributes = {attr for found in guards.values() for attr in found}
+    memo: dict[FunctionKey, dict[str, set[str]]] = {}
+
+    def stand_ins(key: FunctionKey) -> dict[str, set[str]]:
+        found = memo.get(key)
+        if found is None:
+            guarded, meant = guarding(key), dict[str, set[str]]()
+            for name, formula, _ in functions[key].flags if guarded else ():
+                if name in attributes:
+                    continue
+                held = {word for word in words(formula) if word in guarded} if formula is not None else set()
+                meant[name] = meant[name] & held if name in meant else held
+            memo[key] = found = {name: held for name, held in meant.items() if held}
+        return found
+
+    def expanded(key: FunctionKey, taken: frozenset[str]) -> frozenset[str]:
+        if not taken:
+            return taken
+        local = stand_ins(key)
+        return taken.union(*(local[word] for word in taken if word in local)) if local else taken
+    return expanded
 
 
 def required(guarded: dict[str, Guard], taken: frozenset[str], role: Role) -> tuple[str, ...]:

@@ -449,7 +449,8 @@ def _read(value: ast.expr) -> Fact:
 
 def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
     """(object, member) ``hasattr(m, "x")``, ``callable(getattr(m, "x", None))`` or ``getattr(m, "x", None)`` asks
-    for: a value true only when ``m`` has it (not ``getattr(m, "x", True)``); so is ``config.flag and hasattr(m,
+    for (``bool(…)`` of one, or ``… is not None``): a value true only when ``m`` has it (not ``getattr(m, "x",
+    True)``); so is ``config.flag and hasattr(m,
     "x")`` (the first member an ``and`` asks for), ``m.x if hasattr(m, "x") else None`` (its test's, when the other
     value is a falsy constant), and a local name given such a value (``asking``)."""
     if type(value) is ast.Name:
@@ -465,8 +466,11 @@ def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
         return asks[0][0] if asks else None
     if isinstance(value, ast.IfExp) and type(value.orelse) is ast.Constant and not value.orelse.value:
         return _asked_member(value.test, asking) or _asked_member(value.body, asking)
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "callable" \
-            and len(value.args) == 1:
+    if isinstance(value, ast.Compare) and len(value.ops) == 1 and isinstance(value.ops[0], ast.IsNot) \
+            and type(value.comparators[0]) is ast.Constant and value.comparators[0].value is None:
+        value = value.left  # ``getattr(m, "x", None) is not None``
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("callable", "bool") \
+            and len(value.args) == 1 and not value.keywords:
         value = value.args[0]
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("hasattr", "getattr") \
             and len(value.args) >= 2 and isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str) \

@@ -21,6 +21,7 @@ hold in a DSPARK run too). A test with nothing but unknowns is None: it says not
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 Formula = tuple  # see the module docstring
 Selects = tuple[Formula, ...]  # the tests a line sits under, all of them true there
@@ -41,6 +42,8 @@ def _formula(test: ast.expr) -> Formula:
     if isinstance(test, ast.Attribute):
         return ("n", test.attr)
     if isinstance(test, ast.Call):
+        if _reads_optional(test):  # ``getattr(self, "_local", None)``: the attribute, or nothing true
+            return ("n", cast(ast.Constant, test.args[1]).value)
         if test.args or test.keywords:
             return UNKNOWN
         func = test.func
@@ -66,6 +69,14 @@ def _formula(test: ast.expr) -> Formula:
     return UNKNOWN
 
 
+def _reads_optional(call: ast.Call) -> bool:
+    """``getattr(obj, "name", <a falsy constant>)``: true exactly when ``obj.name`` is."""
+    args = call.args
+    return isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(args) == 3 and not call.keywords \
+        and type(args[1]) is ast.Constant and isinstance(args[1].value, str) \
+        and type(args[2]) is ast.Constant and not args[2].value
+
+
 def negate(f: Formula) -> Formula:
     if f == UNKNOWN:
         return f
@@ -74,7 +85,8 @@ def negate(f: Formula) -> Formula:
 
 def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Formula:
     if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None \
-            and isinstance(left, (ast.Name, ast.Attribute)):  # ``self._state is not None``: set, so true
+            and (isinstance(left, (ast.Name, ast.Attribute))
+                 or isinstance(left, ast.Call) and _reads_optional(left)):  # ``self._state is not None``: set, so true
         held = _formula(left)
         return held if isinstance(op, ast.IsNot) else negate(held)
     if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Attribute) and value_of(right) is not None:
@@ -142,11 +154,16 @@ def _returns_false(stmt: ast.stmt) -> bool:
 
 
 def words(f: Formula) -> frozenset[str]:
-    """The words ``f`` holds true where it holds (``is_dspark`` of ``is_dspark and hasattr(m, "x")``; nothing
-    under a ``not``): the tests a line runs past, by name."""
+    """The words ``f`` holds true wherever it holds: the tests a line runs past, by name. ``is_dspark`` of
+    ``is_dspark and hasattr(m, "x")``; of an ``or``, only the words every branch holds; under a ``not``, those
+    its negation holds (past ``if self._local is None or n == 0: return``, ``_local`` is set)."""
     kind = f[0]
     if kind == "n":
         return frozenset((f[1],))
-    if kind in ("&", "|"):
+    if kind == "&":
         return frozenset().union(*(words(part) for part in f[1:]))
+    if kind == "|":
+        return frozenset.intersection(*(words(part) for part in f[1:])) if len(f) > 1 else frozenset()
+    if kind == "!" and f[1][0] in ("&", "|") and len(f[1]) > 1:  # De Morgan: ``not (a or b)`` is ``not a and not b``
+        return words(("|" if f[1][0] == "&" else "&", *(negate(part) for part in f[1][1:])))
     return frozenset()
