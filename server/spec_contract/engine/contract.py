@@ -436,34 +436,36 @@ def _entered_under(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]
     return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
 
 
-def _called_elsewhere(functions: Mapping[FunctionKey, FunctionFlow]) -> frozenset[str]:
-    """The public names some worker function calls or reads on an object other than its own instance
-    (``self.speculator.propose(…)``, ``self.model.compute_draft_logits(…)``): a worker method of that name may be
-    entered from there, past none of the tests around its own instance's calls."""
+def _called_elsewhere(functions: Mapping[FunctionKey, FunctionFlow], entered: Iterable[FunctionKey]) -> frozenset[str]:
+    """The public names of the ``entered`` functions that some worker function calls or reads on an object other
+    than its own instance (``self.speculator.propose(…)``, ``self.model.compute_draft_logits(…)``): a worker
+    method of that name may be entered from there, past none of the tests around its own instance's calls."""
+    public = {name for key in entered if not (name := key.qualname.rpartition(".")[2]).startswith("_")}
     return frozenset(use.member for fn in functions.values() for use in fn.uses
-                     if use.receiver != ("self",) and not use.member.startswith("_"))
+                     if use.member in public and use.receiver != ("self",))
 
 
 def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], outside: frozenset[str],
                   held: Callable[[FunctionKey, CallFlow], frozenset[_Held]]) -> dict[FunctionKey, frozenset[_Held]]:
-    """The private worker functions (``_name``) that every call in the workers makes past tests: what ``held``
-    says the tests each call sits past hold (the names of those tests; the members of a model they hold present),
-    and what its caller is entered past, common to all the calls.
+    """The worker functions that every call in the workers makes past tests: what ``held`` says the tests each
+    call sits past hold (the names of those tests; the members of a model they hold present), and what its
+    caller is entered past, common to all the calls.
 
     A use inside such a helper runs only when those tests hold, as if it were written under them: SGLang
     0.5.23's DFLASH worker reads the target's ``lm_head`` in ``_warm_eager_selector``, which its ``__init__``
-    calls only ``if target_dp_enabled and …``, so a plain DFLASH run never reaches that read. Only private
-    helpers: a public method may be called from outside the workers (the scheduler calls
-    ``forward_batch_generation``), and so may the names the profile's start-up callers call (``outside``).
+    calls only ``if target_dp_enabled and …``, so a plain DFLASH run never reaches that read. Not the names
+    ``outside`` holds: those the profile's start-up callers call, and the public ones a worker calls on another
+    object (the model runner's ``self.speculator.propose(…)``; see ``_called_elsewhere``). A public method only
+    code outside the workers calls (a scheduler) is taken for one entered past its own instance's tests: that
+    can hide a crash there, never make one up.
     """
-    private = {key: calls for key, calls in callers.items()
-               if not (name := key.qualname.rpartition(".")[2]).startswith("__") and name not in outside}
+    asked = {key: [(caller, held(caller, call)) for caller, call in calls] for key, calls in callers.items()
+             if not (name := key.qualname.rpartition(".")[2]).startswith("__") and name not in outside}
     entered: dict[FunctionKey, frozenset[_Held]] = {}
     nothing: frozenset[_Held] = frozenset()
     for _ in range(_MAX_ROUNDS):  # the sets only grow: to a fixed point, bounded on odd call graphs
-        grown = {key: frozenset.intersection(*(held(caller, call) | entered.get(caller, nothing)
-                                               for caller, call in calls))
-                 for key, calls in private.items()}
+        grown = {key: frozenset.intersection(*(found | entered.get(caller, nothing) for caller, found in calls))
+                 for key, calls in asked.items()}
         if grown == entered:
             break
         entered = grown
@@ -506,8 +508,8 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     with_states = through_locals(guards, guarding, flow.functions)
     entered_under = _entered_under(calls_into, off_by_default)
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
-    entered_elsewhere = called_from_outside | _called_elsewhere(flow.functions)
     entered_from = _with_references(calls_into, flow, methods)
+    entered_elsewhere = called_from_outside | _called_elsewhere(flow.functions, entered_from)
     entered_past = _entered_past(entered_from, entered_elsewhere,
                                  lambda caller, call: with_states(caller, call.taken))
     entered_vouched = _entered_past(entered_from, entered_elsewhere, lambda caller, call: frozenset(

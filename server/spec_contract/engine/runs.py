@@ -14,6 +14,7 @@ it. A class of another package that a worker builds under no test that picks run
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 
 from spec_contract.engine.resolve.algorithms import Selectors, files_of
@@ -21,8 +22,6 @@ from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import NO_ALGORITHM, Algorithms, Contract
 from spec_contract.engine.summarise.selectors import Formula
 from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow
-
-_MAX_ROUNDS = 16
 
 Callee = Callable[[FunctionKey, CallFlow], "tuple[FunctionKey, int] | None"]
 Builds = Callable[[str, Chain], ClassKey | None]  # a class a worker builds, as written in a module: the worker class
@@ -100,34 +99,50 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
         made[chosen] = given
         for method in methods[chosen]:
             grow(method, given)
-    for _ in range(_MAX_ROUNDS):  # the sets only grow
-        changed = False
-        for builder, made_here in builds.items():
-            for cls, selects in made_here:
-                # a class of another package built under no test that picks runs is the engine's own plumbing
-                # (the draft's TpModelWorker, its ModelRunner): the server builds it for every run too
-                plumbing = cls.module.rpartition(".")[0] != builder.module.rpartition(".")[0] \
-                    and under(universe, selects) >= universe
-                given = universe if plumbing else under(runs[builder], selects)
-                if not given <= made[cls]:
-                    made[cls] = made[cls] | given
-                    changed = True
-                for method in methods[cls]:
-                    changed = grow(method, given) or changed
-        for caller, out in calls.items():
-            source = runs[caller]
-            for target, selects, to_super in out if source else ():
-                given = under(source, selects)
-                held_by = owners.get(target)
-                if held_by is not None and held_by in instances:
-                    # a call dispatches on the instance: a built class that overrides the method runs its own
-                    # (vLLM's DraftModelProposer never runs the base's ``_maybe_share_embeddings``), but one
-                    # that asks ``super()`` for it
-                    dispatched = [cls for cls in instances[held_by] if to_super or target in resolved[cls]]
-                    given = given & frozenset().union(*(made[cls] for cls in dispatched))
-                changed = grow(target, given) or changed
-        if not changed:
-            break
+    # to a fixed point, by a worklist (the sets only grow): a function is visited again only when the runs reaching
+    # it grew, or a class its calls dispatch on was built in more runs
+    dispatching: dict[ClassKey, set[FunctionKey]] = {}  # a built class → the callers whose calls dispatch on it
+    for caller, out in calls.items():
+        for target, _, _ in out:
+            held_by = owners.get(target)
+            for cls in instances.get(held_by, ()) if held_by is not None else ():
+                dispatching.setdefault(cls, set()).add(caller)
+    pending = deque(functions)
+    queued = set(pending)
+
+    def again(key: FunctionKey) -> None:
+        if key not in queued:
+            queued.add(key)
+            pending.append(key)
+
+    while pending:
+        key = pending.popleft()
+        queued.discard(key)
+        for cls, selects in builds[key]:
+            # a class of another package built under no test that picks runs is the engine's own plumbing
+            # (the draft's TpModelWorker, its ModelRunner): the server builds it for every run too
+            plumbing = cls.module.rpartition(".")[0] != key.module.rpartition(".")[0] \
+                and under(universe, selects) >= universe
+            given = universe if plumbing else under(runs[key], selects)
+            if not given <= made[cls]:
+                made[cls] = made[cls] | given
+                for caller in dispatching.get(cls, ()):
+                    again(caller)
+            for method in methods[cls]:
+                if grow(method, given):
+                    again(method)
+        source = runs[key]
+        for target, selects, to_super in calls[key] if source else ():
+            given = under(source, selects)
+            held_by = owners.get(target)
+            if held_by is not None and held_by in instances:
+                # a call dispatches on the instance: a built class that overrides the method runs its own
+                # (vLLM's DraftModelProposer never runs the base's ``_maybe_share_embeddings``), but one
+                # that asks ``super()`` for it
+                dispatched = [cls for cls in instances[held_by] if to_super or target in resolved[cls]]
+                given = given & frozenset().union(*(made[cls] for cls in dispatched))
+            if grow(target, given):
+                again(target)
     names = {n.upper(): n for n in algorithms.names}
     for key, picked in routed.items():
         wanted = frozenset(names[p.upper()] for p in picked if p.upper() in names)
