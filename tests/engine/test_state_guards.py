@@ -265,3 +265,101 @@ def test_a_public_method_only_its_own_instance_calls_runs_past_the_tests_around_
     (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
     errors = [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"]
     assert (site.requires, errors) == (((), ["SC001"]) if called_elsewhere else (("compute_draft_logits_local",), []))
+
+
+VALIDATING = """
+        def _sample(self, hidden):
+            if self.{flag}:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+
+        def _sample_local(self, hidden):
+            return self.model.logits_processor.gather(self.model.compute_draft_logits_local(hidden))
+
+        def _validate(self):
+            {validate}
+"""
+RAISES_UNLESS = 'if not hasattr(self.model, "compute_draft_logits_local"):\n{indent}raise ValueError("no")'
+
+
+def _validated(tmp_path, validate: str, enable: str = "pass", flag: str = "use_local"):
+    """The base speculator copies ``flag`` from the config and runs ``_validate`` (``validate``) while it loads."""
+    root = speculator_tree(tmp_path, HEADS, DSPARK.replace("{enable}", enable), ("TinyMTP",))
+    base = root / "vllm/v1/worker/gpu/spec_decode/speculator.py"
+    sample = VALIDATING.replace("{flag}", flag).replace("{validate}", validate)
+    base.write_text(textwrap.dedent(
+        BASE.replace("{body}", "").replace("{init}", f"self.{flag} = vllm_config.speculative_config.{flag}")
+        .replace("{sample}", sample)
+        .replace("self.model = self.load_draft_model(target_model)",
+                 "self.model = self.load_draft_model(target_model)\n            self._validate()")))
+    return analyze(root)
+
+
+def _sites_and_errors(analysis, member="logits_processor"):
+    (site,) = [s for e in analysis.contract.entries if e.member == member and e.role.value == "draft"
+               for s in e.call_sites if "compute_draft_logits_local" in s.text or member == "logits_processor"]
+    return site, [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == member]
+
+
+@pytest.mark.parametrize("validate", [
+    'if self.use_local and not hasattr(self.model, "compute_draft_logits_local"):\n                raise ValueError("no")',
+    "if not self.use_local:\n                return\n            " + RAISES_UNLESS.replace("{indent}", " " * 16),
+    "if self.use_local:\n                " + RAISES_UNLESS.replace("{indent}", " " * 20),
+], ids=["flag and not hasattr", "past an early return", "nested"])
+def test_a_flag_a_start_up_check_validates_guards_its_later_tests(tmp_path, validate):
+    """The speculator raises while it loads unless a draft has ``compute_draft_logits_local`` when ``use_local`` is
+    on: a later ``if self.use_local:`` runs only with such a draft (a launch with another was refused), so the
+    MTP head never meets the processor read there. The flag still decides whether the line runs at all."""
+    site, errors = _sites_and_errors(_validated(tmp_path, validate))
+    assert site.requires == ("compute_draft_logits_local",) and not site.certain
+    assert errors == []
+
+
+@pytest.mark.parametrize("enable", [
+    "pass",
+    "self.use_local = True",
+], ids=["no check", "a subclass sets the flag after start-up"])
+def test_a_flag_no_check_validates_for_every_instance_guards_nothing(tmp_path, enable):
+    """Without the check, or with a DSPARK speculator that sets the flag again past start-up (in its
+    ``_try_enable_local``, read here as run per request), a run with the flag on meets the read whatever its
+    draft."""
+    validate = "pass" if enable == "pass" else \
+        "if not self.use_local:\n                return\n            " + RAISES_UNLESS.replace("{indent}", " " * 16)
+    analysis = _validated(tmp_path, validate, enable.replace("self.use_local = True",
+                                                              "pass\n\n        def step(self):\n"
+                                                              "            self.use_local = True"))
+    site, errors = _sites_and_errors(analysis)
+    assert site.requires == ()
+    assert errors == ["SC001"]
+
+
+def test_a_subclass_that_overrides_the_check_away_leaves_the_base_method_unguarded(tmp_path):
+    """vLLM's draft-model proposer makes the base's checking method a no-op: the base's sampling, which both run,
+    stands behind no check on the draft-model runs."""
+    validate = "if not self.use_local:\n                return\n            " + RAISES_UNLESS.replace("{indent}", " " * 16)
+    site, errors = _sites_and_errors(_validated(tmp_path, validate, "pass\n\n        def _validate(self):\n"
+                                                                    "            pass"))
+    assert site.requires == ()
+    assert errors == ["SC001"]
+
+
+def test_a_forward_must_fit_the_calls_the_validated_flag_leads_to(tmp_path):
+    """The head's predictor has ``compute_draft_logits_local()`` without arguments; the sampling passes one. The
+    head never meets that call while it lacks the member, but a forward would bring it there: the check's finding
+    says the forward would fail, and offers none."""
+    heads = HEADS.replace("            self.logits_processor = LogitsProcessor()",
+                          "            self.logits_processor = LogitsProcessor()\n\n"
+                          "        def compute_draft_logits_local(self):\n            return None")
+    root = speculator_tree(tmp_path, heads, DSPARK.replace("{enable}", "pass"), ("TinyMTP",))
+    flag = "use_local_argmax_reduction"  # off by default in the built-in profile: the check's refusal is reported
+    validate = f"if not self.{flag}:\n                return\n            " + RAISES_UNLESS.replace("{indent}", " " * 16)
+    (root / "vllm/v1/worker/gpu/spec_decode/speculator.py").write_text(textwrap.dedent(
+        BASE.replace("{body}", "").replace("{init}", f"self.{flag} = vllm_config.speculative_config.{flag}")
+        .replace("{sample}", VALIDATING.replace("{flag}", flag).replace("{validate}", validate))
+        .replace("self.model = self.load_draft_model(target_model)",
+                 "self.model = self.load_draft_model(target_model)\n            self._validate()")))
+    (finding,) = [f for f in analyze(root).findings if f.class_name == "TinyMTP"
+                  and f.member == "compute_draft_logits_local"]
+    assert "refuses the run only after loading the weights without it" in finding.message
+    assert "it takes 0 argument(s) and the call at line" in finding.message
+    assert finding.delegate == ""

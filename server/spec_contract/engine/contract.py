@@ -31,7 +31,7 @@ from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Con
 from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions
-from spec_contract.engine.state_guards import guards_of, required, state_guards, through_locals
+from spec_contract.engine.state_guards import guards_of, required, state_guards, through_locals, validated_flags
 from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, ModuleSummary, Use
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
@@ -490,9 +490,10 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     receivers = _Receivers(config.receivers)
     roles_in = _RolesIn(flow, receivers)
     held_names = frozenset(config.delegate_names)
-    guards = state_guards(flow.functions, index, flow.classes, lambda key, tested: frozenset(
-        role for role, _, _ in roles_in(key, tuple(tested.split(".")))),
-        held_names, lambda key, called: _vouched_by_callee(flow, key, called))
+    def models(key: FunctionKey, tested: str) -> frozenset[Role]:  # the roles of an object a test asks
+        return frozenset(role for role, _, _ in roles_in(key, tuple(tested.split("."))))
+    guards = state_guards(flow.functions, index, flow.classes, models, held_names,
+                          lambda key, called: _vouched_by_callee(flow, key, called))
 
     def certain(taken: frozenset[str]) -> bool:  # see ``CallSite.certain``
         return all(word in plain or selectors.selects(word) for word in taken)
@@ -504,10 +505,13 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     # the worker methods each worker class's instances run (each name's first definer along its MRO)
     methods = {cls: [key for key in methods_run(index, cls) if key in flow.functions]
                for cls in {cls for cls in flow.classes.values() if cls is not None}}
+    called_from_outside = called_at_start_up(callers, config.start_up_methods)
+    start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.callee)
     guarding = guards_of(guards, flow.classes, methods, calls_into)
+    validating = guards_of(validated_flags(guards, flow.functions, methods, start_up, models), flow.classes,
+                           methods, calls_into)
     with_states = through_locals(guards, guarding, flow.functions)
     entered_under = _entered_under(calls_into, off_by_default)
-    called_from_outside = called_at_start_up(callers, config.start_up_methods)
     entered_from = _with_references(calls_into, flow, methods)
     entered_elsewhere = called_from_outside | _called_elsewhere(flow.functions, entered_from)
     entered_past = _entered_past(entered_from, entered_elsewhere,
@@ -515,7 +519,12 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     entered_vouched = _entered_past(entered_from, entered_elsewhere, lambda caller, call: frozenset(
         (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)
         for role, _, _ in roles_in(caller, tuple(receiver.split(".")))))
-    start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.callee)
+
+    def requirements(key: FunctionKey, taken: frozenset[str], role: Role) -> tuple[str, ...]:
+        """What the ``role`` model must have for a run of ``key`` past the tests ``taken`` to come here: what its
+        state guards stand for, and once start-up is over, what the start-up checks validated the flags for."""
+        found = required(guarding(key), taken, role)
+        return found if key in start_up else tuple(sorted({*found, *required(validating(key), taken, role)}))
 
     def is_draft(key: FunctionKey, subject: str) -> bool:  # a routing's class test is of the draft model
         return bool(subject) and any(role == Role.DRAFT for chain in flow.expand(key, tuple(subject.split(".")))
@@ -615,7 +624,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     phase=_phase(key in start_up, use.guarded), taken=taken,
                     certain=certain(taken - guarding(key).keys()),
                     loading=key in start_up and runs[key] >= selectors.universe,
-                    requires=_with_vouched(required(guarding(key), taken, role), use, role,
+                    requires=_with_vouched(requirements(key, taken, role), use, role,
                                            roles_in, key, entered_vouched.get(key, frozenset())),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))

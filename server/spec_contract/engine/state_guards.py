@@ -9,7 +9,7 @@ what the test means is then decided per class that runs the method, not by the c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import Role
@@ -91,6 +91,38 @@ def state_guards(functions: Mapping[FunctionKey, FunctionFlow], index: Index,
             for defined in summary.members if summary is not None else ():
                 if defined.kind == "class_attribute" and defined.name in named:
                     out.setdefault(cls, {}).setdefault(defined.name, UNGUARDED)
+    return out
+
+
+def validated_flags(guards: StateGuards, functions: Mapping[FunctionKey, FunctionFlow],
+                    methods: Mapping[ClassKey, list[FunctionKey]], start_up: Set[FunctionKey],
+                    models: Callable[[FunctionKey, str], frozenset[Role]]) -> StateGuards:
+    """Per worker class, the flags a check its instances run at start-up validates: vLLM's proposer copies
+    ``use_local_argmax_reduction`` from the config, and its ``load_model`` raises unless the draft has
+    ``get_top_tokens`` when the flag is on, so a later ``if self.use_local_argmax_reduction:`` runs only with a
+    draft that has it (the launch was refused otherwise). From the checks of ``FunctionFlow.validates``, for a flag
+    no method the instances run after start-up assigns. A class whose instances run no such check (one that
+    overrides the checking method: vLLM's ``DraftModelProposer`` makes ``_maybe_share_lm_head`` a no-op) is
+    ``UNGUARDED``, so a method both run stands behind nothing; one that only ever makes the flag false agrees
+    (None, as its state guards say). Unlike a state guard, a flag so validated still decides whether the line runs
+    at all: it only adds what the model must have where it is true, and only after start-up (a use before the
+    check is not past it)."""
+    found: dict[ClassKey, dict[str, set[Guard]]] = {}
+    for cls, run in methods.items():
+        late = {attr for key in run if key not in start_up for attr, _, _ in functions[key].states}
+        for key in run:
+            if key in start_up:
+                for word, member, tested in functions[key].validates:
+                    if word not in late and (roles := models(key, tested)):
+                        found.setdefault(cls, {}).setdefault(word, set()).add((member, roles))
+    words = {word for flags in found.values() for word in flags}
+    if not words:
+        return {}
+    out: StateGuards = {}
+    for cls in methods:
+        mine, validated = guards.get(cls, {}), found.get(cls, {})
+        out[cls] = {word: None if word in mine and mine[word] is None else
+                    min(validated[word]) if word in validated else UNGUARDED for word in words}
     return out
 
 

@@ -195,6 +195,19 @@ def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLooku
     return out
 
 
+def once_provided(contract: Contract, roles: tuple[Role, ...], lookup: MemberLookup, draft_shaped: bool,
+                  member: str) -> list[CallSite]:
+    """The uses of ``member`` that ``class_sites`` leaves out only because a model must have the member itself to
+    come to them (``if self.use_local_argmax_reduction: self.model.get_top_tokens(h)``, which a start-up check
+    makes the flag stand behind): a fix that gives the class the member makes them run, so a forward or a body
+    must fit their calls too."""
+    return [site for role in roles for entry in contract.for_role(role) if entry.member == member
+            for site in entry.call_sites if member in site.requires
+            and all(m == member or lookup.provides(site.member if m == "*" else m) for m in site.requires)
+            and (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)
+            and (not site.only or lookup.is_a(site.only)) and may_meet_class(role, site, draft_shaped)]
+
+
 def never_drafted(contract: Contract, lookup: MemberLookup) -> frozenset[str]:
     """The algorithms whose config loads another class as every draft (see ``resolve.algorithm_drafts``): the
     class is never their draft."""

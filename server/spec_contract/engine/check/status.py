@@ -35,7 +35,14 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered, may_meet_class, never_drafted
+from spec_contract.engine.check.gates import (
+    Gates,
+    class_sites,
+    fallback_covered,
+    may_meet_class,
+    never_drafted,
+    once_provided,
+)
 from spec_contract.engine.check.lookup import MemberLookup, MemberState, takes, unfit_calls
 from spec_contract.engine.check.protocols import GatedCapability, capability_verdicts
 from spec_contract.engine.config import Config
@@ -231,8 +238,9 @@ def class_status(index: Index, key: ClassKey, contract: Contract, config: Config
         inner = lookup.inner(member)
         provision = None
         if state is MemberState.MISSING:
-            provision = crashing.get(member) or provision_of(lookup, member, implement,
-                                                             [s for _, sites in meeting for s in sites])
+            provision = crashing.get(member) or provision_of(
+                lookup, member, implement, [s for _, sites in meeting for s in sites]
+                + once_provided(contract, config.roles_for_class(cls.name), lookup, draft_shaped, member))
         statuses.append(MemberStatus(
             member, tuple(e.role for e, _ in meeting), any(e.required for e, _ in meeting), state,
             inner.delegate if inner else None, inner.key.qualname if inner else None,
@@ -396,7 +404,8 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
             reachable = [site for site in found if not gates.past(role, site, algorithm)]
             first = first_reached(reachable or found)
             certain = reached_by_every_run(first)
-            provision = provision_of(lookup, member, implement, found)
+            provision = provision_of(lookup, member, implement,
+                                     found + once_provided(contract, roles, lookup, draft_shaped, member))
             crashes.append(Crash(member, role, first, first.phase, provision, certain, refused=bool(first.gate),
                                  past=not reachable, intent=means(member, algorithm)
                                  or provision.how is How.FORWARD and role is primary,

@@ -23,7 +23,7 @@ from dataclasses import replace
 from spec_contract.engine.check.analogy import Analogies
 from spec_contract.engine.check.broken_forwards import broken_forwards
 from spec_contract.engine.check.crashes import crash_findings, implementer, provision_words
-from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered
+from spec_contract.engine.check.gates import Gates, class_sites, fallback_covered, once_provided
 from spec_contract.engine.check.lookup import Inner, MemberLookup, takes, unfit_calls
 from spec_contract.engine.check.shares import Drafts
 from spec_contract.engine.check.status import first_reached, provision_of
@@ -129,9 +129,12 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
         split = lookup.dispatched(member) if rule is MISSING_FORWARD else None
         if split is not None:  # the checkpoint picks the class its ``__getattr__`` forwards to: only some lack it
             rule = MISSING_CONDITIONAL_FORWARD
-        # a call the inner's method does not take: a forward would fail there too (how else, if anything fits)
-        refit = provision_of(lookup, member, implementer(analogies, config), decisive) \
-            if unfit_calls(decisive, inner.member) else None
+        # a call the inner's method does not take: a forward would fail there too (how else, if anything fits),
+        # at the lines the class meets and at those it would meet once it has the member
+        calls = decisive if held is not None and held.wrapper is not None else \
+            decisive + once_provided(contract, config.roles_for_class(cls.name), lookup, draft_shaped, member)
+        refit = provision_of(lookup, member, implementer(analogies, config), calls) \
+            if unfit_calls(calls, inner.member) else None
         finding = _missing_forward(index, key, cls, path, member, inner, rule, pairs, decisive, lookup, config, rel,
                                    _past_gate(sites, gates, lookup, decisive), failing, _dispatch_condition(split),
                                    refit)

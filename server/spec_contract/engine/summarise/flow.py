@@ -133,6 +133,7 @@ class _FlowBuilder:
     optional_reads: _OptionalReads = field(default_factory=_OptionalReads)
     flags: dict[tuple[str, Formula | None, Selects], None] = field(default_factory=dict)  # see FunctionFlow
     states: dict[tuple[str, str, str], None] = field(default_factory=dict)  # see FunctionFlow
+    validates: dict[tuple[str, str, str], None] = field(default_factory=dict)  # see FunctionFlow
     asking: dict[str, Fact] = field(default_factory=dict)  # a local name → what its value asks for (see ``_flag``)
     builds: dict[tuple[Chain, Selects], None] = field(default_factory=dict)
     checks: list[Use] = field(default_factory=list)  # see ``_checked``
@@ -244,6 +245,7 @@ class _FlowBuilder:
         raises = _raises(stmt.body)
         if raises:
             self.optional_reads.gate(stmt.test, self.uses)
+            self.validates.update(dict.fromkeys(_validated(stmt.test, negative, ctx)))
         # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it, it
         # sits behind a capability gate.
         else_ctx = (ctx.add(frozenset() if raises else negative, names).without(absent_if_false)
@@ -482,6 +484,23 @@ def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
 
 def _is_hasattr(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr"
+
+
+def _validated(test: ast.expr, negative: frozenset[Fact], ctx: _Context) -> Iterator[tuple[str, str, str]]:
+    """(word, member, object) for ``if <test>: raise``: past it, the member is present wherever the word holds.
+    The tests the statement runs past (``if not self.use_local: return`` before ``if not hasattr(self.model, "m"):
+    raise``) with what the test's failing holds present; and ``flag and not hasattr(m, "x")`` with one flag: past
+    it the flag is false or ``m`` has ``x``."""
+    for receiver, member in sorted(negative):  # in order: a summary is the same in every process
+        for word in sorted(ctx.taken):
+            yield word, member, receiver
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        parts = [(operand, _facts(operand)[1]) for operand in test.values]
+        flags = [operand for operand, absent in parts if not absent]
+        if len(flags) == 1 and (found := selector(flags[0])) is not None and found[0] == "n":
+            for _, absent in parts:
+                for receiver, member in sorted(absent):
+                    yield found[1], member, receiver
 
 
 def _checked(builder: _FlowBuilder, stmt: ast.If, negative: frozenset[Fact], ctx: _Context) -> None:
@@ -893,7 +912,8 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
                            if (use.receiver, use.member, use.gate_line) not in checked]
     return FunctionFlow(qualname, class_name, params, kwonly, tuple(builder.aliases), tuple(builder.calls),
                         tuple(uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
-                        returned(node.body), tuple(builder.states), _vouches(node.body, params + kwonly))
+                        returned(node.body), tuple(builder.states), _vouches(node.body, params + kwonly),
+                        tuple(builder.validates))
 
 
 def _vouches(body: list[ast.stmt], params: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

@@ -185,6 +185,11 @@ class FunctionFlow:
     # set from a call's value (member ``"()" + callee`` in ``states``) stands behind that test of the argument, or of
     # the instance's own attribute (object ``self.model``) when the call is on ``self``
     vouches: tuple[tuple[str, str], ...] = ()
+    # (word, member, object) for each check that raises unless the object has the member wherever the word holds
+    # true (``if self.use_local and not hasattr(self.model, "m"): raise``, or ``if not hasattr(…): raise`` past
+    # ``if not self.use_local: return``): past it, a true ``use_local`` means the object has ``m`` (see
+    # ``engine.state_guards``: a start-up validation of a flag guards the flag's later tests)
+    validates: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
