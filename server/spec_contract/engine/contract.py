@@ -17,7 +17,7 @@ is of a member of the model's own inner model: ``model.set_skip_topk`` on the mo
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import replace
 from typing import TypeVar
@@ -463,12 +463,23 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
              if not (name := key.qualname.rpartition(".")[2]).startswith("__") and name not in outside}
     entered: dict[FunctionKey, frozenset[_Held]] = {}
     nothing: frozenset[_Held] = frozenset()
-    for _ in range(_MAX_ROUNDS):  # the sets only grow: to a fixed point, bounded on odd call graphs
-        grown = {key: frozenset.intersection(*(found | entered.get(caller, nothing) for caller, found in calls))
-                 for key, calls in asked.items()}
-        if grown == entered:
-            break
-        entered = grown
+    into: dict[FunctionKey, list[FunctionKey]] = {}  # a caller → the functions it calls
+    for key, calls in asked.items():
+        for caller, _ in calls:
+            into.setdefault(caller, []).append(key)
+    # the sets only grow: to the least fixed point, by a worklist (a function again when a caller's set grew)
+    pending = deque(asked)
+    queued = set(asked)
+    while pending:
+        key = pending.popleft()
+        queued.discard(key)
+        found = frozenset.intersection(*(held | entered.get(caller, nothing) for caller, held in asked[key]))
+        if found != entered.get(key, nothing):
+            entered[key] = found
+            for callee in into.get(key, ()):
+                if callee not in queued:
+                    queued.add(callee)
+                    pending.append(callee)
     return {key: names for key, names in entered.items() if names}
 
 
