@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from engine_trees import analyze, rel
+from spec_contract.engine import VerdictState
 from test_engine_vllm import MODELS, REGISTRY, vllm_tree
 
 SPECULATIVE = """
@@ -82,12 +84,12 @@ HEADS = """
 """
 
 
-def _tree(root, speculative: str = SPECULATIVE):
+def _tree(root, speculative: str = SPECULATIVE, heads: str = HEADS):
     registry = REGISTRY.replace('''        "EagleTinyForCausalLM": ("tiny_eagle", "EagleTinyForCausalLM"),''', '''
         "SparkDraftModel": ("heads", "SparkForCausalLM"),
         "BundledSparkModel": ("heads", "BundledSparkForCausalLM"),
         "TinyMTPModel": ("heads", "TinyMTP"),''')
-    return vllm_tree(root, {f"{MODELS}/registry.py": registry, f"{MODELS}/heads.py": HEADS,
+    return vllm_tree(root, {f"{MODELS}/registry.py": registry, f"{MODELS}/heads.py": heads,
                             "vllm/config/speculative.py": speculative,
                             "vllm/v1/worker/gpu/__init__.py": "", "vllm/v1/worker/gpu/spec_decode/__init__.py": SPECULATORS})
 
@@ -190,6 +192,58 @@ def test_the_matrix_hover_and_preflight_say_a_head_is_never_the_algorithm_s_draf
     assert draft.state is VerdictState.NOT_ITS_DRAFT and draft.problems[0].message == mtp.problems[0].message
     assert "the algorithm (config): not-its-draft at vllm/config/speculative.py:12\n" \
            '      elif self.method == "dspark" and (\n' in render_text(result)
+
+
+INNER = """
+
+    class SparkInner(nn.Module):
+        def markov_embed(self, hidden):
+            return hidden
+
+        def combine_hidden_states(self, hidden):
+            return hidden
+"""
+HOLDS_INNER = """
+        def __init__(self):
+            super().__init__()
+            self.model = SparkInner()
+"""
+
+
+@pytest.mark.parametrize("wrapped, state, exit_code", [
+    ((), VerdictState.SUPPORTED, 0),
+    (("SparkForCausalLM",), VerdictState.UNKNOWN, 2),
+    (("SparkForCausalLM", "BundledSparkForCausalLM"), VerdictState.CRASHES, 1),
+], ids=["none fails", "one fails", "every one fails"])
+def test_preflight_checks_the_drafts_the_config_loads_instead_of_one_it_never_loads(tmp_path, wrapped, state,
+                                                                                       exit_code):
+    """A DSPARK launch with an MTP head as its draft runs one of the DSPARK heads the config writes instead: each
+    registered one is checked as the draft. Which one depends on the checkpoint, so the launch fails when every one
+    fails, and cannot be told when only some do; those the release does not register are named."""
+    from spec_contract.engine import Engine, Launch, Role, preflight
+    from spec_contract.report.preflight import render_json, render_text
+
+    heads = HEADS
+    for name in wrapped:  # a wrapper that forwards neither member to the inner model that has them
+        heads = heads.replace(f"    class {name}(nn.Module):\n", f"    class {name}(nn.Module):{HOLDS_INNER}\n")
+    analysis = analyze(_tree(tmp_path, heads=heads + INNER))
+    launch = Launch("vllm", str(_checkpoint(tmp_path / "target", "TinyForCausalLM")), "dspark",
+                    str(_checkpoint(tmp_path / "head", "TinyMTPModel")))
+    result = preflight(launch, Engine("vllm", tmp_path / "vllm"), analysis, {})
+    (draft,) = [v for v in result.verdicts if v.role is Role.DRAFT]
+    assert draft.state is VerdictState.NOT_ITS_DRAFT
+    failing = {VerdictState.CRASHES} if wrapped else set()
+    assert [(v.architecture, v.class_name, v.role, v.state in failing) for v in result.instead] == [
+        ("BundledSparkModel", "BundledSparkForCausalLM", Role.DRAFT, "BundledSparkForCausalLM" in wrapped),
+        ("SparkDraftModel", "SparkForCausalLM", Role.DRAFT, "SparkForCausalLM" in wrapped)]
+    assert (result.state, result.exit_code) == (state, exit_code)
+    assert "the engine's config may load QwenSparkModel, SparkV2DraftModel instead, which this release does not " \
+           "register: not checked" in result.notes
+    text = render_text(result)
+    assert "\n  SparkDraftModel → SparkForCausalLM: " in text
+    assert ("This launch will fail: first" in text) is (exit_code == 1)
+    assert [v["class"] for v in json.loads(render_json(result))["instead"]] == [
+        "BundledSparkForCausalLM", "SparkForCausalLM"]
 
 
 def _checkpoint(folder: Path, architecture: str) -> Path:

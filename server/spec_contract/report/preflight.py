@@ -82,14 +82,14 @@ def render_text(result: Preflight) -> str:
     out = [printable(f"{engine.profile or 'engine'}{version} ({engine.root}), algorithm {result.algorithm or 'none'}")]
     for verdict in result.verdicts:
         given = result.target if verdict.role.value == "target" else result.draft
-        named = verdict.class_name if verdict.architecture == verdict.class_name else \
-            f"{verdict.architecture} → {verdict.class_name}"
-        out.append(printable(f"{verdict.role.value}: {named} ({given.path if given else '?'}): {verdict.state}"))
-        for problem in sorted(verdict.problems, key=_phase_rank):
-            out += _problem_lines(problem)
-        command = fix_command(verdict)
-        if command:
-            out.append(printable(f"  fix all: {command}"))
+        out.append(printable(f"{verdict.role.value}: {_named(verdict)} ({given.path if given else '?'}): "
+                             f"{verdict.state}"))
+        out += _verdict_lines(verdict)
+    if result.instead:
+        out.append(f"the draft the engine loads instead: {_instead_words(result)}")
+        for verdict in result.instead:
+            out.append(printable(f"  {_named(verdict)}: {verdict.state}"))
+            out += ["  " + line for line in _verdict_lines(verdict)]
     for refusal in result.launch_problems:
         out.append(printable(f"launch: refused {refusal.when} ({refusal.check}) at {refusal.where.path}:"
                              f"{refusal.where.line}"))
@@ -105,6 +105,28 @@ def render_text(result: Preflight) -> str:
             out.append(printable(f"  {number}. {failure.when}: {_failure_words([failure], result.algorithm)}{where}"))
     out.append(_first_failure(result) if failures else _HEADLINE.get(result.state, "This launch will fail."))
     return "\n".join(out)
+
+
+def _named(verdict: Verdict) -> str:
+    return verdict.class_name if verdict.architecture == verdict.class_name else \
+        f"{verdict.architecture} → {verdict.class_name}"
+
+
+def _verdict_lines(verdict: Verdict) -> list[str]:
+    """The verdict's problems, in the order a run meets them, and the ``check --fix`` that adds what it lacks."""
+    out = [line for problem in sorted(verdict.problems, key=_phase_rank) for line in _problem_lines(problem)]
+    command = fix_command(verdict)
+    return out + [printable(f"  fix all: {command}")] if command else out
+
+
+def _instead_words(result: Preflight) -> str:
+    """What the classes the engine loads instead of the draft say of the launch (see ``instead_state``)."""
+    state = result.instead_state
+    if state is None:
+        return "none of them fails"
+    if state is VerdictState.UNKNOWN:
+        return "which one depends on the checkpoint, and some of them fail"
+    return "every one of them fails"
 
 
 def _problem_json(problem: Problem) -> dict[str, object]:
@@ -128,6 +150,8 @@ def render_json(result: Preflight) -> str:
         "algorithm": result.algorithm, "state": str(result.state), "exit_code": result.exit_code,
         "target": result.target.path, "draft": result.draft.path if result.draft else None,
         "verdicts": [verdict_json(v) for v in result.verdicts],
+        # a draft the algorithm never loads: the classes its config loads instead, each as the draft
+        "instead": [verdict_json(v) for v in result.instead],
         "launch_checks": [{"check": p.check, "state": "refused", "message": p.message, "path": p.where.path,
                            "line": p.where.line, "text": p.where.text, "fix": p.fix, "when": p.when}
                           for p in result.launch_problems],

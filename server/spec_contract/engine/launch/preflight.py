@@ -17,7 +17,7 @@ call order, which the status model does not follow.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from spec_contract.engine.config import ConfigError, load_config
@@ -36,6 +36,8 @@ from spec_contract.engine.read.given import given_path
 from spec_contract.engine.resolve.index import ClassKey
 from spec_contract.engine.results import Phase, Role
 from spec_contract.engine.text import split_lines
+
+_FAILING = (State.CRASHES, State.REFUSED)
 
 # worker files whose start-up uses on the target run in the target's own worker, which the engine starts (and
 # loads) before it builds the speculative worker and the draft's worker in it (see the module docstring)
@@ -107,6 +109,8 @@ class Preflight:
     incomplete: bool = False  # the engine's source could not all be read: no all-clear can be given
     version: str | None = None  # the engine's release, read from its tree
     failures: tuple[Failure, ...] = ()  # every refusal and crash, in the order a run meets them
+    # for a draft the algorithm never loads: the verdicts, as its draft, of the classes its config loads instead
+    instead: tuple[Verdict, ...] = ()
 
     @property
     def first_failures(self) -> tuple[Failure, ...]:
@@ -118,7 +122,18 @@ class Preflight:
     def state(self) -> State:
         states = [v.state for v in self.verdicts] + [State.REFUSED for _ in self.launch_problems]
         states += [State.UNKNOWN] if self.incomplete else []
+        states += [loaded] if (loaded := self.instead_state) is not None else []
         return min(states, key=ORDER.index, default=State.SUPPORTED)
+
+    @property
+    def instead_state(self) -> State | None:
+        """What the classes loaded instead of the draft say of the launch: the worst of them when every one
+        fails, cannot tell when only some do (which one the engine loads depends on the checkpoint), else
+        nothing."""
+        failing = [v.state for v in self.instead if v.state in _FAILING]
+        if not failing:
+            return None
+        return min(failing, key=ORDER.index) if len(failing) == len(self.instead) else State.UNKNOWN
 
     @property
     def exit_code(self) -> int:
@@ -147,11 +162,31 @@ def preflight(launch: Launch, engine: Engine, analysis: Analysis, env: dict[str,
     verdicts = [_verdict(analysis, known, unchecked, target, Role.TARGET, selection)]
     if draft is not None:
         verdicts.append(_verdict(analysis, known, unchecked, draft, Role.DRAFT, selection))
+    instead, unknown = _loaded_instead(analysis, known, verdicts[-1], selection)
     checks = run_launch_checks(launch.engine, engine.root, target, draft, launch.context_length, env)
     unread = [f"could not read {analysis.relative(path)}: {why}" for path, why in sorted(analysis.unread.items())]
-    notes = analysis.notes + tuple(n for v in verdicts for n in v.notes) + checks.notes + tuple(unread)
-    return Preflight(engine, selection.name, target, draft, tuple(verdicts), checks.problems, notes, bool(unread),
-                     version, _failures(launch.engine, verdicts, checks.problems))
+    notes = analysis.notes + tuple(n for v in verdicts for n in v.notes) + checks.notes + tuple(unread) + unknown
+    result = Preflight(engine, selection.name, target, draft, tuple(verdicts), checks.problems, notes, bool(unread),
+                       version, instead=instead)
+    # the classes loaded instead fail the launch only when every one does: their failures are its own then
+    failing = verdicts + list(instead) if result.instead_state in (State.CRASHES, State.REFUSED) else verdicts
+    return replace(result, failures=_failures(launch.engine, failing, checks.problems))
+
+
+def _loaded_instead(analysis: Analysis, known: dict[str, ClassKey], draft: Verdict,
+                    selection: Selection) -> tuple[tuple[Verdict, ...], tuple[str, ...]]:
+    """For a draft the algorithm never loads (its config rewrites the draft's architecture, see
+    ``resolve.algorithm_drafts``), the verdicts of the classes it may load instead, in the draft's role, and a note
+    naming those this release does not register (nothing to check them by)."""
+    if draft.role is not Role.DRAFT or draft.state is not State.NOT_ITS_DRAFT:
+        return (), ()
+    release = analysis.contract.release
+    loaded = next((names for name, names, _ in (release.drafts if release else ()) if name == selection.algorithm), ())
+    verdicts = tuple(verdict(analysis, arch, class_facts(analysis, known[arch]), Role.DRAFT, selection)
+                     for arch in loaded if arch in known)
+    missing = [arch for arch in loaded if arch not in known]
+    return verdicts, (f"the engine's config may load {', '.join(missing)} instead, which this release does not "
+                      "register: not checked",) if missing else ()
 
 
 def _failures(engine: str, verdicts: list[Verdict], refusals: tuple[LaunchProblem, ...]) -> tuple[Failure, ...]:
