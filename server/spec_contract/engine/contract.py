@@ -562,7 +562,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                   and selectors.may(picked) != selectors.universe]
     routed = routed_uses(flow.functions, flow.classes, index, is_draft)
     runs = function_runs(flow.functions, flow.paths, index, flow.classes, selectors, flow.callee, built,
-                         {key: picked for key, (_, picked) in routed.items()}, registered)
+                         {key: picked for key, (_, picked) in routed.items()}, registered, methods)
     for files, tests in runners:
         refused = frozenset().union(*(selectors.must(("&", *conjunction)) for conjunction in tests))
         if refused:

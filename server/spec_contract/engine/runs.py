@@ -30,24 +30,21 @@ Builds = Callable[[str, Chain], ClassKey | None]  # a class a worker builds, as 
 def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[FunctionKey, str], index: Index,
                   owners: Mapping[FunctionKey, ClassKey | None], selectors: Selectors, callee: Callee,
                   built: Builds, routed: Mapping[FunctionKey, frozenset[str]],
-                  registered: Iterable[tuple[ClassKey | FunctionKey, Formula]] = ()
-                  ) -> dict[FunctionKey, frozenset[str]]:
+                  registered: Iterable[tuple[ClassKey | FunctionKey, Formula]],
+                  run_by: Mapping[ClassKey, list[FunctionKey]]) -> dict[FunctionKey, frozenset[str]]:
     """Each worker function → the algorithms whose runs reach it (see the module docstring); ``owners``: the
     worker class each method belongs to; ``built`` resolves a class a worker builds to the worker class it is
     (None: not a worker class); ``routed``: the algorithms a routing hands the drafter that runs a method to
     (see ``routed``), which narrow it; ``registered``: the worker classes and functions a table or a call
     registers under an algorithm's name (see ``summarise.registries``): a class is made, a function entered, in
-    the runs its formula can be true in.
+    the runs its formula can be true in; ``run_by``: the worker methods each worker class's instances run.
 
     A call into a method of a class the workers build (``self.drafter.propose(...)``) runs only on an instance
     some run built: it carries no run that built none (the model runner calls every drafter's ``propose`` from
     one line, but an NGRAM run has built no ``EagleProposer``)."""
     algorithms = selectors.algorithms
     universe = selectors.universe
-    by_module: dict[str, list[FunctionKey]] = {}
-    for key in functions:
-        by_module.setdefault(key.module, []).append(key)
-    methods: dict[ClassKey, list[FunctionKey]] = {}  # a worker class → the methods its instances run
+    methods: dict[ClassKey, list[FunctionKey]] = {}  # a built worker class → the methods its instances run
     # caller → (callee, the tests it sits under, whether it is ``super().m(...)``)
     calls: dict[FunctionKey, list[tuple[FunctionKey, tuple, bool]]] = {}
     builds: dict[FunctionKey, list[tuple[ClassKey, tuple]]] = {}  # builder → (class, the tests it sits under)
@@ -57,12 +54,12 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
         builds[key] = [(cls, selects) for chain, selects in fn.builds if (cls := built(key.module, chain)) is not None]
         for cls, _ in builds[key]:
             if cls not in methods:
-                methods[cls] = _resolved_methods(index, by_module, cls)
+                methods[cls] = run_by.get(cls, [])
     tabled: dict[ClassKey | FunctionKey, frozenset[str]] = {}  # a registered one → the runs that pick it
     for chosen, formula in registered:
         tabled[chosen] = tabled.get(chosen, frozenset()) | selectors.may(formula)
         if isinstance(chosen, ClassKey) and chosen not in methods:
-            methods[chosen] = _resolved_methods(index, by_module, chosen)
+            methods[chosen] = run_by.get(chosen, [])
     # a class → the built classes whose instances are one (it or a subclass): what a call into its methods needs
     instances: dict[ClassKey, list[ClassKey]] = {}
     for cls in methods:
@@ -149,22 +146,6 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
         if wanted:
             runs[key] = runs[key] & wanted
     return runs
-
-
-def _resolved_methods(index: Index, by_module: Mapping[str, list[FunctionKey]], cls: ClassKey) -> list[FunctionKey]:
-    """The worker functions an instance of ``cls`` runs as its methods: each name's first definer in its MRO."""
-    resolved: dict[str, FunctionKey] = {}
-    for owner in index.mro(cls):
-        for key in _methods(by_module, owner):
-            resolved.setdefault(key.qualname.rpartition(".")[2], key)
-    return list(resolved.values())
-
-
-def _methods(by_module: Mapping[str, list[FunctionKey]], owner: ClassKey) -> list[FunctionKey]:
-    """The worker functions that are methods of ``owner`` itself."""
-    prefix = owner.qualname + "."
-    return [key for key in by_module.get(owner.module, ())
-            if key.qualname.startswith(prefix) and "." not in key.qualname[len(prefix):]]
 
 
 def served_by(runs: frozenset[str], selectors: Selectors) -> frozenset[str] | None:

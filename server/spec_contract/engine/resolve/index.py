@@ -277,13 +277,14 @@ class Index(Recorder):
 
 
 def methods_run(index: Index, cls: ClassKey) -> list[FunctionKey]:
-    """The methods an instance of ``cls`` runs: each name's first definer along its MRO."""
+    """The methods an instance of ``cls`` runs (its properties' getters too): each name's first definer along
+    its MRO."""
     resolved: set[str] = set()
     out = []
     for owner in index.mro(cls):
         summary = index.class_summary(owner)
         for member in summary.members if summary is not None else ():
-            if member.kind in ("method", "async_method") and member.name not in resolved:
+            if member.kind in ("method", "async_method", "property") and member.name not in resolved:
                 resolved.add(member.name)
                 out.append(FunctionKey(owner.module, f"{owner.qualname}.{member.name}"))
     return out
