@@ -58,15 +58,30 @@ DSPARK = """
 TESTED = 'self._local = getattr(self.model, "compute_draft_logits_local", None)'
 
 
-def _analysis(tmp_path, enable: str = TESTED, body: str = "", init: str = "self._local = None",
-              sample: str = SAMPLE):
-    root = speculator_tree(tmp_path, HEADS, DSPARK.replace("{enable}", enable), ("TinyMTP",))
-    base = root / "vllm/v1/worker/gpu/spec_decode/speculator.py"
-    base.write_text(textwrap.dedent(BASE.replace("{body}", body).replace("{init}", init).replace("{sample}", sample)))
+def _speculators(tmp_path, enable: str = TESTED, body: str = "", init: str = "self._local = None",
+                 sample: str = SAMPLE, validating: bool = False, heads: str = HEADS):
+    """The tree: the base speculator of ``body``, ``init`` and ``sample`` (``validating``: its ``load_model`` calls
+    ``self._validate()`` once the draft is loaded), and the DSPARK one that runs ``enable`` after loading."""
+    root = speculator_tree(tmp_path, heads, DSPARK.replace("{enable}", enable), ("TinyMTP",))
+    base = BASE.replace("{body}", body).replace("{init}", init).replace("{sample}", sample)
+    if validating:
+        base = base.replace("self.model = self.load_draft_model(target_model)",
+                            "self.model = self.load_draft_model(target_model)\n            self._validate()")
+    (root / "vllm/v1/worker/gpu/spec_decode/speculator.py").write_text(textwrap.dedent(base))
+    return root
+
+
+def _site_and_errors(root) -> tuple:
+    """The draft's ``logits_processor`` read, and the head's findings for it."""
     analysis = analyze(root)
     (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
     errors = [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"]
     return site, errors
+
+
+def _analysis(tmp_path, enable: str = TESTED, body: str = "", init: str = "self._local = None",
+              sample: str = SAMPLE):
+    return _site_and_errors(_speculators(tmp_path, enable, body, init, sample))
 
 
 @pytest.mark.parametrize("init", ["self._local = None", "self.device = device"],
@@ -232,15 +247,7 @@ def test_a_test_that_either_operand_of_an_or_may_pass_guards_nothing(tmp_path):
     assert errors == ["SC001"]
 
 
-PUBLIC = """
-        def _sample(self, hidden):
-            if self._local is not None:
-                return self.sample_local(hidden)
-            return self.model.compute_logits(hidden)
-
-        def sample_local(self, hidden):
-            return self.model.logits_processor.gather(self._local(hidden))
-"""
+PUBLIC = SAMPLE.replace("_sample_local", "sample_local")
 
 RUNNER = """
     class ModelRunner:
@@ -255,15 +262,10 @@ def test_a_public_method_only_its_own_instance_calls_runs_past_the_tests_around_
     """vLLM's speculators name their hooks without an underscore (``sample_draft``, ``get_draft_top_tokens``). One
     no worker calls on another object is entered only where its own instance calls it, past ``if self._local is
     not None:``; once the model runner calls it on its speculator, that call passes no such test."""
-    root = speculator_tree(tmp_path, HEADS, DSPARK.replace("{enable}", TESTED), ("TinyMTP",))
-    base = root / "vllm/v1/worker/gpu/spec_decode/speculator.py"
-    base.write_text(textwrap.dedent(BASE.replace("{body}", "").replace("{init}", "self._local = None")
-                                    .replace("{sample}", PUBLIC)))
+    root = _speculators(tmp_path, sample=PUBLIC)
     if called_elsewhere:
         (root / "vllm/v1/worker/gpu/model_runner.py").write_text(textwrap.dedent(RUNNER))
-    analysis = analyze(root)
-    (site,) = [s for e in analysis.contract.entries if e.member == "logits_processor" for s in e.call_sites]
-    errors = [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == "logits_processor"]
+    site, errors = _site_and_errors(root)
     assert (site.requires, errors) == (((), ["SC001"]) if called_elsewhere else (("compute_draft_logits_local",), []))
 
 
@@ -282,23 +284,11 @@ VALIDATING = """
 RAISES_UNLESS = 'if not hasattr(self.model, "compute_draft_logits_local"):\n{indent}raise ValueError("no")'
 
 
-def _validated(tmp_path, validate: str, enable: str = "pass", flag: str = "use_local"):
+def _validated(tmp_path, validate: str, enable: str = "pass", flag: str = "use_local", heads: str = HEADS):
     """The base speculator copies ``flag`` from the config and runs ``_validate`` (``validate``) while it loads."""
-    root = speculator_tree(tmp_path, HEADS, DSPARK.replace("{enable}", enable), ("TinyMTP",))
-    base = root / "vllm/v1/worker/gpu/spec_decode/speculator.py"
-    sample = VALIDATING.replace("{flag}", flag).replace("{validate}", validate)
-    base.write_text(textwrap.dedent(
-        BASE.replace("{body}", "").replace("{init}", f"self.{flag} = vllm_config.speculative_config.{flag}")
-        .replace("{sample}", sample)
-        .replace("self.model = self.load_draft_model(target_model)",
-                 "self.model = self.load_draft_model(target_model)\n            self._validate()")))
-    return analyze(root)
-
-
-def _sites_and_errors(analysis, member="logits_processor"):
-    (site,) = [s for e in analysis.contract.entries if e.member == member and e.role.value == "draft"
-               for s in e.call_sites if "compute_draft_logits_local" in s.text or member == "logits_processor"]
-    return site, [f.code for f in analysis.findings if f.class_name == "TinyMTP" and f.member == member]
+    return _speculators(tmp_path, enable, init=f"self.{flag} = vllm_config.speculative_config.{flag}",
+                        sample=VALIDATING.replace("{flag}", flag).replace("{validate}", validate), validating=True,
+                        heads=heads)
 
 
 @pytest.mark.parametrize("validate", [
@@ -310,7 +300,7 @@ def test_a_flag_a_start_up_check_validates_guards_its_later_tests(tmp_path, vali
     """The speculator raises while it loads unless a draft has ``compute_draft_logits_local`` when ``use_local`` is
     on: a later ``if self.use_local:`` runs only with such a draft (a launch with another was refused), so the
     MTP head never meets the processor read there. The flag still decides whether the line runs at all."""
-    site, errors = _sites_and_errors(_validated(tmp_path, validate))
+    site, errors = _site_and_errors(_validated(tmp_path, validate))
     assert site.requires == ("compute_draft_logits_local",) and not site.certain
     assert errors == []
 
@@ -325,10 +315,10 @@ def test_a_flag_no_check_validates_for_every_instance_guards_nothing(tmp_path, e
     draft."""
     validate = "pass" if enable == "pass" else \
         "if not self.use_local:\n                return\n            " + RAISES_UNLESS.replace("{indent}", " " * 16)
-    analysis = _validated(tmp_path, validate, enable.replace("self.use_local = True",
+    root = _validated(tmp_path, validate, enable.replace("self.use_local = True",
                                                               "pass\n\n        def step(self):\n"
                                                               "            self.use_local = True"))
-    site, errors = _sites_and_errors(analysis)
+    site, errors = _site_and_errors(root)
     assert site.requires == ()
     assert errors == ["SC001"]
 
@@ -337,7 +327,7 @@ def test_a_subclass_that_overrides_the_check_away_leaves_the_base_method_unguard
     """vLLM's draft-model proposer makes the base's checking method a no-op: the base's sampling, which both run,
     stands behind no check on the draft-model runs."""
     validate = "if not self.use_local:\n                return\n            " + RAISES_UNLESS.replace("{indent}", " " * 16)
-    site, errors = _sites_and_errors(_validated(tmp_path, validate, "pass\n\n        def _validate(self):\n"
+    site, errors = _site_and_errors(_validated(tmp_path, validate, "pass\n\n        def _validate(self):\n"
                                                                     "            pass"))
     assert site.requires == ()
     assert errors == ["SC001"]
@@ -350,14 +340,9 @@ def test_a_forward_must_fit_the_calls_the_validated_flag_leads_to(tmp_path):
     heads = HEADS.replace("            self.logits_processor = LogitsProcessor()",
                           "            self.logits_processor = LogitsProcessor()\n\n"
                           "        def compute_draft_logits_local(self):\n            return None")
-    root = speculator_tree(tmp_path, heads, DSPARK.replace("{enable}", "pass"), ("TinyMTP",))
     flag = "use_local_argmax_reduction"  # off by default in the built-in profile: the check's refusal is reported
     validate = f"if not self.{flag}:\n                return\n            " + RAISES_UNLESS.replace("{indent}", " " * 16)
-    (root / "vllm/v1/worker/gpu/spec_decode/speculator.py").write_text(textwrap.dedent(
-        BASE.replace("{body}", "").replace("{init}", f"self.{flag} = vllm_config.speculative_config.{flag}")
-        .replace("{sample}", VALIDATING.replace("{flag}", flag).replace("{validate}", validate))
-        .replace("self.model = self.load_draft_model(target_model)",
-                 "self.model = self.load_draft_model(target_model)\n            self._validate()")))
+    root = _validated(tmp_path, validate, flag=flag, heads=heads)
     (finding,) = [f for f in analyze(root).findings if f.class_name == "TinyMTP"
                   and f.member == "compute_draft_logits_local"]
     assert "refuses the run only after loading the weights without it" in finding.message
