@@ -239,14 +239,6 @@ def test_the_ways_a_method_tests_the_state_before_the_use_each_guard_it(tmp_path
     assert errors == []
 
 
-def test_a_test_that_either_operand_of_an_or_may_pass_guards_nothing(tmp_path):
-    """``if self._local is not None or hidden is None:`` holds with ``_local`` None: the head meets the read."""
-    sample = SAMPLE.replace("if self._local is not None:", "if self._local is not None or hidden is None:")
-    site, errors = _analysis(tmp_path, sample=sample)
-    assert site.requires == ()
-    assert errors == ["SC001"]
-
-
 PUBLIC = SAMPLE.replace("_sample_local", "sample_local")
 
 RUNNER = """

@@ -30,7 +30,7 @@ from spec_contract.engine.resolve.runners import RunnerRefusals
 from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Contract, ContractEntry, Phase, Role
 from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
-from spec_contract.engine.start_up import called_at_start_up, start_up_functions
+from spec_contract.engine.start_up import called_at_start_up, start_up_functions, start_up_named
 from spec_contract.engine.state_guards import guards_of, required, state_guards, through_locals, validated_flags
 from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, ModuleSummary, Use
 
@@ -460,7 +460,8 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
     can hide a crash there, never make one up.
     """
     asked = {key: [(caller, held(caller, call)) for caller, call in calls] for key, calls in callers.items()
-             if not (name := key.qualname.rpartition(".")[2]).startswith("__") and name not in outside}
+             if not (name := key.qualname.rpartition(".")[2]).startswith("__") and name not in outside
+             and (name.startswith("_") or "." in key.qualname)}  # a public module function: any file may call it
     entered: dict[FunctionKey, frozenset[_Held]] = {}
     nothing: frozenset[_Held] = frozenset()
     into: dict[FunctionKey, list[FunctionKey]] = {}  # a caller → the functions it calls
@@ -519,8 +520,9 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
     start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.callee)
     guarding = guards_of(guards, flow.classes, methods, calls_into)
-    validating = guards_of(validated_flags(guards, flow.functions, methods, start_up, models), flow.classes,
-                           methods, calls_into)
+    validated = validated_flags(guards, flow.functions, methods, start_up, models, calls_into,
+                                lambda key: start_up_named(key.qualname, config.start_up_methods))
+    validating = guards_of(validated, flow.classes, methods, calls_into)
     with_states = through_locals(guards, guarding, flow.functions)
     entered_under = _entered_under(calls_into, off_by_default)
     entered_from = _with_references(calls_into, flow, methods)

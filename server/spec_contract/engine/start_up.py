@@ -23,7 +23,7 @@ from spec_contract.engine.resolve.index import FunctionKey
 from spec_contract.engine.summarise.summary import CallFlow, FunctionFlow, ModuleSummary
 
 
-def _start_up_named(qualname: str, globs: tuple[str, ...]) -> bool:
+def start_up_named(qualname: str, globs: tuple[str, ...]) -> bool:
     match = _one_pattern(globs).match
     return any(match(part) for part in qualname.split("."))
 
@@ -41,7 +41,7 @@ def called_at_start_up(callers: Iterable[ModuleSummary], globs: tuple[str, ...])
     names: set[str] = set()
     for summary in callers:
         functions = {fn.qualname: fn for fn in summary.functions}
-        frontier = [fn for fn in summary.functions if _start_up_named(fn.qualname, globs)]
+        frontier = [fn for fn in summary.functions if start_up_named(fn.qualname, globs)]
         seen = {fn.qualname for fn in frontier}
         while frontier:
             fn = frontier.pop()
@@ -68,7 +68,7 @@ def start_up_functions(functions: Mapping[FunctionKey, FunctionFlow], globs: tup
                        callee: Callable[[FunctionKey, CallFlow], tuple[FunctionKey, int] | None]) -> set[FunctionKey]:
     """The worker functions that run at start-up (see the module docstring): ``called`` is what
     :func:`called_at_start_up` read, ``callee`` resolves a worker's call to the worker function it reaches."""
-    reached = {key for key in functions if _start_up_named(key.qualname, globs)}
+    reached = {key for key in functions if start_up_named(key.qualname, globs)}
     if called:
         calls = {found[0] for caller, fn in functions.items() for call in fn.calls
                  if call.callee[-1] in called and (found := callee(caller, call)) is not None}

@@ -96,7 +96,9 @@ def state_guards(functions: Mapping[FunctionKey, FunctionFlow], index: Index,
 
 def validated_flags(guards: StateGuards, functions: Mapping[FunctionKey, FunctionFlow],
                     methods: Mapping[ClassKey, list[FunctionKey]], start_up: Set[FunctionKey],
-                    models: Callable[[FunctionKey, str], frozenset[Role]]) -> StateGuards:
+                    models: Callable[[FunctionKey, str], frozenset[Role]],
+                    calls_into: Mapping[FunctionKey, list[tuple[FunctionKey, CallFlow]]],
+                    entry: Callable[[FunctionKey], bool]) -> StateGuards:
     """Per worker class, the flags a check its instances run at start-up validates: vLLM's proposer copies
     ``use_local_argmax_reduction`` from the config, and its ``load_model`` raises unless the draft has
     ``get_top_tokens`` when the flag is on, so a later ``if self.use_local_argmax_reduction:`` runs only with a
@@ -110,8 +112,8 @@ def validated_flags(guards: StateGuards, functions: Mapping[FunctionKey, Functio
     found: dict[ClassKey, dict[str, set[Guard]]] = {}
     for cls, run in methods.items():
         late = {attr for key in run if key not in start_up for attr, _, _ in functions[key].states}
-        for key in run:
-            if key in start_up:
+        started = _started(run, start_up, calls_into, entry)
+        for key in (key for key in run if key in started):  # its own: an override of a check runs instead
                 for word, member, tested in functions[key].validates:
                     if word not in late and (roles := models(key, tested)):
                         found.setdefault(cls, {}).setdefault(word, set()).add((member, roles))
@@ -121,9 +123,34 @@ def validated_flags(guards: StateGuards, functions: Mapping[FunctionKey, Functio
     out: StateGuards = {}
     for cls in methods:
         mine, validated = guards.get(cls, {}), found.get(cls, {})
+        # one check per flag: two (of other members, or of other models) stand for no one guard
         out[cls] = {word: None if word in mine and mine[word] is None else
-                    min(validated[word]) if word in validated else UNGUARDED for word in words}
+                    next(iter(validated[word])) if len(validated.get(word, ())) == 1 else UNGUARDED
+                    for word in words}
     return out
+
+
+def _started(run: list[FunctionKey], start_up: Set[FunctionKey],
+             calls_into: Mapping[FunctionKey, list[tuple[FunctionKey, CallFlow]]],
+             entry: Callable[[FunctionKey], bool]) -> set[FunctionKey]:
+    """The start-up functions an instance that runs ``run`` reaches: from its own start-up methods (``entry``: by
+    the profile's names) that none of its methods calls (the engine does), through the calls they make (``super().load_model(…)`` included). A subclass whose
+    ``load_model`` does not call the base's never reaches the checks the base's makes."""
+    mine = set(run)
+    reached = {key for key in run if key in start_up and entry(key)
+               and not any(caller in mine for caller, _ in calls_into.get(key, ()))}
+    frontier = list(reached)
+    called: dict[FunctionKey, list[FunctionKey]] = {}
+    for callee, calls in calls_into.items():
+        if callee in start_up:
+            for caller, _ in calls:
+                called.setdefault(caller, []).append(callee)
+    while frontier:
+        for callee in called.get(frontier.pop(), ()):
+            if callee not in reached:
+                reached.add(callee)
+                frontier.append(callee)
+    return reached
 
 
 def guards_of(guards: StateGuards, classes: Mapping[FunctionKey, ClassKey | None],
@@ -180,8 +207,9 @@ def through_locals(guards: StateGuards, guarding: Guarding,
         found = memo.get(key)
         if found is None:
             guarded, meant = guarding(key), dict[str, set[str]]()
-            for name, formula, _ in functions[key].flags if guarded else ():
-                if name in attributes:
+            fn = functions[key]
+            for name, formula, _ in fn.flags if guarded else ():
+                if name in attributes or name in fn.params or name in fn.kwonly:  # a caller may pass any value
                     continue
                 held = {word for word in words(formula) if word in guarded} if formula is not None else set()
                 meant[name] = meant[name] & held if name in meant else held

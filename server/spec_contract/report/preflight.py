@@ -122,9 +122,10 @@ def _verdict_lines(verdict: Verdict) -> list[str]:
 def _instead_words(result: Preflight) -> str:
     """What the classes the engine loads instead of the draft say of the launch (see ``instead_state``)."""
     state = result.instead_state
-    if state is None:
-        return "none of them fails"
-    if state is VerdictState.UNKNOWN:
+    failing = sum(v.state in (VerdictState.CRASHES, VerdictState.REFUSED) for v in result.instead)
+    if not failing:
+        return "none of them fails" if state in (None, VerdictState.SUPPORTED) else f"none fails; the worst: {state}"
+    if failing < len(result.instead):
         return "which one depends on the checkpoint, and some of them fail"
     return "every one of them fails"
 

@@ -128,11 +128,11 @@ class Preflight:
     @property
     def instead_state(self) -> State | None:
         """What the classes loaded instead of the draft say of the launch: the worst of them when every one
-        fails, cannot tell when only some do (which one the engine loads depends on the checkpoint), else
-        nothing."""
+        fails or none does, cannot tell when only some do (which one the engine loads depends on the checkpoint);
+        None without any."""
         failing = [v.state for v in self.instead if v.state in _FAILING]
-        if not failing:
-            return None
+        if not failing:  # one that cannot be told, or degrades, is what the launch may meet
+            return min((v.state for v in self.instead), key=ORDER.index, default=None)
         return min(failing, key=ORDER.index) if len(failing) == len(self.instead) else State.UNKNOWN
 
     @property

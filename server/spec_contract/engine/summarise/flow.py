@@ -470,7 +470,11 @@ def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
         return _asked_member(value.test, asking) or _asked_member(value.body, asking)
     if isinstance(value, ast.Compare) and len(value.ops) == 1 and isinstance(value.ops[0], ast.IsNot) \
             and type(value.comparators[0]) is ast.Constant and value.comparators[0].value is None:
-        value = value.left  # ``getattr(m, "x", None) is not None``
+        left = value.left  # ``getattr(m, "x", None) is not None`` (a ``False`` default is never None: true always)
+        if not (isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "getattr"
+                and len(left.args) == 3 and type(left.args[2]) is ast.Constant and left.args[2].value is None):
+            return None
+        value = left
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("callable", "bool") \
             and len(value.args) == 1 and not value.keywords:
         value = value.args[0]
@@ -488,19 +492,27 @@ def _is_hasattr(node: ast.expr) -> bool:
 
 def _validated(test: ast.expr, negative: frozenset[Fact], ctx: _Context) -> Iterator[tuple[str, str, str]]:
     """(word, member, object) for ``if <test>: raise``: past it, the member is present wherever the word holds.
-    The tests the statement runs past (``if not self.use_local: return`` before ``if not hasattr(self.model, "m"):
-    raise``) with what the test's failing holds present; and ``flag and not hasattr(m, "x")`` with one flag: past
-    it the flag is false or ``m`` has ``x``."""
-    for receiver, member in sorted(negative):  # in order: a summary is the same in every process
-        for word in sorted(ctx.taken):
+    One flag the statement runs past and nothing else (``if not self.use_local: return`` before ``if not
+    hasattr(self.model, "m"): raise``; not ``if self.use_local and self.tp > 1:``, true without the check running)
+    with what the test's failing holds present; and ``flag and not hasattr(m, "x")`` with one flag and one member
+    (``not hasattr(m, "a") and not hasattr(m, "b")`` proves only one of them)."""
+    if len(ctx.taken) == 1 and not any(_unknown(f) for f in ctx.selects):
+        (word,) = ctx.taken
+        for receiver, member in sorted(negative):  # in order: a summary is the same in every process
             yield word, member, receiver
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         parts = [(operand, _facts(operand)[1]) for operand in test.values]
         flags = [operand for operand, absent in parts if not absent]
-        if len(flags) == 1 and (found := selector(flags[0])) is not None and found[0] == "n":
-            for _, absent in parts:
-                for receiver, member in sorted(absent):
-                    yield found[1], member, receiver
+        absent = [found for _, found in parts if found]
+        if len(flags) == 1 and len(absent) == 1 and len(absent[0]) == 1 \
+                and (found := selector(flags[0])) is not None and found[0] == "n":
+            ((receiver, member),) = absent[0]
+            yield found[1], member, receiver
+
+
+def _unknown(f: Formula) -> bool:
+    """Whether the formula holds a test that selects nothing known (``self.tp > 1``)."""
+    return f[0] == "?" or f[0] in ("&", "|", "!") and any(_unknown(part) for part in f[1:])
 
 
 def _checked(builder: _FlowBuilder, stmt: ast.If, negative: frozenset[Fact], ctx: _Context) -> None:

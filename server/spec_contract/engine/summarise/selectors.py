@@ -86,7 +86,8 @@ def negate(f: Formula) -> Formula:
 def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Formula:
     if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None \
             and (isinstance(left, (ast.Name, ast.Attribute))
-                 or isinstance(left, ast.Call) and _reads_optional(left)):  # ``self._state is not None``: set, so true
+                 or isinstance(left, ast.Call) and _reads_optional(left)
+                 and cast(ast.Constant, left.args[2]).value is None):  # ``self._state is not None``: set, so true
         held = _formula(left)
         return held if isinstance(op, ast.IsNot) else negate(held)
     if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Attribute) and value_of(right) is not None:
@@ -154,16 +155,15 @@ def _returns_false(stmt: ast.stmt) -> bool:
 
 
 def words(f: Formula) -> frozenset[str]:
-    """The words ``f`` holds true wherever it holds: the tests a line runs past, by name. ``is_dspark`` of
-    ``is_dspark and hasattr(m, "x")``; of an ``or``, only the words every branch holds; under a ``not``, those
-    its negation holds (past ``if self._local is None or n == 0: return``, ``_local`` is set)."""
+    """The words of the tests a line runs past, by name: ``is_dspark`` of ``is_dspark and hasattr(m, "x")``, each
+    word of an ``or`` (a use past ``if use_fast or use_turbo:`` runs only when one of them is on: neither makes it
+    certain), and under a ``not``, those its negation names (past ``if self._local is None or n == 0: return``,
+    ``_local`` is set)."""
     kind = f[0]
     if kind == "n":
         return frozenset((f[1],))
-    if kind == "&":
+    if kind in ("&", "|"):
         return frozenset().union(*(words(part) for part in f[1:]))
-    if kind == "|":
-        return frozenset.intersection(*(words(part) for part in f[1:])) if len(f) > 1 else frozenset()
     if kind == "!" and f[1][0] in ("&", "|") and len(f[1]) > 1:  # De Morgan: ``not (a or b)`` is ``not a and not b``
         return words(("|" if f[1][0] == "&" else "&", *(negate(part) for part in f[1][1:])))
     return frozenset()
