@@ -110,9 +110,16 @@ def validated_flags(guards: StateGuards, functions: Mapping[FunctionKey, Functio
     at all: it only adds what the model must have where it is true, and only after start-up (a use before the
     check is not past it)."""
     found: dict[ClassKey, dict[str, set[Guard]]] = {}
+    if not any(functions[key].validates for key in start_up if key in functions):
+        return {}  # most releases check no flag: nothing to follow per class
+    called: dict[FunctionKey, list[FunctionKey]] = {}  # a caller → the start-up functions it calls
+    for callee, calls in calls_into.items():
+        if callee in start_up:
+            for caller, _ in calls:
+                called.setdefault(caller, []).append(callee)
     for cls, run in methods.items():
         late = {attr for key in run if key not in start_up for attr, _, _ in functions[key].states}
-        started = _started(run, start_up, calls_into, entry)
+        started = _started(run, start_up, calls_into, called, entry)
         for key in (key for key in run if key in started):  # its own: an override of a check runs instead
                 for word, member, tested in functions[key].validates:
                     if word not in late and (roles := models(key, tested)):
@@ -132,19 +139,15 @@ def validated_flags(guards: StateGuards, functions: Mapping[FunctionKey, Functio
 
 def _started(run: list[FunctionKey], start_up: Set[FunctionKey],
              calls_into: Mapping[FunctionKey, list[tuple[FunctionKey, CallFlow]]],
-             entry: Callable[[FunctionKey], bool]) -> set[FunctionKey]:
+             called: Mapping[FunctionKey, list[FunctionKey]], entry: Callable[[FunctionKey], bool]) -> set[FunctionKey]:
     """The start-up functions an instance that runs ``run`` reaches: from its own start-up methods (``entry``: by
-    the profile's names) that none of its methods calls (the engine does), through the calls they make (``super().load_model(…)`` included). A subclass whose
-    ``load_model`` does not call the base's never reaches the checks the base's makes."""
+    the profile's names) that none of its methods calls (the engine does), through the calls they make
+    (``called``; ``super().load_model(…)`` included). A subclass whose ``load_model`` does not call the base's
+    never reaches the checks the base's makes."""
     mine = set(run)
     reached = {key for key in run if key in start_up and entry(key)
                and not any(caller in mine for caller, _ in calls_into.get(key, ()))}
     frontier = list(reached)
-    called: dict[FunctionKey, list[FunctionKey]] = {}
-    for callee, calls in calls_into.items():
-        if callee in start_up:
-            for caller, _ in calls:
-                called.setdefault(caller, []).append(callee)
     while frontier:
         for callee in called.get(frontier.pop(), ()):
             if callee not in reached:
