@@ -239,6 +239,45 @@ def test_the_ways_a_method_tests_the_state_before_the_use_each_guard_it(tmp_path
     assert errors == []
 
 
+@pytest.mark.parametrize("sample", [
+    """
+        def _sample(self, hidden):
+            if self._local is not None or hidden is None:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+""",
+    """
+        def _sample(self, hidden):
+            use_local = self._local is not None or hidden is None
+            if use_local:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+""",
+    """
+        def _sample(self, hidden):
+            if not (self._local is None and hidden is not None):
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+""",
+], ids=["under an or", "under a local given an or", "under a not of an and"])
+def test_a_test_of_the_state_in_one_operand_of_an_or_guards_nothing(tmp_path, sample):
+    """``if self._local is not None or hidden is None:`` also runs its body with ``_local`` unset: the MTP head
+    that lacks the member meets the read (a run with ``hidden`` None), so the state stands behind nothing there,
+    whether tested in place, through a local, or as a ``not`` of an ``and`` (De Morgan)."""
+    site, errors = _analysis(tmp_path, sample=sample + LOCAL)
+    assert site.requires == ()
+    assert errors == ["SC001"]
+
+
+def test_a_state_set_under_an_or_with_the_instances_own_test_stands_behind_nothing(tmp_path):
+    """``if self._supports_local() or self.eager:`` sets the state for an eager run whatever its draft has."""
+    enable = "if self._supports_local() or self.eager:\n                self._local = True"
+    body = 'return hasattr(self.model, "compute_draft_logits_local")'
+    site, errors = _analysis(tmp_path, enable + SUPPORTS.replace("{body}", body))
+    assert site.requires == ()
+    assert errors == ["SC001"]
+
+
 PUBLIC = SAMPLE.replace("_sample_local", "sample_local")
 
 RUNNER = """

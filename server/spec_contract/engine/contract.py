@@ -32,6 +32,7 @@ from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions, start_up_named
 from spec_contract.engine.state_guards import guards_of, required, state_guards, through_locals, validated_flags
+from spec_contract.engine.summarise.selectors import held_by
 from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, ModuleSummary, Use
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
@@ -527,17 +528,20 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     entered_under = _entered_under(calls_into, off_by_default)
     entered_from = _with_references(calls_into, flow, methods)
     entered_elsewhere = called_from_outside | _called_elsewhere(flow.functions, entered_from)
+    # the tests every call is past: any word of them makes a use uncertain; what they hold, what it requires
     entered_past = _entered_past(entered_from, entered_elsewhere,
                                  lambda caller, call: with_states(caller, call.taken))
+    entered_holding = _entered_past(entered_from, entered_elsewhere,
+                                    lambda caller, call: with_states(caller, held_by(call.selects)))
     entered_vouched = _entered_past(entered_from, entered_elsewhere, lambda caller, call: frozenset(
         (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)
         for role, _, _ in roles_in(caller, tuple(receiver.split(".")))))
 
-    def requirements(key: FunctionKey, taken: frozenset[str], role: Role) -> tuple[str, ...]:
-        """What the ``role`` model must have for a run of ``key`` past the tests ``taken`` to come here: what its
-        state guards stand for, and once start-up is over, what the start-up checks validated the flags for."""
-        found = required(guarding(key), taken, role)
-        return found if key in start_up else tuple(sorted({*found, *required(validating(key), taken, role)}))
+    def requirements(key: FunctionKey, holds: frozenset[str], role: Role) -> tuple[str, ...]:
+        """What the ``role`` model must have for a run of ``key`` past tests that hold ``holds`` to come here: what
+        its state guards stand for, and once start-up is over, what the start-up checks validated the flags for."""
+        found = required(guarding(key), holds, role)
+        return found if key in start_up else tuple(sorted({*found, *required(validating(key), holds, role)}))
 
     def is_draft(key: FunctionKey, subject: str) -> bool:  # a routing's class test is of the draft model
         return bool(subject) and any(role == Role.DRAFT for chain in flow.expand(key, tuple(subject.split(".")))
@@ -623,6 +627,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
             # a use past a test of a flag that is off unless turned on runs only under that rare condition
             condition = use.condition or min(use.taken & off_by_default, default=None) or entered_under.get(key)
             taken = with_states(key, use.taken) | entered_past.get(key, _NO_NAMES)
+            holds = with_states(key, held_by(use.selects)) | entered_holding.get(key, _NO_NAMES)
             for role in sorted(roles):
                 sites[(role, use.member)].append(CallSite(
                     path=path, span=use.span, role=role, member=use.member, text=use.text,
@@ -637,7 +642,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     phase=_phase(key in start_up, use.guarded), taken=taken,
                     certain=certain(taken - guarding(key).keys()),
                     loading=key in start_up and runs[key] >= selectors.universe,
-                    requires=_with_vouched(requirements(key, taken, role), use, role,
+                    requires=_with_vouched(requirements(key, holds, role), use, role,
                                            roles_in, key, entered_vouched.get(key, frozenset())),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))

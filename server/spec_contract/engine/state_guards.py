@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Set
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import Role
 from spec_contract.engine.summarise.deferred import unread
-from spec_contract.engine.summarise.selectors import words
+from spec_contract.engine.summarise.selectors import held as holds
 from spec_contract.engine.summarise.summary import NEVER_TRUE, CallFlow, FunctionFlow
 
 Guard = tuple[str, frozenset[Role]]  # the member a test asks for (``a+b``: each), the roles of the model it asks
@@ -199,8 +199,8 @@ def through_locals(guards: StateGuards, guarding: Guarding,
                    functions: Mapping[FunctionKey, FunctionFlow]) -> Callable[[FunctionKey, frozenset[str]],
                                                                              frozenset[str]]:
     """The names of the tests a line of a function runs past (``taken``), with the guarded attributes its locals
-    stand for: a local the function gives only values that hold the attribute true (the words of its formula, see
-    ``selectors.words``) is a test of it, so past ``if use_local:`` after ``use_local = self._local is not None
+    stand for: a local the function gives only values that hold the attribute true (the words its formula holds,
+    see ``selectors.held``) is a test of it, so past ``if use_local:`` after ``use_local = self._local is not None
     and n > 0``, ``_local`` is set, in the function and in the helpers it calls there. A name some worker class
     gives an attribute is left alone: a test of it may be of the attribute."""
     attributes = {attr for found in guards.values() for attr in found}
@@ -214,7 +214,7 @@ def through_locals(guards: StateGuards, guarding: Guarding,
             for name, formula, _ in fn.flags if guarded else ():
                 if name in attributes or name in fn.params or name in fn.kwonly:  # a caller may pass any value
                     continue
-                held = {word for word in words(formula) if word in guarded} if formula is not None else set()
+                held = {word for word in holds(formula) if word in guarded} if formula is not None else set()
                 meant[name] = meant[name] & held if name in meant else held
             memo[key] = found = {name: held for name, held in meant.items() if held}
         return found

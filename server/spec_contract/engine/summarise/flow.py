@@ -15,7 +15,7 @@ from typing import NamedTuple, cast
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.routes import Route, routes
-from spec_contract.engine.summarise.selectors import Formula, Selects, negate, returned, value_of, words
+from spec_contract.engine.summarise.selectors import Formula, Selects, held_by, negate, returned, value_of, words
 from spec_contract.engine.summarise.selectors import formula as selector
 from spec_contract.engine.summarise.summary import NEVER_TRUE, RETURNED, CallFlow, Chain, FunctionFlow, Use
 from spec_contract.engine.summarise.syntax import Lines, chain_of, dotted
@@ -427,9 +427,9 @@ _NOTHING_ASKED: Fact = ("", "")
 
 
 def _tested_method(builder: _FlowBuilder, ctx: _Context) -> str | None:
-    """A method of this instance that an enclosing test calls and holds true (``if self._supports_local():``),
-    the first by name: its own test of the model is what the branch stands behind."""
-    return next((word for word in sorted(ctx.taken)
+    """A method of this instance that an enclosing test calls and holds true (``if self._supports_local():``, not
+    one operand of an ``or``), the first by name: its own test of the model is what the branch stands behind."""
+    return next((word for word in sorted(held_by(ctx.selects))
                  if any(call.callee == ("self", word) and not call.args and not call.kwargs for call in builder.calls)),
                 None)
 

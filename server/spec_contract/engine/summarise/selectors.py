@@ -21,6 +21,7 @@ hold in a DSPARK run too). A test with nothing but unknowns is None: it says not
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from typing import cast
 
 Formula = tuple  # see the module docstring
@@ -152,6 +153,29 @@ def returned(body: list[ast.stmt]) -> Formula | None:
 def _returns_false(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Return) and (stmt.value is None or isinstance(stmt.value, ast.Constant)
                                              and not stmt.value.value)
+
+
+def held(f: Formula) -> frozenset[str]:
+    """The words every run past the test holds true, where :func:`words` gives any word that may decide it: both
+    words of an ``and``, only those every operand of an ``or`` holds (past ``if self._local is not None or n > 0:``
+    ``_local`` may be unset), and under a ``not``, by De Morgan. What a line needs the model to have (a state a
+    test stands behind, see ``state_guards``) is read from these."""
+    kind = f[0]
+    if kind == "n":
+        return frozenset((f[1],))
+    if kind == "&":
+        return frozenset().union(*(held(part) for part in f[1:]))
+    if kind == "|":
+        return frozenset.intersection(*(held(part) for part in f[1:])) if len(f) > 1 else frozenset()
+    if kind == "!" and f[1][0] in ("&", "|") and len(f[1]) > 1:
+        return held(("|" if f[1][0] == "&" else "&", *(negate(part) for part in f[1][1:])))
+    return frozenset()
+
+
+@lru_cache(maxsize=4096)
+def held_by(selects: Selects) -> frozenset[str]:
+    """:func:`held` of every test a line runs past (remembered: the lines of one branch share their tests)."""
+    return frozenset().union(*(held(f) for f in selects))
 
 
 def words(f: Formula) -> frozenset[str]:
