@@ -364,15 +364,22 @@ def test_a_subclass_that_overrides_the_check_away_leaves_the_base_method_unguard
     assert errors == ["SC001"]
 
 
-def test_a_forward_must_fit_the_calls_the_validated_flag_leads_to(tmp_path):
+@pytest.mark.parametrize("form", ["past an early return", "flag and not hasattr", "nested"])
+def test_a_forward_must_fit_the_calls_the_validated_flag_leads_to(tmp_path, form):
     """The head's predictor has ``compute_draft_logits_local()`` without arguments; the sampling passes one. The
     head never meets that call while it lacks the member, but a forward would bring it there: the check's finding
-    says the forward would fail, and offers none."""
+    says the forward would fail, and offers none. The check is the same refusal after loading in each form."""
     heads = HEADS.replace("            self.logits_processor = LogitsProcessor()",
                           "            self.logits_processor = LogitsProcessor()\n\n"
                           "        def compute_draft_logits_local(self):\n            return None")
     flag = "use_local_argmax_reduction"  # off by default in the built-in profile: the check's refusal is reported
-    validate = f"if not self.{flag}:\n                return\n            " + RAISES_UNLESS.replace("{indent}", " " * 16)
+    validate = {
+        "past an early return": f"if not self.{flag}:\n                return\n            "
+                                + RAISES_UNLESS.replace("{indent}", " " * 16),
+        "flag and not hasattr": f'if self.{flag} and not hasattr(self.model, "compute_draft_logits_local"):\n'
+                                '                raise ValueError("no")',
+        "nested": f"if self.{flag}:\n                " + RAISES_UNLESS.replace("{indent}", " " * 20),
+    }[form]
     root = _validated(tmp_path, validate, flag=flag, heads=heads)
     (finding,) = [f for f in analyze(root).findings if f.class_name == "TinyMTP"
                   and f.member == "compute_draft_logits_local"]

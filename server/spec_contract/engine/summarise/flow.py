@@ -500,14 +500,25 @@ def _validated(test: ast.expr, negative: frozenset[Fact], ctx: _Context) -> Iter
         (word,) = ctx.taken
         for receiver, member in sorted(negative):  # in order: a summary is the same in every process
             yield word, member, receiver
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        parts = [(operand, _facts(operand)[1]) for operand in test.values]
-        flags = [operand for operand, absent in parts if not absent]
-        absent = [found for _, found in parts if found]
-        if len(flags) == 1 and len(absent) == 1 and len(absent[0]) == 1 \
-                and (found := selector(flags[0])) is not None and found[0] == "n":
-            ((receiver, member),) = absent[0]
-            yield found[1], member, receiver
+    flagged = _flag_and_absent(test)
+    if flagged is not None:
+        flag, (receiver, member) = flagged
+        yield cast(Formula, selector(flag))[1], member, receiver
+
+
+def _flag_and_absent(test: ast.expr) -> tuple[ast.expr, Fact] | None:
+    """``flag and not hasattr(m, "x")``: the one flag (a name, an attribute) and the one member it asks absent.
+    ``not hasattr(m, "a") and not hasattr(m, "b")`` proves only one of them; ``flag and n > 1 and …`` holds
+    without the member's test deciding."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return None
+    parts = [(operand, _facts(operand)[1]) for operand in test.values]
+    flags = [operand for operand, absent in parts if not absent]
+    absent = [found for _, found in parts if found]
+    if len(flags) == 1 and len(absent) == 1 and len(absent[0]) == 1 \
+            and (found := selector(flags[0])) is not None and found[0] == "n":
+        return flags[0], next(iter(absent[0]))
+    return None
 
 
 def _unknown(f: Formula) -> bool:
@@ -518,10 +529,17 @@ def _unknown(f: Formula) -> bool:
 def _checked(builder: _FlowBuilder, stmt: ast.If, negative: frozenset[Fact], ctx: _Context) -> None:
     """``if not hasattr(m, "x"): raise``: a use of ``m.x`` at the check, kept when nothing after it in the
     function uses the member (a validation the speculator runs while loading, vLLM's
-    ``_validate_local_argmax_reduction``: the uses are in another method, and a run without it stops here)."""
+    ``_validate_local_argmax_reduction``: the uses are in another method, and a run without it stops here).
+    ``if flag and not hasattr(m, "x"): raise`` is that check where the flag holds, as it is nested under ``if
+    flag:`` or past ``if not flag: return``."""
+    checked = [(r, m, ctx) for r, m in sorted(negative)]
+    flagged = _flag_and_absent(stmt.test) if not negative else None
+    if flagged is not None:
+        flag, (receiver, member) = flagged
+        checked.append((receiver, member, ctx.taking(flag, True)))
     builder.checks += [_make_use(tuple(r.split(".")), m, builder.lines.node_span(stmt.test), False, None, False,
-                                 ctx.passed(frozenset({(r, m, (m,), stmt.lineno - 1)})),
-                                 builder.lines.text(stmt.lineno)) for r, m in sorted(negative) if m != "*"]
+                                 where.passed(frozenset({(r, m, (m,), stmt.lineno - 1)})),
+                                 builder.lines.text(stmt.lineno)) for r, m, where in checked if m != "*"]
 
 
 def _attribute(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx: _Context, is_call: bool,
