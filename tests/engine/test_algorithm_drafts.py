@@ -144,6 +144,29 @@ def test_a_rewrite_under_the_algorithm_s_own_branch_restricts_it_too(tmp_path):
     assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM"]
 
 
+@pytest.mark.parametrize("test", ['self.method == "dspark"', 'self.method in ("dspark", "dflash")'],
+                         ids=["the comparison alone", "one of several values"])
+def test_a_rewrite_every_run_of_the_algorithm_takes_restricts_it(tmp_path, test):
+    """``if self.method == "dspark": ….architectures = ["SparkDraftModel"]`` rewrites every DSPARK draft, with no
+    ``not in`` test to let a checkpoint's own head through; so does a branch that several algorithms take."""
+    unconditional = f"""
+    from typing import Literal
+
+    SpeculativeMethod = Literal["eagle", "mtp", "dflash", "dspark"]
+
+
+    class SpeculativeConfig:
+        def __post_init__(self):
+            if {test}:
+                self.draft_model_config.hf_config.architectures = ["SparkDraftModel"]
+"""
+    analysis = analyze(_tree(tmp_path, unconditional))
+    assert [(name, architectures) for name, architectures, _ in analysis.contract.release.drafts] == (
+        [("DSPARK", ("SparkDraftModel",))] if "==" in test else
+        [("DFLASH", ("SparkDraftModel",)), ("DSPARK", ("SparkDraftModel",))])
+    assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM"]
+
+
 def test_a_rewrite_a_later_statement_may_undo_restricts_nothing(tmp_path):
     undone = SPECULATIVE + """
             if self.method != "eagle":

@@ -12,9 +12,10 @@ After that chain a DSPARK run's draft is one of the architectures written in its
 rewriting branch's ``not in`` tests let through: an MTP head, an EAGLE head or any other draft model is never
 a DSPARK draft, so a use only DSPARK runs make is never asked of it.
 
-Read for a branch of an ``if``/``elif`` chain whose test is the option's comparison with the algorithm (or that
-sits inside ``if self.method == "dspark":``) and ``"A" not in x.architectures`` tests alone (``x.architectures``
-or a local bound to it), writing a literal list to ``….architectures``; every earlier branch the
+Read for a branch of an ``if``/``elif`` chain whose test is the option's comparison with the algorithm
+(``== "dspark"``, ``in ("dspark", …)``, or the branch sits inside ``if self.method == "dspark":``) and ``"A" not
+in x.architectures`` tests alone (``x.architectures`` or a local bound to it), if any, writing a literal list to
+``….architectures``; every earlier branch the
 algorithm may take must write one too (a run taking it keeps nothing of its checkpoint's), and no later
 statement of the function may write the architectures of the algorithm's runs in any other way. Constants
 named at the module's top level (``_OMNI_ARCHITECTURE = "…"``) are read as their strings.
@@ -169,10 +170,11 @@ def _may_take(test: ast.expr, option: str, value: str) -> bool:
 def _let_through(test: ast.expr, option: str, value: str, constants: Constants, pinned: bool,
                  aliases: frozenset[str]) -> list[str] | None:
     """The architectures a ``value`` run failing ``test`` must hold: the ``not in`` tests' strings, when the
-    test is ``option == value`` (or the value is ``pinned`` around it) and those alone (None: failing it says
-    nothing of the architectures)."""
+    test is ``option == value`` or ``option in (value, …)`` (or the value is ``pinned`` around it) and those
+    alone; none when it is the comparison alone, which every such run passes (None: failing it says nothing of
+    the architectures)."""
     parts = _conjuncts(test)
-    if not pinned and not any((found := _option_compare(p, option)) is not None and found[1] == (value,)
+    if not pinned and not any((found := _option_compare(p, option)) is not None and value in found[1]
                               for p in parts):
         return None
     names: list[str] = []
@@ -186,7 +188,7 @@ def _let_through(test: ast.expr, option: str, value: str, constants: Constants, 
         if name is None or chain is None or chain[-1] != _KEY and chain not in [(alias,) for alias in aliases]:
             return None
         names.append(name)
-    return names or None
+    return names
 
 
 def _written(body: list[ast.stmt], constants: Constants) -> frozenset[str] | None:
