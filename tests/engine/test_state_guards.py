@@ -386,3 +386,27 @@ def test_a_forward_must_fit_the_calls_the_validated_flag_leads_to(tmp_path, form
     assert "refuses the run only after loading the weights without it" in finding.message
     assert "it takes 0 argument(s) and the call at line" in finding.message
     assert finding.delegate == ""
+
+
+def test_the_calls_a_fix_must_fit_are_those_of_the_runs_that_load_the_class(tmp_path):
+    """The DSPARK speculator calls the validated member with two arguments, but the engine's config loads its own
+    head as every DSPARK draft: the MTP head never meets that call, with or without the member, so the forward
+    to its predictor (which takes one) is offered as it is."""
+    heads = HEADS.replace("            self.logits_processor = LogitsProcessor()",
+                          "            self.logits_processor = LogitsProcessor()\n\n"
+                          "        def compute_draft_logits_local(self, hidden):\n            return hidden")
+    flag = "use_local_argmax_reduction"
+    validate = f"if not self.{flag}:\n                return\n            " + RAISES_UNLESS.replace("{indent}", " " * 16)
+    dspark_only = ("pass\n\n        def propose_spark(self, hidden):\n"
+                   f"            if self.{flag}:\n"
+                   "                return self.model.compute_draft_logits_local(hidden, hidden)")
+    root = _validated(tmp_path, validate, dspark_only, flag=flag, heads=heads)
+    config = root / "vllm/config/speculative.py"
+    config.write_text(config.read_text() + textwrap.dedent("""
+        def __post_init__(self):
+            if self.method == "dspark":
+                self.draft_model_config.hf_config.architectures = ["SparkDraftModel"]
+    """).replace("\n", "\n    "))
+    (finding,) = [f for f in analyze(root).findings if f.class_name == "TinyMTP"
+                  and f.member == "compute_draft_logits_local"]
+    assert "forward" in finding.message and "a forward would fail there too" not in finding.message

@@ -167,16 +167,19 @@ def may_meet_class(role: Role, site: CallSite, draft_shaped: bool) -> bool:
 
 
 def class_sites(contract: Contract, roles: tuple[Role, ...], lookup: MemberLookup,
-                draft_shaped: bool) -> list[tuple[Role, CallSite]]:
+                draft_shaped: bool, given: str | None = None) -> list[tuple[Role, CallSite]]:
     """The call sites of the class's roles, less those whose receiver is never this class: a worker that
     switches to the language model when the target provides ``get_language_model`` (``unless``), a use only a
-    model with some member reaches (``requires``), and, on a class that is no draft by shape, draft uses no
-    worker that takes any model as its draft reaches."""
+    model with some member reaches (``requires``), on a class that is no draft by shape, draft uses no worker that
+    takes any model as its draft reaches, and the runs of algorithms that never load the class as their draft.
+    ``given``: only the uses of that member, taken as one the class has (see ``once_provided``)."""
     if contract.routed and Role.TARGET in roles and lookup.is_a(((contract.routed, ()),)):
         roles = tuple(role for role in roles if role is not Role.TARGET)  # the workers route it as a draft
-    found = [(role, site) for role in roles for entry in contract.for_role(role) for site in entry.call_sites
+    found = [(role, site) for role in roles for entry in contract.for_role(role)
+             if given is None or entry.member == given for site in entry.call_sites
              if (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)
-             and all(lookup.provides(site.member if member == "*" else member) for member in site.requires)
+             and all(member == given or lookup.provides(site.member if member == "*" else member)
+                     for member in site.requires)
              and (not site.only or lookup.is_a(site.only))
              and may_meet_class(role, site, draft_shaped)]
     undrafted = never_drafted(contract, lookup) if Role.DRAFT in roles else frozenset()
@@ -200,12 +203,9 @@ def once_provided(contract: Contract, roles: tuple[Role, ...], lookup: MemberLoo
     """The uses of ``member`` that ``class_sites`` leaves out only because a model must have the member itself to
     come to them (``if self.use_local_argmax_reduction: self.model.get_top_tokens(h)``, which a start-up check
     makes the flag stand behind): a fix that gives the class the member makes them run, so a forward or a body
-    must fit their calls too."""
-    return [site for role in roles for entry in contract.for_role(role) if entry.member == member
-            for site in entry.call_sites if member in site.requires
-            and all(m == member or lookup.provides(site.member if m == "*" else m) for m in site.requires)
-            and (site.unless is None or not lookup.provides(site.unless)) and lookup.may_meet(site)
-            and (not site.only or lookup.is_a(site.only)) and may_meet_class(role, site, draft_shaped)]
+    must fit their calls too (those of the runs that may load the class, as ``class_sites`` narrows them)."""
+    return [site for _, site in class_sites(contract, roles, lookup, draft_shaped, given=member)
+            if member in site.requires]
 
 
 def never_drafted(contract: Contract, lookup: MemberLookup) -> frozenset[str]:
