@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from engine_trees import make_tree
 from spec_contract.engine import Analysis, support_matrix
 from spec_contract.engine.config import load_config
@@ -170,6 +171,23 @@ def test_draft_heads_the_rewrite_names_and_heads_of_any_capitalisation_are_draft
     assert listed(analysis) == TARGETS
     assert not {"ToyCpuStub", "ToyInheritsTheStub"} & {key.qualname for key in analysis.checked}
     assert analysis.notes == ()
+
+
+@pytest.mark.parametrize("written", ["_LOOKAHEAD[arch]", "_LOOKAHEAD.get(arch, arch)"],
+                         ids=["an item of a module's table", "the table's get"])
+def test_a_rewrite_grown_into_a_module_level_table_names_its_heads_too(tmp_path, written):
+    """A chain of ``if``s refactored into a table at the module's top level: its values are still the heads the
+    engine loads a draft checkpoint as."""
+    chain = ('        if is_draft_model and self.hf_config.architectures[0] == "ToyForCausalLM":\n'
+             '            self.hf_config.architectures[0] = "ToyForCausalLMLookahead"\n')
+    table = MODEL_CONFIG.replace(chain, "        arch = self.hf_config.architectures[0]\n"
+                                        "        if is_draft_model and arch in _LOOKAHEAD:\n"
+                                        f"            self.hf_config.architectures[0] = {written}\n")
+    table = '_LOOKAHEAD = {"ToyForCausalLM": "ToyForCausalLMLookahead"}\n\n\n' + table
+    assert chain in MODEL_CONFIG and chain not in table
+    analysis = Project(sglang_tree(tmp_path, table), load_config(tmp_path / "sglang"), use_cache=False).analyze()
+    assert roles_seen(analysis)["ToyForCausalLMLookahead"] == "draft"
+    assert listed(analysis) == TARGETS
 
 
 def test_a_class_never_built_is_not_checked_and_a_tree_without_the_rewrite_module_uses_the_globs(tmp_path):

@@ -10,8 +10,9 @@ draft: it is never the target model, whatever its name looks like. The profile s
 (``draft-rewrites``, ``draft-tables``); the names are read, never guessed, and the profile's
 ``draft-only-classes`` globs stand in only for heads no code names (EAGLE heads a checkpoint names itself).
 
-A rewrite writes a string, a list of strings, a conditional between them (``"A" if v32 else "B"``), or a local
-name bound to one of these or to a dict whose values are (``mtp_arch_maps[arch]``); an architecture computed
+A rewrite writes a string, a list of strings, a conditional between them (``"A" if v32 else "B"``), or a name
+bound to one of these or to a dict whose values are (``mtp_arch_maps[arch]``, ``_DRAFT_ARCHS.get(arch, arch)``),
+in the function or at the module's top level (a chain of ``if``s grown into a table); an architecture computed
 any other way (``f"Eagle{arch}"``) is not read. The functions are read from their ``def`` statements alone
 (``resolve.source_defs``), as the generation test is; a tree that holds a function's module but not the
 function gets a note, a tree without the module is read without it.
@@ -23,7 +24,7 @@ import ast
 from collections.abc import Callable
 
 from spec_contract.engine.resolve.index import Index
-from spec_contract.engine.resolve.source_defs import definition_starts, parse_statement, split_dotted
+from spec_contract.engine.resolve.source_defs import definition_starts, module_constant, parse_statement, split_dotted
 
 _KEY = "architectures"
 
@@ -48,9 +49,11 @@ def read_rewrite(dotted: str, index: Index, text: Callable[[str], str | None]) -
                              "by 'draft-only-classes' alone; set 'draft-rewrites' in [tool.spec-contract] to the "
                              "functions that rewrite a draft checkpoint's architecture, or to [] if there are none")
     names: set[str] = set()
+    module = source
     for start in starts:
         function = parse_statement(source, start)
-        names |= written_architectures(function) if function is not None else set()
+        names |= written_architectures(function, lambda name: module_constant(module, name)) \
+            if function is not None else set()
     return frozenset(names), None
 
 
@@ -60,9 +63,11 @@ def _split(dotted: str, index: Index) -> tuple[str, str]:
     return index.engine_module(module), qualname
 
 
-def written_architectures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """Every architecture ``function`` writes, in the shapes the module docstring lists."""
-    bound: dict[str, list[ast.expr]] = {}
+def written_architectures(function: ast.FunctionDef | ast.AsyncFunctionDef,
+                          constant: Callable[[str], ast.expr | None] = lambda name: None) -> frozenset[str]:
+    """Every architecture ``function`` writes, in the shapes the module docstring lists; ``constant``: the value of
+    a name the module binds at its top level."""
+    bound = _Bound(constant)
     for node in ast.walk(function):  # what each local name is bound to, anywhere in the function
         if isinstance(node, ast.Assign):
             for target in node.targets:
@@ -93,7 +98,20 @@ def _names_architectures(target: ast.expr) -> bool:
     return isinstance(target, ast.Attribute) and target.attr == _KEY
 
 
-def _strings(value: ast.expr, bound: dict[str, list[ast.expr]], depth: int) -> set[str]:
+class _Bound(dict[str, list[ast.expr]]):
+    """The values a function binds each local name to; a name it never binds, the module's (if any)."""
+
+    def __init__(self, constant: Callable[[str], ast.expr | None]) -> None:
+        super().__init__()
+        self._constant = constant
+
+    def __missing__(self, name: str) -> list[ast.expr]:
+        found = self._constant(name)
+        self[name] = [found] if found is not None else []
+        return self[name]
+
+
+def _strings(value: ast.expr, bound: _Bound, depth: int) -> set[str]:
     if depth > 4:
         return set()
     if isinstance(value, ast.Constant):
@@ -103,8 +121,17 @@ def _strings(value: ast.expr, bound: dict[str, list[ast.expr]], depth: int) -> s
     if isinstance(value, ast.IfExp):
         return _strings(value.body, bound, depth + 1) | _strings(value.orelse, bound, depth + 1)
     if isinstance(value, ast.Name):
-        return {s for v in bound.get(value.id, ()) for s in _strings(v, bound, depth + 1)}
+        return {s for v in bound[value.id] for s in _strings(v, bound, depth + 1)}
     if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name):  # an item of a dict: its values
-        return {s for v in bound.get(value.value.id, ()) if isinstance(v, ast.Dict)
-                for item in v.values for s in _strings(item, bound, depth + 1)}
+        return _values(bound[value.value.id], bound, depth)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
+            and isinstance(value.func.value, ast.Name) and 1 <= len(value.args) <= 2 and not value.keywords:
+        # ``table.get(arch, default)``: an item, or the default (``arch`` itself: the checkpoint's own, not read)
+        return _values(bound[value.func.value.id], bound, depth) | (
+            _strings(value.args[1], bound, depth + 1) if len(value.args) == 2 else set())
     return set()
+
+
+def _values(values: list[ast.expr], bound: _Bound, depth: int) -> set[str]:
+    """The strings the dicts among ``values`` hold as values."""
+    return {s for v in values if isinstance(v, ast.Dict) for item in v.values for s in _strings(item, bound, depth + 1)}
