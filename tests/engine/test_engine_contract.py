@@ -248,6 +248,19 @@ def test_one_unguarded_use_makes_the_member_required(tmp_path):
 
 # flow ---------------------------------------------------------------------------------------------
 
+def test_a_model_bound_in_a_test_by_an_assignment_expression(tmp_path):
+    """``if (model := …model_runner.model) is not None:`` binds ``model`` as an assignment does."""
+    root = worker_tree(tmp_path, """
+        class Worker:
+            def run(self):
+                if (model := self.target_worker.model_runner.model) is not None:
+                    return model.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=False, needle="return model.get_embed_and_head")
+    assert sole_finding(analysis) == ("SC001", "error")
+
+
 def test_runner_alias_in_a_local(tmp_path):
     root = worker_tree(tmp_path, """
         class Worker:

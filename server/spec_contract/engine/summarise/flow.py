@@ -312,6 +312,10 @@ class _FlowBuilder:
         if isinstance(node, ast.Lambda):
             self.expr(node.body, ctx)
             return
+        if isinstance(node, ast.NamedExpr):  # ``if (model := runner.model) is not None:``: an assignment
+            self.expr(node.value, ctx)
+            self._bind_all(node.target, node.value)
+            return
         for child in _children(node):
             if type(child) in _LEAVES:
                 continue
