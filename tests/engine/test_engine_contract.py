@@ -261,6 +261,30 @@ def test_a_model_bound_in_a_test_by_an_assignment_expression(tmp_path):
     assert sole_finding(analysis) == ("SC001", "error")
 
 
+@pytest.mark.parametrize("getter, read", [
+    ("def target_model(self):", "self.target_model()"),
+    ("@property\n            def target_model(self):", "self.target_model"),
+    ("@functools.cached_property\n            def target_model(self):", "self.target_model"),
+], ids=["a method", "a property", "a cached property"])
+def test_a_method_or_property_of_the_worker_that_returns_the_model_stands_for_it(tmp_path, getter, read):
+    """``self.target_model()`` (or the property ``self.target_model``) is the target model where the method
+    returns ``self.target_worker.model_runner.model``."""
+    root = worker_tree(tmp_path, f"""
+        import functools
+
+
+        class Worker:
+            {getter}
+                return self.target_worker.model_runner.model
+
+            def run(self):
+                return {read}.get_embed_and_head()
+    """)
+    analysis = analyze(root)
+    assert contract(analysis) == only_target_entry(root, guarded=False, needle=f"return {read}.get_embed_and_head")
+    assert sole_finding(analysis) == ("SC001", "error")
+
+
 def test_runner_alias_in_a_local(tmp_path):
     root = worker_tree(tmp_path, """
         class Worker:

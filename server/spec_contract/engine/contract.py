@@ -9,7 +9,9 @@ worker files, iterated to a fixed point:
 * ``for runner in self.draft_runner_list`` (the loop variable stands for an element),
 * parameters of workspace functions and methods, bound by position and keyword at every call site
   (``helper(target_model=target_runner.model)``, ``Worker(target_worker=...)``),
-* a local a method returns, as the attribute its class stores the call's value in.
+* a local a method returns, as the attribute its class stores the call's value in,
+* a method or property that returns a part of its instance (``self._target()``, ``self.target_model``), as
+  that part.
 
 A use one attribute further (``self.model.model.set_skip_topk``, through a delegate attribute the profile names)
 is of a member of the model's own inner model: ``model.set_skip_topk`` on the model.
@@ -116,7 +118,10 @@ class _Flow:
             for current in frontier:
                 root = current[0]
                 sources: Set[Chain]
-                if root == "self" and len(current) >= 2:
+                if root == "self" and len(current) >= 3 and current[2] == "()":  # a method of the instance's
+                    sources = self._self_attr(cls, current[1] + "()")  # that returns one of its parts
+                    rest = current[3:]
+                elif root == "self" and len(current) >= 2:
                     sources = self._self_attr(cls, current[1])
                     rest = current[2:]
                 else:
@@ -138,7 +143,7 @@ class _Flow:
         """Whether ``expand(key, chain)`` may hold an expression ending in one of ``lasts``, without expanding.
 
         Replacing an expression's root keeps its last segment unless the whole expression is replaced, which
-        happens only to a bare name (``runner``) or ``self.<attr>``; a longer expression can only shrink to
+        happens only to a bare name (``runner``), ``self.<attr>`` or ``self.<method>()``; a longer expression can only shrink to
         ``self.<its last segment>`` (alias values start at a name, so never vanish). So only those short
         expressions are followed, through the same few alias sets for every use of a function (memoised in
         ``memo``, for one ``lasts``). The expansion's size bound is ignored: the answer may be yes where
@@ -146,7 +151,9 @@ class _Flow:
         """
         if chain[-1] in lasts:
             return True
-        if len(chain) > 2 or (len(chain) == 2 and chain[0] != "self"):
+        if len(chain) == 3 and chain[0] == "self" and chain[2] == "()":  # what a method of the instance returns
+            chain = ("self", chain[1] + "()")
+        elif len(chain) > 2 or (len(chain) == 2 and chain[0] != "self"):
             chain, budget = ("self", chain[-1]), budget - 1
         if budget <= 0:
             return False

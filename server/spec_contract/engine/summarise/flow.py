@@ -137,6 +137,7 @@ class _FlowBuilder:
     asking: dict[str, Fact] = field(default_factory=dict)  # a local name → what its value asks for (see ``_flag``)
     builds: dict[tuple[Chain, Selects], None] = field(default_factory=dict)
     checks: list[Use] = field(default_factory=list)  # see ``_checked``
+    gives: dict[Chain, None] = field(default_factory=dict)  # the instance's parts it returns (see ``_gives``)
 
     # statements -------------------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], ctx: _Context) -> None:
@@ -913,6 +914,9 @@ def _return_statement(builder: _FlowBuilder, value: ast.expr | None, ctx: _Conte
     if value is None:
         return
     builder.expr(value, ctx)
+    returned = chain_of(value)
+    if returned is not None and len(returned) >= 2 and returned[0] == "self":
+        builder.gives[returned] = None
     if type(value) is ast.Name:
         builder.aliases.append((RETURNED, (value.id,)))
         if value.id[:1].isupper():
@@ -944,10 +948,28 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
     checked = {(use.receiver, use.member, use.gate_line) for use in builder.uses if use.gate}
     uses = builder.uses + [use for use in builder.checks
                            if (use.receiver, use.member, use.gate_line) not in checked]
-    return FunctionFlow(qualname, class_name, params, kwonly, tuple(builder.aliases), tuple(builder.calls),
+    aliases = builder.aliases + _gives(node, class_name, params, builder.gives)
+    return FunctionFlow(qualname, class_name, params, kwonly, tuple(aliases), tuple(builder.calls),
                         tuple(uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
                         returned(node.body), tuple(builder.states), _vouches(node.body, params + kwonly),
                         tuple(builder.validates))
+
+
+def _gives(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, params: tuple[str, ...],
+           given: dict[Chain, None]) -> list[tuple[Chain, Chain]]:
+    """A method that returns a part of its own instance (``return self.target_worker.model_runner.model``) stands
+    for it where the instance calls it: ``self.<name>()`` is that part, as an attribute ``self.<name>()`` (a
+    property's ``self.<name>``, read without the call) of its class (see ``FunctionFlow.aliases``)."""
+    if class_name is None or params[:1] != ("self",) or not given:
+        return []
+    name = node.name if any(_decorator_name(d) in ("property", "cached_property") for d in node.decorator_list) \
+        else node.name + "()"
+    return [(("self", name), chain) for chain in given]
+
+
+def _decorator_name(decorator: ast.expr) -> str | None:
+    found = chain_of(decorator.func if isinstance(decorator, ast.Call) else decorator)
+    return found[-1] if found else None
 
 
 def _vouches(body: list[ast.stmt], params: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

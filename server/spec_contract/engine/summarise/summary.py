@@ -158,7 +158,8 @@ class FunctionFlow:
     class_name: str | None
     params: tuple[str, ...]  # positional parameter names, ``self`` included for methods
     kwonly: tuple[str, ...]  # keyword-only parameter names
-    # target chain (("x",) or ("self", "x")) ← value chain; ``RETURNED`` ← a name the function returns
+    # target chain (("x",) or ("self", "x")) ← value chain; ``RETURNED`` ← a name the function returns; a method
+    # that returns a part of its instance gives ``("self", "<name>()")`` (a property ``("self", "<name>")``) ← it
     aliases: tuple[tuple[Chain, Chain], ...]
     calls: tuple[CallFlow, ...]
     uses: tuple[Use, ...]
