@@ -251,6 +251,21 @@ def test_a_tree_holding_vllm_gets_the_vllm_profile(tmp_path):
     assert load_config(root, overrides={"profile": "sglang"}).profile == "sglang"  # an explicit choice wins
 
 
+def test_a_proposer_moved_into_a_package_of_its_own_is_still_a_worker(tmp_path):
+    """The V1 proposers may move into per-algorithm packages (``v1/spec_decode/eagle/proposer.py``), as the V2
+    speculators did: their uses are found there as in a module of ``v1/spec_decode`` itself."""
+    def uses(analysis) -> list[tuple[str, str, str]]:
+        return sorted((str(e.role), e.member, rel(tmp_path, s.path).split("/spec_decode/")[-1])
+                      for e in analysis.contract.entries for s in e.call_sites if "/spec_decode/" in s.path)
+
+    flat = uses(analyze(vllm_tree(tmp_path / "flat")))
+    moved = uses(analyze(vllm_tree(tmp_path / "moved", {
+        "vllm/v1/spec_decode/eagle.py": "", "vllm/v1/spec_decode/eagle_v1/__init__.py": "",
+        "vllm/v1/spec_decode/eagle_v1/proposer.py": PROPOSER})))
+    assert ("draft", "get_top_tokens", "eagle.py") in flat
+    assert moved == [(role, member, "eagle_v1/proposer.py") for role, member, _ in flat]
+
+
 def test_only_classes_of_the_registrys_generation_tables_are_checked(tmp_path):
     analysis = analyze(vllm_tree(tmp_path))
     checked = sorted(key.qualname for key in analysis.checked)
