@@ -479,7 +479,7 @@ def test_self_model_under_a_speculative_if_outside_model_runner_is_not_contract(
 def test_model_runner_outside_the_worker_globs_is_not_scanned(tmp_path):
     root = base_tree(tmp_path, {
         "pkg/model_executor/__init__.py": "",
-        "pkg/model_executor/runner_utils.py": """
+        "pkg/model_executor/forward_batch_info.py": """
             class ModelRunner:
                 def load_model(self):
                     if self.eagle_use_aux_hidden_state:
@@ -534,10 +534,13 @@ def test_model_runner_passes_self_model_to_a_component_helper_that_calls_under_s
     assert analysis.contract.get("target", "tie_weights") is None
 
 
-def test_cuda_graph_runner_model_runner_model_under_a_speculative_if_is_target_contract(tmp_path):
-    graph_runner = "pkg/model_executor/cuda_graph_runner.py"
+@pytest.mark.parametrize("graph_runner", [
+    "pkg/model_executor/cuda_graph_runner.py", "pkg/model_executor/runner/decode_cuda_graph_runner.py",
+], ids=["beside the model runner", "moved into a runner package (SGLang 0.5.16)"])
+def test_cuda_graph_runner_model_runner_model_under_a_speculative_if_is_target_contract(tmp_path, graph_runner):
     root = base_tree(tmp_path, {
         "pkg/model_executor/__init__.py": "",
+        "pkg/model_executor/runner/__init__.py": "",
         graph_runner: """
             class CudaGraphRunner:
                 def __init__(self, model_runner):
