@@ -266,6 +266,17 @@ def test_a_proposer_moved_into_a_package_of_its_own_is_still_a_worker(tmp_path):
     assert moved == [(role, member, "eagle_v1/proposer.py") for role, member, _ in flat]
 
 
+def test_a_model_runner_moved_or_renamed_is_still_a_worker(tmp_path):
+    """``gpu_model_runner.py`` moved into a package or named for another platform: its capability check (the
+    EAGLE-3 ``supports_eagle3`` gate) is the runner's, as before."""
+    flat = codes(analyze(vllm_tree(tmp_path / "flat")))
+    moved = codes(analyze(vllm_tree(tmp_path / "moved", {
+        "vllm/v1/worker/gpu_model_runner.py": "", "vllm/v1/worker/runners/__init__.py": "",
+        "vllm/v1/worker/runners/xpu_model_runner.py": RUNNER})))
+    assert [code for code, *_ in flat] == ["SC006", "SC007"]
+    assert moved == flat
+
+
 def test_only_classes_of_the_registrys_generation_tables_are_checked(tmp_path):
     analysis = analyze(vllm_tree(tmp_path))
     checked = sorted(key.qualname for key in analysis.checked)
