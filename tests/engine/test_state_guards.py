@@ -92,6 +92,19 @@ def test_a_state_only_a_subclass_sets_from_a_test_guards_the_base_methods_use(tm
     assert errors == []
 
 
+def test_speculators_moved_out_of_the_gpu_package_are_still_workers(tmp_path):
+    """A release that moves ``v1/worker/gpu/spec_decode/`` up to ``v1/worker/spec_decode/``: the same state
+    guards the same read."""
+    root = _speculators(tmp_path)
+    old, new = root / "vllm/v1/worker/gpu/spec_decode", root / "vllm/v1/worker/spec_decode"
+    old.rename(new)
+    for path in new.rglob("*.py"):
+        path.write_text(path.read_text().replace("vllm.v1.worker.gpu.spec_decode", "vllm.v1.worker.spec_decode"))
+    site, errors = _site_and_errors(root)
+    assert site.requires == ("compute_draft_logits_local",) and "/worker/spec_decode/" in site.path
+    assert errors == []
+
+
 @pytest.mark.parametrize("enable", [
     "self._local = make_local(self.model)",
     'if hasattr(self.model, "compute_draft_logits_local"):\n                self._local = True\n'
