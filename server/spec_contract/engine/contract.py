@@ -195,37 +195,13 @@ class _Flow:
                     return key, 1
             return None
         if len(callee) == 2 or (len(callee) == 3 and callee[0] == "self"):
-            found = self._method_of_instance(caller, callee)
+            found = _method_of_instance(self, caller, callee)
             if found is not None:
                 return found, 1
         named = (caller.module, callee)
         if named not in self._reached:
             self._reached[named] = self._named_callee(caller.module, callee)
         return self._reached[named]
-
-    def _method_of_instance(self, caller: FunctionKey, callee: Chain) -> FunctionKey | None:
-        """The method a call on an instance of a worker class reaches: ``self.proposer.propose(...)`` or
-        ``proposer.propose(...)`` where ``self.proposer = DraftBlockProposer(...)`` (or the local) was built by
-        calling that class in the caller's class or function (the first such class that defines it)."""
-        cls = self.classes[caller]
-        if callee[0] == "self":
-            owners = self.index.mro(cls) if cls is not None else []
-            built = [(owner.module, value) for owner in owners
-                     for value in self.class_attrs.get(owner, {}).get(callee[1], ())]
-        else:
-            built = [(caller.module, value) for value in self.locals[caller].get(callee[0], ())]
-        for module, value in built:
-            if len(value) < 2 or value[-1] != "()" or "()" in value[:-1] or "[]" in value:
-                continue
-            if not self.may_be_workspace_function(module, value[0]):
-                continue
-            resolved = self.index.resolve(module, value[:-1])
-            if isinstance(resolved, ClassKey):
-                for owner in self.index.mro(resolved):
-                    key = FunctionKey(owner.module, f"{owner.qualname}.{callee[-1]}")
-                    if key in self.functions:
-                        return key
-        return None
 
     def _named_callee(self, module: str, callee: Chain) -> tuple[FunctionKey, int] | None:
         """What a call of a name (``helper(...)``, ``mod.Worker(...)``) in ``module`` reaches, as in :meth:`callee`.
@@ -300,6 +276,31 @@ class _Flow:
                         self._grown[callee] += len(bound) - before
             if not changed:
                 break
+
+
+def _method_of_instance(flow: _Flow, caller: FunctionKey, callee: Chain) -> FunctionKey | None:
+    """The method a call on an instance of a worker class reaches: ``self.proposer.propose(...)`` or
+    ``proposer.propose(...)`` where ``self.proposer = DraftBlockProposer(...)`` (or the local) was built by
+    calling that class in the caller's class or function (the first such class that defines it)."""
+    cls = flow.classes[caller]
+    if callee[0] == "self":
+        owners = flow.index.mro(cls) if cls is not None else []
+        built = [(owner.module, value) for owner in owners
+                 for value in flow.class_attrs.get(owner, {}).get(callee[1], ())]
+    else:
+        built = [(caller.module, value) for value in flow.locals[caller].get(callee[0], ())]
+    for module, value in built:
+        if len(value) < 2 or value[-1] != "()" or "()" in value[:-1] or "[]" in value:
+            continue
+        if not flow.may_be_workspace_function(module, value[0]):
+            continue
+        resolved = flow.index.resolve(module, value[:-1])
+        if isinstance(resolved, ClassKey):
+            for owner in flow.index.mro(resolved):
+                key = FunctionKey(owner.module, f"{owner.qualname}.{callee[-1]}")
+                if key in flow.functions:
+                    return key
+    return None
 
 
 def _bind_returned_locals(flow: _Flow) -> None:

@@ -159,7 +159,7 @@ class _FlowBuilder:
             for target in stmt.targets:
                 _flag(self, target, stmt.value, ctx)
                 self._bind_all(target, stmt.value)
-                self._visit_target(target, ctx)
+                _visit_target(self, target, ctx)
                 if type(target) is ast.Name:
                     self.optional_reads.remember(target.id, stmt.value, self.uses, before)
                 elif type(target) is ast.Attribute and type(stmt.value) is ast.Name:
@@ -198,7 +198,7 @@ class _FlowBuilder:
                 if isinstance(stmt, ast.AnnAssign):
                     self._bind_all(stmt.target, stmt.value)
                     _flag(self, stmt.target, stmt.value, ctx)
-            self._visit_target(stmt.target, ctx)
+            _visit_target(self, stmt.target, ctx)
             return ctx
         if type(stmt) is ast.Match:
             _match(self, stmt, ctx)
@@ -266,14 +266,6 @@ class _FlowBuilder:
         if stmt.orelse and _exits_quietly(stmt.orelse):
             return ctx.taking(stmt.test, True).add(positive).without(absent_if_true)
         return ctx
-
-    def _visit_target(self, target: ast.expr, ctx: _Context) -> None:
-        """Reads inside an assignment target (``a.b.c = x`` reads ``a.b``)."""
-        if isinstance(target, (ast.Attribute, ast.Subscript)):
-            self.expr(target.value, ctx)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._visit_target(elt, ctx)
 
     def _bind_all(self, target: ast.expr, value: ast.expr) -> None:
         for sub, source in _assigned(target, value):
@@ -376,6 +368,15 @@ class _FlowBuilder:
                 _flag(self, ast.Name(keyword.arg), keyword.value, ctx, bound=False)
             if type(keyword.value) not in _LEAVES:
                 self.expr(keyword.value, ctx)
+
+
+def _visit_target(builder: _FlowBuilder, target: ast.expr, ctx: _Context) -> None:
+    """Reads inside an assignment target (``a.b.c = x`` reads ``a.b``)."""
+    if isinstance(target, (ast.Attribute, ast.Subscript)):
+        builder.expr(target.value, ctx)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            _visit_target(builder, elt, ctx)
 
 
 def _gate_chain_block(builder: _FlowBuilder, stmt: ast.If, chain: list[tuple[ast.expr, list[ast.stmt]]],
