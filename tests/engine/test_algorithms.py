@@ -43,6 +43,24 @@ def test_the_algorithms_are_the_enum_s_members_and_a_compared_then_reassigned_sp
     assert release.name_of("MEDUSA") is None
 
 
+@pytest.mark.parametrize("body, family", [
+    ("return self in _EAGLE_FAMILY", "_EAGLE_FAMILY = frozenset({SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3})"),
+    ("return self in frozenset((SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3))", ""),
+    ("return self in {SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3}", ""),
+], ids=["a family the module names", "a frozenset of a tuple", "a set"])
+def test_a_predicate_over_a_family_of_members_selects_those(tmp_path, body, family):
+    """``is_eagle`` written over a family of the enum's members selects those runs, wherever the family is
+    written: a line only its true branch holds serves EAGLE and EAGLE3, not every run."""
+    info = SPEC_INFO.replace("return self in (SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3)", body)
+    root = make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: info + f"\n    {family}\n", "pkg/models/llama.py": LLAMA,
+                                "pkg/speculative/spec_utils.py": """
+        def share(target_worker, spec_algorithm):
+            if spec_algorithm.is_eagle():
+                target_worker.model_runner.model.get_embed_and_head()
+    """})
+    assert _served(analyze(root), "get_embed_and_head") == [frozenset({"EAGLE", "EAGLE3"})]
+
+
 def test_a_literal_s_strings_nested_aliases_included_and_get_args_spellings_fold(tmp_path):
     speculative = """
         from typing import Literal, get_args

@@ -5,7 +5,7 @@ EAGLE3, … and NONE, as a class or with the functional ``Enum("…", [...])``; 
 registered at import time, read by :mod:`~spec_contract.engine.resolve.algorithm_registry`), vLLM in a ``Literal``
 alias of the speculative config's ``method`` (``"eagle3"``, ``"dflash"``, the MTP model types, …). The profile
 names that place (``algorithm-names``, dotted in the engine package); the names, the predicates beside them (``def
-is_eagle(self): return self in (EAGLE, EAGLE3)``, ``def use_dflash(self): return self.method == "dflash"``) and the
+is_eagle(self): return self in (EAGLE, EAGLE3)``, or in a family the module names, ``_EAGLE_FAMILY = frozenset(…)``; ``def use_dflash(self): return self.method == "dflash"``) and the
 engine's spellings (an option compared with ``"NEXTN"`` and set to ``"EAGLE"``; vLLM's MTP model types, all set to
 ``"mtp"``; argparse's ``choices``) are read from the text, never run. Names are compared in upper case (vLLM's
 methods are lower case): ``EAGLE3`` is the algorithm a launch names ``eagle3``.
@@ -59,6 +59,28 @@ def names_paths(config: Config, index: Index, workers: Iterable[ModuleSummary],
     return out
 
 
+def _families(tree: ast.Module) -> dict[str, ast.expr]:
+    """The module's top-level collections (``_EAGLE_FAMILY = frozenset({Algo.EAGLE, Algo.EAGLE3})``): what a
+    predicate's ``self in _EAGLE_FAMILY`` names."""
+    return {stmt.targets[0].id: stmt.value for stmt in tree.body
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set, ast.Call))}
+
+
+def _with_families(method: ast.FunctionDef, families: dict[str, ast.expr]) -> ast.FunctionDef:
+    """``method`` with each ``… in <family>`` written as ``… in <its value>`` (a copy, only when it has one)."""
+    if not families or not any(isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn))
+                               and isinstance(node.comparators[0], ast.Name) and node.comparators[0].id in families
+                               for node in ast.walk(method)):
+        return method
+    method = copy.deepcopy(method)
+    for node in ast.walk(method):
+        if isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and isinstance(node.comparators[0], ast.Name) and node.comparators[0].id in families:
+            node.comparators = [families[node.comparators[0].id]]
+    return method
+
+
 def read_algorithms(config: Config, places: list[tuple[str, str]], text_of: Callable[[str], str | None],
                     option_files: Iterable[str]) -> Algorithms:
     """The algorithms of the tree (see the module docstring), read at ``places`` (see :func:`names_paths`);
@@ -84,11 +106,12 @@ def read_algorithms(config: Config, places: list[tuple[str, str]], text_of: Call
         line, found_names = found
         names += [n for n in found_names if n not in names]
         where = where or (path, line)
+        families = _families(tree)
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 for method in node.body:
                     if isinstance(method, ast.FunctionDef) and len(method.args.args) == 1:
-                        formula = returned(method.body) or tag_predicate(method, tags)
+                        formula = returned(_with_families(method, families).body) or tag_predicate(method, tags)
                         if formula is not None:
                             predicates.setdefault(method.name, formula)
     if not names:

@@ -118,8 +118,11 @@ def value_of(node: ast.expr) -> str | None:
 
 
 def _values(node: ast.expr) -> list[str]:
-    """``("a", "b")``, ``[Algo.A, Algo.B]``, ``{…}``, or ``get_args(SomeLiteral)`` (written ``@SomeLiteral``:
-    the release's reader knows the aliases' strings)."""
+    """``("a", "b")``, ``[Algo.A, Algo.B]``, ``{…}`` (or ``frozenset(…)`` of one), or ``get_args(SomeLiteral)``
+    (written ``@SomeLiteral``: the release's reader knows the aliases' strings)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _COLLECTIONS \
+            and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         values = [value_of(e) for e in node.elts]
         return [v for v in values if v is not None] if all(v is not None for v in values) else []
@@ -127,6 +130,9 @@ def _values(node: ast.expr) -> list[str]:
             and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
         return ["@" + node.args[0].id]
     return []
+
+
+_COLLECTIONS = frozenset({"frozenset", "set", "tuple", "list"})
 
 
 def returned(body: list[ast.stmt]) -> Formula | None:
