@@ -559,6 +559,54 @@ def test_cuda_graph_runner_model_runner_model_under_a_speculative_if_is_target_c
     ]
 
 
+CAPTURE_CHAIN = """
+    class Worker:
+        def __init__(self, ids):
+            model = self.target_worker.model_runner.model
+            if hasattr(model, "set_dspark_layers_to_capture"):
+                model.set_dspark_layers_to_capture(ids)
+            elif hasattr(model, "set_dflash_layers_to_capture"):
+                model.set_dflash_layers_to_capture(ids)
+            else:
+                raise ValueError("the target cannot capture aux hidden states")
+"""
+CAPTURE_GETATTR_OR = """
+    class Worker:
+        def __init__(self, ids):
+            model = self.target_worker.model_runner.model
+            setter = (getattr(model, "set_dspark_layers_to_capture", None)
+                      or getattr(model, "set_dflash_layers_to_capture", None))
+            if setter is None:
+                raise ValueError("the target cannot capture aux hidden states")
+            setter(ids)
+"""
+
+
+def test_a_gate_over_alternatives_read_by_getattr_or_is_the_hasattr_chain_s(tmp_path):
+    """``setter = getattr(m, "a", None) or getattr(m, "b", None)`` then ``if setter is None: raise``: one check
+    that either member passes, as the ``hasattr`` chain ending in ``raise`` is; a class with neither is refused
+    there after the load, not left out as if both reads were optional."""
+    def gates(worker: str, where: str):
+        analysis = analyze(worker_tree(tmp_path / where, worker))
+        return (sorted((e.member, s.gate, s.guarded) for e in analysis.contract.entries for s in e.call_sites),
+                [(f.code, f.member, f.message) for f in analysis.findings])
+
+    both = ("set_dflash_layers_to_capture", "set_dspark_layers_to_capture")
+    chain, by_getattr = gates(CAPTURE_CHAIN, "chain"), gates(CAPTURE_GETATTR_OR, "getattr")
+    assert by_getattr[0] == [(member, both, False) for member in both]
+    assert by_getattr == chain and chain[1]
+
+
+def test_an_optional_read_of_a_member_named_at_run_time_is_no_gate(tmp_path):
+    """``getattr(model, name, None)`` names no member the reading can know: the ``raise`` after it checks nothing
+    the contract holds, and the read beside it stays the optional one it is."""
+    worker = CAPTURE_GETATTR_OR.replace('getattr(model, "set_dspark_layers_to_capture", None)',
+                                        "getattr(model, self.setter_name, None)")
+    analysis = analyze(worker_tree(tmp_path, worker))
+    assert sorted((e.member, s.gate, s.guarded) for e in analysis.contract.entries for s in e.call_sites) == [
+        ("set_dflash_layers_to_capture", (), True)]
+
+
 def test_a_gate_in_a_per_request_method_is_a_first_request_crash_not_a_refusal(tmp_path):
     """A getattr-then-raise in a decode step lets the server start, then fails the first request: the use is a
     crash point (SC001, an error), and a start-up gate on the same member is conditional, so refuses nothing."""

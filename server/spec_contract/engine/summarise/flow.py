@@ -91,36 +91,46 @@ class _Context(NamedTuple):
 
 
 class _OptionalReads:
-    """``v = getattr(m, "x", None)`` then ``if v is None: raise``: the read is a capability gate, not a guard."""
+    """``v = getattr(m, "x", None)`` then ``if v is None: raise``: the read is a capability gate, not a guard; so is
+    each read of ``v = getattr(m, "a", None) or getattr(m, "b", None)``, one gate that either member passes."""
 
     def __init__(self) -> None:
-        self._reads: dict[str, int] = {}  # local name → index in the uses of the read it was assigned from
+        self._reads: dict[str, list[int]] = {}  # local name → indices in the uses of the reads it was assigned from
 
     def remember(self, name: str, value: ast.expr, uses: list[Use], before: int) -> None:
         """``name = value`` was assigned, after the uses from ``before`` on were recorded for ``value``."""
         self._reads.pop(name, None)
-        if _optional_getattr(value) is not None:
-            for index in range(len(uses) - 1, before - 1, -1):
-                if uses[index].guarded and not uses[index].is_call:
-                    self._reads[name] = index
-                    return
+        operands = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
+        reads = [_optional_getattr(operand) for operand in operands]
+        names = [read.args[1] for read in reads if read is not None]
+        if len(names) != len(reads) or not all(type(n) is ast.Constant and isinstance(n.value, str) for n in names):
+            return  # a value that may be something else, or a member named at run time: no gate to read
+        members = {cast(ast.Constant, name).value for name in names}
+        found = [index for index in range(before, len(uses))
+                 if uses[index].guarded and not uses[index].is_call and uses[index].member in members]
+        if found and len(found) == len(reads):
+            self._reads[name] = found
 
     def share(self, target: ast.Attribute, name: str, uses: list[Use]) -> None:
         """``other.x = v`` after ``v = getattr(m, "x", None)``: the read's value becomes another object's ``x``
         (vLLM 0.25.1's loader, ``eagle_model.lm_head = target_lm_head``), so a class without ``x`` leaves that
         object with whatever ``x`` it has of its own."""
-        index = self._reads.get(name)
-        if index is not None and uses[index].member == target.attr and chain_of(target.value) != uses[index].receiver:
-            uses[index] = _changed(uses[index], shared=True)
+        found = self._reads.get(name)
+        if found is not None and len(found) == 1:
+            index = found[0]
+            if uses[index].member == target.attr and chain_of(target.value) != uses[index].receiver:
+                uses[index] = _changed(uses[index], shared=True)
 
     def gate(self, test: ast.expr, uses: list[Use]) -> None:
-        """The body of ``if v is None …: raise`` runs when the optional read of ``v`` found nothing: the read
-        is a capability gate (required: the engine refuses the run), not a guard."""
+        """The body of ``if v is None …: raise`` runs when the optional reads of ``v`` found nothing: they are a
+        capability gate (required: the engine refuses the run) that any of their members passes, not guards."""
         for name in _none_tests(test):
-            index = self._reads.pop(name, None)
-            if index is not None:
-                use = uses[index]
-                uses[index] = _changed(use, guarded=False, gate=(use.member,), gate_line=use.span.line)
+            found = self._reads.pop(name, None)
+            if found is not None:
+                members = tuple(sorted({uses[index].member for index in found}))
+                line = min(uses[index].span.line for index in found)
+                for index in found:
+                    uses[index] = _changed(uses[index], guarded=False, gate=members, gate_line=line)
 
 
 @dataclass
