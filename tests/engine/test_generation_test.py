@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from spec_contract.engine.config import load_config
 from spec_contract.engine.project import Project
 from spec_tree import check, write_tree
@@ -74,6 +75,24 @@ def test_the_classes_the_generation_test_refuses_are_never_targets(tmp_path):
     root = write_tree(tmp_path, {"srt/models/encoders.py": ENCODERS, CONFIG_PATH: MODEL_CONFIG})
     assert load_config(root).generation_test == "sglang.srt.configs.model_config.is_generation_model"
     # ToyScorer is in a False branch of another function only, and in a test whose branch returns True
+    assert listed(root) == {"ToyScorer"}
+
+
+@pytest.mark.parametrize("test", [
+    "any(architecture in _NOT_GENERATIVE for architecture in model_architectures)",
+    "model_architectures[0] in _NOT_GENERATIVE",
+    "set(model_architectures) & _NOT_GENERATIVE",
+    'model_architectures[0] in {"ToyEncoderModel", "NotInThisTree"}',
+], ids=["any of a module's collection", "the first in it", "an intersection with it", "the first in a set"])
+def test_the_list_grown_into_a_collection_still_names_the_refused(tmp_path, test):
+    """SGLang's chain of ``"A" in model_architectures or …`` (sixteen names in 0.5.16) written over a
+    collection, in place or at the module's top: its names are still the architectures never served."""
+    chain = ('        "ToyEncoderModel" in model_architectures\n'
+             '        or "NotInThisTree" in model_architectures\n')
+    config = MODEL_CONFIG.replace(chain, f"        {test}\n").replace(
+        "import os\n", 'import os\n\n_NOT_GENERATIVE = frozenset({"ToyEncoderModel", "NotInThisTree"})\n')
+    assert chain in MODEL_CONFIG and chain not in config
+    root = write_tree(tmp_path, {"srt/models/encoders.py": ENCODERS, CONFIG_PATH: config})
     assert listed(root) == {"ToyScorer"}
 
 

@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.resolve.index import Index
-from spec_contract.engine.resolve.source_defs import definition_starts, parse_statement
+from spec_contract.engine.resolve.source_defs import definition_starts, module_constant, parse_statement
 
 
 class GenerationRead(NamedTuple):
@@ -73,22 +73,26 @@ def read_generation_test(config: Config, index: Index, text: Callable[[str], str
     protocols: list[str] = []
     # each ``@overload`` stub too (they test nothing); a statement that does not parse says nothing (the file's
     # syntax error is reported with the file)
+    module = source
     for start in starts:
         function = parse_statement(source, start)
         if function is not None:
-            refused |= refused_architectures(function)
+            refused |= refused_architectures(function, lambda name: module_constant(module, name))
             protocols += [p for p in isinstance_protocols(function) if p not in protocols]
     return GenerationRead(frozenset(refused), tuple(protocols))
 
 
-def refused_architectures(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """The strings ``S`` of every ``S in <parameter>`` test in the condition of a branch whose body returns
-    False (``if "A" in archs or "B" in archs: return False``), at any depth of the function."""
+def refused_architectures(function: ast.FunctionDef | ast.AsyncFunctionDef,
+                          constant: Callable[[str], ast.expr | None] = lambda name: None) -> frozenset[str]:
+    """The architectures the condition of a branch whose body returns False tests the parameter for, at any
+    depth of the function: ``if "A" in archs or "B" in archs: return False``, or the same list grown into a
+    collection, written in place or at the module's top (``constant`` reads it): ``any(a in _NOT_GENERATIVE for
+    a in archs)``, ``archs[0] in _NOT_GENERATIVE``, ``set(archs) & _NOT_GENERATIVE``."""
     parameters = _parameters(function)
     names: set[str] = set()
     for node in ast.walk(function):
         if isinstance(node, ast.If) and any(_returns_false(s) for s in node.body):
-            names.update(_tested_in(node.test, parameters))
+            names.update(_tested_in(node.test, parameters, constant))
     return frozenset(names)
 
 
@@ -124,12 +128,51 @@ def _returns_false(statement: ast.stmt) -> bool:
         and statement.value.value is False
 
 
-def _tested_in(test: ast.expr, parameters: set[str]) -> list[str]:
-    """``"X" in archs`` terms of an ``or``/``and`` condition (a ``not``, or any other shape, tests nothing)."""
+def _tested_in(test: ast.expr, parameters: set[str], constant: Callable[[str], ast.expr | None]) -> list[str]:
+    """The architectures the terms of an ``or``/``and`` condition test the parameter for (see
+    ``refused_architectures``; a ``not``, or any other shape, tests nothing)."""
     if isinstance(test, ast.BoolOp):
-        return [name for value in test.values for name in _tested_in(value, parameters)]
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In) \
-            and isinstance(test.left, ast.Constant) and isinstance(test.left.value, str) \
-            and isinstance(test.comparators[0], ast.Name) and test.comparators[0].id in parameters:
-        return [test.left.value]
+        return [name for value in test.values for name in _tested_in(value, parameters, constant)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
+        left, right = test.left, test.comparators[0]
+        if isinstance(left, ast.Constant) and isinstance(left.value, str) and _is_parameter(right, parameters):
+            return [left.value]  # "X" in archs
+        if isinstance(left, ast.Subscript) and _is_parameter(left.value, parameters):
+            return _strings(right, constant)  # archs[0] in {...}
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "any" \
+            and len(test.args) == 1 and isinstance(test.args[0], ast.GeneratorExp):
+        generator = test.args[0]  # any(a in {...} for a in archs)
+        loop, element = generator.generators[0], generator.elt
+        if len(generator.generators) == 1 and _is_parameter(loop.iter, parameters) \
+                and isinstance(loop.target, ast.Name) and isinstance(element, ast.Compare) \
+                and len(element.ops) == 1 and isinstance(element.ops[0], ast.In) \
+                and isinstance(element.left, ast.Name) and element.left.id == loop.target.id:
+            return _strings(element.comparators[0], constant)
+    if isinstance(test, ast.BinOp) and isinstance(test.op, ast.BitAnd):
+        for side, other in ((test.left, test.right), (test.right, test.left)):  # set(archs) & {...}
+            if isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id in ("set", "frozenset") \
+                    and len(side.args) == 1 and _is_parameter(side.args[0], parameters):
+                return _strings(other, constant)
+    return []
+
+
+_COLLECTIONS = frozenset({"set", "frozenset", "tuple", "list"})
+
+
+def _is_parameter(node: ast.expr, parameters: set[str]) -> bool:
+    return isinstance(node, ast.Name) and node.id in parameters
+
+
+def _strings(node: ast.expr | None, constant: Callable[[str], ast.expr | None], depth: int = 0) -> list[str]:
+    """The strings of a collection written in place (``{"A", "B"}``, ``frozenset([...])``) or named at the
+    module's top; nothing for any other value."""
+    if node is None or depth > 3:
+        return []
+    if isinstance(node, ast.Name):
+        return _strings(constant(node.id), constant, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _COLLECTIONS \
+            and len(node.args) == 1:
+        return _strings(node.args[0], constant, depth + 1)
+    if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return []
