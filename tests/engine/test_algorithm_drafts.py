@@ -8,6 +8,7 @@ asked of it. The tree is vLLM-shaped and small, written for these tests (see ``t
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,23 @@ def test_a_rewrite_every_run_of_the_algorithm_takes_restricts_it(tmp_path, test)
         [("DSPARK", ("SparkDraftModel",))] if "==" in test else
         [("DFLASH", ("SparkDraftModel",)), ("DSPARK", ("SparkDraftModel",))])
     assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM"]
+
+
+@pytest.mark.parametrize("body", [
+    'if self.qwen:\n    if self.method == "dspark":\n        self.draft_model_config.hf_config.architectures = ["SparkDraftModel"]',
+    'if self.mtp_checkpoint:\n    return\nif self.method == "dspark":\n'
+    '    self.draft_model_config.hf_config.architectures = ["SparkDraftModel"]',
+    'if self.method == "dspark":\n    own = self.draft_model_config.architectures\n'
+    '    self.draft_model_config.hf_config.architectures = ["SparkDraftModel"]\n'
+    '    if self.keep_own:\n        self.draft_model_config.hf_config.architectures = own',
+], ids=["under another test", "past an early return", "undone in the branch"])
+def test_a_rewrite_only_some_runs_of_the_algorithm_take_restricts_nothing(tmp_path, body):
+    """A DSPARK run that skips the rewrite keeps its checkpoint's head (an MTP head meets ``markov_embed``)."""
+    header = ('\n    from typing import Literal\n\n    SpeculativeMethod = Literal["eagle", "mtp", "dflash", "dspark"]\n\n\n'
+              "    class SpeculativeConfig:\n        def __post_init__(self):\n")
+    analysis = analyze(_tree(tmp_path, header + textwrap.indent(body, " " * 12) + "\n"))
+    assert analysis.contract.release.drafts == ()
+    assert _lacking(analysis, "markov_embed") == ["SparkForCausalLM", "TinyMTP"]
 
 
 def test_a_rewrite_a_later_statement_may_undo_restricts_nothing(tmp_path):

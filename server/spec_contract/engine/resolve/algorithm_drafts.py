@@ -52,8 +52,8 @@ def restricted_drafts(text: str, option: str) -> dict[str, tuple[frozenset[str],
         aliases = frozenset(target.id for node in ast.walk(function) if isinstance(node, ast.Assign)
                             and (read := chain_of(node.value)) is not None and read[-1] == _KEY
                             for target in node.targets if isinstance(target, ast.Name))
-        for chain, later, pinned in _chains(function.body, [], option, None):
-            for value, (names, line) in _chain_drafts(chain, option, constant, pinned, aliases).items():
+        for chain, later, pinned, every in _chains(function.body, [], option, None):
+            for value, (names, line) in _chain_drafts(chain, option, constant, pinned, aliases, every).items():
                 if value not in found and not any(_rewrites(s, option, value) for s in later):
                     found[value] = (names, start + line - 1)
     return found
@@ -85,25 +85,31 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
-def _chains(body: list[ast.stmt], after: list[ast.stmt], option: str,
-            pinned: str | None) -> Iterator[tuple[ast.If, list[ast.stmt], str | None]]:
+def _chains(body: list[ast.stmt], after: list[ast.stmt], option: str, pinned: str | None,
+            every: bool = True) -> Iterator[tuple[ast.If, list[ast.stmt], str | None, bool]]:
     """Each ``if``/``elif`` chain of a body, at any depth, with the statements that run after it (those after
-    it in its block, then those after each enclosing statement) and the option's value an enclosing branch
-    pins (``if self.method == "dspark":`` around it), if one does."""
+    it in its block, then those after each enclosing statement), the option's value an enclosing branch
+    pins (``if self.method == "dspark":`` around it), if one does, and whether every run of that value reaches
+    it: a chain of the body's top level (or of a ``with``, or of a branch that pins the value), before any
+    statement that may leave the function; not one under another test, in a loop or in a ``try``."""
     for j, stmt in enumerate(body):
         later = body[j + 1:] + after
         if isinstance(stmt, ast.If):
-            yield stmt, later, pinned
+            yield stmt, later, pinned, every
             branch: ast.If | None = stmt
             while branch is not None:
-                yield from _chains(branch.body, later, option, _pinned(branch.test, option) or pinned)
+                value = _pinned(branch.test, option)
+                yield from _chains(branch.body, later, option, value or pinned, every and value is not None)
                 orelse = branch.orelse
                 branch = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
                 if branch is None:
-                    yield from _chains(orelse, later, option, pinned)
+                    yield from _chains(orelse, later, option, pinned, False)
         elif isinstance(stmt, (ast.For, ast.While, ast.With, ast.Try)):
             for field in ("body", "orelse", "finalbody"):
-                yield from _chains(getattr(stmt, field, []), later, option, pinned)
+                yield from _chains(getattr(stmt, field, []), later, option, pinned,
+                                   every and isinstance(stmt, ast.With))
+        if any(isinstance(node, (ast.Return, ast.Raise)) for node in ast.walk(stmt)):
+            every = False  # a run may leave here: what comes after reaches only some runs
 
 
 def _pinned(test: ast.expr, option: str) -> str | None:
@@ -113,11 +119,12 @@ def _pinned(test: ast.expr, option: str) -> str | None:
 
 
 def _chain_drafts(chain: ast.If, option: str, constants: Constants, pinned: str | None,
-                  aliases: frozenset[str]) -> dict[str, tuple[frozenset[str], int]]:
+                  aliases: frozenset[str], every: bool) -> dict[str, tuple[frozenset[str], int]]:
     """The values whose drafts this ``if``/``elif`` chain restricts, with the architectures they can have and
     the line of the branch that rewrites every other (1-based, in the parsed function); a value ``pinned``
     around the chain holds in each of its tests; ``aliases``: the function's local names for
-    ``….architectures``."""
+    ``….architectures``; ``every``: whether every run of a value reaches the chain (a branch that rewrites every
+    draft, with no ``not in`` test, restricts only then)."""
     branches: list[ast.If] = [chain]
     while len(branches[-1].orelse) == 1 and isinstance(branches[-1].orelse[0], ast.If):
         branches.append(branches[-1].orelse[0])
@@ -128,8 +135,9 @@ def _chain_drafts(chain: ast.If, option: str, constants: Constants, pinned: str 
         written = [_written(b.body, constants) for b in taking]
         for k, branch in enumerate(taking):
             let_through = _let_through(branch.test, option, value, constants, value == pinned, aliases)
-            if let_through is None or written[k] is None or any(w is None for w in written[:k]):
-                continue
+            if let_through is None or written[k] is None or any(w is None for w in written[:k]) \
+                    or not let_through and not every:
+                continue  # a rewrite of every draft of the value, which some of its runs never reach
             out[value] = (frozenset(let_through).union(*(w for w in written if w is not None)), branch.lineno)
             break
     return out
@@ -197,6 +205,11 @@ def _written(body: list[ast.stmt], constants: Constants) -> frozenset[str] | Non
     found: set[str] = set()
     wrote = False
     for stmt in body:
+        if not isinstance(stmt, ast.Assign) and any(  # a write some runs of the branch make: not every draft's
+                isinstance(node, ast.Assign) and any(_is_architectures(t) or isinstance(t, ast.Attribute)
+                                                     and t.attr == "hf_config" for t in node.targets)
+                for node in ast.walk(stmt)):
+            return None
         if isinstance(stmt, ast.Assign) and any(_is_architectures(t) for t in stmt.targets):
             names = _strings(stmt.value, constants)
             if names is None:
