@@ -248,6 +248,25 @@ def test_one_unguarded_use_makes_the_member_required(tmp_path):
 
 # flow ---------------------------------------------------------------------------------------------
 
+def test_an_assignment_expression_as_a_receiver_and_inside_a_hasattr_test(tmp_path):
+    """``(model := …).get_embed_and_head()`` is a use of the model; ``if hasattr(model := …, "x"): model.x()`` is
+    the guarded use the two-statement form is."""
+    used = worker_tree(tmp_path / "used", """
+        class Worker:
+            def run(self):
+                return (model := self.target_worker.model_runner.model).get_embed_and_head()
+    """)
+    assert sole_finding(analyze(used)) == ("SC001", "error")
+    guarded = worker_tree(tmp_path / "guarded", """
+        class Worker:
+            def run(self):
+                if hasattr(model := self.target_worker.model_runner.model, "get_embed_and_head"):
+                    return model.get_embed_and_head()
+    """)
+    assert [(e.member, [s.guarded for s in e.call_sites]) for e in analyze(guarded).contract.entries
+            if e.role.value == "target"] == [("get_embed_and_head", [True])]
+
+
 def test_a_model_bound_in_a_test_by_an_assignment_expression(tmp_path):
     """``if (model := …model_runner.model) is not None:`` binds ``model`` as an assignment does."""
     root = worker_tree(tmp_path, """
@@ -283,6 +302,25 @@ def test_a_method_or_property_of_the_worker_that_returns_the_model_stands_for_it
     analysis = analyze(root)
     assert contract(analysis) == only_target_entry(root, guarded=False, needle=f"return {read}.get_embed_and_head")
     assert sole_finding(analysis) == ("SC001", "error")
+
+
+@pytest.mark.parametrize("getter", [
+    "class Base:\n            def model(self):\n                return self.target_worker.model_runner.model\n\n\n"
+    "        class Worker(Base):\n            def model(self):\n                return self.draft_model_runner.model",
+    "class Worker:\n            def model(self):\n                def target():\n"
+    "                    return self.target_worker.model_runner.model\n"
+    "                return self.draft_model_runner.model",
+], ids=["a subclass overrides the base's getter", "a function nested in the getter returns the target"])
+def test_a_getter_stands_for_what_its_own_body_returns_for_that_class(tmp_path, getter):
+    """A draft-only use through ``self.model()`` is asked of the draft alone: the override is what a ``Worker``
+    runs, and a nested function's return is not the getter's."""
+    root = worker_tree(tmp_path, f"""
+        {getter}
+
+            def run(self):
+                return self.model().set_embed_and_head(None, None)
+    """)
+    assert [str(e.role) for e in analyze(root).contract.entries] == ["draft"]
 
 
 def test_runner_alias_in_a_local(tmp_path):
@@ -595,6 +633,16 @@ def test_a_gate_over_alternatives_read_by_getattr_or_is_the_hasattr_chain_s(tmp_
     chain, by_getattr = gates(CAPTURE_CHAIN, "chain"), gates(CAPTURE_GETATTR_OR, "getattr")
     assert by_getattr[0] == [(member, both, False) for member in both]
     assert by_getattr == chain and chain[1]
+
+
+def test_an_or_of_optional_reads_of_two_models_is_no_gate_of_either(tmp_path):
+    """``getattr(target, "a", None) or getattr(draft, "a", None)`` then ``raise``: a target without ``a`` runs on
+    with a draft that has it, so neither read is a check the target fails alone."""
+    worker = CAPTURE_GETATTR_OR.replace('getattr(model, "set_dflash_layers_to_capture", None)',
+                                        'getattr(self.draft_model_runner.model, "set_dspark_layers_to_capture", None)')
+    analysis = analyze(worker_tree(tmp_path, worker))
+    assert {(e.member, s.gate, s.guarded) for e in analysis.contract.entries for s in e.call_sites} == {
+        ("set_dspark_layers_to_capture", (), True)}
 
 
 def test_an_optional_read_of_a_member_named_at_run_time_is_no_gate(tmp_path):

@@ -90,6 +90,8 @@ class _Flow:
             found = set()
             for owner in self.index.mro(cls):
                 found |= self.class_attrs.get(owner, {}).get(attr, set())
+                if found and attr.endswith("()"):
+                    break  # what a method returns: the first definer's, which overrides the bases'
             self._self_attrs[(cls, attr)] = found
         return found
 

@@ -103,8 +103,12 @@ class _OptionalReads:
         operands = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
         reads = [_optional_getattr(operand) for operand in operands]
         names = [read.args[1] for read in reads if read is not None]
-        if len(names) != len(reads) or not all(type(n) is ast.Constant and isinstance(n.value, str) for n in names):
-            return  # a value that may be something else, or a member named at run time: no gate to read
+        if len(names) != len(reads) or not all(type(n) is ast.Constant and isinstance(n.value, str) for n in names) \
+                or len(objects := {chain_of(read.args[0]) for read in reads if read is not None}) > 1 \
+                or None in objects:
+            # a value that may be something else, a member named at run time, or reads of two objects (the run is
+            # refused only when both lack theirs: no gate of either): no gate to read
+            return
         members = {cast(ast.Constant, name).value for name in names}
         found = [index for index in range(before, len(uses))
                  if uses[index].guarded and not uses[index].is_call and uses[index].member in members]
@@ -147,7 +151,6 @@ class _FlowBuilder:
     asking: dict[str, Fact] = field(default_factory=dict)  # a local name → what its value asks for (see ``_flag``)
     builds: dict[tuple[Chain, Selects], None] = field(default_factory=dict)
     checks: list[Use] = field(default_factory=list)  # see ``_checked``
-    gives: dict[Chain, None] = field(default_factory=dict)  # the instance's parts it returns (see ``_gives``)
 
     # statements -------------------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], ctx: _Context) -> None:
@@ -925,9 +928,6 @@ def _return_statement(builder: _FlowBuilder, value: ast.expr | None, ctx: _Conte
     if value is None:
         return
     builder.expr(value, ctx)
-    returned = chain_of(value)
-    if returned is not None and len(returned) >= 2 and returned[0] == "self":
-        builder.gives[returned] = None
     if type(value) is ast.Name:
         builder.aliases.append((RETURNED, (value.id,)))
         if value.id[:1].isupper():
@@ -959,23 +959,37 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
     checked = {(use.receiver, use.member, use.gate_line) for use in builder.uses if use.gate}
     uses = builder.uses + [use for use in builder.checks
                            if (use.receiver, use.member, use.gate_line) not in checked]
-    aliases = builder.aliases + _gives(node, class_name, params, builder.gives)
+    aliases = builder.aliases + _gives(node, class_name, params + kwonly)
     return FunctionFlow(qualname, class_name, params, kwonly, tuple(aliases), tuple(builder.calls),
                         tuple(uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
                         returned(node.body), tuple(builder.states), _vouches(node.body, params + kwonly),
                         tuple(builder.validates))
 
 
-def _gives(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None, params: tuple[str, ...],
-           given: dict[Chain, None]) -> list[tuple[Chain, Chain]]:
-    """A method that returns a part of its own instance (``return self.target_worker.model_runner.model``) stands
-    for it where the instance calls it: ``self.<name>()`` is that part, as an attribute ``self.<name>()`` (a
-    property's ``self.<name>``, read without the call) of its class (see ``FunctionFlow.aliases``)."""
-    if class_name is None or params[:1] != ("self",) or not given:
+def _gives(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None,
+           params: tuple[str, ...]) -> list[tuple[Chain, Chain]]:
+    """A method of no argument but its instance that returns a part of it (``return
+    self.target_worker.model_runner.model``) stands for it where the instance calls it: ``self.<name>()`` is that
+    part, as an attribute ``self.<name>()`` (a property's ``self.<name>``, read without the call) of its class
+    (see ``FunctionFlow.aliases``). The returns of functions nested in it are theirs, not its."""
+    if class_name is None or params != ("self",):
+        return []
+    given: dict[Chain, None] = {}
+    pending: list[ast.AST] = list(node.body)
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(current, ast.Return) and current.value is not None:
+            returned = chain_of(current.value)
+            if returned is not None and len(returned) >= 2 and returned[0] == "self":
+                given[returned] = None
+        pending.extend(ast.iter_child_nodes(current))
+    if not given:
         return []
     name = node.name if any(_decorator_name(d) in ("property", "cached_property") for d in node.decorator_list) \
         else node.name + "()"
-    return [(("self", name), chain) for chain in given]
+    return [(("self", name), chain) for chain in sorted(given)]
 
 
 def _decorator_name(decorator: ast.expr) -> str | None:

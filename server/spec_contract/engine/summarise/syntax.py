@@ -114,7 +114,8 @@ def _end(node: ast.expr | ast.stmt) -> tuple[int, int]:
 
 
 def chain_of(node: ast.AST) -> Chain | None:
-    """The attribute chain an expression denotes, or None for anything else."""
+    """The attribute chain an expression denotes (an assignment expression: the name it binds), or None for
+    anything else."""
     parts: list[str] = []
     while True:
         # ``type(x) is``: parsed nodes' types are never subclassed, and this is the scanner's hottest loop
@@ -130,6 +131,8 @@ def chain_of(node: ast.AST) -> Chain | None:
         elif type(node) is ast.Call:
             parts.append("()")
             node = node.func
+        elif type(node) is ast.NamedExpr:  # ``(model := runner.model).x``: the name it binds
+            node = node.target
         else:
             return None
 
