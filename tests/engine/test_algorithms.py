@@ -61,6 +61,21 @@ def test_a_predicate_over_a_family_of_members_selects_those(tmp_path, body, fami
     assert _served(analyze(root), "get_embed_and_head") == [frozenset({"EAGLE", "EAGLE3"})]
 
 
+@pytest.mark.parametrize("changed", ["_EAGLE_FAMILY = _EAGLE_FAMILY | {SpeculativeAlgorithm.EAGLE3}",
+                                     "_EAGLE_FAMILY.add(SpeculativeAlgorithm.EAGLE3)"], ids=["bound again", "added to"])
+def test_a_family_the_module_changes_after_its_first_value_selects_nothing_for_certain(tmp_path, changed):
+    info = SPEC_INFO.replace("return self in (SpeculativeAlgorithm.EAGLE, SpeculativeAlgorithm.EAGLE3)",
+                             "return self in _EAGLE_FAMILY")
+    info += f"\n    _EAGLE_FAMILY = {{SpeculativeAlgorithm.EAGLE}}\n    {changed}\n"
+    root = make_tree(tmp_path, {**PACKAGES, SPEC_INFO_PATH: info, "pkg/models/llama.py": LLAMA,
+                                "pkg/speculative/spec_utils.py": """
+        def share(target_worker, spec_algorithm):
+            if spec_algorithm.is_eagle():
+                target_worker.model_runner.model.get_embed_and_head()
+    """})
+    assert _served(analyze(root), "get_embed_and_head") == [None]
+
+
 def test_a_literal_s_strings_nested_aliases_included_and_get_args_spellings_fold(tmp_path):
     speculative = """
         from typing import Literal, get_args

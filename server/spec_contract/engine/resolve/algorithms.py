@@ -61,10 +61,14 @@ def names_paths(config: Config, index: Index, workers: Iterable[ModuleSummary],
 
 def _families(tree: ast.Module) -> dict[str, ast.expr]:
     """The module's top-level collections (``_EAGLE_FAMILY = frozenset({Algo.EAGLE, Algo.EAGLE3})``): what a
-    predicate's ``self in _EAGLE_FAMILY`` names."""
-    return {stmt.targets[0].id: stmt.value for stmt in tree.body
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set, ast.Call))}
+    predicate's ``self in _EAGLE_FAMILY`` names. A name the module binds again or changes (``|=``, ``.add(…)``) is
+    none: its first value is not what a run sees."""
+    found = {stmt.targets[0].id: stmt.value for stmt in tree.body
+             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+             and isinstance(stmt.value, (ast.Tuple, ast.List, ast.Set, ast.Call))}
+    changed = [node.id for stmt in tree.body if not isinstance(stmt, ast.ClassDef) for node in ast.walk(stmt)
+               if isinstance(node, ast.Name) and (not isinstance(node.ctx, ast.Load) or isinstance(stmt, ast.Expr))]
+    return {name: value for name, value in found.items() if changed.count(name) <= 1}
 
 
 def _with_families(method: ast.FunctionDef, families: dict[str, ast.expr]) -> ast.FunctionDef:
