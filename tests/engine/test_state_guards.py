@@ -291,6 +291,46 @@ def test_a_state_set_under_an_or_with_the_instances_own_test_stands_behind_nothi
     assert errors == ["SC001"]
 
 
+def test_a_local_whose_other_value_is_false_still_stands_for_the_state(tmp_path):
+    """``use_local = self._local is not None if hidden is not None else False``: the false arm reaches no use."""
+    sample = """
+        def _sample(self, hidden):
+            use_local = self._local is not None if hidden is not None else False
+            if use_local:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+"""
+    site, errors = _analysis(tmp_path, sample=sample + LOCAL)
+    assert site.requires == ("compute_draft_logits_local",)
+    assert errors == []
+
+
+def test_a_conditional_expression_hundreds_of_arms_deep_loses_nothing_else(tmp_path):
+    """A test nested past the interpreter's depth holds nothing known; the analysis goes on."""
+    arms = " ".join(f"hidden if n == {i} else" for i in range(400))
+    sample = f"""
+        def _sample(self, hidden, n):
+            use_local = {arms} False
+            if self._local is not None:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+"""
+    site, errors = _analysis(tmp_path, sample=sample + LOCAL)
+    assert site.requires == ("compute_draft_logits_local",)
+
+
+def test_an_off_by_default_flag_in_one_operand_of_an_or_is_no_rare_condition(tmp_path):
+    """Past ``if self.use_local_argmax_reduction or hidden is None:`` a run with the flag off comes too."""
+    sample = """
+        def _sample(self, hidden):
+            if self.use_local_argmax_reduction or hidden is None:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+"""
+    site, errors = _analysis(tmp_path, enable="pass", sample=sample + LOCAL)
+    assert (site.condition, errors) == (None, ["SC001"])
+
+
 PUBLIC = SAMPLE.replace("_sample_local", "sample_local")
 
 RUNNER = """

@@ -443,7 +443,8 @@ def _entered_under(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]
     ``get_draft_top_tokens``, called only ``if … self.use_local_argmax_reduction``): the flag."""
     if not flags:
         return {}
-    under = {key: {min(call.taken & flags, default=None) for _, call in calls} for key, calls in callers.items()}
+    under = {key: {min(held_by(call.selects) & flags, default=None) for _, call in calls}
+             for key, calls in callers.items()}
     return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
 
 
@@ -635,7 +636,9 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
             if served is not None and not served:
                 continue  # no speculative run reaches it (``if spec_algorithm.is_none():``, tests that exclude)
             # a use past a test of a flag that is off unless turned on runs only under that rare condition
-            condition = use.condition or min(use.taken & off_by_default, default=None) or entered_under.get(key)
+            # a rare condition only where every run coming here has it (not one operand of an ``or``)
+            condition = use.condition or min(held_by(use.selects) & off_by_default, default=None) \
+                or entered_under.get(key)
             taken = with_states(key, use.taken) | entered_past.get(key, _NO_NAMES)
             holds = with_states(key, held_by(use.selects)) | entered_holding.get(key, _NO_NAMES)
             for role in sorted(roles):
@@ -650,7 +653,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     any_draft=any_draft is None or flow.classes[key] is None or key in any_draft
                     and (served is None or bool(served & any_draft_runs)),
                     phase=_phase(key in start_up, use.guarded), taken=taken,
-                    certain=certain(taken - guarding(key).keys()),
+                    certain=certain(taken - (guarding(key).keys() & holds)),  # a state it requires
                     loading=key in start_up and runs[key] >= selectors.universe,
                     requires=_with_vouched(requirements(key, holds, role), use, role,
                                            roles_in, key, entered_vouched.get(key, frozenset())),

@@ -165,17 +165,32 @@ def held(f: Formula) -> frozenset[str]:
     """The words every run past the test holds true, where :func:`words` gives any word that may decide it: both
     words of an ``and``, only those every operand of an ``or`` holds (past ``if self._local is not None or n > 0:``
     ``_local`` may be unset), and under a ``not``, by De Morgan. What a line needs the model to have (a state a
-    test stands behind, see ``state_guards``) is read from these."""
+    test stands behind, see ``state_guards``) is read from these. None for a test nested past the
+    interpreter's depth (a conditional expression of hundreds of arms)."""
+    try:
+        return _held(f)
+    except RecursionError:
+        return frozenset()
+
+
+def _held(f: Formula) -> frozenset[str]:
     kind = f[0]
     if kind == "n":
         return frozenset((f[1],))
     if kind == "&":
-        return frozenset().union(*(held(part) for part in f[1:]))
-    if kind == "|":
-        return frozenset.intersection(*(held(part) for part in f[1:])) if len(f) > 1 else frozenset()
+        return frozenset().union(*(_held(part) for part in f[1:]))
+    if kind == "|":  # the operands no run can pass hold anything: only the others count
+        parts = [_held(part) for part in f[1:] if not _never(part)]
+        return frozenset.intersection(*parts) if parts else frozenset()
     if kind == "!" and f[1][0] in ("&", "|") and len(f[1]) > 1:
-        return held(("|" if f[1][0] == "&" else "&", *(negate(part) for part in f[1][1:])))
+        return _held(("|" if f[1][0] == "&" else "&", *(negate(part) for part in f[1][1:])))
     return frozenset()
+
+
+def _never(f: Formula) -> bool:
+    """Whether no run passes the test: a false constant, an ``and`` holding one, an ``or`` of only such."""
+    return f == NEVER or f == ("!", ALWAYS) or f[0] == "&" and any(_never(part) for part in f[1:]) \
+        or f[0] == "|" and len(f) > 1 and all(_never(part) for part in f[1:])
 
 
 @lru_cache(maxsize=4096)
