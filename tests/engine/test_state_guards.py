@@ -417,7 +417,7 @@ def test_a_subclass_that_overrides_the_check_away_leaves_the_base_method_unguard
     assert errors == ["SC001"]
 
 
-@pytest.mark.parametrize("form", ["past an early return", "flag and not hasattr", "nested"])
+@pytest.mark.parametrize("form", ["past an early return", "flag and not hasattr", "nested", "two tests and not hasattr"])
 def test_a_forward_must_fit_the_calls_the_validated_flag_leads_to(tmp_path, form):
     """The head's predictor has ``compute_draft_logits_local()`` without arguments; the sampling passes one. The
     head never meets that call while it lacks the member, but a forward would bring it there: the check's finding
@@ -432,6 +432,8 @@ def test_a_forward_must_fit_the_calls_the_validated_flag_leads_to(tmp_path, form
         "flag and not hasattr": f'if self.{flag} and not hasattr(self.model, "compute_draft_logits_local"):\n'
                                 '                raise ValueError("no")',
         "nested": f"if self.{flag}:\n                " + RAISES_UNLESS.replace("{indent}", " " * 20),
+        "two tests and not hasattr": f'if self.{flag} and self.eager and not hasattr(self.model, '
+                                     '"compute_draft_logits_local"):\n                raise ValueError("no")',
     }[form]
     root = _validated(tmp_path, validate, flag=flag, heads=heads)
     (finding,) = [f for f in analyze(root).findings if f.class_name == "TinyMTP"

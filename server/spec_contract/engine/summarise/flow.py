@@ -552,10 +552,17 @@ def _checked(builder: _FlowBuilder, stmt: ast.If, negative: frozenset[Fact], ctx
     ``if flag and not hasattr(m, "x"): raise`` is that check where the flag holds, as it is nested under ``if
     flag:`` or past ``if not flag: return``."""
     checked = [(r, m, ctx) for r, m in sorted(negative)]
-    flagged = _flag_and_absent(stmt.test) if not negative else None
-    if flagged is not None:
-        flag, (receiver, member) = flagged
-        checked.append((receiver, member, ctx.taking(flag, True)))
+    test = stmt.test
+    if not negative and isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        # ``if <tests> and not hasattr(m, "x"): raise``: the check of ``x`` where the other tests hold, as nested
+        absent = [found for operand in test.values if (found := _facts(operand)[1])]
+        if len(absent) == 1 and len(absent[0]) == 1:
+            where = ctx
+            for operand in test.values:
+                if not _facts(operand)[1]:
+                    where = where.add(conditions=_names(operand)).taking(operand, True)
+            ((receiver, member),) = absent[0]
+            checked.append((receiver, member, where))
     builder.checks += [_make_use(tuple(r.split(".")), m, builder.lines.node_span(stmt.test), False, None, False,
                                  where.passed(frozenset({(r, m, (m,), stmt.lineno - 1)})),
                                  builder.lines.text(stmt.lineno)) for r, m, where in checked if m != "*"]
