@@ -35,6 +35,7 @@ from typing import NamedTuple
 from spec_contract.engine.config import Config, ConfigError
 from spec_contract.engine.resolve.index import Index
 from spec_contract.engine.resolve.source_defs import definition_starts, module_constant, parse_statement
+from spec_contract.engine.summarise.selectors import COLLECTION_CALLS
 
 
 class GenerationRead(NamedTuple):
@@ -156,9 +157,6 @@ def _tested_in(test: ast.expr, parameters: set[str], constant: Callable[[str], a
     return []
 
 
-_COLLECTIONS = frozenset({"set", "frozenset", "tuple", "list"})
-
-
 def _is_parameter(node: ast.expr, parameters: set[str]) -> bool:
     return isinstance(node, ast.Name) and node.id in parameters
 
@@ -170,7 +168,7 @@ def _strings(node: ast.expr | None, constant: Callable[[str], ast.expr | None], 
         return []
     if isinstance(node, ast.Name):
         return _strings(constant(node.id), constant, depth + 1)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _COLLECTIONS \
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in COLLECTION_CALLS \
             and len(node.args) == 1:
         return _strings(node.args[0], constant, depth + 1)
     if isinstance(node, (ast.Set, ast.List, ast.Tuple)):

@@ -120,7 +120,7 @@ def value_of(node: ast.expr) -> str | None:
 def _values(node: ast.expr) -> list[str]:
     """``("a", "b")``, ``[Algo.A, Algo.B]``, ``{…}`` (or ``frozenset(…)`` of one), or ``get_args(SomeLiteral)``
     (written ``@SomeLiteral``: the release's reader knows the aliases' strings)."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _COLLECTIONS \
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in COLLECTION_CALLS \
             and len(node.args) == 1 and not node.keywords:
         node = node.args[0]
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
@@ -132,7 +132,7 @@ def _values(node: ast.expr) -> list[str]:
     return []
 
 
-_COLLECTIONS = frozenset({"frozenset", "set", "tuple", "list"})
+COLLECTION_CALLS = frozenset({"frozenset", "set", "tuple", "list"})  # a call whose one argument is the collection
 
 
 def returned(body: list[ast.stmt]) -> Formula | None:
