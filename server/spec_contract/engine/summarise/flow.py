@@ -72,7 +72,10 @@ class _Context(NamedTuple):
         """The context of one branch of ``test``: the test's formula holds there (its negation in the false
         branch), and the words it holds true count as taken (``is_eagle3`` in the true branch of ``if
         is_eagle3():`` and in the false branch of ``if not is_eagle3():``)."""
-        found = selector(test)
+        return self.holding(selector(test), branch)
+
+    def holding(self, found: Formula | None, branch: bool) -> _Context:
+        """:meth:`taking` with the test's formula read already (an ``if`` makes up to three of its branches)."""
         if found is None:
             return self
         holds = found if branch else negate(found)
@@ -252,7 +255,8 @@ class _FlowBuilder:
         rare = None
         if not names.isdisjoint(_RARE_WORDS) or not names.isdisjoint(self.predicates):
             rare = _rare_condition(stmt.test, self.lines, self.predicates)
-        body_ctx = ctx.add(positive, names).without(absent_if_true).taking(stmt.test, True)
+        found = selector(stmt.test)
+        body_ctx = ctx.add(positive, names).without(absent_if_true).holding(found, True)
         if rare is not None and rare[1]:
             body_ctx = body_ctx.under(rare[0], _config_classes(stmt.test))
         self.block(stmt.body, body_ctx)
@@ -263,7 +267,7 @@ class _FlowBuilder:
         # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it, it
         # sits behind a capability gate.
         else_ctx = (ctx.add(frozenset() if raises else negative, names).without(absent_if_false)
-                    .taking(stmt.test, False))
+                    .holding(found, False))
         if rare is not None and not rare[1]:
             else_ctx = else_ctx.under(rare[0])
         if raises:
@@ -271,13 +275,12 @@ class _FlowBuilder:
         self.block(stmt.orelse, else_ctx)
         if raises:
             _checked(self, stmt, negative, ctx)
-            return ctx.taking(stmt.test, False).passed(frozenset((r, m, (m,), stmt.lineno - 1)
-                                                                       for r, m in negative))
+            return ctx.holding(found, False).passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
         if _exits_quietly(stmt.body):
-            after = ctx.taking(stmt.test, False).add(negative).without(absent_if_false)
+            after = ctx.holding(found, False).add(negative).without(absent_if_false)
             return after.under(rare[0]) if rare is not None and not rare[1] else after
         if stmt.orelse and _exits_quietly(stmt.orelse):
-            return ctx.taking(stmt.test, True).add(positive).without(absent_if_true)
+            return ctx.holding(found, True).add(positive).without(absent_if_true)
         return ctx
 
     def _bind_all(self, target: ast.expr, value: ast.expr) -> None:
@@ -377,10 +380,12 @@ class _FlowBuilder:
             if type(arg) not in _LEAVES:
                 self.expr(arg, ctx)
         for keyword in node.keywords:
-            if keyword.arg:
-                _flag(self, ast.Name(keyword.arg), keyword.value, ctx, bound=False)
-            if type(keyword.value) not in _LEAVES:
-                self.expr(keyword.value, ctx)
+            value = keyword.value
+            if keyword.arg and not (type(value) is ast.Constant and not value.value):
+                # a keyword argument given a value that may be true: a possible flag (see ``_flag``)
+                self.flags[(keyword.arg, selector(value), ctx.selects)] = None
+            if type(value) not in _LEAVES:
+                self.expr(value, ctx)
 
 
 def _visit_target(builder: _FlowBuilder, target: ast.expr, ctx: _Context) -> None:
@@ -412,8 +417,8 @@ def _gate_chain_block(builder: _FlowBuilder, stmt: ast.If, chain: list[tuple[ast
     builder.block(_last_else(stmt), branch.add(conditions=names))
 
 
-def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Context, bound: bool = True) -> None:
-    """``target`` (a name, an attribute, a keyword argument's name: not ``bound``) is given ``value`` where ``ctx``
+def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Context) -> None:
+    """``target`` (a name, an attribute; a keyword argument's name, in ``_call``) is given ``value`` where ``ctx``
     holds: a value that may be true makes it a possible flag there (see ``FunctionFlow.flags``); a local name
     remembers what test of an object its value stands behind (``builder.asking``), so that ``fn = getattr(m, "x",
     None)`` … ``self._fn = fn`` is a state of ``x`` as the direct assignment is (see ``FunctionFlow.states``)."""
@@ -423,12 +428,13 @@ def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Contex
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             builder.states[(target.attr, NEVER_TRUE, "")] = None
         return
-    if isinstance(target, (ast.Name, ast.Attribute)):
-        builder.flags[(target.id if isinstance(target, ast.Name) else target.attr, selector(value), ctx.selects)] = None
-    if bound and type(target) is ast.Name:  # every value the name is given must ask the same (as for a state)
+    kind = type(target)
+    if kind is ast.Name or kind is ast.Attribute:
+        builder.flags[(target.id if kind is ast.Name else target.attr, selector(value), ctx.selects)] = None
+    if kind is ast.Name:  # every value the name is given must ask the same (as for a state)
         asked = _asked_under(builder, value, ctx)
         builder.asking[target.id] = asked if builder.asking.get(target.id, asked) == asked else _NOTHING_ASKED
-    elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+    elif kind is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
         receiver, member = _asked_under(builder, value, ctx)
         called = chain_of(value.func) if not member and type(value) is ast.Call else None
         if called is not None and called[0] == "self":
@@ -982,21 +988,32 @@ def _gives(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None,
     if class_name is None or params != ("self",):
         return []
     given: dict[Chain, None] = {}
-    pending: list[ast.AST] = list(node.body)
-    while pending:
+    pending: list[ast.stmt] = list(node.body)
+    while pending:  # statements only: a return is one, and never inside an expression
         current = pending.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(current, ast.Return) and current.value is not None:
-            returned = chain_of(current.value)
-            if returned is not None and len(returned) >= 2 and returned[0] == "self":
-                given[returned] = None
-        pending.extend(ast.iter_child_nodes(current))
+        if type(current) is ast.Return:
+            if current.value is not None:
+                returned = chain_of(current.value)
+                if returned is not None and len(returned) >= 2 and returned[0] == "self":
+                    given[returned] = None
+        elif type(current) in _BLOCKS:
+            pending += _blocks_of(current)
     if not given:
         return []
     name = node.name if any(_decorator_name(d) in ("property", "cached_property") for d in node.decorator_list) \
         else node.name + "()"
     return [(("self", name), chain) for chain in sorted(given)]
+
+
+# statements with blocks of their own statements (a nested function's or class's returns are not this one's)
+_BLOCKS = frozenset(getattr(ast, name) for name in (
+    "If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "Match") if hasattr(ast, name))
+
+
+def _blocks_of(stmt: ast.stmt) -> list[ast.stmt]:
+    return [*getattr(stmt, "body", ()), *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ()),
+            *(inner for handler in getattr(stmt, "handlers", ()) for inner in handler.body),
+            *(inner for case in getattr(stmt, "cases", ()) for inner in case.body)]
 
 
 def _decorator_name(decorator: ast.expr) -> str | None:
