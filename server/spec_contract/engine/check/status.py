@@ -384,6 +384,7 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
     undrafted = never_drafted(contract, lookup) if roles == (Role.DRAFT,) else frozenset()
     instead = {name: (architectures, where) for name, architectures, where in contract.release.drafts
                if name in undrafted} if undrafted and contract.release is not None else {}
+    once: dict[str, list[CallSite]] = {}  # a member's uses past its own test, one list for every algorithm
     for algorithm in contract.algorithms:
         if algorithm in instead:
             out.append(AlgorithmStatus(algorithm, AlgorithmState.NOT_ITS_DRAFT, "", instead=instead[algorithm]))
@@ -404,8 +405,9 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
             reachable = [site for site in found if not gates.past(role, site, algorithm)]
             first = first_reached(reachable or found)
             certain = reached_by_every_run(first)
-            provision = provision_of(lookup, member, implement,
-                                     found + once_provided(contract, roles, lookup, draft_shaped, member))
+            if member not in once:
+                once[member] = once_provided(contract, roles, lookup, draft_shaped, member)
+            provision = provision_of(lookup, member, implement, found + once[member])
             crashes.append(Crash(member, role, first, first.phase, provision, certain, refused=bool(first.gate),
                                  past=not reachable, intent=means(member, algorithm)
                                  or provision.how is How.FORWARD and role is primary,
