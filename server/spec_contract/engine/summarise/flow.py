@@ -428,13 +428,14 @@ def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Contex
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             builder.states[(target.attr, NEVER_TRUE, "")] = None
         return
-    kind = type(target)
-    if kind is ast.Name or kind is ast.Attribute:
-        builder.flags[(target.id if kind is ast.Name else target.attr, selector(value), ctx.selects)] = None
-    if kind is ast.Name:  # every value the name is given must ask the same (as for a state)
+    if type(target) is ast.Name:
+        builder.flags[(target.id, selector(value), ctx.selects)] = None
+    elif type(target) is ast.Attribute:
+        builder.flags[(target.attr, selector(value), ctx.selects)] = None
+    if type(target) is ast.Name:  # every value the name is given must ask the same (as for a state)
         asked = _asked_under(builder, value, ctx)
         builder.asking[target.id] = asked if builder.asking.get(target.id, asked) == asked else _NOTHING_ASKED
-    elif kind is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+    elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
         receiver, member = _asked_under(builder, value, ctx)
         called = chain_of(value.func) if not member and type(value) is ast.Call else None
         if called is not None and called[0] == "self":
