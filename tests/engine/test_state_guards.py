@@ -465,3 +465,49 @@ def test_the_calls_a_fix_must_fit_are_those_of_the_runs_that_load_the_class(tmp_
     (finding,) = [f for f in analyze(root).findings if f.class_name == "TinyMTP"
                   and f.member == "compute_draft_logits_local"]
     assert "forward" in finding.message and "a forward would fail there too" not in finding.message
+
+
+TWO_STATES = ("self._local = getattr(self.model, \"compute_draft_logits_local\", None)\n"
+              "            if {test}:\n                self._local_fn = self._local")
+TWO_INIT = "self._local = None\n            self._local_fn = None"
+EITHER = """
+        def _sample(self, hidden):
+            if self._local is not None or self._local_fn is not None:
+                return {local}
+            return self.model.compute_logits(hidden)
+"""
+IN_HELPER = EITHER.replace("{local}", "self._sample_local(hidden)") + LOCAL
+
+
+@pytest.mark.parametrize("sample", [
+    IN_HELPER,
+    EITHER.replace("{local}", "self.model.logits_processor.gather(hidden)"),
+    """
+        def _sample(self, hidden):
+            if self._local is None and self._local_fn is None:
+                return self.model.compute_logits(hidden)
+            return self._sample_local(hidden)
+""" + LOCAL,
+], ids=["in a helper it calls", "in place", "past an early return of an and of nots"])
+def test_an_or_of_two_states_each_set_behind_the_same_test_guards_the_use(tmp_path, sample):
+    """``_local`` and ``_local_fn`` are each given a true value only past a test of the draft's
+    ``compute_draft_logits_local``: past ``if self._local is not None or self._local_fn is not None:`` one of
+    them is set, so either way the draft passed that test. The ``or`` holds neither word, but both require the
+    same member."""
+    enable = TWO_STATES.replace("{test}", 'hasattr(self.model, "compute_draft_logits_local")')
+    site, errors = _analysis(tmp_path, enable, init=TWO_INIT, sample=sample)
+    assert site.requires == ("compute_draft_logits_local",)
+    assert errors == []
+
+
+@pytest.mark.parametrize("enable", [
+    TWO_STATES.replace("{test}", 'hasattr(self.model, "get_top_tokens")'),
+    TWO_STATES.replace("{test}", "self.eager"),
+], ids=["the other behind a test of another member", "the other behind no test of the draft"])
+def test_an_or_of_two_states_behind_different_tests_guards_nothing(tmp_path, enable):
+    """When ``_local_fn`` stands behind a test of another member (``get_top_tokens``), or behind none, a run past
+    the ``or`` may have passed only that one: the MTP head, which lacks ``compute_draft_logits_local``, meets the
+    read."""
+    site, errors = _analysis(tmp_path, enable, init=TWO_INIT, sample=IN_HELPER)
+    assert site.requires == ()
+    assert errors == ["SC001"]

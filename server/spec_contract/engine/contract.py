@@ -33,8 +33,15 @@ from spec_contract.engine.results import NO_ALGORITHM, Algorithms, CallSite, Con
 from spec_contract.engine.routed import routed_drafts, routed_uses
 from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions, start_up_named
-from spec_contract.engine.state_guards import guards_of, required, state_guards, through_locals, validated_flags
-from spec_contract.engine.summarise.selectors import held_by
+from spec_contract.engine.state_guards import (
+    guards_of,
+    required,
+    required_past,
+    state_guards,
+    through_locals,
+    validated_flags,
+)
+from spec_contract.engine.summarise.selectors import Selects, held_by
 from spec_contract.engine.summarise.summary import RETURNED, CallFlow, Chain, FunctionFlow, ModuleSummary, Use
 
 _MAX_CHAINS = 64  # per expression: the analysis is a may-alias set, bounded to stay fast on odd code
@@ -548,11 +555,27 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
         (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)
         for role, _, _ in roles_in(caller, tuple(receiver.split(".")))))
 
-    def requirements(key: FunctionKey, holds: frozenset[str], role: Role) -> tuple[str, ...]:
-        """What the ``role`` model must have for a run of ``key`` past tests that hold ``holds`` to come here: what
-        its state guards stand for, and once start-up is over, what the start-up checks validated the flags for."""
-        found = required(guarding(key), holds, role)
-        return found if key in start_up else tuple(sorted({*found, *required(validating(key), holds, role)}))
+    def needed(key: FunctionKey, selects: Selects, role: Role) -> frozenset[str]:
+        """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` (see ``required_past``):
+        what its state guards stand for, and once start-up is over, what the start-up checks validated the flags
+        for."""
+        def expand(words: frozenset[str]) -> frozenset[str]:
+            return with_states(key, words)
+        found = required_past(guarding(key), selects, role, expand)
+        return frozenset(found if key in start_up else (*found, *required_past(validating(key), selects, role, expand)))
+    # what every call of a helper needs of each model, read from the callers' own tests (an ``or`` of two states
+    # each set behind the same test needs it, though it holds neither word: see ``required_past``)
+    entered_needs = _entered_past(entered_from, entered_elsewhere, lambda caller, call: frozenset(
+        (member, role) for role in Role for member in needed(caller, call.selects, role)))
+
+    def requirements(key: FunctionKey, selects: Selects, holds: frozenset[str], role: Role) -> tuple[str, ...]:
+        """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` to come here (``holds``:
+        the words the tests every call of its helper runs past hold, see ``_entered_past``)."""
+        found = {*needed(key, selects, role), *required(guarding(key), holds, role),
+                 *(member for member, of in entered_needs.get(key, ()) if of == role)}
+        if key not in start_up:
+            found.update(required(validating(key), holds, role))
+        return tuple(sorted(found))
 
     def is_draft(key: FunctionKey, subject: str) -> bool:  # a routing's class test is of the draft model
         return bool(subject) and any(role == Role.DRAFT for chain in flow.expand(key, tuple(subject.split(".")))
@@ -655,7 +678,8 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     phase=_phase(key in start_up, use.guarded), taken=taken,
                     certain=certain(taken - (guarding(key).keys() & holds)),  # a state it requires
                     loading=key in start_up and runs[key] >= selectors.universe,
-                    requires=_with_vouched(requirements(key, holds, role), use, role,
+                    requires=_with_vouched(requirements(key, use.selects, entered_holding.get(key, _NO_NAMES), role),
+                                           use, role,
                                            roles_in, key, entered_vouched.get(key, frozenset())),
                     shared=use.shared, statement=use.statement, only=routed.get(key, ((), frozenset()))[0] if role is Role.DRAFT else ()))
     entries = [ContractEntry(role, member, tuple(sorted(set(found), key=lambda s: (s.path, s.span))))

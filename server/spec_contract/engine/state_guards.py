@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Set
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import Role
 from spec_contract.engine.summarise.deferred import unread
+from spec_contract.engine.summarise.selectors import Selects, held_as
 from spec_contract.engine.summarise.selectors import held as holds
 from spec_contract.engine.summarise.summary import NEVER_TRUE, CallFlow, FunctionFlow
 
@@ -234,3 +235,20 @@ def required(guarded: dict[str, Guard], taken: frozenset[str], role: Role) -> tu
         return ()
     return tuple(sorted({member for word in taken if word in guarded and role in guarded[word][1]
                          for member in guarded[word][0].split("+")}))
+
+
+def required_past(guarded: dict[str, Guard], selects: Selects, role: Role,
+                  expand: Callable[[frozenset[str]], frozenset[str]]) -> tuple[str, ...]:
+    """The members a use of the ``role`` model past the tests ``selects`` needs that model to have, read per word
+    before the tests' ``or``s meet (``selectors.held_as``): a word needs what its state guard asks (``expand``: the
+    attributes a local stands for, see ``through_locals``), an ``and`` what any operand needs, an ``or`` what every
+    operand needs. Read from the words the tests hold instead, ``if self._local is not None or self._local_fn is
+    not None:`` needs nothing, as the two words differ, though each is set only behind a test of the same member:
+    every run past it passed that test. An operand that is no guarded state (``or n > 0``) needs nothing, and so
+    does the ``or``."""
+    if not guarded:
+        return ()
+
+    def needs(word: str) -> frozenset[str]:
+        return frozenset(required(guarded, expand(frozenset((word,))), role))
+    return tuple(sorted(frozenset().union(*(held_as(f, needs) for f in selects))))

@@ -21,14 +21,16 @@ hold in a DSPARK run too). A test with nothing but unknowns is None: it says not
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from functools import lru_cache
-from typing import cast
+from typing import TypeVar, cast
 
 Formula = tuple  # see the module docstring
 Selects = tuple[Formula, ...]  # the tests a line sits under, all of them true there
 UNKNOWN: Formula = ("?",)
 ALWAYS: Formula = ("&",)  # true in every run (an empty conjunction)
 NEVER: Formula = ("|",)  # true in none (an empty disjunction)
+_T = TypeVar("_T")
 
 
 def formula(test: ast.expr) -> Formula | None:
@@ -168,25 +170,38 @@ def held(f: Formula) -> frozenset[str]:
     """The words every run past the test holds true, where :func:`words` gives any word that may decide it: both
     words of an ``and``, only those every operand of an ``or`` holds (past ``if self._local is not None or n > 0:``
     ``_local`` may be unset), and under a ``not``, by De Morgan. What a line needs the model to have (a state a
-    test stands behind, see ``state_guards``) is read from these. None for a test nested past the
-    interpreter's depth (a conditional expression of hundreds of arms)."""
+    test stands behind, see ``state_guards``) is read the same way, through :func:`held_as`. None for a test nested
+    past the interpreter's depth (a conditional expression of hundreds of arms)."""
+    return held_as(f, _word)
+
+
+def held_as(f: Formula, leaf: Callable[[str], frozenset[_T]]) -> frozenset[_T]:
+    """What every run past the test holds, each word read as ``leaf`` says (:func:`held`: the word itself): the
+    union over an ``and``, what every operand of an ``or`` holds, De Morgan under a ``not``. Read per word before
+    the ``or`` is met, two different words may hold the same thing: past ``if self._local or self._local_fn:``
+    where each is set only behind ``hasattr(self.model, "m")``, neither word is held but ``m`` is (see
+    ``state_guards.required_past``)."""
     try:
-        return _held(f)
+        return _held(f, leaf)
     except RecursionError:
         return frozenset()
 
 
-def _held(f: Formula) -> frozenset[str]:
+def _word(word: str) -> frozenset[str]:
+    return frozenset((word,))
+
+
+def _held(f: Formula, leaf: Callable[[str], frozenset[_T]]) -> frozenset[_T]:
     kind = f[0]
     if kind == "n":
-        return frozenset((f[1],))
+        return leaf(f[1])
     if kind == "&":
-        return frozenset().union(*(_held(part) for part in f[1:]))
+        return frozenset().union(*(_held(part, leaf) for part in f[1:]))
     if kind == "|":  # the operands no run can pass hold anything: only the others count
-        parts = [_held(part) for part in f[1:] if not _never(part)]
+        parts = [_held(part, leaf) for part in f[1:] if not _never(part)]
         return frozenset.intersection(*parts) if parts else frozenset()
     if kind == "!" and f[1][0] in ("&", "|") and len(f[1]) > 1:
-        return _held(("|" if f[1][0] == "&" else "&", *(negate(part) for part in f[1][1:])))
+        return _held(("|" if f[1][0] == "&" else "&", *(negate(part) for part in f[1][1:])), leaf)
     return frozenset()
 
 
