@@ -511,3 +511,39 @@ def test_an_or_of_two_states_behind_different_tests_guards_nothing(tmp_path, ena
     site, errors = _analysis(tmp_path, enable, init=TWO_INIT, sample=IN_HELPER)
     assert site.requires == ()
     assert errors == ["SC001"]
+
+
+EAGER = """
+
+
+    class EagerSpeculator(BaseSpeculator):
+        def load_model(self, target_model):
+            super().load_model(target_model)
+            self._local = make_local(self.model)
+
+        def _sample(self, hidden):
+            return BaseSpeculator._sample_local(self, hidden)
+"""
+PICKS_EAGER = """
+    def init_speculator(vllm_config, device):
+        if vllm_config.speculative_config.method == "dspark":
+            from vllm.v1.worker.gpu.spec_decode.dspark.speculator import DSparkSpeculator
+            return DSparkSpeculator(vllm_config, device)
+        if vllm_config.speculative_config.method == "mtp":
+            from vllm.v1.worker.gpu.spec_decode.dspark.speculator import EagerSpeculator
+            return EagerSpeculator(vllm_config, device)
+        from vllm.v1.worker.gpu.spec_decode.speculator import BaseSpeculator
+        return BaseSpeculator(vllm_config, device)
+"""
+
+
+def test_a_helper_entered_past_a_state_test_needs_what_the_state_means_in_every_class_that_runs_it(tmp_path):
+    """``_sample_local`` is entered past ``if self._local is not None:`` in the base, where only the DSPARK
+    speculator gives ``_local`` a true value, behind its test of the draft. But the MTP run's speculator gives
+    ``_local`` a value without any test and reaches the helper by a call not followed here (an explicit base-class
+    call): in that class the state stands for nothing, and its MTP head meets the read."""
+    root = _speculators(tmp_path, TESTED + EAGER)
+    (root / "vllm/v1/worker/gpu/spec_decode/__init__.py").write_text(textwrap.dedent(PICKS_EAGER))
+    site, errors = _site_and_errors(root)
+    assert site.requires == ()
+    assert errors == ["SC001"]

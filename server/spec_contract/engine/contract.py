@@ -465,10 +465,11 @@ def _called_elsewhere(functions: Mapping[FunctionKey, FunctionFlow], entered: It
 
 
 def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], outside: frozenset[str],
-                  held: Callable[[FunctionKey, CallFlow], frozenset[_Held]]) -> dict[FunctionKey, frozenset[_Held]]:
-    """The worker functions that every call in the workers makes past tests: what ``held`` says the tests each
-    call sits past hold (the names of those tests; the members of a model they hold present), and what its
-    caller is entered past, common to all the calls.
+                  held: Callable[[FunctionKey, FunctionKey, CallFlow], frozenset[_Held]]
+                  ) -> dict[FunctionKey, frozenset[_Held]]:
+    """The worker functions that every call in the workers makes past tests: what ``held(function, caller, call)``
+    says the tests each call sits past hold (the names of those tests; the members of a model they hold present),
+    and what its caller is entered past, common to all the calls.
 
     A use inside such a helper runs only when those tests hold, as if it were written under them: SGLang
     0.5.23's DFLASH worker reads the target's ``lm_head`` in ``_warm_eager_selector``, which its ``__init__``
@@ -478,7 +479,7 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
     code outside the workers calls (a scheduler) is taken for one entered past its own instance's tests: that
     can hide a crash there, never make one up.
     """
-    asked = {key: [(caller, held(caller, call)) for caller, call in calls] for key, calls in callers.items()
+    asked = {key: [(caller, held(key, caller, call)) for caller, call in calls] for key, calls in callers.items()
              if not (name := key.qualname.rpartition(".")[2]).startswith("__") and name not in outside
              and (name.startswith("_") or "." in key.qualname)}  # a public module function: any file may call it
     entered: dict[FunctionKey, frozenset[_Held]] = {}
@@ -548,25 +549,27 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     entered_elsewhere = called_from_outside | _called_elsewhere(flow.functions, entered_from)
     # the tests every call is past: any word of them makes a use uncertain; what they hold, what it requires
     entered_past = _entered_past(entered_from, entered_elsewhere,
-                                 lambda caller, call: with_states(caller, call.taken))
+                                 lambda _, caller, call: with_states(caller, call.taken))
     entered_holding = _entered_past(entered_from, entered_elsewhere,
-                                    lambda caller, call: with_states(caller, held_by(call.selects)))
-    entered_vouched = _entered_past(entered_from, entered_elsewhere, lambda caller, call: frozenset(
+                                    lambda _, caller, call: with_states(caller, held_by(call.selects)))
+    entered_vouched = _entered_past(entered_from, entered_elsewhere, lambda _, caller, call: frozenset(
         (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)
         for role, _, _ in roles_in(caller, tuple(receiver.split(".")))))
 
-    def needed(key: FunctionKey, selects: Selects, role: Role) -> frozenset[str]:
-        """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` (see ``required_past``):
-        what its state guards stand for, and once start-up is over, what the start-up checks validated the flags
-        for."""
+    def needed(key: FunctionKey, selects: Selects, role: Role, written: FunctionKey | None = None) -> frozenset[str]:
+        """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` (see ``required_past``),
+        written in ``written`` (default: ``key``, whose locals they may read): what the state guards of the classes
+        that run ``key`` stand for, and once start-up is over, what the start-up checks validated the flags for."""
         def expand(words: frozenset[str]) -> frozenset[str]:
-            return with_states(key, words)
+            return with_states(written or key, words)
         found = required_past(guarding(key), selects, role, expand)
         return frozenset(found if key in start_up else (*found, *required_past(validating(key), selects, role, expand)))
     # what every call of a helper needs of each model, read from the callers' own tests (an ``or`` of two states
-    # each set behind the same test needs it, though it holds neither word: see ``required_past``)
-    entered_needs = _entered_past(entered_from, entered_elsewhere, lambda caller, call: frozenset(
-        (member, role) for role in Role for member in needed(caller, call.selects, role)))
+    # each set behind the same test needs it, though it holds neither word: see ``required_past``) with the guards
+    # of the classes that run the helper: one that reaches it by a call not followed here (``Base._helper(self)``
+    # in an override) and gives the state a value without the test makes the test stand for nothing
+    entered_needs = _entered_past(entered_from, entered_elsewhere, lambda key, caller, call: frozenset(
+        (member, role) for role in Role for member in needed(key, call.selects, role, caller)))
 
     def requirements(key: FunctionKey, selects: Selects, holds: frozenset[str], role: Role) -> tuple[str, ...]:
         """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` to come here (``holds``:
