@@ -547,3 +547,55 @@ def test_a_helper_entered_past_a_state_test_needs_what_the_state_means_in_every_
     site, errors = _site_and_errors(root)
     assert site.requires == ()
     assert errors == ["SC001"]
+
+
+EITHER_LOCAL = """
+        def _sample(self, hidden):
+            use_local = self._local is not None or self._local_fn is not None
+            if use_local:
+                return {local}
+            return self.model.compute_logits(hidden)
+"""
+
+
+@pytest.mark.parametrize("sample", [
+    EITHER_LOCAL.replace("{local}", "self._sample_local(hidden)") + LOCAL,
+    EITHER_LOCAL.replace("{local}", "self.model.logits_processor.gather(hidden)"),
+], ids=["in a helper it calls", "in place"])
+def test_a_local_given_an_or_of_two_states_each_set_behind_the_same_test_guards_the_use(tmp_path, sample):
+    """``use_local = self._local is not None or self._local_fn is not None`` then ``if use_local:`` is the test
+    written in place: the local holds neither word, but it needs what its formula needs, and each word needs
+    ``compute_draft_logits_local``."""
+    enable = TWO_STATES.replace("{test}", 'hasattr(self.model, "compute_draft_logits_local")')
+    site, errors = _analysis(tmp_path, enable, init=TWO_INIT, sample=sample)
+    assert site.requires == ("compute_draft_logits_local",)
+    assert errors == []
+
+
+ELSE_LOCAL = """
+        def _sample(self, hidden):
+            if hidden is not None:
+                use_local = self._local is not None or self._local_fn is not None
+            else:
+                use_local = hidden is None
+            if use_local:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+""" + LOCAL
+
+
+@pytest.mark.parametrize("enable, sample", [
+    (TWO_STATES.replace("{test}", 'hasattr(self.model, "compute_draft_logits_local")'), ELSE_LOCAL),
+    (TWO_STATES.replace("{test}", 'hasattr(self.model, "get_top_tokens")'),
+     EITHER_LOCAL.replace("{local}", "self._sample_local(hidden)") + LOCAL),
+    (TWO_STATES.replace("{test}", 'hasattr(self.model, "compute_draft_logits_local")'),
+     ELSE_LOCAL.replace("use_local = hidden is None", "use_local = use_local or hidden is None")),
+], ids=["another value that needs nothing", "the other state behind a test of another member",
+        "another value naming the local itself"])
+def test_a_local_that_may_be_true_without_the_test_guards_nothing(tmp_path, enable, sample):
+    """A local the function also gives a value that needs nothing (``use_local = hidden is None``) needs only what
+    every value needs; an ``or`` of states behind tests of different members needs neither member. A value that
+    names the local itself is read without it (no endless reading): ``or hidden is None`` needs nothing."""
+    site, errors = _analysis(tmp_path, enable, init=TWO_INIT, sample=sample)
+    assert site.requires == ()
+    assert errors == ["SC001"]

@@ -35,6 +35,7 @@ from spec_contract.engine.runs import function_runs, served_by
 from spec_contract.engine.start_up import called_at_start_up, start_up_functions, start_up_named
 from spec_contract.engine.state_guards import (
     guards_of,
+    local_values,
     required,
     required_past,
     state_guards,
@@ -543,7 +544,8 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     validated = validated_flags(guards, flow.functions, methods, start_up, models, calls_into,
                                 lambda key: start_up_named(key.qualname, config.start_up_methods))
     validating = guards_of(validated, flow.classes, methods, calls_into)
-    with_states = through_locals(guards, guarding, flow.functions)
+    locals_of = local_values(guards, flow.functions)
+    with_states = through_locals(guarding, locals_of)
     entered_under = _entered_under(calls_into, off_by_default)
     entered_from = _with_references(calls_into, flow, methods)
     entered_elsewhere = called_from_outside | _called_elsewhere(flow.functions, entered_from)
@@ -560,10 +562,9 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
         """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` (see ``required_past``),
         written in ``written`` (default: ``key``, whose locals they may read): what the state guards of the classes
         that run ``key`` stand for, and once start-up is over, what the start-up checks validated the flags for."""
-        def expand(words: frozenset[str]) -> frozenset[str]:
-            return with_states(written or key, words)
-        found = required_past(guarding(key), selects, role, expand)
-        return frozenset(found if key in start_up else (*found, *required_past(validating(key), selects, role, expand)))
+        values = locals_of(written or key)
+        found = required_past(guarding(key), selects, role, values)
+        return frozenset(found if key in start_up else (*found, *required_past(validating(key), selects, role, values)))
     # what every call of a helper needs of each model, read from the callers' own tests (an ``or`` of two states
     # each set behind the same test needs it, though it holds neither word: see ``required_past``) with the guards
     # of the classes that run the helper: one that reaches it by a call not followed here (``Base._helper(self)``

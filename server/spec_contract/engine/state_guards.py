@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Set
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import Role
 from spec_contract.engine.summarise.deferred import unread
-from spec_contract.engine.summarise.selectors import Selects, held_as
+from spec_contract.engine.summarise.selectors import Formula, Selects, held_as
 from spec_contract.engine.summarise.selectors import held as holds
 from spec_contract.engine.summarise.summary import NEVER_TRUE, CallFlow, FunctionFlow
 
@@ -26,6 +26,9 @@ Guard = tuple[str, frozenset[Role]]  # the member a test asks for (``a+b``: each
 StateGuards = dict[ClassKey, dict[str, Guard | None]]
 UNGUARDED: Guard = ("", frozenset())
 Guarding = Callable[[FunctionKey], dict[str, Guard]]
+# a worker function → its locals that may stand for guarded attributes → the formulas of their values (see
+# ``local_values``)
+LocalValues = Callable[[FunctionKey], Mapping[str, tuple[Formula | None, ...]]]
 
 
 def state_guards(functions: Mapping[FunctionKey, FunctionFlow], index: Index,
@@ -196,27 +199,45 @@ def guards_of(guards: StateGuards, classes: Mapping[FunctionKey, ClassKey | None
     return of
 
 
-def through_locals(guards: StateGuards, guarding: Guarding,
-                   functions: Mapping[FunctionKey, FunctionFlow]) -> Callable[[FunctionKey, frozenset[str]],
-                                                                             frozenset[str]]:
+def local_values(guards: StateGuards, functions: Mapping[FunctionKey, FunctionFlow]) -> LocalValues:
+    """The locals of a worker function that may stand for guarded attributes, each with the formulas of every
+    value the function gives it that may be true (None: a value no test is, ``n = compute()``; ``FunctionFlow.flags``
+    leaves out the falsy constants, which reach no use under a test of the local). A parameter is left out (a caller
+    may pass any value), and so is a name some worker class gives an attribute: a test of it may be of the
+    attribute."""
+    attributes = {attr for found in guards.values() for attr in found}
+    memo: dict[FunctionKey, dict[str, tuple[Formula | None, ...]]] = {}
+
+    def of(key: FunctionKey) -> dict[str, tuple[Formula | None, ...]]:
+        found = memo.get(key)
+        if found is None:
+            fn, given = functions[key], dict[str, list[Formula | None]]()
+            for name, formula, _ in fn.flags:
+                if name not in attributes and name not in fn.params and name not in fn.kwonly:
+                    given.setdefault(name, []).append(formula)
+            memo[key] = found = {name: tuple(values) for name, values in given.items()}
+        return found
+    return of
+
+
+def through_locals(guarding: Guarding, values: LocalValues) -> Callable[[FunctionKey, frozenset[str]],
+                                                                        frozenset[str]]:
     """The names of the tests a line of a function runs past (``taken``), with the guarded attributes its locals
     stand for: a local the function gives only values that hold the attribute true (the words its formula holds,
-    see ``selectors.held``) is a test of it, so past ``if use_local:`` after ``use_local = self._local is not None
-    and n > 0``, ``_local`` is set, in the function and in the helpers it calls there. A name some worker class
-    gives an attribute is left alone: a test of it may be of the attribute."""
-    attributes = {attr for found in guards.values() for attr in found}
+    see ``selectors.held``; ``values``: see ``local_values``) is a test of it, so past ``if use_local:`` after
+    ``use_local = self._local is not None and n > 0``, ``_local`` is set, in the function and in the helpers it
+    calls there. What a local given an ``or`` of states needs is read from its formulas instead (``required_past``).
+    """
     memo: dict[FunctionKey, dict[str, set[str]]] = {}
 
     def stand_ins(key: FunctionKey) -> dict[str, set[str]]:
         found = memo.get(key)
         if found is None:
             guarded, meant = guarding(key), dict[str, set[str]]()
-            fn = functions[key]
-            for name, formula, _ in fn.flags if guarded else ():
-                if name in attributes or name in fn.params or name in fn.kwonly:  # a caller may pass any value
-                    continue
-                held = {word for word in holds(formula) if word in guarded} if formula is not None else set()
-                meant[name] = meant[name] & held if name in meant else held
+            for name, formulas in values(key).items() if guarded else ():
+                for formula in formulas:
+                    held = {word for word in holds(formula) if word in guarded} if formula is not None else set()
+                    meant[name] = meant[name] & held if name in meant else held
             memo[key] = found = {name: held for name, held in meant.items() if held}
         return found
 
@@ -238,17 +259,33 @@ def required(guarded: dict[str, Guard], taken: frozenset[str], role: Role) -> tu
 
 
 def required_past(guarded: dict[str, Guard], selects: Selects, role: Role,
-                  expand: Callable[[frozenset[str]], frozenset[str]]) -> tuple[str, ...]:
+                  values: Mapping[str, tuple[Formula | None, ...]]) -> tuple[str, ...]:
     """The members a use of the ``role`` model past the tests ``selects`` needs that model to have, read per word
-    before the tests' ``or``s meet (``selectors.held_as``): a word needs what its state guard asks (``expand``: the
-    attributes a local stands for, see ``through_locals``), an ``and`` what any operand needs, an ``or`` what every
-    operand needs. Read from the words the tests hold instead, ``if self._local is not None or self._local_fn is
-    not None:`` needs nothing, as the two words differ, though each is set only behind a test of the same member:
-    every run past it passed that test. An operand that is no guarded state (``or n > 0``) needs nothing, and so
-    does the ``or``."""
+    before the tests' ``or``s meet (``selectors.held_as``): a word needs what its state guard asks, an ``and`` what
+    any operand needs, an ``or`` what every operand needs. Read from the words the tests hold instead, ``if
+    self._local is not None or self._local_fn is not None:`` needs nothing, as the two words differ, though each is
+    set only behind a test of the same member: every run past it passed that test. An operand that is no guarded
+    state (``or n > 0``) needs nothing, and so does the ``or``.
+
+    A local of the function the tests are written in (``values``, see ``local_values``) needs what every value it
+    is given needs, each formula read the same way: ``use_local = self._local is not None or self._local_fn is not
+    None`` then ``if use_local:`` is that test written in place, though the local holds neither word (so
+    ``through_locals`` gives it none), and a second value ``use_local = n > 0`` makes it need nothing. A local
+    whose formula names itself, or a local naming it back, needs nothing through that name (it is being read)."""
     if not guarded:
         return ()
+    reading: set[str] = set()  # the locals whose formulas are being read: a cycle stands for no test
 
     def needs(word: str) -> frozenset[str]:
-        return frozenset(required(guarded, expand(frozenset((word,))), role))
+        formulas = values.get(word)
+        if formulas is None:
+            return frozenset(required(guarded, frozenset((word,)), role))
+        if word in reading:
+            return frozenset()
+        reading.add(word)
+        try:
+            return frozenset.intersection(*(held_as(formula, needs) if formula is not None else frozenset()
+                                            for formula in formulas))
+        finally:
+            reading.discard(word)
     return tuple(sorted(frozenset().union(*(held_as(f, needs) for f in selects))))
