@@ -41,34 +41,30 @@ def formula(test: ast.expr) -> Formula | None:
 
 def _formula(test: ast.expr) -> Formula:
     # ``type(x) is``: parsed nodes are never subclassed, and a cold scan reads every test and assigned value
-    kind = type(test)
-    if kind is ast.Name:
-        return ("n", cast(ast.Name, test).id)
-    if kind is ast.Attribute:
-        return ("n", cast(ast.Attribute, test).attr)
-    if kind is ast.Call:
-        call = cast(ast.Call, test)
-        if call.args or call.keywords:  # ``getattr(self, "_local", None)``: the attribute, or nothing true
-            return ("n", cast(ast.Constant, call.args[1]).value) if _reads_optional(call) else UNKNOWN
-        func = call.func
+    if type(test) is ast.Name:
+        return ("n", test.id)
+    if type(test) is ast.Attribute:
+        return ("n", test.attr)
+    if type(test) is ast.Call:
+        if test.args or test.keywords:  # ``getattr(self, "_local", None)``: the attribute, or nothing true
+            return ("n", cast(ast.Constant, test.args[1]).value) if _reads_optional(test) else UNKNOWN
+        func = test.func
         if type(func) is ast.Attribute:
             return ("n", func.attr)
         return ("n", func.id) if type(func) is ast.Name else UNKNOWN
-    if kind is ast.UnaryOp and type(cast(ast.UnaryOp, test).op) is ast.Not:
-        return negate(_formula(cast(ast.UnaryOp, test).operand))
-    if kind is ast.BoolOp:
-        parts = tuple(_formula(value) for value in cast(ast.BoolOp, test).values)
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        return negate(_formula(test.operand))
+    if type(test) is ast.BoolOp:
+        parts = tuple(_formula(value) for value in test.values)
         if all(p == UNKNOWN for p in parts):
             return UNKNOWN
-        return ("&" if type(cast(ast.BoolOp, test).op) is ast.And else "|", *parts)
-    if kind is ast.Compare and len(cast(ast.Compare, test).ops) == 1:
-        compare = cast(ast.Compare, test)
-        return _comparison(compare.left, compare.ops[0], compare.comparators[0])
-    if kind is ast.Constant:
-        return ALWAYS if cast(ast.Constant, test).value else NEVER
-    if kind is ast.IfExp:  # ``is_dflash() if algorithm is not None else False``
-        branches = cast(ast.IfExp, test)
-        test_, body, orelse = _formula(branches.test), _formula(branches.body), _formula(branches.orelse)
+        return ("&" if type(test.op) is ast.And else "|", *parts)
+    if type(test) is ast.Compare and len(test.ops) == 1:
+        return _comparison(test.left, test.ops[0], test.comparators[0])
+    if type(test) is ast.Constant:
+        return ALWAYS if test.value else NEVER
+    if type(test) is ast.IfExp:  # ``is_dflash() if algorithm is not None else False``
+        test_, body, orelse = _formula(test.test), _formula(test.body), _formula(test.orelse)
         if (body, orelse) == (UNKNOWN, UNKNOWN):
             return UNKNOWN
         return ("|", ("&", test_, body), ("&", negate(test_), orelse))
