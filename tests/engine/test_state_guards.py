@@ -10,6 +10,9 @@ speculator that tests its model, or whose sampler was picked as a bound method u
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -599,3 +602,24 @@ def test_a_local_that_may_be_true_without_the_test_guards_nothing(tmp_path, enab
     site, errors = _analysis(tmp_path, enable, init=TWO_INIT, sample=sample)
     assert site.requires == ()
     assert errors == ["SC001"]
+
+
+def test_a_chain_of_locals_each_naming_the_last_twice_is_read_once_each(tmp_path):
+    """``v1 = v0 and v0``, ``v2 = v1 and v1``, …: what ``v40`` needs is what ``v0`` needs, read once per local (read
+    per mention, it is 2**40 readings: the check never ends). The command runs in a process of its own, so that a
+    run that does not end fails the test, after a limit no machine needs, rather than hanging the suite."""
+    chain = "\n".join(f"            v{i} = v{i - 1} and v{i - 1}" for i in range(1, 41))
+    sample = f"""
+        def _sample(self, hidden):
+            v0 = self._local is not None or self._local_fn is not None
+{chain}
+            if v40:
+                return self._sample_local(hidden)
+            return self.model.compute_logits(hidden)
+""" + LOCAL
+    root = _speculators(tmp_path, TWO_STATES.replace("{test}", 'hasattr(self.model, "compute_draft_logits_local")'),
+                        init=TWO_INIT, sample=sample)
+    done = subprocess.run([sys.executable, "-m", "spec_contract", "check", str(root), "--format", "json", "--no-cache"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    findings = json.loads(done.stdout)["findings"]
+    assert not [f for f in findings if f["class"] == "TinyMTP" and f["method"] == "logits_processor"]

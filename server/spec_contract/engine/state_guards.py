@@ -275,17 +275,23 @@ def required_past(guarded: dict[str, Guard], selects: Selects, role: Role,
     if not guarded:
         return ()
     reading: set[str] = set()  # the locals whose formulas are being read: a cycle stands for no test
+    # each local read once: ``v1 = v0 and v0``, ``v2 = v1 and v1``, … would otherwise be read 2**n times (what a
+    # local read inside a cycle needs is the cut's, never more than without it: the cut only loses requirements)
+    read: dict[str, frozenset[str]] = {}
 
     def needs(word: str) -> frozenset[str]:
         formulas = values.get(word)
         if formulas is None:
             return frozenset(required(guarded, frozenset((word,)), role))
+        if word in read:
+            return read[word]
         if word in reading:
             return frozenset()
         reading.add(word)
         try:
-            return frozenset.intersection(*(held_as(formula, needs) if formula is not None else frozenset()
-                                            for formula in formulas))
+            found = read[word] = frozenset.intersection(*(held_as(formula, needs) if formula is not None
+                                                          else frozenset() for formula in formulas))
+            return found
         finally:
             reading.discard(word)
     return tuple(sorted(frozenset().union(*(held_as(f, needs) for f in selects))))
