@@ -25,7 +25,7 @@ from spec_contract.engine.summarise.summary import (
     UnreadMethod,
 )
 from spec_contract.engine.summarise.suppression import COMMENT, suppressed_codes
-from spec_contract.engine.summarise.syntax import Lines, chain_of
+from spec_contract.engine.summarise.syntax import Lines, blocks_of, chain_of
 
 _PROPERTY_DECORATORS = {"property", "cached_property"}
 
@@ -283,7 +283,7 @@ class _Body:
                     self.withs.append(stmt)
                 pending.extend(reversed(cast(ast.With, stmt).body))
             elif kind in _COMPOUND and kind is not ast.ClassDef:  # ``try`` and ``match``
-                pending.extend(reversed(_blocks(stmt)))
+                pending.extend(reversed(blocks_of(stmt)))
 
     def _local(self, name: str, value: ast.expr) -> None:
         """What a local name called as a constructor may stand for, inside one method.
@@ -684,18 +684,8 @@ def nested_statements(body: list[ast.stmt], into_classes: bool = False) -> list[
         out.append(stmt)
         if type(stmt) not in _COMPOUND or (type(stmt) is ast.ClassDef and not into_classes):
             continue
-        pending.extend(reversed(_blocks(stmt)))
+        pending.extend(reversed(blocks_of(stmt)))
     return out
-
-
-def _blocks(stmt: ast.stmt) -> list[ast.stmt]:
-    """The statements of a compound statement's blocks, in the order :func:`nested_statements` visits them."""
-    inner = [*getattr(stmt, "body", ()), *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ())]
-    for handler in getattr(stmt, "handlers", ()):
-        inner.extend(handler.body)
-    for case in getattr(stmt, "cases", ()):
-        inner.extend(case.body)
-    return inner
 
 
 def _getattr_target(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:

@@ -18,7 +18,7 @@ from spec_contract.engine.summarise.routes import Route, routes
 from spec_contract.engine.summarise.selectors import Formula, Selects, held_by, negate, returned, value_of, words
 from spec_contract.engine.summarise.selectors import formula as selector
 from spec_contract.engine.summarise.summary import NEVER_TRUE, RETURNED, CallFlow, Chain, FunctionFlow, Use
-from spec_contract.engine.summarise.syntax import Lines, chain_of, dotted
+from spec_contract.engine.summarise.syntax import Lines, blocks_of, chain_of, dotted
 
 _CATCHES_MISSING_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
 Fact = tuple[str, str]  # (receiver chain as dotted text, member); ("*", "*") for "any AttributeError is caught"
@@ -430,23 +430,29 @@ def _flag(builder: _FlowBuilder, target: ast.expr, value: ast.expr, ctx: _Contex
         return
     if type(target) is ast.Name:
         builder.flags[(target.id, selector(value), ctx.selects)] = None
+        asked = _asked_under(builder, value, ctx)  # every value the name is given must ask the same (as for a state)
+        builder.asking[target.id] = asked if builder.asking.get(target.id, asked) == asked else _NOTHING_ASKED
     elif type(target) is ast.Attribute:
         builder.flags[(target.attr, selector(value), ctx.selects)] = None
-    if type(target) is ast.Name:  # every value the name is given must ask the same (as for a state)
-        asked = _asked_under(builder, value, ctx)
-        builder.asking[target.id] = asked if builder.asking.get(target.id, asked) == asked else _NOTHING_ASKED
-    elif type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-        receiver, member = _asked_under(builder, value, ctx)
-        called = chain_of(value.func) if not member and type(value) is ast.Call else None
-        if called is not None and called[0] == "self":
-            member = "()" + dotted(called)  # what the method's own test holds (see ``FunctionFlow.vouches``)
-        elif not member and (tested := _tested_method(builder, ctx)) is not None:
-            member = "()self." + tested  # set under ``if self._supports_local():``: what that method's test holds
-        elif called is not None:
-            member = "()" + dotted(called)
-        elif not member:
-            receiver, member = _read(value)
-        builder.states[(target.attr, member, receiver)] = None
+        if type(target.value) is ast.Name and target.value.id == "self":
+            member, receiver = _state_of(builder, value, ctx)
+            builder.states[(target.attr, member, receiver)] = None
+
+
+def _state_of(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> tuple[str, str]:
+    """(member, object) a value given to an attribute of ``self`` where ``ctx`` holds stands behind (see
+    ``FunctionFlow.states``)."""
+    receiver, member = _asked_under(builder, value, ctx)
+    called = chain_of(value.func) if not member and type(value) is ast.Call else None
+    if called is not None and called[0] == "self":
+        member = "()" + dotted(called)  # what the method's own test holds (see ``FunctionFlow.vouches``)
+    elif not member and (tested := _tested_method(builder, ctx)) is not None:
+        member = "()self." + tested  # set under ``if self._supports_local():``: what that method's test holds
+    elif called is not None:
+        member = "()" + dotted(called)
+    elif not member:
+        receiver, member = _read(value)
+    return member, receiver
 
 
 _NOTHING_ASKED: Fact = ("", "")
@@ -998,7 +1004,7 @@ def _gives(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None,
                 if returned is not None and len(returned) >= 2 and returned[0] == "self":
                     given[returned] = None
         elif type(current) in _BLOCKS:
-            pending += _blocks_of(current)
+            pending += blocks_of(current)
     if not given:
         return []
     name = node.name if any(_decorator_name(d) in ("property", "cached_property") for d in node.decorator_list) \
@@ -1009,12 +1015,6 @@ def _gives(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None,
 # statements with blocks of their own statements (a nested function's or class's returns are not this one's)
 _BLOCKS = frozenset(getattr(ast, name) for name in (
     "If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "Match") if hasattr(ast, name))
-
-
-def _blocks_of(stmt: ast.stmt) -> list[ast.stmt]:
-    return [*getattr(stmt, "body", ()), *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ()),
-            *(inner for handler in getattr(stmt, "handlers", ()) for inner in handler.body),
-            *(inner for case in getattr(stmt, "cases", ()) for inner in case.body)]
 
 
 def _decorator_name(decorator: ast.expr) -> str | None:

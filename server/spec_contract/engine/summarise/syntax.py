@@ -137,5 +137,16 @@ def chain_of(node: ast.AST) -> Chain | None:
             return None
 
 
+def blocks_of(stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements of a compound statement's blocks in source order: its body, ``else``, ``finally``, ``except``
+    handlers and ``case`` blocks (none for a simple statement)."""
+    inner = [*getattr(stmt, "body", ()), *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ())]
+    for handler in getattr(stmt, "handlers", ()):
+        inner.extend(handler.body)
+    for case in getattr(stmt, "cases", ()):
+        inner.extend(case.body)
+    return inner
+
+
 def dotted(chain: Chain) -> str:
     return ".".join(chain)
