@@ -333,6 +333,31 @@ def test_runner_alias_in_a_local(tmp_path):
     assert contract(analyze(root)) == only_target_entry(root, guarded=False)
 
 
+@pytest.mark.parametrize("decorator", ["@triton.jit", "@triton.jit(do_not_specialize=['n'])", "@jit"])
+def test_a_jit_kernels_body_is_no_worker_code(tmp_path, decorator):
+    """A kernel compiled for the device takes tensors and pointers: whatever its body names is no use of a model
+    object, while the same body in a plain function is one."""
+    root = worker_tree(tmp_path, f"""
+        import triton
+        from numba import jit
+
+        class Worker:
+            def run(self):
+                self.kernel()
+                self.helper()
+
+            {decorator}
+            def kernel(self):
+                return self.target_worker.model_runner.model.get_embed_and_head()  # in a kernel
+
+            def helper(self):
+                return self.target_worker.model_runner.model.get_embed_and_head()
+    """)
+    (entry,) = contract(analyze(root))
+    helper = line_of(root, WORKER, "def helper") + 1
+    assert entry == ("target", "get_embed_and_head", True, True, ((WORKER, helper, False),))
+
+
 def test_worker_attribute_set_from_the_target_worker_parameter_is_the_target(tmp_path):
     """NGRAMWorker: ``self.model_runner = target_worker.model_runner``, then ``self.model_runner.model.m()``."""
     root = worker_tree(tmp_path, """

@@ -960,6 +960,13 @@ def _reraises(handler: ast.ExceptHandler) -> bool:
 
 def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, class_name: str | None,
                    lines: Lines, predicates: dict[str, str] | None = None) -> FunctionFlow:
+    params = tuple(a.arg for a in node.args.posonlyargs + node.args.args)
+    kwonly = tuple(a.arg for a in node.args.kwonlyargs)
+    if any(_decorator_name(d) == "jit" for d in node.decorator_list):
+        # a kernel (``@triton.jit``): its body is compiled for the device and takes tensors and pointers, never a
+        # model object, so nothing in it is a use, an alias or a call to follow (the speculative folders hold
+        # many, each a screen of ``tl.*`` reads)
+        return FunctionFlow(qualname, class_name, params, kwonly, (), (), ())
     builder = _FlowBuilder(lines, predicates=predicates or {})
     for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
         try:
@@ -974,8 +981,6 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
             # An expression nested past Python's recursion limit (thousands of levels): this statement's
             # uses are lost, the function's others and the rest of the file are kept.
             continue
-    params = tuple(a.arg for a in node.args.posonlyargs + node.args.args)
-    kwonly = tuple(a.arg for a in node.args.kwonlyargs)
     checked = {(use.receiver, use.member, use.gate_line) for use in builder.uses if use.gate}
     uses = builder.uses + [use for use in builder.checks
                            if (use.receiver, use.member, use.gate_line) not in checked]
