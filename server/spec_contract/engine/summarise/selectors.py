@@ -67,8 +67,30 @@ def _formula(test: ast.expr) -> Formula:
         test_, body, orelse = _formula(test.test), _formula(test.body), _formula(test.orelse)
         if (body, orelse) == (UNKNOWN, UNKNOWN):
             return UNKNOWN
-        return ("|", ("&", test_, body), ("&", negate(test_), orelse))
+        found = ("|", ("&", test_, body), ("&", negate(test_), orelse))
+        return UNKNOWN if _larger_than(found, _MOST_PARTS) else found
     return UNKNOWN
+
+
+# The parts a formula may have (counted as a tree: a part it holds twice counts twice). A conditional expression
+# holds its test twice, so ``a if (b if (c if …) else …) else …`` doubles with each level, and every reading of
+# the formula walks it whole; a chain of arms (``a if c else b if d else …``) nests as deep as it is long, past
+# the interpreter's depth for the readings that recurse. No test that selects an algorithm comes near this size:
+# a larger one may be true or false in any run, as if it named nothing
+_MOST_PARTS = 64
+
+
+def _larger_than(f: Formula, most: int) -> bool:
+    """Whether ``f`` has more than ``most`` parts; walks at most that many."""
+    pending = [f]
+    while pending:
+        most -= 1
+        if most < 0:
+            return True
+        current = pending.pop()
+        if current[0] in ("&", "|", "!"):
+            pending.extend(current[1:])
+    return False
 
 
 def _reads_optional(call: ast.Call) -> bool:

@@ -1,0 +1,63 @@
+"""Odd but valid code that once made the analysis hang, run for minutes, crash or drop uses without a word.
+
+Each shape is scaled past where the old code took hours (or raised ``RecursionError``), and the command runs in a
+process of its own with a limit no machine needs, so a shape that hangs again fails its test instead of hanging
+the suite. Each test also checks that the analysis still says what it says of the small shape.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from engine_trees import base_tree, line_of
+
+SHAPE = "pkg/speculative/shape.py"
+
+
+def _run(root: Path, command: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "spec_contract", command, str(root), "--format", "json",
+                           "--no-cache"], capture_output=True, text=True, timeout=600, check=False)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def _draft_members(root: Path) -> dict[str, list[int]]:
+    """The draft role's contract members, each with the lines of the shape file that call it."""
+    return {entry["method"]: [site["line"] for site in entry["call_sites"] if site["path"] == SHAPE]
+            for entry in _run(root, "contract")["contract"] if entry["role"] == "draft"}
+
+
+def _worker(tmp_path: Path, step: str, init: str = "") -> Path:
+    text = textwrap.dedent("""
+        class Shape:
+            def __init__(self, draft_model_runner):
+                self.draft_model_runner = draft_model_runner
+        {init}
+            def step(self, a, b, c):
+        {step}
+    """).format(init=textwrap.indent(init, "    "), step=textwrap.indent(step, "        "))
+    return base_tree(tmp_path, {SHAPE: text})
+
+
+def test_a_conditional_expression_nested_in_its_own_test(tmp_path):
+    """``if (a if (b if (…) else …) else …):``: the formula of a conditional expression holds its test twice, so read
+    as a tree it doubled per level (2**40 parts here). Past a size no test that selects an algorithm comes near,
+    it selects nothing, and the use under it is still the draft model's."""
+    test = "self.f40"
+    for i in range(39, -1, -1):
+        test = f"(self.f{i} if {test} else self.g{i})"
+    root = _worker(tmp_path, f"if {test}:\n    self.draft_model_runner.model.fused_step()\n")
+    assert _draft_members(root)["fused_step"] == [line_of(root, SHAPE, "fused_step")]
+
+
+def test_a_long_chain_of_conditional_arms_given_to_a_flag(tmp_path):
+    """``self.fast = f0 if c0 else f1 if c1 else …`` nests as deep as it is long: reading the flag's formula
+    recursed past the interpreter's depth at 340 arms, and the command died with a traceback."""
+    arms = " ".join(f"a{i} if c{i} else" for i in range(600)) + " None"
+    init = f"\ndef configure(self, {', '.join(f'a{i}, c{i}' for i in range(600))}):\n    self.fast = {arms}\n"
+    root = _worker(tmp_path, "if self.fast:\n    self.draft_model_runner.model.fused_step()\n", init)
+    assert _draft_members(root)["fused_step"] == [line_of(root, SHAPE, "fused_step")]
