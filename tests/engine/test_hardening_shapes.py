@@ -61,3 +61,14 @@ def test_a_long_chain_of_conditional_arms_given_to_a_flag(tmp_path):
     init = f"\ndef configure(self, {', '.join(f'a{i}, c{i}' for i in range(600))}):\n    self.fast = {arms}\n"
     root = _worker(tmp_path, "if self.fast:\n    self.draft_model_runner.model.fused_step()\n", init)
     assert _draft_members(root)["fused_step"] == [line_of(root, SHAPE, "fused_step")]
+
+
+def test_every_arm_of_a_long_elif_chain_is_read(tmp_path):
+    """A thousand ``elif`` arms: each arm is the ``else`` of the one before, and walking them by recursion passed
+    the interpreter's depth at about 320, dropping every later arm's uses without a word."""
+    arms = "".join(f"{'if' if i == 0 else 'elif'} a == {i}:\n    self.draft_model_runner.model.step_{i}()\n"
+                   for i in range(1000))
+    root = _worker(tmp_path, arms)
+    first = line_of(root, SHAPE, "step_0()")
+    members = _draft_members(root)
+    assert [members.get(f"step_{i}") for i in range(1000)] == [[first + 2 * i] for i in range(1000)]

@@ -140,6 +140,19 @@ class _OptionalReads:
                     uses[index] = _changed(uses[index], guarded=False, gate=members, gate_line=line)
 
 
+class _Arm(NamedTuple):
+    """What visiting one arm of an ``if`` leaves for its ``else`` and for the code after it (see ``_FlowBuilder._if``)."""
+
+    orelse: _Context  # the context of its ``else``
+    positive: frozenset[Fact]
+    negative: frozenset[Fact]
+    absent_if_true: frozenset[Fact]
+    absent_if_false: frozenset[Fact]
+    rare: tuple[str, bool] | None
+    found: Formula | None
+    raises: bool
+
+
 @dataclass
 class _FlowBuilder:
     lines: Lines
@@ -243,12 +256,36 @@ class _FlowBuilder:
         return ctx
 
     def _if(self, stmt: ast.If, ctx: _Context) -> _Context:
+        """Visit an ``if`` and its ``elif`` arms; returns the context after it. The arms are walked in a loop,
+        not by recursion (an arm is the ``else`` of the one before): a chain of a few hundred arms would pass
+        the interpreter's depth and lose the uses of the arms past it. Each arm's own work is done in the order
+        recursion would do it: its test and body on the way down, what follows its ``else`` on the way up."""
+        outer: list[tuple[ast.If, _Context, _Arm]] = []  # the arms whose ``else`` is the next arm
+        while True:
+            arm = self._arm(stmt, ctx)
+            if arm is None:  # a gate chain took it whole
+                after = ctx
+                break
+            if len(stmt.orelse) == 1 and type(stmt.orelse[0]) is ast.If:
+                outer.append((stmt, ctx, arm))
+                stmt, ctx = stmt.orelse[0], arm.orelse
+                continue
+            self.block(stmt.orelse, arm.orelse)
+            after = self._after(stmt, ctx, arm)
+            break
+        for stmt, ctx, arm in reversed(outer):
+            after = self._after(stmt, ctx, arm)
+        return after
+
+    def _arm(self, stmt: ast.If, ctx: _Context) -> _Arm | None:
+        """Visit an arm's test and body; what its ``else`` and the code after it need. None: the arm starts a
+        gate chain (``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``), visited whole here."""
         names = _names(stmt.test)
         vouching = not names.isdisjoint(_VOUCHING)  # most tests name no hasattr/getattr: nothing to derive
         chain = _gate_chain(stmt) if vouching else None
-        if chain is not None:  # ``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``
+        if chain is not None:
             _gate_chain_block(self, stmt, chain, ctx)
-            return ctx
+            return None
         self.expr(stmt.test, ctx)
         positive, negative = _facts(stmt.test) if vouching else (frozenset(), frozenset())
         absent_if_true, absent_if_false = _absent(stmt.test) if vouching else (frozenset(), frozenset())
@@ -272,15 +309,20 @@ class _FlowBuilder:
             else_ctx = else_ctx.under(rare[0])
         if raises:
             else_ctx = else_ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
-        self.block(stmt.orelse, else_ctx)
-        if raises:
+        return _Arm(else_ctx, positive, negative, absent_if_true, absent_if_false, rare, found, raises)
+
+    def _after(self, stmt: ast.If, ctx: _Context, arm: _Arm) -> _Context:
+        """The context past an arm whose ``else`` was visited: what a raise, a return or a loop exit in one of
+        its branches leaves true after it."""
+        found, rare, negative = arm.found, arm.rare, arm.negative
+        if arm.raises:
             _checked(self, stmt, negative, ctx)
             return ctx.holding(found, False).passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
         if _exits_quietly(stmt.body):
-            after = ctx.holding(found, False).add(negative).without(absent_if_false)
+            after = ctx.holding(found, False).add(negative).without(arm.absent_if_false)
             return after.under(rare[0]) if rare is not None and not rare[1] else after
         if stmt.orelse and _exits_quietly(stmt.orelse):
-            return ctx.holding(found, True).add(positive).without(absent_if_true)
+            return ctx.holding(found, True).add(arm.positive).without(arm.absent_if_true)
         return ctx
 
     def _bind_all(self, target: ast.expr, value: ast.expr) -> None:
