@@ -91,3 +91,12 @@ def test_a_ladder_of_diamonds_is_walked_once_per_class(tmp_path):
     for cycle in (False, True):
         root = base_tree(tmp_path / str(cycle), {"pkg/models/ladder.py": _ladder(60, cycle)})
         assert _run(root, "check")["findings"] == []
+
+
+def test_a_use_after_a_long_word_on_a_line_that_is_not_ascii(tmp_path):
+    """A use's column on a line that is not ASCII is read back from its end to the start of its name; read with a
+    pattern searched forwards, it was tried at every place in a run of word characters before it (quadratic: a
+    minute and a half at 80,000)."""
+    key = "deadbeef" * 40_000
+    root = _worker(tmp_path, f'key = "{key}"; self.draft_model_runner.model.fused_step(key)  # clé\n')
+    assert _draft_members(root)["fused_step"] == [line_of(root, SHAPE, "fused_step")]
