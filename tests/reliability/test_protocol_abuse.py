@@ -192,6 +192,30 @@ def test_a_header_glued_to_long_garbage_is_found_wherever_the_pieces_end(garbage
     assert reader.next_frame() is None
 
 
+@pytest.mark.parametrize("spaces", [1, 1_000, LINE_LIMIT - 100])
+def test_a_length_followed_by_spaces_and_a_stray_byte_is_no_header(spaces):
+    """``Content-Length: 5   …   x``: no length (the value is not a number), the line is skipped, and the next
+    message is read. The header is read without a backtracking pattern: one that matched a value with spaces
+    around it backtracked over every space before the ``x`` (half a minute at 60,000)."""
+    message = frame({"id": 1, "method": "shutdown"})
+    line = b"Content-Length: 5" + b" " * spaces + b"x\r\n"
+    reader = FrameReader(io.BytesIO(line + b"\r\n" + message))
+    first = reader.next_frame()
+    value = b"5" + b" " * spaces + b"x"
+    assert first.body is None and first.problems == [f"Content-Length {value[:40]!r} is not a length",
+                                                     "a header block without a usable Content-Length"]
+    second = reader.next_frame()
+    assert json.loads(second.body)["method"] == "shutdown"
+
+
+@pytest.mark.parametrize("written", [b"Content-Length: 49", b"content-length:\t 49 \t", b"junk CONTENT-LENGTH :49"])
+def test_a_length_in_any_case_with_spaces_around_it_is_read(written):
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "shutdown"}).encode()
+    assert len(body) == 49
+    frame_ = FrameReader(io.BytesIO(written + b"\r\n\r\n" + body)).next_frame()
+    assert frame_.body == body and frame_.skipped == written.lower().index(b"content-length")
+
+
 @pytest.mark.parametrize("tail", [b"", b"x" * 10, b"x" * (LINE_LIMIT + 5), header(9) + b"{}"],
                          ids=["nothing", "a few bytes", "a long line", "half a body"])
 def test_the_reader_ends_with_the_stream(tail):
