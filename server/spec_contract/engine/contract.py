@@ -118,6 +118,10 @@ class _Flow:
         return seen
 
     def _expand(self, key: FunctionKey, chain: Chain) -> set[Chain]:
+        """What :meth:`expand` remembers, breadth first. The alias sets a root reads are walked in place, not
+        copied into a union or a set of new chains first: most roots alias nothing, and the chains an
+        expression yields are deduplicated by ``seen`` anyway; once it holds :data:`_MAX_CHAINS`, nothing more
+        can be added, so the walk stops."""
         seen = {chain}
         frontier = [chain]
         local = self.locals.get(key, {})
@@ -127,22 +131,23 @@ class _Flow:
             nxt = []
             for current in frontier:
                 root = current[0]
-                sources: Set[Chain]
                 if root == "self" and len(current) >= 3 and current[2] == "()":  # a method of the instance's
-                    sources = self._self_attr(cls, current[1] + "()")  # that returns one of its parts
-                    rest = current[3:]
+                    groups: tuple[Set[Chain], ...] = (self._self_attr(cls, current[1] + "()"),)  # that returns
+                    rest = current[3:]  # one of its parts
                 elif root == "self" and len(current) >= 2:
-                    sources = self._self_attr(cls, current[1])
+                    groups = (self._self_attr(cls, current[1]),)
                     rest = current[2:]
                 else:
-                    sources = local.get(root, _NOTHING) | params.get(root, _NOTHING)
+                    groups = (local.get(root, _NOTHING), params.get(root, _NOTHING))
                     rest = current[1:]
-                if not sources:
-                    continue  # most names alias nothing: no set of values to build
-                for value in {v + rest for v in sources}:
-                    if value not in seen and len(seen) < _MAX_CHAINS:
-                        seen.add(value)
-                        nxt.append(value)
+                for sources in groups:
+                    for source in sources:
+                        value = source + rest
+                        if value not in seen:
+                            if len(seen) >= _MAX_CHAINS:
+                                return seen
+                            seen.add(value)
+                            nxt.append(value)
             if not nxt:
                 break
             frontier = nxt
