@@ -624,8 +624,9 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                                          and owner.qualname in config.any_draft_workers))
     for key, fn in flow.functions.items():
         uses = []
-        for use in fn.uses:
-            if use.member in config.ignored_members or use.member.startswith("__"):
+        of_models = _model_receivers(key, fn, roles_in, held_names)
+        for use in fn.uses if of_models else ():
+            if use.receiver not in of_models or use.member in config.ignored_members or use.member.startswith("__"):
                 continue
             found = roles_in(key, use.receiver)
             if not found and len(use.receiver) >= 2 and use.receiver[-1] in held_names:
@@ -694,6 +695,14 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                     tuple(sorted(((key.module, key.qualname), found) for key, found in runs.items()
                                  if not found >= selectors.universe)), frozenset(generic))
 
+
+
+def _model_receivers(key: FunctionKey, fn: FunctionFlow, roles_in: _RolesIn, held: frozenset[str]) -> set[Chain]:
+    """The receivers of ``fn``'s uses that may be a model or its own inner model (through a delegate attribute
+    ``held`` names), each asked once: a function uses a few receivers many times, and most of them are no model,
+    so most functions' uses need not be looked at one by one."""
+    return {receiver for receiver in {use.receiver for use in fn.uses}
+            if roles_in(key, receiver) or len(receiver) >= 2 and receiver[-1] in held and roles_in(key, receiver[:-1])}
 
 
 def _flag_runs(functions: Mapping[FunctionKey, FunctionFlow],
