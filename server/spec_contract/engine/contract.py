@@ -566,10 +566,14 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     def needed(key: FunctionKey, selects: Selects, role: Role, written: FunctionKey | None = None) -> frozenset[str]:
         """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` (see ``required_past``),
         written in ``written`` (default: ``key``, whose locals they may read): what the state guards of the classes
-        that run ``key`` stand for, and once start-up is over, what the start-up checks validated the flags for."""
+        that run ``key`` stand for, and once start-up is over, what the start-up checks validated the flags for
+        (nothing, without tests or guards: most calls, so their callers' locals are not read)."""
+        guarded, validated = guarding(key), {} if key in start_up else validating(key)
+        if not selects or not (guarded or validated):
+            return _NO_NAMES
         values = locals_of(written or key)
-        found = required_past(guarding(key), selects, role, values)
-        return frozenset(found if key in start_up else (*found, *required_past(validating(key), selects, role, values)))
+        return frozenset((*required_past(guarded, selects, role, values),
+                          *required_past(validated, selects, role, values)))
     # what every call of a helper needs of each model, read from the callers' own tests (an ``or`` of two states
     # each set behind the same test needs it, though it holds neither word: see ``required_past``) with the guards
     # of the classes that run the helper: one that reaches it by a call not followed here (``Base._helper(self)``
