@@ -173,12 +173,15 @@ def guards_of(guards: StateGuards, classes: Mapping[FunctionKey, ClassKey | None
     for cls, run in methods.items():
         for key in run:
             runners.setdefault(key, []).append(cls)
+    # per class, the attributes it holds a guard on: read once, not once per method its instances run
+    named = {cls: {word for word, guard in found.items() if guard and guard[0]} for cls, found in guards.items()}
     memo: dict[FunctionKey, dict[str, Guard]] = {}
 
     def of_method(key: FunctionKey) -> dict[str, Guard]:
-        each = [guards.get(cls, {}) for cls in runners.get(key, ())]
+        classes_running = runners.get(key, ())
+        each = [guards.get(cls, {}) for cls in classes_running]
         out: dict[str, Guard] = {}
-        for word in {word for found in each for word, guard in found.items() if guard and guard[0]}:
+        for word in set().union(*(named.get(cls, ()) for cls in classes_running)):
             agreed = {guard for found in each if (guard := found.get(word)) is not None}
             if len(agreed) == 1:
                 out[word] = next(iter(agreed))
@@ -190,7 +193,7 @@ def guards_of(guards: StateGuards, classes: Mapping[FunctionKey, ClassKey | None
             if classes[key] is not None:
                 found = of_method(key)
             else:
-                each = [of_method(caller) if classes[caller] is not None else {}
+                each = [of(caller) if classes[caller] is not None else {}
                         for caller in {caller for caller, _ in calls_into.get(key, ())}]
                 found = {word: guard for word, guard in each[0].items()
                          if all(other.get(word) == guard for other in each[1:])} if each else {}
