@@ -65,7 +65,7 @@ class _Flow:
         # Bindings only grow, so how many chains a function's parameters have gained so far tells whether an
         # expansion inside it may differ from the last one: the fixpoint re-expands only what can change.
         self._grown: dict[FunctionKey, int] = defaultdict(int)
-        self._expanded: dict[tuple[FunctionKey, Chain], tuple[int, set[Chain]]] = {}
+        self._expanded: dict[tuple[FunctionKey, Chain], tuple[int | None, set[Chain]]] = {}
         self._self_attrs: dict[tuple[ClassKey, str], set[Chain]] = {}
         self._reached: dict[tuple[str, Chain], tuple[FunctionKey, int] | None] = {}
         self._callees: dict[tuple[FunctionKey, Chain], tuple[FunctionKey, int] | None] = {}  # see ``callee``
@@ -107,25 +107,27 @@ class _Flow:
         """Every expression ``chain`` may stand for inside function ``key`` (itself included; do not mutate).
 
         The answer depends only on the function's parameter bindings among the mutable facts, so it is
-        remembered until those grow.
+        remembered until those grow, or for good (None for ``grown``) when it looked up no parameter's.
         """
         grown = self._grown[key]
         memo = self._expanded.get((key, chain))
-        if memo is not None and memo[0] == grown:
+        if memo is not None and (memo[0] == grown or memo[0] is None):
             return memo[1]
-        seen = self._expand(key, chain)
-        self._expanded[(key, chain)] = (grown, seen)
+        seen, bound = self._expand(key, chain)
+        self._expanded[(key, chain)] = (grown if bound else None, seen)
         return seen
 
-    def _expand(self, key: FunctionKey, chain: Chain) -> set[Chain]:
-        """What :meth:`expand` remembers, breadth first. The alias sets a root reads are walked in place, not
-        copied into a union or a set of new chains first: most roots alias nothing, and the chains an
-        expression yields are deduplicated by ``seen`` anyway; once it holds :data:`_MAX_CHAINS`, nothing more
-        can be added, so the walk stops."""
+    def _expand(self, key: FunctionKey, chain: Chain) -> tuple[set[Chain], bool]:
+        """What :meth:`expand` remembers, breadth first, and whether it looked up a parameter (whose bindings may
+        grow). The alias sets a root reads are walked in place, not copied into a union or a set of new chains
+        first: most roots alias nothing, and the chains an expression yields are deduplicated by ``seen`` anyway;
+        once it holds :data:`_MAX_CHAINS`, nothing more can be added, so the walk stops."""
         seen = {chain}
         frontier = [chain]
         local = self.locals.get(key, {})
         params = self.bindings.get(key, {})
+        parameters = (*self.functions[key].params, *self.functions[key].kwonly)  # the names bindings are of
+        bound = False
         cls = self.classes[key]
         for _ in range(_MAX_EXPANSION_DEPTH):
             nxt = []
@@ -140,18 +142,19 @@ class _Flow:
                 else:
                     groups = (local.get(root, _NOTHING), params.get(root, _NOTHING))
                     rest = current[1:]
+                    bound = bound or root in parameters
                 for sources in groups:
                     for source in sources:
                         value = source + rest
                         if value not in seen:
                             if len(seen) >= _MAX_CHAINS:
-                                return seen
+                                return seen, bound
                             seen.add(value)
                             nxt.append(value)
             if not nxt:
                 break
             frontier = nxt
-        return seen
+        return seen, bound
 
     def may_end_in(self, key: FunctionKey, chain: Chain, lasts: frozenset[str], memo: dict,
                    budget: int = _MAX_EXPANSION_DEPTH) -> bool:
