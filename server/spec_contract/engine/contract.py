@@ -70,6 +70,7 @@ class _Flow:
         self._reached: dict[tuple[str, Chain], tuple[FunctionKey, int] | None] = {}
         self._callees: dict[tuple[FunctionKey, Chain], tuple[FunctionKey, int] | None] = {}  # see ``callee``
         self._top_names: dict[str, set[str]] = defaultdict(set)  # module → its top-level function/class names
+        self._workspace_names: dict[tuple[str, str], bool] = {}  # see ``may_be_workspace_function``
         for summary in workers:
             for fn in summary.functions:
                 key = FunctionKey(summary.module, fn.qualname)
@@ -240,7 +241,16 @@ class _Flow:
 
     def may_be_workspace_function(self, module: str, name: str) -> bool:
         """Whether ``name`` in ``module`` is a worker function or class, or imported from a worker module (or
-        from inside one, ``from pkg.worker import helper``): looked up by prefix, not by scanning every module."""
+        from inside one, ``from pkg.worker import helper``): looked up by prefix, not by scanning every module.
+
+        Remembered per module and name (``torch`` of ``torch.cat``, ``torch.zeros``, …), as :meth:`_named_callee`
+        is: the index's answers read nothing new the second time."""
+        found = self._workspace_names.get((module, name))
+        if found is None:
+            found = self._workspace_names[(module, name)] = self._may_be_workspace_function(module, name)
+        return found
+
+    def _may_be_workspace_function(self, module: str, name: str) -> bool:
         if name in self._top_names.get(module, ()):
             return True
         target = self.index.import_target(module, name)
