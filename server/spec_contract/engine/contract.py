@@ -247,18 +247,13 @@ class _Flow:
         is: the index's answers read nothing new the second time."""
         found = self._workspace_names.get((module, name))
         if found is None:
-            found = self._workspace_names[(module, name)] = self._may_be_workspace_function(module, name)
+            found = name in self._top_names.get(module, ())
+            target = None if found else self.index.import_target(module, name)
+            while target is not None and not found:
+                found = target in self._top_names
+                target = target.rpartition(".")[0] if "." in target else None
+            self._workspace_names[(module, name)] = found
         return found
-
-    def _may_be_workspace_function(self, module: str, name: str) -> bool:
-        if name in self._top_names.get(module, ()):
-            return True
-        target = self.index.import_target(module, name)
-        while target is not None:
-            if target in self._top_names:
-                return True
-            target = target.rpartition(".")[0] if "." in target else None
-        return False
 
     def propagate(self) -> None:
         """Bind parameters to the expressions passed at every call site, until nothing changes.
