@@ -65,11 +65,12 @@ class _Flow:
         # Bindings only grow, so how many chains a function's parameters have gained so far tells whether an
         # expansion inside it may differ from the last one: the fixpoint re-expands only what can change.
         self._grown: dict[FunctionKey, int] = defaultdict(int)
-        self._expanded: dict[tuple[FunctionKey, Chain], tuple[int, set[Chain]]] = {}
+        self._expanded: dict[tuple[FunctionKey, Chain], tuple[int | None, set[Chain]]] = {}
         self._self_attrs: dict[tuple[ClassKey, str], set[Chain]] = {}
         self._reached: dict[tuple[str, Chain], tuple[FunctionKey, int] | None] = {}
         self._callees: dict[tuple[FunctionKey, Chain], tuple[FunctionKey, int] | None] = {}  # see ``callee``
         self._top_names: dict[str, set[str]] = defaultdict(set)  # module → its top-level function/class names
+        self._workspace_names: dict[tuple[str, str], bool] = {}  # see ``may_be_workspace_function``
         for summary in workers:
             for fn in summary.functions:
                 key = FunctionKey(summary.module, fn.qualname)
@@ -107,46 +108,54 @@ class _Flow:
         """Every expression ``chain`` may stand for inside function ``key`` (itself included; do not mutate).
 
         The answer depends only on the function's parameter bindings among the mutable facts, so it is
-        remembered until those grow.
+        remembered until those grow, or for good (None for ``grown``) when it looked up no parameter's.
         """
         grown = self._grown[key]
         memo = self._expanded.get((key, chain))
-        if memo is not None and memo[0] == grown:
+        if memo is not None and (memo[0] == grown or memo[0] is None):
             return memo[1]
-        seen = self._expand(key, chain)
-        self._expanded[(key, chain)] = (grown, seen)
+        seen, bound = self._expand(key, chain)
+        self._expanded[(key, chain)] = (grown if bound else None, seen)
         return seen
 
-    def _expand(self, key: FunctionKey, chain: Chain) -> set[Chain]:
+    def _expand(self, key: FunctionKey, chain: Chain) -> tuple[set[Chain], bool]:
+        """What :meth:`expand` remembers, breadth first, and whether it looked up a parameter (whose bindings may
+        grow). The alias sets a root reads are walked in place, not copied into a union or a set of new chains
+        first: most roots alias nothing, and the chains an expression yields are deduplicated by ``seen`` anyway;
+        once it holds :data:`_MAX_CHAINS`, nothing more can be added, so the walk stops."""
         seen = {chain}
         frontier = [chain]
         local = self.locals.get(key, {})
         params = self.bindings.get(key, {})
+        parameters = (*self.functions[key].params, *self.functions[key].kwonly)  # the names bindings are of
+        bound = False
         cls = self.classes[key]
         for _ in range(_MAX_EXPANSION_DEPTH):
             nxt = []
             for current in frontier:
                 root = current[0]
-                sources: Set[Chain]
                 if root == "self" and len(current) >= 3 and current[2] == "()":  # a method of the instance's
-                    sources = self._self_attr(cls, current[1] + "()")  # that returns one of its parts
-                    rest = current[3:]
+                    groups: tuple[Set[Chain], ...] = (self._self_attr(cls, current[1] + "()"),)  # that returns
+                    rest = current[3:]  # one of its parts
                 elif root == "self" and len(current) >= 2:
-                    sources = self._self_attr(cls, current[1])
+                    groups = (self._self_attr(cls, current[1]),)
                     rest = current[2:]
                 else:
-                    sources = local.get(root, _NOTHING) | params.get(root, _NOTHING)
+                    groups = (local.get(root, _NOTHING), params.get(root, _NOTHING))
                     rest = current[1:]
-                if not sources:
-                    continue  # most names alias nothing: no set of values to build
-                for value in {v + rest for v in sources}:
-                    if value not in seen and len(seen) < _MAX_CHAINS:
-                        seen.add(value)
-                        nxt.append(value)
+                    bound = bound or root in parameters
+                for sources in groups:
+                    for source in sources:
+                        value = source + rest
+                        if value not in seen:
+                            if len(seen) >= _MAX_CHAINS:
+                                return seen, bound
+                            seen.add(value)
+                            nxt.append(value)
             if not nxt:
                 break
             frontier = nxt
-        return seen
+        return seen, bound
 
     def may_end_in(self, key: FunctionKey, chain: Chain, lasts: frozenset[str], memo: dict,
                    budget: int = _MAX_EXPANSION_DEPTH) -> bool:
@@ -232,15 +241,19 @@ class _Flow:
 
     def may_be_workspace_function(self, module: str, name: str) -> bool:
         """Whether ``name`` in ``module`` is a worker function or class, or imported from a worker module (or
-        from inside one, ``from pkg.worker import helper``): looked up by prefix, not by scanning every module."""
-        if name in self._top_names.get(module, ()):
-            return True
-        target = self.index.import_target(module, name)
-        while target is not None:
-            if target in self._top_names:
-                return True
-            target = target.rpartition(".")[0] if "." in target else None
-        return False
+        from inside one, ``from pkg.worker import helper``): looked up by prefix, not by scanning every module.
+
+        Remembered per module and name (``torch`` of ``torch.cat``, ``torch.zeros``, …), as :meth:`_named_callee`
+        is: the index's answers read nothing new the second time."""
+        found = self._workspace_names.get((module, name))
+        if found is None:
+            found = name in self._top_names.get(module, ())
+            target = None if found else self.index.import_target(module, name)
+            while target is not None and not found:
+                found = target in self._top_names
+                target = target.rpartition(".")[0] if "." in target else None
+            self._workspace_names[(module, name)] = found
+        return found
 
     def propagate(self) -> None:
         """Bind parameters to the expressions passed at every call site, until nothing changes.
@@ -561,10 +574,14 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     def needed(key: FunctionKey, selects: Selects, role: Role, written: FunctionKey | None = None) -> frozenset[str]:
         """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` (see ``required_past``),
         written in ``written`` (default: ``key``, whose locals they may read): what the state guards of the classes
-        that run ``key`` stand for, and once start-up is over, what the start-up checks validated the flags for."""
+        that run ``key`` stand for, and once start-up is over, what the start-up checks validated the flags for
+        (nothing, without tests or guards: most calls, so their callers' locals are not read)."""
+        guarded, validated = guarding(key), {} if key in start_up else validating(key)
+        if not selects or not (guarded or validated):
+            return _NO_NAMES
         values = locals_of(written or key)
-        found = required_past(guarding(key), selects, role, values)
-        return frozenset(found if key in start_up else (*found, *required_past(validating(key), selects, role, values)))
+        return frozenset((*required_past(guarded, selects, role, values),
+                          *required_past(validated, selects, role, values)))
     # what every call of a helper needs of each model, read from the callers' own tests (an ``or`` of two states
     # each set behind the same test needs it, though it holds neither word: see ``required_past``) with the guards
     # of the classes that run the helper: one that reaches it by a call not followed here (``Base._helper(self)``
@@ -612,20 +629,16 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
         if refused:
             runs = {key: found - refused if glob_match(flow.paths[key], files) else found
                     for key, found in runs.items()}
-    # a flag is true only in the runs that reach a function giving it a value; what a line serves says so
-    flag_runs: dict[str, frozenset[str]] = {}
-    for key, fn in flow.functions.items():
-        for name, _, _ in fn.flags:
-            flag_runs[name] = flag_runs.get(name, frozenset()) | runs[key]
-    serving = selectors.narrowed(flag_runs)
+    serving = selectors.narrowed(_flag_runs(flow.functions, runs))  # what a line serves, flags as they are set
     # the runs whose proposer takes any registered model as its draft (vLLM's DRAFT_MODEL)
     any_draft_runs = frozenset().union(*(runs[key] for key in any_draft or () if key in runs
                                          and (owner := flow.classes.get(key)) is not None
                                          and owner.qualname in config.any_draft_workers))
     for key, fn in flow.functions.items():
         uses = []
-        for use in fn.uses:
-            if use.member in config.ignored_members or use.member.startswith("__"):
+        of_models = _model_receivers(key, fn, roles_in, held_names)
+        for use in fn.uses if of_models else ():
+            if use.receiver not in of_models or use.member in config.ignored_members or use.member.startswith("__"):
                 continue
             found = roles_in(key, use.receiver)
             if not found and len(use.receiver) >= 2 and use.receiver[-1] in held_names:
@@ -695,6 +708,29 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                                  if not found >= selectors.universe)), frozenset(generic))
 
 
+
+def _model_receivers(key: FunctionKey, fn: FunctionFlow, roles_in: _RolesIn, held: frozenset[str]) -> set[Chain]:
+    """The receivers of ``fn``'s uses that may be a model or its own inner model (through a delegate attribute
+    ``held`` names), each asked once: a function uses a few receivers many times, and most of them are no model,
+    so most functions' uses need not be looked at one by one."""
+    return {receiver for receiver in {use.receiver for use in fn.uses}
+            if roles_in(key, receiver) or len(receiver) >= 2 and receiver[-1] in held and roles_in(key, receiver[:-1])}
+
+
+def _flag_runs(functions: Mapping[FunctionKey, FunctionFlow],
+               runs: Mapping[FunctionKey, frozenset[str]]) -> dict[str, frozenset[str]]:
+    """Each flag → the runs that reach a function giving it a value: a flag is true in those only. Gathered per
+    set of runs first: the workers give flags some 13,000 values (SGLang 0.5.23) from functions that share a few
+    sets of runs, so a union per value would build as many sets."""
+    by_runs: dict[frozenset[str], set[str]] = {}
+    for key, fn in functions.items():
+        if fn.flags:
+            by_runs.setdefault(runs[key], set()).update([name for name, _, _ in fn.flags])
+    out: dict[str, frozenset[str]] = {}
+    for found, names in by_runs.items():
+        for name in names:
+            out[name] = out[name] | found if name in out else found
+    return out
 
 
 def _phase(at_start_up: bool, guarded: bool) -> Phase:

@@ -130,6 +130,8 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
                     again(method)
         source = runs[key]
         for target, selects, to_super in calls[key] if source else ():
+            if source <= runs[target]:
+                continue  # what the call carries is a part of ``source``: not worth reading its tests for
             given = under(source, selects)
             held_by = owners.get(target)
             if held_by is not None and held_by in instances:

@@ -173,28 +173,31 @@ def guards_of(guards: StateGuards, classes: Mapping[FunctionKey, ClassKey | None
     for cls, run in methods.items():
         for key in run:
             runners.setdefault(key, []).append(cls)
+    # per class, the attributes it holds a guard on: read once, not once per method its instances run
+    named = {cls: {word for word, guard in found.items() if guard and guard[0]} for cls, found in guards.items()}
     memo: dict[FunctionKey, dict[str, Guard]] = {}
 
-    def of_method(key: FunctionKey) -> dict[str, Guard]:
-        each = [guards.get(cls, {}) for cls in runners.get(key, ())]
-        out: dict[str, Guard] = {}
-        for word in {word for found in each for word, guard in found.items() if guard and guard[0]}:
-            agreed = {guard for found in each if (guard := found.get(word)) is not None}
-            if len(agreed) == 1:
-                out[word] = next(iter(agreed))
+    def of_method(key: FunctionKey) -> dict[str, Guard]:  # remembered: a module function asks it per caller
+        out = memo.get(key)
+        if out is None:
+            classes_running = runners.get(key, ())
+            each = [guards.get(cls, {}) for cls in classes_running]
+            out = memo[key] = {}
+            for word in set().union(*(named.get(cls, ()) for cls in classes_running)):
+                agreed = {guard for found in each if (guard := found.get(word)) is not None}
+                if len(agreed) == 1:
+                    out[word] = next(iter(agreed))
         return out
 
-    def of(key: FunctionKey) -> dict[str, Guard]:
+    def of(key: FunctionKey) -> dict[str, Guard]:  # not recursive: a closure that calls itself is a cycle
+        if classes[key] is not None:
+            return of_method(key)
         found = memo.get(key)
         if found is None:
-            if classes[key] is not None:
-                found = of_method(key)
-            else:
-                each = [of_method(caller) if classes[caller] is not None else {}
-                        for caller in {caller for caller, _ in calls_into.get(key, ())}]
-                found = {word: guard for word, guard in each[0].items()
-                         if all(other.get(word) == guard for other in each[1:])} if each else {}
-            memo[key] = found
+            each = [of_method(caller) if classes[caller] is not None else {}
+                    for caller in {caller for caller, _ in calls_into.get(key, ())}]
+            found = memo[key] = {word: guard for word, guard in each[0].items()
+                                 if all(other.get(word) == guard for other in each[1:])} if each else {}
         return found
     return of
 
