@@ -100,3 +100,13 @@ def test_a_use_after_a_long_word_on_a_line_that_is_not_ascii(tmp_path):
     key = "deadbeef" * 40_000
     root = _worker(tmp_path, f'key = "{key}"; self.draft_model_runner.model.fused_step(key)  # clé\n')
     assert _draft_members(root)["fused_step"] == [line_of(root, SHAPE, "fused_step")]
+
+
+def test_a_long_chain_of_helpers_each_called_past_a_test(tmp_path):
+    """``_h0`` calls ``_h1`` past a test, ``_h1`` calls ``_h2``, …, written callee first: what each is entered past
+    was read again whenever its caller's set grew (cubic: 100 s at 2,000 helpers). The first helper's use is still
+    the draft model's (the flow follows the model a few calls deep, not four thousand)."""
+    helpers = "".join(f"\ndef _h{i}(self, model):\n    model.m{i % 50}()\n    if self.c{i}:\n"
+                      f"        {f'self._h{i + 1}(model)' if i + 1 < 4000 else 'pass'}\n" for i in range(3999, -1, -1))
+    root = _worker(tmp_path, "if self.start:\n    self._h0(self.draft_model_runner.model)\n", helpers)
+    assert _draft_members(root)["m0"] == [line_of(root, SHAPE, "def _h0(") + 1]

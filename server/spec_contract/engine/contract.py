@@ -503,7 +503,7 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
         for caller, _ in calls:
             into.setdefault(caller, []).append(key)
     # the sets only grow: to the least fixed point, by a worklist (a function again when a caller's set grew)
-    pending = deque(asked)
+    pending = deque(_callers_first(asked, into))
     queued = set(asked)
     while pending:
         key = pending.popleft()
@@ -516,6 +516,32 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
                     queued.add(callee)
                     pending.append(callee)
     return {key: names for key, names in entered.items() if names}
+
+
+def _callers_first(keys: Iterable[FunctionKey], into: dict[FunctionKey, list[FunctionKey]]) -> list[FunctionKey]:
+    """``keys``, each after the functions that call it where no calls go round in a cycle (the reverse of the order
+    a depth-first walk of the calls leaves them in; iterative: a chain of thousands of helpers is no recursion).
+    A worklist taken in this order settles a chain of helpers in one pass: taken callee first, each helper was
+    read again whenever its caller's set grew, cubic in a chain's length (11 s at 1,000 helpers)."""
+    left: list[FunctionKey] = []
+    seen: set[FunctionKey] = set()
+    for root in keys:
+        if root in seen:
+            continue
+        seen.add(root)
+        walk = [(root, iter(into.get(root, ())))]
+        while walk:
+            function, callees = walk[-1]
+            for callee in callees:
+                if callee not in seen:
+                    seen.add(callee)
+                    walk.append((callee, iter(into.get(callee, ()))))
+                    break
+            else:
+                walk.pop()
+                left.append(function)
+    left.reverse()
+    return left
 
 
 def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Config,
