@@ -262,7 +262,7 @@ class _FlowBuilder:
         recursion would do it: its test and body on the way down, what follows its ``else`` on the way up."""
         outer: list[tuple[ast.If, _Context, _Arm]] = []  # the arms whose ``else`` is the next arm
         while True:
-            arm = self._arm(stmt, ctx)
+            arm = _arm(self, stmt, ctx)
             if arm is None:  # a gate chain took it whole
                 after = ctx
                 break
@@ -271,59 +271,11 @@ class _FlowBuilder:
                 stmt, ctx = stmt.orelse[0], arm.orelse
                 continue
             self.block(stmt.orelse, arm.orelse)
-            after = self._after(stmt, ctx, arm)
+            after = _after(self, stmt, ctx, arm)
             break
         for stmt, ctx, arm in reversed(outer):
-            after = self._after(stmt, ctx, arm)
+            after = _after(self, stmt, ctx, arm)
         return after
-
-    def _arm(self, stmt: ast.If, ctx: _Context) -> _Arm | None:
-        """Visit an arm's test and body; what its ``else`` and the code after it need. None: the arm starts a
-        gate chain (``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``), visited whole here."""
-        names = _names(stmt.test)
-        vouching = not names.isdisjoint(_VOUCHING)  # most tests name no hasattr/getattr: nothing to derive
-        chain = _gate_chain(stmt) if vouching else None
-        if chain is not None:
-            _gate_chain_block(self, stmt, chain, ctx)
-            return None
-        self.expr(stmt.test, ctx)
-        positive, negative = _facts(stmt.test) if vouching else (frozenset(), frozenset())
-        absent_if_true, absent_if_false = _absent(stmt.test) if vouching else (frozenset(), frozenset())
-        rare = None
-        if not names.isdisjoint(_RARE_WORDS) or not names.isdisjoint(self.predicates):
-            rare = _rare_condition(stmt.test, self.lines, self.predicates)
-        found = selector(stmt.test)
-        body_ctx = ctx.add(positive, names).without(absent_if_true).holding(found, True)
-        if rare is not None and rare[1]:
-            body_ctx = body_ctx.under(rare[0], _config_classes(stmt.test))
-        self.block(stmt.body, body_ctx)
-        raises = _raises(stmt.body)
-        if raises:
-            self.optional_reads.gate(stmt.test, self.uses)
-            self.validates.update(dict.fromkeys(_validated(stmt.test, negative, ctx)))
-        # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it, it
-        # sits behind a capability gate.
-        else_ctx = (ctx.add(frozenset() if raises else negative, names).without(absent_if_false)
-                    .holding(found, False))
-        if rare is not None and not rare[1]:
-            else_ctx = else_ctx.under(rare[0])
-        if raises:
-            else_ctx = else_ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
-        return _Arm(else_ctx, positive, negative, absent_if_true, absent_if_false, rare, found, raises)
-
-    def _after(self, stmt: ast.If, ctx: _Context, arm: _Arm) -> _Context:
-        """The context past an arm whose ``else`` was visited: what a raise, a return or a loop exit in one of
-        its branches leaves true after it."""
-        found, rare, negative = arm.found, arm.rare, arm.negative
-        if arm.raises:
-            _checked(self, stmt, negative, ctx)
-            return ctx.holding(found, False).passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
-        if _exits_quietly(stmt.body):
-            after = ctx.holding(found, False).add(negative).without(arm.absent_if_false)
-            return after.under(rare[0]) if rare is not None and not rare[1] else after
-        if stmt.orelse and _exits_quietly(stmt.orelse):
-            return ctx.holding(found, True).add(arm.positive).without(arm.absent_if_true)
-        return ctx
 
     def _bind_all(self, target: ast.expr, value: ast.expr) -> None:
         for sub, source in _assigned(target, value):
@@ -428,6 +380,56 @@ class _FlowBuilder:
                 self.flags[(keyword.arg, selector(value), ctx.selects)] = None
             if type(value) not in _LEAVES:
                 self.expr(value, ctx)
+
+
+def _arm(builder: _FlowBuilder, stmt: ast.If, ctx: _Context) -> _Arm | None:
+    """Visit an arm's test and body; what its ``else`` and the code after it need. None: the arm starts a
+    gate chain (``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``), visited whole here."""
+    names = _names(stmt.test)
+    vouching = not names.isdisjoint(_VOUCHING)  # most tests name no hasattr/getattr: nothing to derive
+    chain = _gate_chain(stmt) if vouching else None
+    if chain is not None:
+        _gate_chain_block(builder, stmt, chain, ctx)
+        return None
+    builder.expr(stmt.test, ctx)
+    positive, negative = _facts(stmt.test) if vouching else (frozenset(), frozenset())
+    absent_if_true, absent_if_false = _absent(stmt.test) if vouching else (frozenset(), frozenset())
+    rare = None
+    if not names.isdisjoint(_RARE_WORDS) or not names.isdisjoint(builder.predicates):
+        rare = _rare_condition(stmt.test, builder.lines, builder.predicates)
+    found = selector(stmt.test)
+    body_ctx = ctx.add(positive, names).without(absent_if_true).holding(found, True)
+    if rare is not None and rare[1]:
+        body_ctx = body_ctx.under(rare[0], _config_classes(stmt.test))
+    builder.block(stmt.body, body_ctx)
+    raises = _raises(stmt.body)
+    if raises:
+        builder.optional_reads.gate(stmt.test, builder.uses)
+        builder.validates.update(dict.fromkeys(_validated(stmt.test, negative, ctx)))
+    # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it, it
+    # sits behind a capability gate.
+    else_ctx = (ctx.add(frozenset() if raises else negative, names).without(absent_if_false)
+                .holding(found, False))
+    if rare is not None and not rare[1]:
+        else_ctx = else_ctx.under(rare[0])
+    if raises:
+        else_ctx = else_ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
+    return _Arm(else_ctx, positive, negative, absent_if_true, absent_if_false, rare, found, raises)
+
+
+def _after(builder: _FlowBuilder, stmt: ast.If, ctx: _Context, arm: _Arm) -> _Context:
+    """The context past an arm whose ``else`` was visited: what a raise, a return or a loop exit in one of
+    its branches leaves true after it."""
+    found, rare, negative = arm.found, arm.rare, arm.negative
+    if arm.raises:
+        _checked(builder, stmt, negative, ctx)
+        return ctx.holding(found, False).passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
+    if _exits_quietly(stmt.body):
+        after = ctx.holding(found, False).add(negative).without(arm.absent_if_false)
+        return after.under(rare[0]) if rare is not None and not rare[1] else after
+    if stmt.orelse and _exits_quietly(stmt.orelse):
+        return ctx.holding(found, True).add(arm.positive).without(arm.absent_if_true)
+    return ctx
 
 
 def _visit_target(builder: _FlowBuilder, target: ast.expr, ctx: _Context) -> None:
