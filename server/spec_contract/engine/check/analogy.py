@@ -418,22 +418,26 @@ class Analogies:
         # are asked only when none fits as it is
         fits: list[Candidate] = []
         misfits: list[tuple[bool, int, tuple[str, bool], Candidate, str]] = []
+        likeliest = _likeliest(key)
         for batch in (candidates, None):
-            for candidate in batch if batch is not None else _adapted(self, key, candidates):
+            # the likeliest first: once a few fit, no later one can be among the few scored (SGLang 0.5.23: a
+            # quarter of the fits asked)
+            for candidate in sorted(batch if batch is not None else _adapted(self, key, candidates), key=likeliest):
                 missing = self.missing(key, candidate, bound, asked=asked)
                 if missing is None:
-                    fits.append(candidate)
+                    if key not in self._index.mro(candidate.key):  # a subclass's body is no model
+                        fits.append(candidate)
+                        if len(fits) == _SCORED:
+                            break
                 else:
                     # a model adapted to this class's names first: what it lacks is what this class lacks
                     misfits.append((candidate.key.module != key.module, -len(candidate.reads + candidate.writes),
                                     (candidate.key.dotted, not candidate.renamed), candidate, missing))
-            fits = [c for c in fits if key not in self._index.mro(c.key)]  # a subclass's body is no model
             if fits:
                 break
         if fits:
             # of the likeliest few (same module, the body that asks most of the class), the closest parts win
-            fits.sort(key=lambda c: (c.key.module != key.module, -len(c.reads + c.writes), c.key.dotted))
-            best = min(fits[:8], key=lambda c: (-self.parts(key, c), c.key.module != key.module, c.key.dotted))
+            best = min(fits, key=lambda c: (-self.parts(key, c), c.key.module != key.module, c.key.dotted))
             return Analogy(best, None, "")
         if not misfits:
             return None
@@ -494,6 +498,15 @@ class Analogies:
         sharing a base), and bases in common. Memoised with the modules it read (a class and a candidate are
         scored again and again: for the best fit, the closest misfit, and each part a fix may edit)."""
         return self._index.memoised(self._scores, (key, candidate.key), _score, self, key, candidate.key)
+
+_SCORED = 8  # how many of the likeliest fits are scored by their parts
+
+
+def _likeliest(key: ClassKey) -> Callable[[Candidate], tuple[bool, int, str]]:
+    """The order of the candidates likeliest to model the class ``key`` well: those of its module, then the
+    bodies that ask most of it (one name each: a total order)."""
+    return lambda c: (c.key.module != key.module, -len(c.reads + c.writes), c.key.dotted)
+
 
 def _collapsed(chain: Chain, renamed: tuple[tuple[str, str], ...]) -> Chain:
     """A chain through a path an adapted body was given for one of the model's names (``self.config.text_config``
@@ -680,8 +693,9 @@ def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: li
             fits.append((candidate, delegate, plain))
     if not fits:
         return None
-    fits.sort(key=lambda f: (f[0].key.module != key.module, -len(f[0].reads + f[0].writes), f[0].key.dotted))
-    best, delegate, plain = min(fits[:8], key=lambda f: (-analogies.parts(key, f[0]), f[0].key.module != key.module,
+    likeliest = _likeliest(key)
+    fits.sort(key=lambda f: likeliest(f[0]))
+    best, delegate, plain = min(fits[:_SCORED], key=lambda f: (-analogies.parts(key, f[0]), f[0].key.module != key.module,
                                                           f[0].key.dotted))
     try:
         capture = analogies.captures.capture(key, delegate, [(f[0].key, dict(f[0].renamed).get(delegate, delegate))
