@@ -288,6 +288,8 @@ class Analogies:
         self.captures = Captures(index, text)  # the EAGLE-3 decoder captures (see _with_capture)
 
     def candidates(self, member: str) -> list[Candidate]:
+        """The classes whose own body defines ``member``, the bodies that ask most of a class first, then by name
+        (see :func:`_likeliest`)."""
         found = self._candidates.get(member)
         if found is None:
             found = self._candidates[member] = self._find(member)
@@ -315,7 +317,7 @@ class Analogies:
                     candidate = self._candidate(ClassKey(module, cls.qualname), member, path, text, own.span.line)
                     if candidate is not None:
                         out.append(candidate)
-        return out
+        return sorted(out, key=_asking)
 
     def _candidate(self, key: ClassKey, member: str, path: str, text: str, line: int) -> Candidate | None:
         """The candidate whose ``def`` is at ``line`` of ``text``: only the definition is parsed (its extent
@@ -418,11 +420,11 @@ class Analogies:
         # are asked only when none fits as it is
         fits: list[Candidate] = []
         misfits: list[tuple[bool, int, tuple[str, bool], Candidate, str]] = []
-        likeliest = _likeliest(key)
         for batch in (candidates, None):
             # the likeliest first: once a few fit, no later one can be among the few scored (SGLang 0.5.23: a
             # quarter of the fits asked)
-            for candidate in sorted(batch if batch is not None else _adapted(self, key, candidates), key=likeliest):
+            for candidate in _likeliest(key, batch if batch is not None
+                                        else sorted(_adapted(self, key, candidates), key=_asking)):
                 missing = self.missing(key, candidate, bound, asked=asked)
                 if missing is None:
                     if key not in self._index.mro(candidate.key):  # a subclass's body is no model
@@ -502,10 +504,16 @@ class Analogies:
 _SCORED = 8  # how many of the likeliest fits are scored by their parts
 
 
-def _likeliest(key: ClassKey) -> Callable[[Candidate], tuple[bool, int, str]]:
-    """The order of the candidates likeliest to model the class ``key`` well: those of its module, then the
-    bodies that ask most of it (one name each: a total order)."""
-    return lambda c: (c.key.module != key.module, -len(c.reads + c.writes), c.key.dotted)
+def _asking(candidate: Candidate) -> tuple[int, str]:
+    """The bodies that ask most of a class first, then by name (one candidate per class and body: a total order)."""
+    return -len(candidate.reads) - len(candidate.writes), candidate.key.dotted
+
+
+def _likeliest(key: ClassKey, candidates: list[Candidate]) -> list[Candidate]:
+    """``candidates`` (in :func:`_asking`'s order) in the order they are likeliest to model the class ``key``
+    well: those of its module first. A partition, not a sort per class (SGLang 0.5.23: 760 lists of 30)."""
+    return [c for c in candidates if c.key.module == key.module] + \
+        [c for c in candidates if c.key.module != key.module]
 
 
 def _collapsed(chain: Chain, renamed: tuple[tuple[str, str], ...]) -> Chain:
@@ -693,8 +701,7 @@ def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: li
             fits.append((candidate, delegate, plain))
     if not fits:
         return None
-    likeliest = _likeliest(key)
-    fits.sort(key=lambda f: likeliest(f[0]))
+    fits.sort(key=lambda f: (f[0].key.module != key.module, *_asking(f[0])))
     best, delegate, plain = min(fits[:_SCORED], key=lambda f: (-analogies.parts(key, f[0]), f[0].key.module != key.module,
                                                           f[0].key.dotted))
     try:
