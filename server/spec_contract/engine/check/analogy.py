@@ -394,7 +394,7 @@ class Analogies:
     def _provision(self, how: How, key: ClassKey, like: Candidate, delegate: str | None = None,
                    capture: Capture | None = None) -> Provision:
         return Provision(how, delegate=delegate, inner_class=key.qualname if how is How.BOTH else None,
-                         like=like.key.dotted, body=adapted(like, self._bound.get(key.module, frozenset())),
+                         like=like.key.dotted, body=adapted(like, self._bound_names(key)),
                          path=self._index.path_of(key.module),
                          in_class=key.qualname, like_path=like.path, like_line=like.line, capture=capture)
 
@@ -413,7 +413,6 @@ class Analogies:
         candidates = [c for c in self.candidates(member) if c.key != key]
         if not candidates:
             return None
-        bound = self._bound_names(key)
         asked = Asked()  # what the candidates asked of the class (see ``missing``)
         # the fit is asked of this class's own parts (loaded already); only the candidates that fit are
         # scored by their parts, which reads their classes too. The models adapted to this class's names
@@ -425,7 +424,7 @@ class Analogies:
             # quarter of the fits asked)
             for candidate in _likeliest(key, batch if batch is not None
                                         else sorted(_adapted(self, key, candidates), key=_asking)):
-                missing = self.missing(key, candidate, bound, asked=asked)
+                missing = self.missing(key, candidate, asked=asked)
                 if missing is None:
                     if key not in self._index.mro(candidate.key):  # a subclass's body is no model
                         fits.append(candidate)
@@ -443,7 +442,7 @@ class Analogies:
             return Analogy(best, None, "")
         if not misfits:
             return None
-        with_capture = _with_capture(self, self._index, key, [(item[3], item[4]) for item in misfits], bound, asked)
+        with_capture = _with_capture(self, self._index, key, [(item[3], item[4]) for item in misfits], asked)
         if with_capture is not None:
             return with_capture
         # the closest misfit: of the likeliest few (same module, most paths), the one whose parts match best
@@ -451,20 +450,19 @@ class Analogies:
         closest = max(misfits[:6], key=lambda item: self.parts(key, item[3]))
         return Analogy(None, closest[3], closest[4], self.parts(key, closest[3]))
 
-    def missing(self, key: ClassKey, candidate: Candidate, bound: frozenset[str],
-                skip: frozenset[Chain] = frozenset(), asked: Asked | None = None) -> str | None:
+    def missing(self, key: ClassKey, candidate: Candidate, skip: frozenset[Chain] = frozenset(),
+                asked: Asked | None = None) -> str | None:
         """Why the candidate's body does not fit the class (None: it fits); the writes in ``skip`` are not
         asked (another part of the change provides them). ``asked``: what the class was asked already, kept
         by a caller that fits many candidates in one go (see :class:`Asked`)."""
         if asked is None:
-            return self._missing(key, candidate, bound, skip, {})
+            return self._missing(key, candidate, skip, {})
         body = (candidate.text, candidate.renamed, skip, candidate.key if candidate.writes else None)  # see _inert
         if body not in asked.why:
-            asked.why[body] = self._missing(key, candidate, bound, skip, asked.has)
+            asked.why[body] = self._missing(key, candidate, skip, asked.has)
         return asked.why[body]
 
-    def _missing(self, key: ClassKey, candidate: Candidate, bound: frozenset[str], skip: frozenset[Chain],
-                 has: dict[str, bool]) -> str | None:
+    def _missing(self, key: ClassKey, candidate: Candidate, skip: frozenset[Chain], has: dict[str, bool]) -> str | None:
         index = self._index
         name = key.qualname
         for chain, written in [(c, False) for c in candidate.reads] + [(c, True) for c in candidate.writes
@@ -492,7 +490,8 @@ class Analogies:
                     return (f"the body sets `self.{chain[0]}.{chain[1]}`, which `{owner}` never sets itself, so its "
                             f"forward does not read it")
                 return f"the body reads `self.{chain[0]}.{chain[1]}`, and `{owner}` has no `{chain[1]}`"
-        unbound = candidate.names - bound
+        # the module's names are read only now, for a body whose paths all fit (most classes fit none)
+        unbound = candidate.names - self._bound_names(key) if candidate.names else frozenset()
         return f"the body uses `{min(unbound)}`, which the module of `{name}` does not bind" if unbound else None
 
     def parts(self, key: ClassKey, candidate: Candidate) -> int:
@@ -562,13 +561,12 @@ def _unfit_part(analogies: Analogies, key: ClassKey, member: str,
         for inner in inners:
             if inner == key or index.provision(inner, member) is not None or not bare(inner):
                 continue
-            bound = analogies._bound_names(inner)
             scored = [(-analogies.parts(inner, c), c.key.module != inner.module, c.key.dotted, c) for c in decoders
                       if c.key != inner]
             if not scored:
                 continue
             model = min(scored, key=lambda item: item[:3])[3]
-            missing = analogies.missing(inner, model, bound)
+            missing = analogies.missing(inner, model)
             # what the decoder's own attributes lack (its forward captures nothing), not a name to import
             if missing is not None and f"the module of `{_short(inner)}`" not in missing:
                 return attr, inner, model, models[model.key], missing
@@ -683,7 +681,7 @@ def _renamed(candidate: Candidate, renamed: tuple[tuple[str, str], ...]) -> Cand
 
 
 def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: list[tuple[Candidate, str]],
-                  bound: frozenset[str], asked: Asked) -> Analogy | None:
+                  asked: Asked) -> Analogy | None:
     """When the candidates miss only because the class and its decoder do not capture aux hidden states
     yet (``capture_aux_hidden_states``, ``model.layers_to_capture``): the closest such candidate with the
     decoder capture that makes its body work (:mod:`spec_contract.engine.check.capture`), or, when that
@@ -696,14 +694,14 @@ def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: li
                 len(index.delegates(key).get(delegate, ())) != 1:
             continue  # not the capture's body, or this class holds no one decoder where it writes
         skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
-        if analogies.missing(key, candidate, bound, skip, asked) is None and \
+        if analogies.missing(key, candidate, skip, asked) is None and \
                 key not in index.mro(candidate.key):
             fits.append((candidate, delegate, plain))
     if not fits:
         return None
     fits.sort(key=lambda f: (f[0].key.module != key.module, *_asking(f[0])))
-    best, delegate, plain = min(fits[:_SCORED], key=lambda f: (-analogies.parts(key, f[0]), f[0].key.module != key.module,
-                                                          f[0].key.dotted))
+    best, delegate, plain = min(fits[:_SCORED], key=lambda f: (-analogies.parts(key, f[0]),
+                                                               f[0].key.module != key.module, f[0].key.dotted))
     try:
         capture = analogies.captures.capture(key, delegate, [(f[0].key, dict(f[0].renamed).get(delegate, delegate))
                                                              for f in fits if f[1] == delegate])
