@@ -601,12 +601,14 @@ def _score(analogies: Analogies, key: ClassKey, other: ClassKey) -> int:
     index = analogies._index
     mine = index.delegates(key)
     score = 0
-    for attr, theirs in index.delegates(other).items():
+    for attr in index.delegates(other):
         if not mine.get(attr):
             continue
         score += 1
-        ours_mro = index.memoised(analogies._kin, (key, attr), _kin, index, key, attr)
-        if any(k in ours_mro for t in theirs for k in index.mro(t)):
+        # a part of the same class or kin: the MROs meet (each side's MROs gathered once, as a set, for every
+        # class scored against it, rather than walked per pair: SGLang 0.5.23 scores 3,500 pairs)
+        ours = index.memoised(analogies._kin, (key, attr), _kin, index, key, attr)
+        if not ours.isdisjoint(index.memoised(analogies._kin, (other, attr), _kin, index, other, attr)):
             score += 2
     bases = index.memoised(analogies._kin, (key, None), _kin, index, key, None)
     theirs_bases = index.memoised(analogies._kin, (other, None), _kin, index, other, None)
@@ -688,10 +690,11 @@ def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: li
     change does not apply to the class's shape, the candidate and why not. None: no candidate misses
     only that. ``misfits`` are the candidates with why each does not fit as it is; ``asked`` as ``missing``'s."""
     fits: list[tuple[Candidate, str, str]] = []
+    parts = index.delegates(key)
     for candidate, plain in misfits:
         delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
         if delegate is None or ("capture_aux_hidden_states",) not in candidate.writes or \
-                len(index.delegates(key).get(delegate, ())) != 1:
+                len(parts.get(delegate, ())) != 1:
             continue  # not the capture's body, or this class holds no one decoder where it writes
         skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
         if analogies.missing(key, candidate, skip, asked) is None and \
