@@ -608,7 +608,8 @@ def _score(analogies: Analogies, key: ClassKey, other: ClassKey) -> int:
         # a part of the same class or kin: the MROs meet (each side's MROs gathered once, as a set, for every
         # class scored against it, rather than walked per pair: SGLang 0.5.23 scores 3,500 pairs)
         ours = index.memoised(analogies._kin, (key, attr), _kin, index, key, attr)
-        if not ours.isdisjoint(index.memoised(analogies._kin, (other, attr), _kin, index, other, attr)):
+        theirs = index.memoised(analogies._kin, (other, attr), _kin, index, other, attr)
+        if not ours.isdisjoint(theirs):
             score += 2
     bases = index.memoised(analogies._kin, (key, None), _kin, index, key, None)
     theirs_bases = index.memoised(analogies._kin, (other, None), _kin, index, other, None)
