@@ -198,13 +198,20 @@ def _degraded(index: Index, key: ClassKey, cls: ClassSummary, path: str, statuse
     own = max((a for a in algorithms if draft_shaped and a.lower() in cls.name.lower()), key=len, default=None)
     out: list[Finding] = []
     seen: set[str] = set()
+    # each member's guarded uses, gathered once: each algorithm's degraded members asked every use of the class
+    # (SGLang 0.5.23: 3,251 scans of about 65 uses)
+    uses: dict[str, list[tuple[Role, CallSite]]] = {}
+    for role, site in sites:
+        if site.guarded:
+            uses.setdefault(site.member, []).append((role, site))
     for status in statuses:
         for member in status.degraded:
-            guarded = [(role, site) for role, site in sites
-                       if site.member == member and site.guarded and _skipped(site) and not site.condition
-                       and site.serves(status.algorithm) and role in primary
+            if member in seen:
+                continue
+            guarded = [(role, site) for role, site in uses.get(member, ())
+                       if _skipped(site) and not site.condition and site.serves(status.algorithm) and role in primary
                        and (own is None or role is not Role.DRAFT or site.serves(own))]
-            if member in seen or not guarded or lookup.provides(member) or lookup.inner(member) is not None:
+            if not guarded or lookup.provides(member) or lookup.inner(member) is not None:
                 continue
             analogy = analogies.implement(lookup, member)
             provision = analogies.provision(lookup, member, config)

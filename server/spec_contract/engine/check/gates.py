@@ -204,6 +204,9 @@ def once_provided(contract: Contract, roles: tuple[Role, ...], lookup: MemberLoo
     come to them (``if self.use_local_argmax_reduction: self.model.get_top_tokens(h)``, which a start-up check
     makes the flag stand behind): a fix that gives the class the member makes them run, so a forward or a body
     must fit their calls too (those of the runs that may load the class, as ``class_sites`` narrows them)."""
+    if not any(member in site.requires for role in roles if (entry := contract.get(role, member)) is not None
+               for site in entry.call_sites):
+        return []  # no use waits for the member itself (most members): asking each use of the class would tell none
     return [site for _, site in class_sites(contract, roles, lookup, draft_shaped, given=member)
             if member in site.requires]
 

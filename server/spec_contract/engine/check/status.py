@@ -352,9 +352,9 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
     for _, site in sites:
         served[site.member] = served.get(site.member, frozenset()) | (site.algorithms or every)
     # (an inner model's member, ``model.x``, is no sign: the class holds it whoever wrote it)
+    called = {site.member for _, site in sites if site.is_call}  # once, not a scan of the uses per member
     signs = [runs for member, runs in served.items() if member not in contract.generic and "." not in member
-             and lookup.provides(member)
-             and any(site.is_call and site.member == member for _, site in sites)]
+             and member in called and lookup.provides(member)]
 
     def means(member: str, algorithm: str) -> bool:
         """The class shows it means to have ``member`` in a run of ``algorithm`` (see ``Crash.intent``)."""
@@ -379,6 +379,11 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
                and (not lookup.provides(site.member) or lookup.broken(site.member) is not None)]
     reaching = every if any(site.algorithms is None for _, site in sites) \
         else frozenset().union(*(site.algorithms or () for _, site in sites))
+    # each failing use under the runs that reach it, in order, once: each run's status asked every failing use
+    failing_in: dict[str, list[tuple[Role, CallSite]]] = {}
+    for role, site in failing:
+        for run in gates.runs(site):
+            failing_in.setdefault(run, []).append((role, site))
     out = []
     # a class that is only ever a draft, of none of the runs of an algorithm whose config loads its own drafts
     undrafted = never_drafted(contract, lookup) if roles == (Role.DRAFT,) else frozenset()
@@ -393,8 +398,8 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
             continue
         lacking: dict[tuple[str, Role], list[CallSite]] = {}
         degraded: set[str] = set()
-        for role, site in failing:
-            if not site.serves(algorithm) or not gates.needed(role, site, algorithm):
+        for role, site in failing_in.get(algorithm, ()):
+            if not gates.needed(role, site, algorithm):
                 continue
             if site.guarded and not site.gate:
                 degraded.add(site.member)
