@@ -143,7 +143,9 @@ class _OptionalReads:
 class _Arm(NamedTuple):
     """What visiting one arm of an ``if`` leaves for its ``else`` and for the code after it (see ``_FlowBuilder._if``)."""
 
-    orelse: _Context  # the context of its ``else``
+    body: _Context  # the context of its body
+    orelse: _Context  # the context of its ``else`` (known once the body was visited: see ``_past_body``)
+    names: frozenset[str]  # the names its test holds
     positive: frozenset[Fact]
     negative: frozenset[Fact]
     absent_if_true: frozenset[Fact]
@@ -266,6 +268,8 @@ class _FlowBuilder:
             if arm is None:  # a gate chain took it whole
                 after = ctx
                 break
+            self.block(stmt.body, arm.body)  # from here: a nested ``if`` costs the stack no more than recursion did
+            arm = _past_body(self, stmt, ctx, arm)
             if len(stmt.orelse) == 1 and type(stmt.orelse[0]) is ast.If:
                 outer.append((stmt, ctx, arm))
                 stmt, ctx = stmt.orelse[0], arm.orelse
@@ -383,7 +387,7 @@ class _FlowBuilder:
 
 
 def _arm(builder: _FlowBuilder, stmt: ast.If, ctx: _Context) -> _Arm | None:
-    """Visit an arm's test and body; what its ``else`` and the code after it need. None: the arm starts a
+    """Visit an arm's test; what its body, its ``else`` and the code after it need. None: the arm starts a
     gate chain (``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``), visited whole here."""
     names = _names(stmt.test)
     vouching = not names.isdisjoint(_VOUCHING)  # most tests name no hasattr/getattr: nothing to derive
@@ -401,20 +405,25 @@ def _arm(builder: _FlowBuilder, stmt: ast.If, ctx: _Context) -> _Arm | None:
     body_ctx = ctx.add(positive, names).without(absent_if_true).holding(found, True)
     if rare is not None and rare[1]:
         body_ctx = body_ctx.under(rare[0], _config_classes(stmt.test))
-    builder.block(stmt.body, body_ctx)
+    return _Arm(body_ctx, body_ctx, names, positive, negative, absent_if_true, absent_if_false, rare, found, False)
+
+
+def _past_body(builder: _FlowBuilder, stmt: ast.If, ctx: _Context, arm: _Arm) -> _Arm:
+    """The arm once its body was visited: whether the body raises, and the context of its ``else``."""
     raises = _raises(stmt.body)
+    negative, rare, found = arm.negative, arm.rare, arm.found
     if raises:
         builder.optional_reads.gate(stmt.test, builder.uses)
         builder.validates.update(dict.fromkeys(_validated(stmt.test, negative, ctx)))
     # ``if not hasattr(m, "x"): raise …`` asserts the member: the else branch is not guarded by it, it
     # sits behind a capability gate.
-    else_ctx = (ctx.add(frozenset() if raises else negative, names).without(absent_if_false)
+    else_ctx = (ctx.add(frozenset() if raises else negative, arm.names).without(arm.absent_if_false)
                 .holding(found, False))
     if rare is not None and not rare[1]:
         else_ctx = else_ctx.under(rare[0])
     if raises:
         else_ctx = else_ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
-    return _Arm(else_ctx, positive, negative, absent_if_true, absent_if_false, rare, found, raises)
+    return arm._replace(orelse=else_ctx, raises=raises)
 
 
 def _after(builder: _FlowBuilder, stmt: ast.If, ctx: _Context, arm: _Arm) -> _Context:
