@@ -30,7 +30,6 @@ class Hierarchy:
         self._names: dict[ClassKey, tuple[frozenset[str] | None, frozenset[str]]] = {}
         self._unread: dict[ClassKey, Unread | None] = {}
         self._cuts = 0  # inheritance walks cut short so far (see ``_mro_of``)
-        self._walk: dict[ClassKey, tuple[ClassKey, ...]] = {}  # the answers cut short in the walk under way
 
     def defines(self, key: ClassKey, name: str) -> Member | None:
         """The member ``name`` the class's own body defines (see ``Index.members_of``), parsing the class only
@@ -66,28 +65,18 @@ class Hierarchy:
 
     def mro(self, key: ClassKey) -> tuple[ClassKey, ...]:
         """C3 linearisation over the bases the index can resolve; cycles and conflicts degrade gracefully."""
-        outer, self._walk = self._walk, {}
-        try:
-            return self._mro_of(key, frozenset())
-        finally:
-            self._walk = outer
+        return self._mro_of(key, frozenset())
 
     def _mro_of(self, key: ClassKey, active: frozenset[ClassKey]) -> tuple[ClassKey, ...]:
         """The MRO of ``key``, met inside the walk through ``active`` when that is not empty. An answer the walk had
-        to cut short under it (a cycle through ``active``, or past the depth) holds for this walk only: it is
-        kept for the rest of the walk, not in the memo, and what uses it is cut short too. Every other answer is
-        memoised, so a base is walked once, not once per path to it: a ladder of diamonds (``class A2(A1, B1)``,
-        ``class B2(A1, B1)``, …) has 2**n paths to its root."""
-        if active:
-            cut = self._walk.get(key)
-            if cut is not None:
-                self._cuts += 1
-                return cut
+        to cut short under it (a cycle through ``active``, or past the depth) holds for this path only, and is not
+        memoised. Every other answer is the one the class's own walk gives, and is memoised as that one is: a base
+        is walked once, not once per path to it (a ladder of diamonds, ``class A2(A1, B1)``, ``class B2(A1, B1)``,
+        …, has 2**n paths to its root)."""
         cuts = self._cuts
         found = self._recorder.memoised(self._mro, key, self._compute_mro, key, active)
         if active and self._cuts != cuts:
             del self._mro[key]
-            self._walk[key] = found
         return found
 
     def _compute_mro(self, key: ClassKey, active: frozenset[ClassKey]) -> tuple[ClassKey, ...]:
