@@ -500,6 +500,7 @@ class Analogies:
         scored again and again: for the best fit, the closest misfit, and each part a fix may edit)."""
         return self._index.memoised(self._scores, (key, candidate.key), _score, self, key, candidate.key)
 
+
 _SCORED = 8  # how many of the likeliest fits are scored by their parts
 
 
