@@ -141,7 +141,8 @@ class _OptionalReads:
 
 
 class _Arm(NamedTuple):
-    """What visiting one arm of an ``if`` leaves for its ``else`` and for the code after it (see ``_FlowBuilder._if``)."""
+    """What one arm of an ``if`` leaves for its body, its ``else`` and the code after it (see ``_FlowBuilder._if``):
+    ``_arm`` reads it from the test, ``_past_body`` adds ``orelse`` and ``raises`` once the body was visited."""
 
     body: _Context  # the context of its body
     orelse: _Context  # the context of its ``else`` (known once the body was visited: see ``_past_body``)
