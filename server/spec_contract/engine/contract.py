@@ -68,7 +68,8 @@ class _Flow:
         self._expanded: dict[tuple[FunctionKey, Chain], tuple[int | None, set[Chain]]] = {}
         self._self_attrs: dict[tuple[ClassKey, str], set[Chain]] = {}
         self._reached: dict[tuple[str, Chain], tuple[FunctionKey, int] | None] = {}
-        self._callees: dict[tuple[FunctionKey, Chain], tuple[FunctionKey, int] | None] = {}  # see ``callee``
+        # each function's calls that reach a worker function, in order (see ``resolve_calls``)
+        self.targets: dict[FunctionKey, list[tuple[CallFlow, FunctionKey, int]]] = {}
         self._top_names: dict[str, set[str]] = defaultdict(set)  # module → its top-level function/class names
         self._workspace_names: dict[tuple[str, str], bool] = {}  # see ``may_be_workspace_function``
         for summary in workers:
@@ -191,13 +192,19 @@ class _Flow:
             memo[(key, chain, budget)] = found
         return found
 
-    def callee(self, caller: FunctionKey, call: CallFlow) -> tuple[FunctionKey, int] | None:
-        """The workspace function a call reaches, and how many leading parameters the call fills implicitly;
-        remembered by caller and callee (it reads no binding), as three walks ask it of every call."""
-        key = (caller, call.callee)
-        if key not in self._callees:
-            self._callees[key] = self._reach(caller, call.callee)
-        return self._callees[key]
+    def resolve_calls(self) -> None:
+        """Fill ``targets``: (call, the workspace function it reaches, how many leading parameters it fills
+        implicitly), resolved once per caller and callee as written (it reads no binding), for the four walks of
+        every call; once the returned locals are bound: a call on a local reaches what the local was built as."""
+        for caller, fn in self.functions.items():
+            reached: dict[Chain, tuple[FunctionKey, int] | None] = {}
+            out = self.targets[caller] = []
+            for call in fn.calls:
+                if call.callee not in reached:
+                    reached[call.callee] = self._reach(caller, call.callee)
+                found = reached[call.callee]
+                if found is not None:
+                    out.append((call, *found))
 
     def _reach(self, caller: FunctionKey, callee: Chain) -> tuple[FunctionKey, int] | None:
         cls = self.classes[caller]
@@ -223,7 +230,7 @@ class _Flow:
         return self._reached[named]
 
     def _named_callee(self, module: str, callee: Chain) -> tuple[FunctionKey, int] | None:
-        """What a call of a name (``helper(...)``, ``mod.Worker(...)``) in ``module`` reaches, as in :meth:`callee`.
+        """What a call of a name (``helper(...)``, ``mod.Worker(...)``) in ``module`` reaches, as in :meth:`resolve_calls`.
 
         Remembered per module and name by the caller: the index answers read nothing new the second time.
         """
@@ -263,11 +270,7 @@ class _Flow:
         """
         sites = []  # (caller, callee, [(parameter's bindings, (parameter,), argument)], "self@Owner" or None)
         for caller, fn in self.functions.items():
-            for call in fn.calls:
-                target = self.callee(caller, call)
-                if target is None:
-                    continue
-                callee, implicit = target
+            for call, callee, implicit in self.targets[caller]:
                 params = self.functions[callee].params
                 kwonly = self.functions[callee].kwonly
                 positional = params[implicit:]
@@ -427,11 +430,9 @@ def _reached_by_any_draft_worker(workers: list[ModuleSummary], index: Index,
 def _callers(flow: _Flow) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]:
     """Each worker function the workers' calls reach: the calls that reach it, with the function making each."""
     out: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]] = defaultdict(list)
-    for caller, fn in flow.functions.items():
-        for call in fn.calls:
-            reached = flow.callee(caller, call)
-            if reached is not None:
-                out[reached[0]].append((caller, call))
+    for caller, reached in flow.targets.items():
+        for call, callee, _ in reached:
+            out[callee].append((caller, call))
     return out
 
 
@@ -555,6 +556,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     workers = list(workers)
     flow = _Flow(workers, index)
     _bind_returned_locals(flow)
+    flow.resolve_calls()
     flow.propagate()
     algorithms = algorithms or declared_algorithms(config)
     selectors = Selectors(algorithms, flow.functions.values())
@@ -578,7 +580,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     methods = {cls: [key for key in methods_run(index, cls) if key in flow.functions]
                for cls in {cls for cls in flow.classes.values() if cls is not None}}
     called_from_outside = called_at_start_up(callers, config.start_up_methods)
-    start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.callee)
+    start_up = start_up_functions(flow.functions, config.start_up_methods, called_from_outside, flow.targets)
     guarding = guards_of(guards, flow.classes, methods, calls_into)
     validated = validated_flags(guards, flow.functions, methods, start_up, models, calls_into,
                                 lambda key: start_up_named(key.qualname, config.start_up_methods))
@@ -648,7 +650,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                   if (chosen := named(summary.module, chain)) is not None
                   and selectors.may(picked) != selectors.universe]
     routed = routed_uses(flow.functions, flow.classes, index, is_draft)
-    runs = function_runs(flow.functions, flow.paths, index, flow.classes, selectors, flow.callee, built,
+    runs = function_runs(flow.functions, flow.paths, index, flow.classes, selectors, flow.targets, built,
                          {key: picked for key, (_, picked) in routed.items()}, registered, methods)
     for files, tests in runners:
         refused = frozenset().union(*(selectors.must(("&", *conjunction)) for conjunction in tests))
@@ -772,11 +774,12 @@ def _vouched_by_callee(flow: _Flow, key: FunctionKey, called: str) -> tuple[str,
     passes, or of its own instance's attribute when called on ``self`` (``self.model``), before returning
     anything true (see ``FunctionFlow.vouches``); ("", "") when it tests none."""
     chain = tuple(called.split("."))
-    call = next((c for c in flow.functions[key].calls if c.callee == chain), None)
-    found = flow.callee(key, call) if call is not None else None
-    if call is None or found is None:
+    # the first call so written: every call of the same name in a function reaches the same function
+    found = next(((call, callee, implicit) for call, callee, implicit in flow.targets[key] if call.callee == chain),
+                 None)
+    if found is None:
         return "", ""
-    callee, implicit = found
+    call, callee, implicit = found
     fn = flow.functions[callee]
     positional = fn.params[implicit:]
     keywords = dict(call.kwargs)

@@ -23,17 +23,18 @@ from spec_contract.engine.results import NO_ALGORITHM, Algorithms, Contract
 from spec_contract.engine.summarise.selectors import Formula
 from spec_contract.engine.summarise.summary import CallFlow, Chain, FunctionFlow
 
-Callee = Callable[[FunctionKey, CallFlow], "tuple[FunctionKey, int] | None"]
+Targets = Mapping[FunctionKey, list[tuple[CallFlow, FunctionKey, int]]]  # a function's calls reaching a worker function
 Builds = Callable[[str, Chain], ClassKey | None]  # a class a worker builds, as written in a module: the worker class
 
 
 def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[FunctionKey, str], index: Index,
-                  owners: Mapping[FunctionKey, ClassKey | None], selectors: Selectors, callee: Callee,
+                  owners: Mapping[FunctionKey, ClassKey | None], selectors: Selectors, targets: Targets,
                   built: Builds, routed: Mapping[FunctionKey, frozenset[str]],
                   registered: Iterable[tuple[ClassKey | FunctionKey, Formula]],
                   run_by: Mapping[ClassKey, list[FunctionKey]]) -> dict[FunctionKey, frozenset[str]]:
     """Each worker function → the algorithms whose runs reach it (see the module docstring); ``owners``: the
-    worker class each method belongs to; ``built`` resolves a class a worker builds to the worker class it is
+    worker class each method belongs to; ``targets``: each function's calls that reach a worker function, with the
+    function each reaches; ``built`` resolves a class a worker builds to the worker class it is
     (None: not a worker class); ``routed``: the algorithms a routing hands the drafter that runs a method to
     (see ``routed``), which narrow it; ``registered``: the worker classes and functions a table or a call
     registers under an algorithm's name (see ``summarise.registries``): a class is made, a function entered, in
@@ -49,8 +50,7 @@ def function_runs(functions: Mapping[FunctionKey, FunctionFlow], paths: Mapping[
     calls: dict[FunctionKey, list[tuple[FunctionKey, tuple, bool]]] = {}
     builds: dict[FunctionKey, list[tuple[ClassKey, tuple]]] = {}  # builder → (class, the tests it sits under)
     for key, fn in functions.items():
-        calls[key] = [(found[0], call.selects, call.callee[:2] == ("super", "()")) for call in fn.calls
-                      if (found := callee(key, call)) is not None]
+        calls[key] = [(callee, call.selects, call.callee[:2] == ("super", "()")) for call, callee, _ in targets[key]]
         builds[key] = [(cls, selects) for chain, selects in fn.builds if (cls := built(key.module, chain)) is not None]
         for cls, _ in builds[key]:
             if cls not in methods:

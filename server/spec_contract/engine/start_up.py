@@ -17,7 +17,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from spec_contract.engine.resolve.index import FunctionKey
 from spec_contract.engine.summarise.summary import CallFlow, FunctionFlow, ModuleSummary
@@ -65,20 +65,18 @@ def _local_callee(fn: FunctionFlow, call: CallFlow, functions: Mapping[str, Func
 
 def start_up_functions(functions: Mapping[FunctionKey, FunctionFlow], globs: tuple[str, ...],
                        called: frozenset[str],
-                       callee: Callable[[FunctionKey, CallFlow], tuple[FunctionKey, int] | None]) -> set[FunctionKey]:
+                       targets: Mapping[FunctionKey, list[tuple[CallFlow, FunctionKey, int]]]) -> set[FunctionKey]:
     """The worker functions that run at start-up (see the module docstring): ``called`` is what
-    :func:`called_at_start_up` read, ``callee`` resolves a worker's call to the worker function it reaches."""
+    :func:`called_at_start_up` read, ``targets`` each worker function's calls that reach a worker function, with
+    the function each reaches."""
     reached = {key for key in functions if start_up_named(key.qualname, globs)}
     if called:
-        calls = {found[0] for caller, fn in functions.items() for call in fn.calls
-                 if call.callee[-1] in called and (found := callee(caller, call)) is not None}
+        calls = {callee for out in targets.values() for call, callee, _ in out if call.callee[-1] in called}
         reached |= {key for key in functions if key.qualname.rpartition(".")[2] in called and key not in calls}
     frontier = list(reached)
     while frontier:
-        caller = frontier.pop()
-        for call in functions[caller].calls:
-            found = callee(caller, call)
-            if found is not None and found[0] not in reached:
-                reached.add(found[0])
-                frontier.append(found[0])
+        for _, callee, _ in targets[frontier.pop()]:
+            if callee not in reached:
+                reached.add(callee)
+                frontier.append(callee)
     return reached
