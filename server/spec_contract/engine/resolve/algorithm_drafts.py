@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
+from itertools import accumulate
 
 from spec_contract.engine.resolve.source_defs import module_constant, parse_statement
 from spec_contract.engine.summarise.syntax import chain_of
@@ -62,13 +63,14 @@ def restricted_drafts(text: str, option: str) -> dict[str, tuple[frozenset[str],
 def _writing_functions(text: str) -> Iterator[tuple[int, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """The functions whose bodies write ``….architectures = …``, each parsed alone (``source_defs``), with the
     0-based line of its ``def``."""
+    writes, compares = f".{_KEY} =", f".{_KEY} =="
+    if writes not in text:  # most files: no line to look for
+        return
     lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
+    offsets = [0, *accumulate(map(len, lines))]
     seen: set[int] = set()
     for number, line in enumerate(lines):
-        if f".{_KEY} =" not in line or f".{_KEY} ==" in line:
+        if writes not in line or compares in line:
             continue
         depth = _indent(line)
         start = next((n for n in range(number - 1, -1, -1) if lines[n].lstrip().startswith(("def ", "async def "))

@@ -276,8 +276,10 @@ def _if_statements(text: str, word: str) -> list[ast.If]:
     lines = text.splitlines()
     out = []
     for number, line in enumerate(lines):
+        if word not in line:  # most lines: not stripped for nothing
+            continue
         stripped = line.lstrip()
-        if word not in line or not stripped.startswith(("if ", "elif ")):
+        if not stripped.startswith(("if ", "elif ")):
             continue
         indent = len(line) - len(stripped)
         end = number + 1
