@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from spec_contract.engine.resolve.index import ClassKey, Index
 from spec_contract.engine.resolve.source_defs import parse_statement, statement_at
 from spec_contract.engine.summarise.deferred import unread
+from spec_contract.engine.summarise.summary import ModuleSummary
 
 
 def never_built(index: Index, key: ClassKey, text: Callable[[str], str | None]) -> bool:
@@ -30,7 +31,9 @@ def never_built(index: Index, key: ClassKey, text: Callable[[str], str | None]) 
     Asked of every registered class before any is checked, so it reads their texts before their bodies: along
     the MRO (read from the class statements' headers), a class whose text lacks ``__init__`` defines none, and
     one whose text lacks ``raise`` has no ``__init__`` that raises. Only a class whose text holds both is
-    parsed (the check parses a registered one anyway); its ``__init__`` statement alone is parsed again."""
+    parsed (the check parses a registered one anyway); its ``__init__`` statement alone is parsed again, cut
+    out of the class statement's text when the summary kept it (a model file's class, parsed since or not):
+    searched for from the top of the file instead, it cost a tenth of the roles' reading (SGLang 0.5.23)."""
     for owner in _owners(index, key):
         summary = index.summary(owner.module)
         words = unread(summary, owner.qualname) if summary is not None else None
@@ -41,16 +44,31 @@ def never_built(index: Index, key: ClassKey, text: Callable[[str], str | None]) 
         member = index.defines(owner, "__init__")
         if member is None:
             continue
-        path = index.path_of(owner.module)
-        source = text(path) if path is not None else None
+        kept = _kept_statement(summary, owner.qualname) if summary is not None else None
+        source: str | None
+        if kept is not None:
+            first_line, source = kept
+        else:
+            path = index.path_of(owner.module)
+            first_line, source = 0, text(path) if path is not None else None
         if source is None:
             return False
-        found = statement_at(source, member.span.line, "__init__")
+        found = statement_at(source, member.span.line - first_line, "__init__")
         if found is None or not _raises_at_top(found[1]):
             return False
         function = parse_statement(source, *found)
         return function is not None and _always_raises(function.body)
     return False
+
+
+def _kept_statement(summary: ModuleSummary, qualname: str) -> tuple[int, str] | None:
+    """(first line, text) of the top-level class statement ``qualname`` as the summary kept it, when it is the
+    class's one statement: a slice of the file from the start of a line to the start of the next statement, so
+    a method's statement cut out of it is the one cut out of the file."""
+    if "." in qualname or any(cls.qualname == qualname for cls in summary.classes):
+        return None
+    found = [(statement.first_line, statement.text) for statement in summary.deferred if statement.name == qualname]
+    return found[0] if len(found) == 1 else None
 
 
 def _owners(index: Index, key: ClassKey) -> Iterator[ClassKey]:
