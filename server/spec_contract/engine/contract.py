@@ -50,6 +50,7 @@ _MAX_ROUNDS = 8
 _MAX_EXPANSION_DEPTH = 5
 _NOTHING: frozenset[Chain] = frozenset()
 _NO_NAMES: frozenset[str] = frozenset()
+_NO_ROLES: frozenset[tuple[Role, bool, str | None]] = frozenset()
 _Held = TypeVar("_Held")
 
 
@@ -304,6 +305,37 @@ class _Flow:
                 break
 
 
+def _short_name(chain: Chain) -> str:
+    """The name :meth:`_Flow.may_end_in` follows an expression's aliases by: ``m()`` for ``self.m()`` (what the
+    method returns), else its last segment (a bare name, the attribute of ``self.<attr>``, and for a longer
+    expression that of the ``self.<last>`` it may shrink to)."""
+    return chain[1] + "()" if len(chain) == 3 and chain[0] == "self" and chain[2] == "()" else chain[-1]
+
+
+def _names_ending_in(flow: _Flow, lasts: frozenset[str]) -> frozenset[str]:
+    """The short names (see :func:`_short_name`) whose alias values may, through further aliases, stand for an
+    expression ending in one of ``lasts``: read over every function's locals and parameters and every class's
+    attributes at once, with no depth bound, so whatever :meth:`_Flow.may_end_in` follows in one function is a
+    part of it. An expression that ends in none of ``lasts`` and whose short name is none of these is no such
+    expression in any function (SGLang 0.5.23: all but a hundred of its 7,200 receivers, out of six names)."""
+    found: set[str] = set()
+    into: dict[str, set[str]] = defaultdict(set)  # a short name → the names with a value of that short name
+    for sets in (*flow.locals.values(), *flow.bindings.values(), *flow.class_attrs.values()):
+        for name, values in sets.items():
+            for value in values:
+                if value[-1] in lasts:
+                    found.add(name)
+                else:
+                    into[_short_name(value)].add(name)
+    frontier = list(found)
+    while frontier:
+        for name in into.get(frontier.pop(), ()):
+            if name not in found:
+                found.add(name)
+                frontier.append(name)
+    return frozenset(found)
+
+
 def _method_of_instance(flow: _Flow, caller: FunctionKey, callee: Chain) -> FunctionKey | None:
     """The method a call on an instance of a worker class reaches: ``self.proposer.propose(...)`` or
     ``proposer.propose(...)`` where ``self.proposer = DraftBlockProposer(...)`` (or the local) was built by
@@ -399,13 +431,19 @@ class _RolesIn:
         self._receivers = receivers
         self._ends: dict = {}  # may_end_in's memo for the receivers' last segments
         self._found: dict[tuple[FunctionKey, Chain], frozenset[tuple[Role, bool, str | None]]] = {}
+        # the short names that may lead to an expression a pattern can match (when the patterns' last segments
+        # are known); made once the parameters are bound, as every question is asked after
+        self._leading = _names_ending_in(flow, receivers.lasts) if receivers.lasts is not None else frozenset()
 
     def __call__(self, key: FunctionKey, receiver: Chain) -> frozenset[tuple[Role, bool, str | None]]:
+        lasts = self._receivers.lasts
+        if lasts is not None and receiver[-1] not in lasts and _short_name(receiver) not in self._leading:
+            return _NO_ROLES  # most uses: nothing they may stand for ends like a pattern, in any function
         found = self._found.get((key, receiver))
         if found is None:
             flow, receivers = self._flow, self._receivers
-            if receivers.lasts is not None and not flow.may_end_in(key, receiver, receivers.lasts, self._ends):
-                found = frozenset()  # most uses: nothing they may stand for ends like a pattern
+            if lasts is not None and not flow.may_end_in(key, receiver, lasts, self._ends):
+                found = _NO_ROLES  # nothing they may stand for in this function ends like a pattern
             else:
                 class_name = flow.functions[key].class_name
                 found = frozenset().union(*(receivers.roles(chain, class_name) for chain in flow.expand(key, receiver)))
