@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any
 
 from spec_contract.engine.config import Config, ReceiverPattern
 from spec_contract.engine.read.globs import glob_match
@@ -51,7 +51,6 @@ _MAX_EXPANSION_DEPTH = 5
 _NOTHING: frozenset[Chain] = frozenset()
 _NO_NAMES: frozenset[str] = frozenset()
 _NO_ROLES: frozenset[tuple[Role, bool, str | None]] = frozenset()
-_Held = TypeVar("_Held")
 
 
 class _Flow:
@@ -518,11 +517,11 @@ def _called_elsewhere(functions: Mapping[FunctionKey, FunctionFlow], entered: It
 
 
 def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], outside: frozenset[str],
-                  held: Callable[[FunctionKey, FunctionKey, CallFlow], frozenset[_Held]]
-                  ) -> dict[FunctionKey, frozenset[_Held]]:
-    """The worker functions that every call in the workers makes past tests: what ``held(function, caller, call)``
-    says the tests each call sits past hold (the names of those tests; the members of a model they hold present),
-    and what its caller is entered past, common to all the calls.
+                  *held: Callable[[FunctionKey, FunctionKey, CallFlow], frozenset[Any]]
+                  ) -> tuple[dict[FunctionKey, frozenset[Any]], ...]:
+    """The worker functions that every call in the workers makes past tests: for each of ``held``, what
+    ``held(function, caller, call)`` says the tests each call sits past hold (the names of those tests; the members
+    of a model they hold present), and what its caller is entered past, common to all the calls.
 
     A use inside such a helper runs only when those tests hold, as if it were written under them: SGLang
     0.5.23's DFLASH worker reads the target's ``lm_head`` in ``_warm_eager_selector``, which its ``__init__``
@@ -531,12 +530,16 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
     object (the model runner's ``self.speculator.propose(…)``; see ``_called_elsewhere``). A public method only
     code outside the workers calls (a scheduler) is taken for one entered past its own instance's tests: that
     can hide a crash there, never make one up.
+
+    Every reading follows the same calls, so they are made in one walk: each settles where it would alone (the
+    sets only grow, see below), and the calls are sorted and linked once, not once per reading.
     """
-    asked = {key: [(caller, held(key, caller, call)) for caller, call in calls] for key, calls in callers.items()
+    asked = {key: [(caller, tuple(reading(key, caller, call) for reading in held)) for caller, call in calls]
+             for key, calls in callers.items()
              if not (name := key.qualname.rpartition(".")[2]).startswith("__") and name not in outside
              and (name.startswith("_") or "." in key.qualname)}  # a public module function: any file may call it
-    entered: dict[FunctionKey, frozenset[_Held]] = {}
-    nothing: frozenset[_Held] = frozenset()
+    entered: tuple[dict[FunctionKey, frozenset[Any]], ...] = tuple({} for _ in held)
+    nothing: frozenset[Any] = frozenset()
     into: dict[FunctionKey, list[FunctionKey]] = {}  # a caller → the functions it calls
     for key, calls in asked.items():
         for caller, _ in calls:
@@ -547,14 +550,18 @@ def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]
     while pending:
         key = pending.popleft()
         queued.discard(key)
-        found = frozenset.intersection(*(held | entered.get(caller, nothing) for caller, held in asked[key]))
-        if found != entered.get(key, nothing):
-            entered[key] = found
+        grew = False
+        for i, reading in enumerate(entered):
+            found = frozenset.intersection(*(sets[i] | reading.get(caller, nothing) for caller, sets in asked[key]))
+            if found != reading.get(key, nothing):
+                reading[key] = found
+                grew = True
+        if grew:
             for callee in into.get(key, ()):
                 if callee not in queued:
                     queued.add(callee)
                     pending.append(callee)
-    return {key: names for key, names in entered.items() if names}
+    return tuple({key: names for key, names in reading.items() if names} for reading in entered)
 
 
 def _callers_first(keys: Iterable[FunctionKey], into: dict[FunctionKey, list[FunctionKey]]) -> list[FunctionKey]:
@@ -628,32 +635,34 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     entered_under = _entered_under(calls_into, off_by_default)
     entered_from = _with_references(calls_into, flow, methods)
     entered_elsewhere = called_from_outside | _called_elsewhere(flow.functions, entered_from)
-    # the tests every call is past: any word of them makes a use uncertain; what they hold, what it requires
-    entered_past = _entered_past(entered_from, entered_elsewhere,
-                                 lambda _, caller, call: with_states(caller, call.taken))
-    entered_holding = _entered_past(entered_from, entered_elsewhere,
-                                    lambda _, caller, call: with_states(caller, held_by(call.selects)))
-    entered_vouched = _entered_past(entered_from, entered_elsewhere, lambda _, caller, call: frozenset(
-        (member, role) for receiver, member in call.vouched if "*" not in (receiver, member)
-        for role, _, _ in roles_in(caller, tuple(receiver.split(".")))))
-
     def needed(key: FunctionKey, selects: Selects, role: Role, written: FunctionKey | None = None) -> frozenset[str]:
         """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` (see ``required_past``),
         written in ``written`` (default: ``key``, whose locals they may read): what the state guards of the classes
         that run ``key`` stand for, and once start-up is over, what the start-up checks validated the flags for
         (nothing, without tests or guards: most calls, so their callers' locals are not read)."""
+        if not selects:
+            return _NO_NAMES
         guarded, validated = guarding(key), {} if key in start_up else validating(key)
-        if not selects or not (guarded or validated):
+        if not (guarded or validated):
             return _NO_NAMES
         values = locals_of(written or key)
         return frozenset((*required_past(guarded, selects, role, values),
                           *required_past(validated, selects, role, values)))
-    # what every call of a helper needs of each model, read from the callers' own tests (an ``or`` of two states
-    # each set behind the same test needs it, though it holds neither word: see ``required_past``) with the guards
-    # of the classes that run the helper: one that reaches it by a call not followed here (``Base._helper(self)``
-    # in an override) and gives the state a value without the test makes the test stand for nothing
-    entered_needs = _entered_past(entered_from, entered_elsewhere, lambda key, caller, call: frozenset(
-        (member, role) for role in Role for member in needed(key, call.selects, role, caller)))
+    entered_past, entered_holding, entered_vouched, entered_needs = _entered_past(
+        entered_from, entered_elsewhere,
+        # the tests every call is past: any word of them makes a use uncertain; what they hold, what it requires
+        lambda _, caller, call: with_states(caller, call.taken),
+        lambda _, caller, call: with_states(caller, held_by(call.selects)),
+        lambda _, caller, call: frozenset((member, role) for receiver, member in call.vouched
+                                          if "*" not in (receiver, member)
+                                          for role, _, _ in roles_in(caller, tuple(receiver.split(".")))),
+        # what every call of a helper needs of each model, read from the callers' own tests (an ``or`` of two
+        # states each set behind the same test needs it, though it holds neither word: see ``required_past``)
+        # with the guards of the classes that run the helper: one that reaches it by a call not followed here
+        # (``Base._helper(self)`` in an override) and gives the state a value without the test makes the test
+        # stand for nothing
+        lambda key, caller, call: frozenset((member, role) for role in Role
+                                            for member in needed(key, call.selects, role, caller)))
 
     def requirements(key: FunctionKey, selects: Selects, holds: frozenset[str], role: Role) -> tuple[str, ...]:
         """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` to come here (``holds``:
