@@ -174,8 +174,11 @@ def _named(fn: ast.FunctionDef) -> frozenset[str]:
                      if isinstance(n, (ast.Attribute, ast.Name)))
 
 
-def _mentions(fn: ast.FunctionDef, attr: str) -> bool:
-    return attr in _named(fn)
+def _mentions(lines: Sequence[str], fn: ast.FunctionDef, attr: str) -> bool:
+    """Whether ``fn``'s own body uses the name ``attr``, its text (``lines``, the file's) asked first: most
+    functions asked never hold the word, and reading their lines costs no walk of their nodes (an ``__init__``
+    is walked for nothing else)."""
+    return attr in "".join(lines[fn.lineno - 1:fn.end_lineno]) and attr in _named(fn)
 
 
 def is_self_attr(node: ast.AST, attr: str) -> bool:
@@ -318,8 +321,8 @@ def decoder_plan(text: str, cls: ast.ClassDef, expression: str) -> list[Insert]:
     init, forward = _method(cls, "__init__"), _method(cls, "forward")
     name = f"`{cls.name}.forward`"
     started = _started(forward)  # ``aux_hidden_states = []`` for a capture of another kind (a layer hook)
-    if _mentions(init, "layers_to_capture") or _mentions(forward, "layers_to_capture") or \
-            (_mentions(forward, "aux_hidden_states") and started is None):
+    if _mentions(lines, init, "layers_to_capture") or _mentions(lines, forward, "layers_to_capture") or \
+            (_mentions(lines, forward, "aux_hidden_states") and started is None):
         raise Declined(f"{name} already handles `layers_to_capture` or `aux_hidden_states` in a way of its own")
     last = _final(forward.body)
     if last is None:
@@ -360,8 +363,8 @@ def model_plan(text: str, cls: ast.ClassDef, delegate: str) -> list[Insert]:
     nl = _newline(text)
     init, forward = _method(cls, "__init__"), _method(cls, "forward")
     name = f"`{cls.name}.forward`"
-    if _mentions(init, "capture_aux_hidden_states") or _mentions(forward, "capture_aux_hidden_states") or \
-            _mentions(forward, "aux_hidden_states"):
+    if _mentions(lines, init, "capture_aux_hidden_states") or _mentions(lines, forward, "capture_aux_hidden_states") \
+            or _mentions(lines, forward, "aux_hidden_states"):
         raise Declined(f"{name} already handles `capture_aux_hidden_states` or `aux_hidden_states` in a way of its own")
     calls = [n for n in _walk(forward) if isinstance(n, ast.Call) and is_self_attr(n.func, "logits_processor")]
     if not calls:
