@@ -221,9 +221,17 @@ def _space_before(text: str, at: int) -> int:
 
 
 def _indented(text: str, at: int) -> bool:
-    r"""Whether ``text[at]`` follows whitespace that runs back to the start of a line (``^\s+`` there)."""
-    start = _space_before(text, at)
-    return start < at and (start == 0 or "\n" in text[start:at - 1])
+    r"""Whether ``text[at]`` follows whitespace that runs back to the start of a line (``^\s+`` there): the text
+    before it on its line is all whitespace, or it starts a line and the line before is blank (so the run holds
+    that line's break). Read a line at a time by ``str`` methods, not a character at a time: every ``def`` of
+    every model file is asked."""
+    line = text.rfind("\n", 0, at) + 1
+    if line < at:
+        return text[line:at].isspace()
+    if at == 0:
+        return False
+    before = text[text.rfind("\n", 0, at - 1) + 1:at - 1]
+    return not before or before.isspace()
 
 
 def defined_methods(text: str) -> set[str]:
@@ -233,8 +241,11 @@ def defined_methods(text: str) -> set[str]:
     found = set()
     for match in _DEF.finditer(text):
         at = match.start()
+        if _indented(text, at):
+            found.add(match.group(1))
+            continue
         before = _space_before(text, at)
-        if _indented(text, at) or (before < at and text.endswith("async", 0, before) and _indented(text, before - 5)):
+        if before < at and text.endswith("async", 0, before) and _indented(text, before - 5):
             found.add(match.group(1))
     return found
 
