@@ -81,6 +81,20 @@ class Candidate:
                      for written, chains in ((False, self.reads), (True, self.writes)) for chain in chains)
 
     @functools.cached_property
+    def attributes(self) -> frozenset[str]:
+        """The attributes of ``self`` the body reads or writes (the first segment of each path)."""
+        return frozenset(chain[0] for chain in self.reads + self.writes)
+
+    @functools.cached_property
+    def capture_writes(self) -> tuple[str, frozenset[Chain]] | None:
+        """For a capture's body (it sets ``capture_aux_hidden_states`` and a decoder's ``layers_to_capture``, see
+        :func:`_with_capture`): that decoder's attribute, and those two writes; None for any other body."""
+        delegate = next((w[0] for w in self.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
+        if delegate is None or ("capture_aux_hidden_states",) not in self.writes:
+            return None
+        return delegate, frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
+
+    @functools.cached_property
     def body(self) -> tuple[object, ...]:
         """What the fit depends on besides the class (see :class:`Asked`): the text, the renames, and the class
         a body that writes is the model of (see :func:`_inert`)."""
@@ -604,10 +618,9 @@ def _owning_part(analogies: Analogies, key: ClassKey, like: Candidate, member: s
     (implemented like a candidate that fits the part) and the class forwards it there, as a chain. (attribute,
     part, its model, its capture); None: the member stays the class's own."""
     index = analogies._index
-    attrs = {chain[0] for chain in like.reads + like.writes}
-    if len(attrs) != 1 or any(len(chain) < 2 for chain in like.reads + like.writes):
+    if len(like.attributes) != 1 or any(len(chain) < 2 for chain in like.reads + like.writes):
         return None
-    (attr,) = attrs
+    (attr,) = like.attributes
     if attr not in config.delegate_names or not any(
             index.provision(part, member) is not None for part in index.delegates(like.key).get(attr, ())):
         return None
@@ -664,7 +677,7 @@ def _adapted(analogies: Analogies, key: ClassKey, candidates: list[Candidate]) -
     config = names.pop("config", None)
     out = []
     for candidate in candidates:
-        used = {chain[0] for chain in candidate.reads + candidate.writes}
+        used = candidate.attributes
         mapped = {old: new for old, new in names.items() if old in used}
         if not mapped or "lm_head" in mapped and any(w[0] == "lm_head" for w in candidate.writes):
             continue  # nothing to adapt; or it writes the head, which is the embedding here
@@ -716,11 +729,10 @@ def _with_capture(analogies: Analogies, index: Index, key: ClassKey,
     fits: list[tuple[Candidate, str, str]] = []
     parts = index.delegates(key)
     for candidate, plain in misfits:
-        delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
-        if delegate is None or ("capture_aux_hidden_states",) not in candidate.writes or \
-                len(parts.get(delegate, ())) != 1:
+        writes = candidate.capture_writes
+        if writes is None or len(parts.get(writes[0], ())) != 1:
             continue  # not the capture's body, or this class holds no one decoder where it writes
-        skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
+        delegate, skip = writes
         if analogies.missing(key, candidate, skip) is None and \
                 key not in index.mro(candidate.key):
             fits.append((candidate, delegate, plain))
