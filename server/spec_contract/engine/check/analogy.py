@@ -321,6 +321,7 @@ class Analogies:
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
         self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``parts``
         self._kin: dict[tuple[ClassKey, str | None], tuple[frozenset[ClassKey], frozenset[str]]] = {}  # see _kin
+        self._kinship: dict[ClassKey, tuple[Kinship, frozenset[str]]] = {}  # see _kinship
         self._adapted: dict[tuple[int, tuple[tuple[str, str], ...]], Candidate] = {}  # see ``_adapted``
         self._renames: dict[ClassKey, adapting.Renames] = {}  # see ``_adapted``: asked for each member
         self._asked: dict[ClassKey, Asked] = {}  # see ``missing``
@@ -635,21 +636,30 @@ def _owning_part(analogies: Analogies, key: ClassKey, like: Candidate, member: s
 def _score(analogies: Analogies, key: ClassKey, other: ClassKey) -> int:
     """See ``Analogies.parts``: how closely the parts of ``other`` match those of ``key``."""
     index = analogies._index
-    mine = index.delegates(key)
+    mine, bases = index.memoised(analogies._kinship, key, _kinship, index, key)
     score = 0
     for attr in index.delegates(other):
-        if not mine.get(attr):
+        ours = mine.get(attr)
+        if ours is None:
             continue
         score += 1
         # a part of the same class or kin: the MROs meet (each side's MROs gathered once, as a set, for every
         # class scored against it, rather than walked per pair: SGLang 0.5.23 scores 3,500 pairs)
-        ours = index.memoised(analogies._kin, (key, attr), _kin, index, key, attr)
         theirs = index.memoised(analogies._kin, (other, attr), _kin, index, other, attr)
         if not ours.isdisjoint(theirs):
             score += 2
-    bases = index.memoised(analogies._kin, (key, None), _kin, index, key, None)
     theirs_bases = index.memoised(analogies._kin, (other, None), _kin, index, other, None)
     return score + len(bases & theirs_bases)
+
+
+Kinship = tuple[dict[str, frozenset[ClassKey]], frozenset[ClassKey]]  # see _kinship
+
+
+def _kinship(index: Index, key: ClassKey) -> Kinship:
+    """What :func:`_score` compares of the class scored against the candidates, read once for all of them: the
+    kin of each of its parts (see :func:`_kin`), and its bases (the check of a class reads its parts' MROs anyway,
+    asking its inner models for the members it lacks)."""
+    return {attr: _kin(index, key, attr) for attr in index.delegates(key)}, _kin(index, key, None)
 
 
 def _kin(index: Index, key: ClassKey, attr: str | None) -> frozenset[ClassKey]:
