@@ -93,7 +93,8 @@ class _Inners:
         rather than a walk of the delegates. The deeper classes are read only for a member every inner class lacks,
         as the walk reads them."""
         if self._direct_names is None:
-            self._direct_names = [self._names_of(inner) for _, candidates in self._read_direct() for inner in candidates]
+            self._direct_names = [self._names_of(inner)
+                                  for _, candidates in self._read_direct() for inner in candidates]
         if not all(names is not None and member not in names for names in self._direct_names):
             return False
         if self._deeper_names is None:
