@@ -73,12 +73,39 @@ class Candidate:
     # the names it uses; dropped where the class's module does not bind them (they only document the call)
     renamed: tuple[tuple[str, str], ...] = ()  # adapted to a class (check.adapting): (its path, the model's name)
 
+    @functools.cached_property
+    def paths(self) -> tuple[tuple[Chain, Chain, bool], ...]:
+        """The paths the body uses in the order a fit asks them, reads first: each as written, as asked of the
+        class (see :func:`_collapsed`) and whether it is written; once per candidate, not per class fitted."""
+        return tuple((chain, _collapsed(chain, self.renamed) if self.renamed else chain, written)
+                     for written, chains in ((False, self.reads), (True, self.writes)) for chain in chains)
+
+    @functools.cached_property
+    def attributes(self) -> frozenset[str]:
+        """The attributes of ``self`` the body reads or writes (the first segment of each path)."""
+        return frozenset(chain[0] for chain in self.reads + self.writes)
+
+    @functools.cached_property
+    def capture_writes(self) -> tuple[str, frozenset[Chain]] | None:
+        """For a capture's body (it sets ``capture_aux_hidden_states`` and a decoder's ``layers_to_capture``, see
+        :func:`_with_capture`): that decoder's attribute, and those two writes; None for any other body."""
+        delegate = next((w[0] for w in self.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
+        if delegate is None or ("capture_aux_hidden_states",) not in self.writes:
+            return None
+        return delegate, frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
+
+    @functools.cached_property
+    def body(self) -> tuple[object, ...]:
+        """What the fit depends on besides the class (see :class:`Asked`): the text, the renames, and the class
+        a body that writes is the model of (see :func:`_inert`)."""
+        return self.text, self.renamed, self.key if self.writes else None
+
 
 @dataclass
 class Asked:
-    """What fitting candidates to one class asked (see ``Analogies.missing``): which attributes the class has
-    (the candidates name the same few parts), and why each body does not fit (None: it fits), as the fit
-    depends only on the body (its text, renames and writes' targets), and many candidates are one body copied
+    """What fitting candidates to one class asked (see ``Analogies.missing``), kept for all its members: which
+    attributes the class has (the candidates name the same few parts), and why each body does not fit (None: it
+    fits), as the fit depends only on the body (:attr:`Candidate.body`), and many candidates are one body copied
     from model to model (SGLang 0.5.23: 62 ``get_embed_and_head`` of 15 texts)."""
 
     has: dict[str, bool] = field(default_factory=dict)
@@ -208,9 +235,17 @@ def _space_before(text: str, at: int) -> int:
 
 
 def _indented(text: str, at: int) -> bool:
-    r"""Whether ``text[at]`` follows whitespace that runs back to the start of a line (``^\s+`` there)."""
-    start = _space_before(text, at)
-    return start < at and (start == 0 or "\n" in text[start:at - 1])
+    r"""Whether ``text[at]`` follows whitespace that runs back to the start of a line (``^\s+`` there): the text
+    before it on its line is all whitespace, or it starts a line and the line before is blank (so the run holds
+    that line's break). Read a line at a time by ``str`` methods, not a character at a time: every ``def`` of
+    every model file is asked."""
+    line = text.rfind("\n", 0, at) + 1
+    if line < at:
+        return text[line:at].isspace()
+    if at == 0:
+        return False
+    before = text[text.rfind("\n", 0, at - 1) + 1:at - 1]
+    return not before or before.isspace()
 
 
 def defined_methods(text: str) -> set[str]:
@@ -220,8 +255,11 @@ def defined_methods(text: str) -> set[str]:
     found = set()
     for match in _DEF.finditer(text):
         at = match.start()
+        if _indented(text, at):
+            found.add(match.group(1))
+            continue
         before = _space_before(text, at)
-        if _indented(text, at) or (before < at and text.endswith("async", 0, before) and _indented(text, before - 5)):
+        if before < at and text.endswith("async", 0, before) and _indented(text, before - 5):
             found.add(match.group(1))
     return found
 
@@ -283,8 +321,10 @@ class Analogies:
         self._analogies: dict[tuple[ClassKey, str], Analogy | None] = {}
         self._scores: dict[tuple[ClassKey, ClassKey], tuple[int, frozenset[str]]] = {}  # see ``parts``
         self._kin: dict[tuple[ClassKey, str | None], tuple[frozenset[ClassKey], frozenset[str]]] = {}  # see _kin
+        self._kinship: dict[ClassKey, tuple[Kinship, frozenset[str]]] = {}  # see _kinship
         self._adapted: dict[tuple[int, tuple[tuple[str, str], ...]], Candidate] = {}  # see ``_adapted``
         self._renames: dict[ClassKey, adapting.Renames] = {}  # see ``_adapted``: asked for each member
+        self._asked: dict[ClassKey, Asked] = {}  # see ``missing``
         self.captures = Captures(index, text)  # the EAGLE-3 decoder captures (see _with_capture)
 
     def candidates(self, member: str) -> list[Candidate]:
@@ -413,27 +453,24 @@ class Analogies:
         candidates = [c for c in self.candidates(member) if c.key != key]
         if not candidates:
             return None
-        asked = Asked()  # what the candidates asked of the class (see ``missing``)
         # the fit is asked of this class's own parts (loaded already); only the candidates that fit are
         # scored by their parts, which reads their classes too. The models adapted to this class's names
         # are asked only when none fits as it is
         fits: list[Candidate] = []
-        misfits: list[tuple[bool, int, tuple[str, bool], Candidate, str]] = []
+        misfits: list[tuple[Candidate, str]] = []  # with why each does not fit
         for batch in (candidates, None):
             # the likeliest first: once a few fit, no later one can be among the few scored (SGLang 0.5.23: a
             # quarter of the fits asked)
             for candidate in _likeliest(key, batch if batch is not None
                                         else sorted(_adapted(self, key, candidates), key=_asking)):
-                missing = self.missing(key, candidate, asked=asked)
+                missing = self.missing(key, candidate)
                 if missing is None:
                     if key not in self._index.mro(candidate.key):  # a subclass's body is no model
                         fits.append(candidate)
                         if len(fits) == _SCORED:
                             break
                 else:
-                    # a model adapted to this class's names first: what it lacks is what this class lacks
-                    misfits.append((candidate.key.module != key.module, -len(candidate.reads + candidate.writes),
-                                    (candidate.key.dotted, not candidate.renamed), candidate, missing))
+                    misfits.append((candidate, missing))
             if fits:
                 break
         if fits:
@@ -442,33 +479,33 @@ class Analogies:
             return Analogy(best, None, "")
         if not misfits:
             return None
-        with_capture = _with_capture(self, self._index, key, [(item[3], item[4]) for item in misfits], asked)
+        with_capture = _with_capture(self, self._index, key, misfits)
         if with_capture is not None:
             return with_capture
-        # the closest misfit: of the likeliest few (same module, most paths), the one whose parts match best
-        misfits.sort(key=lambda item: item[:3])
-        closest = max(misfits[:6], key=lambda item: self.parts(key, item[3]))
-        return Analogy(None, closest[3], closest[4], self.parts(key, closest[3]))
+        # the closest misfit: of the likeliest few (same module, most paths; a model adapted to this class's names
+        # first, as what it lacks is what this class lacks), the one whose parts match best
+        misfits.sort(key=lambda item: (item[0].key.module != key.module, -len(item[0].reads) - len(item[0].writes),
+                                       item[0].key.dotted, not item[0].renamed))
+        closest = max(misfits[:6], key=lambda item: self.parts(key, item[0]))
+        return Analogy(None, closest[0], closest[1], self.parts(key, closest[0]))
 
-    def missing(self, key: ClassKey, candidate: Candidate, skip: frozenset[Chain] = frozenset(),
-                asked: Asked | None = None) -> str | None:
+    def missing(self, key: ClassKey, candidate: Candidate, skip: frozenset[Chain] = frozenset()) -> str | None:
         """Why the candidate's body does not fit the class (None: it fits); the writes in ``skip`` are not
-        asked (another part of the change provides them). ``asked``: what the class was asked already, kept
-        by a caller that fits many candidates in one go (see :class:`Asked`)."""
+        asked (another part of the change provides them). Memoised per class and body (see :class:`Asked`)."""
+        asked = self._asked.get(key)
         if asked is None:
-            return self._missing(key, candidate, skip, {})
-        body = (candidate.text, candidate.renamed, skip, candidate.key if candidate.writes else None)  # see _inert
-        if body not in asked.why:
-            asked.why[body] = self._missing(key, candidate, skip, asked.has)
-        return asked.why[body]
+            asked = self._asked[key] = Asked()
+        memo = (candidate.body, skip)
+        if memo not in asked.why:
+            asked.why[memo] = self._missing(key, candidate, skip, asked.has)
+        return asked.why[memo]
 
     def _missing(self, key: ClassKey, candidate: Candidate, skip: frozenset[Chain], has: dict[str, bool]) -> str | None:
         index = self._index
         name = key.qualname
-        for chain, written in [(c, False) for c in candidate.reads] + [(c, True) for c in candidate.writes
-                                                                         if c not in skip]:
-            if candidate.renamed:
-                chain = _collapsed(chain, candidate.renamed)
+        for written_as, chain, written in candidate.paths:
+            if written and written_as in skip:
+                continue
             provided = has.get(chain[0])
             if provided is None:
                 provided = has[chain[0]] = index.provision(key, chain[0]) is not None
@@ -582,10 +619,9 @@ def _owning_part(analogies: Analogies, key: ClassKey, like: Candidate, member: s
     (implemented like a candidate that fits the part) and the class forwards it there, as a chain. (attribute,
     part, its model, its capture); None: the member stays the class's own."""
     index = analogies._index
-    attrs = {chain[0] for chain in like.reads + like.writes}
-    if len(attrs) != 1 or any(len(chain) < 2 for chain in like.reads + like.writes):
+    if len(like.attributes) != 1 or any(len(chain) < 2 for chain in like.reads + like.writes):
         return None
-    (attr,) = attrs
+    (attr,) = like.attributes
     if attr not in config.delegate_names or not any(
             index.provision(part, member) is not None for part in index.delegates(like.key).get(attr, ())):
         return None
@@ -600,21 +636,30 @@ def _owning_part(analogies: Analogies, key: ClassKey, like: Candidate, member: s
 def _score(analogies: Analogies, key: ClassKey, other: ClassKey) -> int:
     """See ``Analogies.parts``: how closely the parts of ``other`` match those of ``key``."""
     index = analogies._index
-    mine = index.delegates(key)
+    mine, bases = index.memoised(analogies._kinship, key, _kinship, index, key)
     score = 0
     for attr in index.delegates(other):
-        if not mine.get(attr):
+        ours = mine.get(attr)
+        if ours is None:
             continue
         score += 1
         # a part of the same class or kin: the MROs meet (each side's MROs gathered once, as a set, for every
         # class scored against it, rather than walked per pair: SGLang 0.5.23 scores 3,500 pairs)
-        ours = index.memoised(analogies._kin, (key, attr), _kin, index, key, attr)
         theirs = index.memoised(analogies._kin, (other, attr), _kin, index, other, attr)
         if not ours.isdisjoint(theirs):
             score += 2
-    bases = index.memoised(analogies._kin, (key, None), _kin, index, key, None)
     theirs_bases = index.memoised(analogies._kin, (other, None), _kin, index, other, None)
     return score + len(bases & theirs_bases)
+
+
+Kinship = tuple[dict[str, frozenset[ClassKey]], frozenset[ClassKey]]  # see _kinship
+
+
+def _kinship(index: Index, key: ClassKey) -> Kinship:
+    """What :func:`_score` compares of the class scored against the candidates, read once for all of them: the
+    kin of each of its parts (see :func:`_kin`), and its bases (the check of a class reads its parts' MROs anyway,
+    asking its inner models for the members it lacks)."""
+    return {attr: _kin(index, key, attr) for attr in index.delegates(key)}, _kin(index, key, None)
 
 
 def _kin(index: Index, key: ClassKey, attr: str | None) -> frozenset[ClassKey]:
@@ -642,7 +687,7 @@ def _adapted(analogies: Analogies, key: ClassKey, candidates: list[Candidate]) -
     config = names.pop("config", None)
     out = []
     for candidate in candidates:
-        used = {chain[0] for chain in candidate.reads + candidate.writes}
+        used = candidate.attributes
         mapped = {old: new for old, new in names.items() if old in used}
         if not mapped or "lm_head" in mapped and any(w[0] == "lm_head" for w in candidate.writes):
             continue  # nothing to adapt; or it writes the head, which is the embedding here
@@ -684,22 +729,21 @@ def _renamed(candidate: Candidate, renamed: tuple[tuple[str, str], ...]) -> Cand
                      renamed)
 
 
-def _with_capture(analogies: Analogies, index: Index, key: ClassKey, misfits: list[tuple[Candidate, str]],
-                  asked: Asked) -> Analogy | None:
+def _with_capture(analogies: Analogies, index: Index, key: ClassKey,
+                  misfits: list[tuple[Candidate, str]]) -> Analogy | None:
     """When the candidates miss only because the class and its decoder do not capture aux hidden states
     yet (``capture_aux_hidden_states``, ``model.layers_to_capture``): the closest such candidate with the
     decoder capture that makes its body work (:mod:`spec_contract.engine.check.capture`), or, when that
     change does not apply to the class's shape, the candidate and why not. None: no candidate misses
-    only that. ``misfits`` are the candidates with why each does not fit as it is; ``asked`` as ``missing``'s."""
+    only that. ``misfits`` are the candidates with why each does not fit as it is."""
     fits: list[tuple[Candidate, str, str]] = []
     parts = index.delegates(key)
     for candidate, plain in misfits:
-        delegate = next((w[0] for w in candidate.writes if len(w) == 2 and w[1] == "layers_to_capture"), None)
-        if delegate is None or ("capture_aux_hidden_states",) not in candidate.writes or \
-                len(parts.get(delegate, ())) != 1:
+        writes = candidate.capture_writes
+        if writes is None or len(parts.get(writes[0], ())) != 1:
             continue  # not the capture's body, or this class holds no one decoder where it writes
-        skip = frozenset({("capture_aux_hidden_states",), (delegate, "layers_to_capture")})
-        if analogies.missing(key, candidate, skip, asked) is None and \
+        delegate, skip = writes
+        if analogies.missing(key, candidate, skip) is None and \
                 key not in index.mro(candidate.key):
             fits.append((candidate, delegate, plain))
     if not fits:

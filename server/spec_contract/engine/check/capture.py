@@ -118,8 +118,9 @@ def class_methods(text: str, name: str, defs: dict[str, list[int]]) -> ast.Class
 def _extent(lines: Sequence[str], end: int, width: int) -> int:
     """The first line from ``end`` on indented ``width`` or less that is not blank or a comment (or the end)."""
     while end < len(lines):
-        stripped = lines[end].strip()
-        if stripped and not stripped.startswith("#") and len(_indent(lines, end)) <= width:
+        line = lines[end]
+        code = line.lstrip()
+        if code and code[0] != "#" and len(line) - len(line.lstrip(" \t")) <= width:
             break
         end += 1
     return end
@@ -150,8 +151,9 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef:
 
 @functools.lru_cache(maxsize=512)
 def _walk(fn: ast.FunctionDef) -> tuple[ast.AST, ...]:
-    """The nodes of ``fn``'s own body (not of functions or classes defined in it); memoised, as the plans
-    ask each forward several questions and the classes parsed are memoised by their analysis."""
+    """The nodes of ``fn``'s own body (not of functions or classes defined in it, nor the ``Load`` and ``Store``
+    contexts of its names, which no plan asks for: a third of the nodes); memoised, as the plans ask each
+    forward several questions and the classes parsed are memoised by their analysis."""
     out: list[ast.AST] = []
     pending: list[ast.AST] = list(fn.body)
     while pending:
@@ -159,6 +161,8 @@ def _walk(fn: ast.FunctionDef) -> tuple[ast.AST, ...]:
         out.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             for slot in node._fields:  # ``ast.iter_child_nodes``'s order, without a generator per node
+                if slot == "ctx":
+                    continue
                 child = getattr(node, slot, None)
                 if isinstance(child, ast.AST):
                     pending.append(child)
@@ -174,8 +178,11 @@ def _named(fn: ast.FunctionDef) -> frozenset[str]:
                      if isinstance(n, (ast.Attribute, ast.Name)))
 
 
-def _mentions(fn: ast.FunctionDef, attr: str) -> bool:
-    return attr in _named(fn)
+def _mentions(lines: Sequence[str], fn: ast.FunctionDef, attr: str) -> bool:
+    """Whether ``fn``'s own body uses the name ``attr``, its text (``lines``, the file's) asked first: most
+    functions asked never hold the word, and reading their lines costs no walk of their nodes (an ``__init__``
+    is walked for nothing else)."""
+    return attr in "".join(lines[fn.lineno - 1:fn.end_lineno]) and attr in _named(fn)
 
 
 def is_self_attr(node: ast.AST, attr: str) -> bool:
@@ -318,8 +325,8 @@ def decoder_plan(text: str, cls: ast.ClassDef, expression: str) -> list[Insert]:
     init, forward = _method(cls, "__init__"), _method(cls, "forward")
     name = f"`{cls.name}.forward`"
     started = _started(forward)  # ``aux_hidden_states = []`` for a capture of another kind (a layer hook)
-    if _mentions(init, "layers_to_capture") or _mentions(forward, "layers_to_capture") or \
-            (_mentions(forward, "aux_hidden_states") and started is None):
+    if _mentions(lines, init, "layers_to_capture") or _mentions(lines, forward, "layers_to_capture") or \
+            (_mentions(lines, forward, "aux_hidden_states") and started is None):
         raise Declined(f"{name} already handles `layers_to_capture` or `aux_hidden_states` in a way of its own")
     last = _final(forward.body)
     if last is None:
@@ -360,8 +367,8 @@ def model_plan(text: str, cls: ast.ClassDef, delegate: str) -> list[Insert]:
     nl = _newline(text)
     init, forward = _method(cls, "__init__"), _method(cls, "forward")
     name = f"`{cls.name}.forward`"
-    if _mentions(init, "capture_aux_hidden_states") or _mentions(forward, "capture_aux_hidden_states") or \
-            _mentions(forward, "aux_hidden_states"):
+    if _mentions(lines, init, "capture_aux_hidden_states") or _mentions(lines, forward, "capture_aux_hidden_states") \
+            or _mentions(lines, forward, "aux_hidden_states"):
         raise Declined(f"{name} already handles `capture_aux_hidden_states` or `aux_hidden_states` in a way of its own")
     calls = [n for n in _walk(forward) if isinstance(n, ast.Call) and is_self_attr(n.func, "logits_processor")]
     if not calls:

@@ -70,15 +70,39 @@ class _Inners:
         self._forwarded: frozenset[str] = frozenset()  # attributes the wrapper's ``__getattr__`` forwards to
         self._deeper: dict[ClassKey, list[tuple[str, tuple[ClassKey, ...]]]] = {}
         self._names: dict[ClassKey, frozenset[str] | None] = {}
+        # the names each inner class may provide, and those one level deeper (see ``_lacked``)
+        self._direct_names: list[frozenset[str] | None] | None = None
+        self._deeper_names: list[frozenset[str] | None] | None = None
 
     def provision(self, key: ClassKey, member: str) -> Provision | None:
         """``Index.provision``, answered None without asking it when no class of the MRO can define the member."""
-        names = self._names.get(key, _UNASKED)
-        if names is _UNASKED:
-            names = self._names[key] = self._index.names(key)
+        names = self._names_of(key)
         if names is not None and member not in names:
             return None
         return self._index.provision(key, member)
+
+    def _names_of(self, key: ClassKey) -> frozenset[str] | None:
+        names = self._names.get(key, _UNASKED)
+        if names is _UNASKED:
+            names = self._names[key] = self._index.names(key)
+        return names
+
+    def _lacked(self, member: str) -> bool:
+        """Whether no inner class can define ``member``, nor one a level deeper (see ``Index.names``): most members
+        :meth:`provider` is asked for (the class lacks them, and so do its inner models), told by the names alone
+        rather than a walk of the delegates. The deeper classes are read only for a member every inner class lacks,
+        as the walk reads them."""
+        if self._direct_names is None:
+            self._direct_names = [self._names_of(inner)
+                                  for _, candidates in self._read_direct() for inner in candidates]
+        if not all(names is not None and member not in names for names in self._direct_names):
+            return False
+        if self._deeper_names is None:
+            direct = [inner for _, candidates in self._read_direct() for inner in candidates]
+            asked = {self._wrapper, *direct}  # the walk does not ask them again
+            self._deeper_names = [self._names_of(sub) for inner in direct for _, subs in self._delegates_of(inner)
+                                  for sub in subs if sub not in asked]
+        return all(names is not None and member not in names for names in self._deeper_names)
 
     def _marked(self, key: ClassKey) -> tuple[str, ...]:
         """The attributes ``key`` marks as its language model; asked only when delegates are restricted
@@ -114,6 +138,8 @@ class _Inners:
 
     def provider(self, member: str) -> Inner | None:
         """The first delegate path whose inner class really defines ``member`` (not via unknown ``__getattr__``)."""
+        if self._lacked(member):
+            return None
         self._read_direct()
         assert self._direct is not None
         provided = []  # (attr, inner, provision) of the direct inners, asked once for both passes

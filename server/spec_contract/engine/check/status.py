@@ -375,8 +375,8 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
     # the uses a run may fail at, whatever its algorithm: a member the class has by a forward to nowhere passes
     # every gate and then crashes (SC013)
     failing = [(role, site) for role, site in sites
-               if not site.condition and not fallback_covered(site, lookup)
-               and (not lookup.provides(site.member) or lookup.broken(site.member) is not None)]
+               if not site.condition and (not lookup.provides(site.member) or lookup.broken(site.member) is not None)
+               and not fallback_covered(site, lookup)]
     reaching = every if any(site.algorithms is None for _, site in sites) \
         else frozenset().union(*(site.algorithms or () for _, site in sites))
     # each failing use under the runs that reach it, in order, once: each run's status asked every failing use
@@ -390,6 +390,21 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
     instead = {name: (architectures, where) for name, architectures, where in contract.release.drafts
                if name in undrafted} if undrafted and contract.release is not None else {}
     once: dict[str, list[CallSite]] = {}  # a member's uses past its own test, one list for every algorithm
+    unforwarded: dict[str, Provision] = {}  # a member no inner model has: its provision, which no use changes
+
+    def provided(member: str, found: list[CallSite]) -> Provision:
+        """How the run's uses ``found`` of a member the class lacks can be provided (see :func:`provision_of`):
+        their arguments (and those of its uses past its own test) matter only to a forward, so a member no inner
+        model has is asked once, not once per run."""
+        if member in unforwarded:
+            return unforwarded[member]
+        if lookup.inner(member) is None:
+            unforwarded[member] = provision_of(lookup, member, implement)
+            return unforwarded[member]
+        if member not in once:
+            once[member] = once_provided(contract, roles, lookup, draft_shaped, member)
+        return provision_of(lookup, member, implement, found + once[member])
+
     for algorithm in contract.algorithms:
         if algorithm in instead:
             out.append(AlgorithmStatus(algorithm, AlgorithmState.NOT_ITS_DRAFT, "", instead=instead[algorithm]))
@@ -410,9 +425,7 @@ def algorithm_statuses(lookup: MemberLookup, name: str, contract: Contract, conf
             reachable = [site for site in found if not gates.past(role, site, algorithm)]
             first = first_reached(reachable or found)
             certain = reached_by_every_run(first)
-            if member not in once:
-                once[member] = once_provided(contract, roles, lookup, draft_shaped, member)
-            provision = provision_of(lookup, member, implement, found + once[member])
+            provision = provided(member, found)
             crashes.append(Crash(member, role, first, first.phase, provision, certain, refused=bool(first.gate),
                                  past=not reachable, intent=means(member, algorithm)
                                  or provision.how is How.FORWARD and role is primary,

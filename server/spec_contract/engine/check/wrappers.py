@@ -98,7 +98,10 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
         gates = Gates(sites, lookup, contract.algorithms)
     wanted: dict[str, list[tuple[Role, CallSite]]] = {}
     for role, site in sites:
-        if gates.needed(role, site) and not gates.past(role, site) and not fallback_covered(site, lookup):
+        # a member the class has needs no forward (one of its own that leads nowhere is SC013's): most uses, each
+        # asked first of the cheapest question
+        if not lookup.provides(site.member) and gates.needed(role, site) and not gates.past(role, site) \
+                and not fallback_covered(site, lookup):
             wanted.setdefault(site.member, []).append((role, site))
 
     findings = []
@@ -108,24 +111,27 @@ def check_class(index: Index, key: ClassKey, contract: Contract, config: Config,
     v2 = ""
     asked = False
     for member, pairs in sorted(wanted.items()):
-        if not asked and drafts is not None and any(drafts.needing(s, r) for r, s in pairs):
+        needing = drafts is not None and any(drafts.needing(s, r) for r, s in pairs)
+        if needing and not asked and drafts is not None:
             (v1, v2), asked = drafts.v1_by_default(key), True
-        # the runs that fail there: a check's member only for the runs it refuses
-        failing = {a for role, site in pairs for a in gates.runs(site) if gates.needed(role, site, a)
-                   and not gates.past(role, site, a)}
+        inner = lookup.missing(member)
+        if inner is None and not needing:
+            continue  # no inner model has it, and no draft is handed the read (see _unshared): the status's to say
         rules = {_site_rule(role, site, draft_shaped, drafts, v1 is not None) for role, site in pairs}
         rule = next(r for r in _PRIORITY if r in rules)
         decisive = [site for role, site in pairs if _site_rule(role, site, draft_shaped, drafts, v1 is not None) == rule]
         shared = drafts is not None and all(s.guarded for s in decisive) and rule is not MISSING_OPTIONAL_FORWARD
-        if shared and drafts is not None:  # only the runs that may load a draft without the member fail there
-            failing = {a for role, site in pairs if site in decisive for a in drafts.meeting_runs(site, role)}
-        inner = lookup.missing(member)
         if inner is None:
             unknown = _unknown_language_model(index, key, member, lookup, config) if shared else None
             if unknown is not None and drafts is not None:
                 findings.append(_unshared(key, cls, path, member, unknown, rule, pairs, decisive, drafts, config,
                                           rel, (v1, v2)))
             continue
+        # the runs that fail there: a check's member only for the runs it refuses; with a draft handed the read, the
+        # runs that may load one without the member
+        failing = {a for role, site in pairs if site in decisive for a in drafts.meeting_runs(site, role)} \
+            if shared and drafts is not None else {a for role, site in pairs for a in gates.runs(site)
+                                                   if gates.needed(role, site, a) and not gates.past(role, site, a)}
         split = lookup.dispatched(member) if rule is MISSING_FORWARD else None
         if split is not None:  # the checkpoint picks the class its ``__getattr__`` forwards to: only some lack it
             rule = MISSING_CONDITIONAL_FORWARD
