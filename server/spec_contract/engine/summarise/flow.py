@@ -1104,6 +1104,7 @@ def _vouches(body: list[ast.stmt], params: tuple[str, ...]) -> tuple[tuple[str, 
 
 def _routes(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines) -> tuple[Route, ...]:
     """A function's routes (see ``routes``), looked for only when its text tests a class or an architecture:
-    most never do."""
-    text = lines.lines[node.lineno - 1:node.end_lineno]
-    return routes(node) if any("isinstance(" in line or ".architectures" in line for line in text) else ()
+    most never do. Its lines are searched joined (neither word holds a line break): one search of each word,
+    not two per line."""
+    text = "\n".join(lines.lines[node.lineno - 1:node.end_lineno])
+    return routes(node) if "isinstance(" in text or ".architectures" in text else ()
