@@ -871,7 +871,8 @@ def _tests_model_type(test: ast.expr) -> bool:
 
 
 def _children(node: ast.AST) -> Iterable[ast.AST]:
-    """``ast.iter_child_nodes`` without its per-field ``isinstance`` on the common expression kinds."""
+    """``ast.iter_child_nodes`` without its per-field ``isinstance`` on the common expression kinds (an operator
+    and a keyword, nodes that name nothing, stand for their values or not at all)."""
     if type(node) is ast.Subscript:
         return node.value, node.slice
     if type(node) is ast.BinOp:
@@ -882,6 +883,10 @@ def _children(node: ast.AST) -> Iterable[ast.AST]:
         return node.elts
     if type(node) is ast.UnaryOp:
         return (node.operand,)
+    if type(node) is ast.Call:
+        return [node.func, *node.args, *[keyword.value for keyword in node.keywords]]
+    if type(node) is ast.BoolOp:
+        return node.values
     return ast.iter_child_nodes(node)
 
 
@@ -940,7 +945,7 @@ def _names(test: ast.expr) -> frozenset[str]:
             out.add(node.attr)
             stack.append(node.value)
         elif type(node) is not ast.Constant:
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(_children(node))
     return frozenset(out)
 
 
