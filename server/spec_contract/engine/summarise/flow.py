@@ -293,34 +293,34 @@ class _FlowBuilder:
 
     # expressions ------------------------------------------------------------------------------
     def expr(self, node: ast.expr, ctx: _Context) -> None:
-        kind = type(node)
-        if kind in _LEAVES:
+        # ``type(node) is``, which narrows the node's type as ``isinstance`` does, without a ``cast`` call
+        if type(node) in _LEAVES:
             return
-        if kind is ast.Call:
-            self._call(cast(ast.Call, node), ctx)
+        if type(node) is ast.Call:
+            self._call(node, ctx)
             return
-        if kind is ast.Attribute:
-            _attribute(self, cast(ast.Attribute, node), chain_of(cast(ast.Attribute, node).value), ctx, False, None)
+        if type(node) is ast.Attribute:
+            _attribute(self, node, chain_of(node.value), ctx, False, None)
             return
-        if isinstance(node, ast.BoolOp):
+        if type(node) is ast.BoolOp:
             current = ctx
+            and_ = type(node.op) is ast.And
             for operand in node.values:
                 self.expr(operand, current)
                 positive, negative = _facts(operand)
                 # the next operand runs only when this one was true (``and``) or false (``or``)
-                and_ = isinstance(node.op, ast.And)
                 current = current.add(positive if and_ else negative).taking(operand, and_)
             return
-        if isinstance(node, ast.IfExp):
+        if type(node) is ast.IfExp:
             self.expr(node.test, ctx)
             positive, negative = _facts(node.test)
             self.expr(node.body, ctx.taking(node.test, True).add(positive))
             self.expr(node.orelse, ctx.taking(node.test, False).add(negative))
             return
-        if isinstance(node, ast.Lambda):
+        if type(node) is ast.Lambda:
             self.expr(node.body, ctx)
             return
-        if isinstance(node, ast.NamedExpr):  # ``if (model := runner.model) is not None:``: an assignment
+        if type(node) is ast.NamedExpr:  # ``if (model := runner.model) is not None:``: an assignment
             self.expr(node.value, ctx)
             self._bind_all(node.target, node.value)
             return
@@ -339,8 +339,8 @@ class _FlowBuilder:
 
     def _call(self, node: ast.Call, ctx: _Context) -> None:
         func = node.func
-        if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr") and len(node.args) >= 2 \
-                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        if type(func) is ast.Name and func.id in ("getattr", "hasattr") and len(node.args) >= 2 \
+                and type(node.args[1]) is ast.Constant and isinstance(node.args[1].value, str):
             receiver = chain_of(node.args[0])
             if func.id == "getattr" and receiver is not None:
                 member = node.args[1].value
@@ -354,7 +354,7 @@ class _FlowBuilder:
                     self.expr(arg, ctx)
             return
         args = node.args
-        arity = None if node.keywords or any(type(a) is ast.Starred for a in args) else len(args)
+        arity = None if node.keywords or args and any(type(a) is ast.Starred for a in args) else len(args)
         callee: Chain | None
         if type(func) is ast.Attribute:
             receiver = chain_of(func.value)
@@ -374,7 +374,7 @@ class _FlowBuilder:
             if callee[-1][:1].isupper():
                 self.builds[(callee, ctx.selects)] = None
         for arg in args:
-            if isinstance(arg, ast.Starred):
+            if type(arg) is ast.Starred:
                 arg = arg.value
             if type(arg) not in _LEAVES:
                 self.expr(arg, ctx)
@@ -523,8 +523,10 @@ def _tested_method(builder: _FlowBuilder, ctx: _Context) -> str | None:
 def _asked_under(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> Fact:
     """(object, member): what a value assigned where ``ctx`` holds is true only with (see ``_asked_member``), else
     the first member the enclosing tests hold present (``if hasattr(self.model, "m"): self._x = True``)."""
-    return _asked_member(value, builder.asking) or next(
-        ((r, m) for r, m in sorted(ctx.facts) if r != "*" and m != "*"), _NOTHING_ASKED)
+    asked = _asked_member(value, builder.asking)
+    if asked is not None or not ctx.facts:  # most values ask nothing, under no test of a member
+        return asked or _NOTHING_ASKED
+    return next(((r, m) for r, m in sorted(ctx.facts) if r != "*" and m != "*"), _NOTHING_ASKED)
 
 
 def _read(value: ast.expr) -> Fact:
@@ -540,11 +542,14 @@ def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
     for (``bool(…)`` of one, or ``… is not None``): a value true only when ``m`` has it (not ``getattr(m, "x",
     True)``); so is ``config.flag and hasattr(m,
     "x")`` (the first member an ``and`` asks for), ``m.x if hasattr(m, "x") else None`` (its test's, when the other
-    value is a falsy constant), and a local name given such a value (``asking``)."""
+    value is a falsy constant), and a local name given such a value (``asking``). Told apart by the value's type
+    first: every assignment asks, and most values are calls of something else."""
     if type(value) is ast.Name:
         asked = asking.get(value.id)
         return asked if asked and asked[1] else None
-    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
+    if type(value) is ast.BoolOp:
+        if type(value.op) is not ast.And:
+            return None
         # the ``hasattr`` tests first, each member the first one's object must have (``"a+b"``): a ``getattr(…,
         # False)`` beside them is more often a config's value than a model's test
         asks = [(asked, _is_hasattr(operand)) for operand in value.values if (asked := _asked_member(operand, asking))]
@@ -552,23 +557,39 @@ def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
         if present:
             return present[0][0], "+".join(member for receiver, member in present if receiver == present[0][0])
         return asks[0][0] if asks else None
-    if isinstance(value, ast.IfExp) and type(value.orelse) is ast.Constant and not value.orelse.value:
-        return _asked_member(value.test, asking) or _asked_member(value.body, asking)
-    if isinstance(value, ast.Compare) and len(value.ops) == 1 and isinstance(value.ops[0], ast.IsNot) \
-            and type(value.comparators[0]) is ast.Constant and value.comparators[0].value is None:
+    if type(value) is ast.IfExp:
+        if type(value.orelse) is ast.Constant and not value.orelse.value:
+            return _asked_member(value.test, asking) or _asked_member(value.body, asking)
+        return None
+    if type(value) is ast.Compare:
+        if not (len(value.ops) == 1 and type(value.ops[0]) is ast.IsNot
+                and type(value.comparators[0]) is ast.Constant and value.comparators[0].value is None):
+            return None
         left = value.left  # ``getattr(m, "x", None) is not None`` (a ``False`` default is never None: true always)
-        if not (isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "getattr"
+        if not (type(left) is ast.Call and type(left.func) is ast.Name and left.func.id == "getattr"
                 and len(left.args) == 3 and type(left.args[2]) is ast.Constant and left.args[2].value is None):
             return None
         value = left
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("callable", "bool") \
-            and len(value.args) == 1 and not value.keywords:
-        value = value.args[0]
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("hasattr", "getattr") \
-            and len(value.args) >= 2 and isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str) \
-            and (value.func.id == "hasattr" or len(value.args) == 3 and type(value.args[2]) is ast.Constant
-                 and not value.args[2].value) and (receiver := chain_of(value.args[0])) is not None:
-        return dotted(receiver), value.args[1].value
+    return _asked_by_call(value) if type(value) is ast.Call else None
+
+
+def _asked_by_call(call: ast.Call) -> Fact | None:
+    """:func:`_asked_member` of a call: ``hasattr(m, "x")``, ``getattr(m, "x", <a falsy constant>)``, or
+    ``callable(…)`` or ``bool(…)`` of one."""
+    func = call.func
+    if type(func) is not ast.Name:
+        return None
+    if func.id in ("callable", "bool") and len(call.args) == 1 and not call.keywords:
+        inner = call.args[0]
+        if type(inner) is not ast.Call or type(inner.func) is not ast.Name:
+            return None
+        call, func = inner, inner.func
+    args = call.args
+    if func.id in ("hasattr", "getattr") and len(args) >= 2 and type(args[1]) is ast.Constant \
+            and isinstance(args[1].value, str) \
+            and (func.id == "hasattr" or len(args) == 3 and type(args[2]) is ast.Constant and not args[2].value) \
+            and (receiver := chain_of(args[0])) is not None:
+        return dotted(receiver), args[1].value
     return None
 
 
@@ -898,37 +919,52 @@ def _is_guarded(ctx: _Context, receiver: Chain, member: str) -> bool:
 
 
 def _facts(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
-    """Guards known when ``test`` is true, and when it is false."""
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and len(test.args) >= 2:
-        if test.func.id == "hasattr" and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str):
-            receiver = chain_of(test.args[0])
-            if receiver is not None:
-                return frozenset({(dotted(receiver), test.args[1].value)}), frozenset()
-        if test.func.id in ("getattr",) and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str):
-            receiver = chain_of(test.args[0])  # ``if getattr(m, "x", None):`` — m.x exists in the body
-            if receiver is not None and len(test.args) >= 3:
-                return frozenset({(dotted(receiver), test.args[1].value)}), frozenset()
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "callable" and test.args:
-        return _facts(test.args[0])
-    if isinstance(test, ast.NamedExpr):  # ``(fn := getattr(m, "x", None)) is not None``
+    """Guards known when ``test`` is true, and when it is false. Told apart by the test's type first: every
+    operand of an ``and``/``or`` is asked, and most are none of these shapes."""
+    if type(test) is ast.Call:
+        return _call_facts(test)
+    if type(test) is ast.NamedExpr:  # ``(fn := getattr(m, "x", None)) is not None``
         return _facts(test.value)
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and test.args:
-        receiver = chain_of(test.args[0])  # a runtime-checkable Protocol or a class: every member is vouched for
-        if receiver is not None:
-            return frozenset({(dotted(receiver), "*")}), frozenset()
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
-            and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
-        positive, _ = _facts(test.left)  # ``getattr(m, "x", None) is not None``
-        return (positive, frozenset()) if isinstance(test.ops[0], ast.IsNot) else (frozenset(), positive)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        positive, negative = _facts(test.operand)
-        return negative, positive
-    if isinstance(test, ast.BoolOp):
+    if type(test) is ast.Compare:
+        if len(test.ops) == 1 and type(test.comparators[0]) is ast.Constant and test.comparators[0].value is None \
+                and type(test.ops[0]) in (ast.Is, ast.IsNot):
+            positive, _ = _facts(test.left)  # ``getattr(m, "x", None) is not None``
+            return (positive, frozenset()) if type(test.ops[0]) is ast.IsNot else (frozenset(), positive)
+        return _NO_FACTS
+    if type(test) is ast.UnaryOp:
+        if type(test.op) is ast.Not:
+            positive, negative = _facts(test.operand)
+            return negative, positive
+        return _NO_FACTS
+    if type(test) is ast.BoolOp:
         parts = [_facts(v) for v in test.values]
-        if isinstance(test.op, ast.And):
+        if type(test.op) is ast.And:
             return frozenset().union(*(p for p, _ in parts)), frozenset()
         return frozenset(), frozenset().union(*(n for _, n in parts))
-    return frozenset(), frozenset()
+    return _NO_FACTS
+
+
+_NO_FACTS: tuple[frozenset[Fact], frozenset[Fact]] = (frozenset(), frozenset())
+
+
+def _call_facts(test: ast.Call) -> tuple[frozenset[Fact], frozenset[Fact]]:
+    """:func:`_facts` of a call: ``hasattr(m, "x")``, ``getattr(m, "x", None)`` (m.x exists in the body),
+    ``callable(<one of those>)`` and ``isinstance(m, C)`` (a runtime-checkable Protocol or a class: every member
+    is vouched for)."""
+    func, args = test.func, test.args
+    if type(func) is not ast.Name or not args:
+        return _NO_FACTS
+    name = func.id
+    if name == "hasattr" or name == "getattr":
+        if len(args) >= (2 if name == "hasattr" else 3) and type(args[1]) is ast.Constant \
+                and isinstance(args[1].value, str) and (receiver := chain_of(args[0])) is not None:
+            return frozenset({(dotted(receiver), args[1].value)}), frozenset()
+        return _NO_FACTS
+    if name == "callable":
+        return _facts(args[0])
+    if name == "isinstance" and (receiver := chain_of(args[0])) is not None:
+        return frozenset({(dotted(receiver), "*")}), frozenset()
+    return _NO_FACTS
 
 
 def _names(test: ast.expr) -> frozenset[str]:
