@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.routes import Route, routes
@@ -370,7 +370,8 @@ class _FlowBuilder:
             # a call that binds a parameter, and every call of one of the class's own methods (whether a
             # method only runs under a flag depends on all of them)
             if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
-                self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken, ctx.selects, ctx.facts))
+                self.calls.append(_built(CallFlow, {"callee": callee, "args": chains, "kwargs": kwargs,
+                                                    "taken": ctx.taken, "selects": ctx.selects, "vouched": ctx.facts}))
             if callee[-1][:1].isupper():
                 self.builds[(callee, ctx.selects)] = None
         for arg in args:
@@ -717,6 +718,18 @@ def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: in
 
 
 _NEW = object.__new__
+
+
+_Record = TypeVar("_Record", CallFlow, FunctionFlow)
+
+
+def _built(cls: type[_Record], fields: dict[str, object]) -> _Record:
+    """``cls(**fields)`` given every field, made as ``_make_use`` makes a use: without the frozen ``__init__`` (a
+    worker file's calls come by the thousand, its functions by the hundred; neither record has a
+    ``__post_init__`` or a field outside ``__init__``)."""
+    made = _NEW(cls)
+    made.__dict__.update(fields)
+    return made
 
 
 def _changed(use: Use, **changes: object) -> Use:
@@ -1080,10 +1093,12 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
     uses = builder.uses + [use for use in builder.checks
                            if (use.receiver, use.member, use.gate_line) not in checked]
     aliases = builder.aliases + _gives(node, class_name, params + kwonly)
-    return FunctionFlow(qualname, class_name, params, kwonly, tuple(aliases), tuple(builder.calls),
-                        tuple(uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
-                        returned(node.body), tuple(builder.states), _vouches(node.body, params + kwonly),
-                        tuple(builder.validates))
+    return _built(FunctionFlow, {
+        "qualname": qualname, "class_name": class_name, "params": params, "kwonly": kwonly,
+        "aliases": tuple(aliases), "calls": tuple(builder.calls), "uses": tuple(uses), "routes": _routes(node, lines),
+        "flags": tuple(builder.flags), "builds": tuple(builder.builds), "returns": returned(node.body),
+        "states": tuple(builder.states), "vouches": _vouches(node.body, params + kwonly),
+        "validates": tuple(builder.validates)})
 
 
 def _gives(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None,
