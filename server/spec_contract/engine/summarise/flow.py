@@ -688,7 +688,8 @@ def _use(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx
         return
     lines = builder.lines
     builder.uses.append(_make_use(receiver, node.attr, lines.attr_span(node), is_call, arity,
-                                  _is_guarded(ctx, receiver, node.attr), ctx, lines.text(node.end_lineno)))
+                                  _is_guarded(ctx, receiver, node.attr) if ctx.facts else False, ctx,
+                                  lines.text(node.end_lineno)))  # most uses are under no guard: no call
 
 
 def _expression_statement(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> _Context:
