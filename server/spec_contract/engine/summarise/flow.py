@@ -9,9 +9,10 @@ Deciding which uses belong to the contract needs the whole tree and happens late
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple, cast
+from functools import partial
+from typing import NamedTuple, TypeVar, cast
 
 from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.routes import Route, routes
@@ -38,8 +39,8 @@ _LEAVES = frozenset({ast.Name, ast.Constant})
 class _Context(NamedTuple):
     """What holds where a statement runs: guards, capability gates passed, members known absent, the names and
     rare condition of the enclosing tests, and the formulas of the tests that may select an algorithm (see
-    ``selectors``). (A named tuple: a new one is made for every branch, and made from its fields in order, it
-    costs a fifth of ``_replace``, itself several times cheaper than ``dataclasses.replace``.)"""
+    ``selectors``). (A named tuple: a new one is made for every branch, and made from its fields in order, by
+    ``_context``, it costs a sixth of ``_replace``, itself several times cheaper than ``dataclasses.replace``.)"""
 
     facts: frozenset[Fact] = frozenset()
     conditions: frozenset[str] = frozenset()
@@ -54,19 +55,20 @@ class _Context(NamedTuple):
         if not facts and not conditions:
             return self
         known, met, gates, absent, condition, classes, taken, selects = self
-        return _Context(known | facts, met | conditions, gates, absent, condition, classes, taken, selects)
+        return _context((known | facts if facts else known, met | conditions if conditions else met, gates, absent,
+                         condition, classes, taken, selects))
 
     def passed(self, gates: frozenset[Gate]) -> _Context:
         if not gates:
             return self
         facts, conditions, passed, absent, condition, classes, taken, selects = self
-        return _Context(facts, conditions, passed | gates, absent, condition, classes, taken, selects)
+        return _context((facts, conditions, passed | gates, absent, condition, classes, taken, selects))
 
     def without(self, absent: frozenset[Fact]) -> _Context:
         if not absent:
             return self
         facts, conditions, gates, missing, condition, classes, taken, selects = self
-        return _Context(facts, conditions, gates, missing | absent, condition, classes, taken, selects)
+        return _context((facts, conditions, gates, missing | absent, condition, classes, taken, selects))
 
     def taking(self, test: ast.expr, branch: bool) -> _Context:
         """The context of one branch of ``test``: the test's formula holds there (its negation in the false
@@ -80,17 +82,24 @@ class _Context(NamedTuple):
             return self
         holds = found if branch else negate(found)
         facts, conditions, gates, absent, condition, classes, taken, selects = self
-        return _Context(facts, conditions, gates, absent, condition, classes, taken | words(holds), (*selects, holds))
+        held = words(holds)
+        return _context((facts, conditions, gates, absent, condition, classes, taken | held if held else taken,
+                         (*selects, holds)))
 
     def selecting(self, found: Formula) -> _Context:
         facts, conditions, gates, absent, condition, classes, taken, selects = self
-        return _Context(facts, conditions, gates, absent, condition, classes, taken, (*selects, found))
+        return _context((facts, conditions, gates, absent, condition, classes, taken, (*selects, found)))
 
     def under(self, condition: str | None, classes: tuple[str, ...] = ()) -> _Context:
         if not condition or self.condition:
             return self
         facts, conditions, gates, absent, _, _, taken, selects = self
-        return _Context(facts, conditions, gates, absent, condition, classes, taken, selects)
+        return _context((facts, conditions, gates, absent, condition, classes, taken, selects))
+
+
+# ``_Context(*fields)`` without the named tuple's ``__new__``, a Python function: half the cost, and a worker's
+# flow records make a context for every branch, by the ten thousand
+_context = cast("Callable[[tuple], _Context]", partial(tuple.__new__, _Context))
 
 
 class _OptionalReads:
@@ -293,34 +302,34 @@ class _FlowBuilder:
 
     # expressions ------------------------------------------------------------------------------
     def expr(self, node: ast.expr, ctx: _Context) -> None:
-        kind = type(node)
-        if kind in _LEAVES:
+        # ``type(node) is``, which narrows the node's type as ``isinstance`` does, without a ``cast`` call
+        if type(node) in _LEAVES:
             return
-        if kind is ast.Call:
-            self._call(cast(ast.Call, node), ctx)
+        if type(node) is ast.Call:
+            self._call(node, ctx)
             return
-        if kind is ast.Attribute:
-            _attribute(self, cast(ast.Attribute, node), chain_of(cast(ast.Attribute, node).value), ctx, False, None)
+        if type(node) is ast.Attribute:
+            _attribute(self, node, chain_of(node.value), ctx, False, None)
             return
-        if isinstance(node, ast.BoolOp):
+        if type(node) is ast.BoolOp:
             current = ctx
+            and_ = type(node.op) is ast.And
             for operand in node.values:
                 self.expr(operand, current)
                 positive, negative = _facts(operand)
                 # the next operand runs only when this one was true (``and``) or false (``or``)
-                and_ = isinstance(node.op, ast.And)
                 current = current.add(positive if and_ else negative).taking(operand, and_)
             return
-        if isinstance(node, ast.IfExp):
+        if type(node) is ast.IfExp:
             self.expr(node.test, ctx)
             positive, negative = _facts(node.test)
             self.expr(node.body, ctx.taking(node.test, True).add(positive))
             self.expr(node.orelse, ctx.taking(node.test, False).add(negative))
             return
-        if isinstance(node, ast.Lambda):
+        if type(node) is ast.Lambda:
             self.expr(node.body, ctx)
             return
-        if isinstance(node, ast.NamedExpr):  # ``if (model := runner.model) is not None:``: an assignment
+        if type(node) is ast.NamedExpr:  # ``if (model := runner.model) is not None:``: an assignment
             self.expr(node.value, ctx)
             self._bind_all(node.target, node.value)
             return
@@ -339,8 +348,8 @@ class _FlowBuilder:
 
     def _call(self, node: ast.Call, ctx: _Context) -> None:
         func = node.func
-        if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr") and len(node.args) >= 2 \
-                and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        if type(func) is ast.Name and func.id in ("getattr", "hasattr") and len(node.args) >= 2 \
+                and type(node.args[1]) is ast.Constant and isinstance(node.args[1].value, str):
             receiver = chain_of(node.args[0])
             if func.id == "getattr" and receiver is not None:
                 member = node.args[1].value
@@ -354,7 +363,7 @@ class _FlowBuilder:
                     self.expr(arg, ctx)
             return
         args = node.args
-        arity = None if node.keywords or any(type(a) is ast.Starred for a in args) else len(args)
+        arity = None if node.keywords or args and any(type(a) is ast.Starred for a in args) else len(args)
         callee: Chain | None
         if type(func) is ast.Attribute:
             receiver = chain_of(func.value)
@@ -370,11 +379,12 @@ class _FlowBuilder:
             # a call that binds a parameter, and every call of one of the class's own methods (whether a
             # method only runs under a flag depends on all of them)
             if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
-                self.calls.append(CallFlow(callee, chains, kwargs, ctx.taken, ctx.selects, ctx.facts))
+                self.calls.append(_built(CallFlow, {"callee": callee, "args": chains, "kwargs": kwargs,
+                                                    "taken": ctx.taken, "selects": ctx.selects, "vouched": ctx.facts}))
             if callee[-1][:1].isupper():
                 self.builds[(callee, ctx.selects)] = None
         for arg in args:
-            if isinstance(arg, ast.Starred):
+            if type(arg) is ast.Starred:
                 arg = arg.value
             if type(arg) not in _LEAVES:
                 self.expr(arg, ctx)
@@ -424,7 +434,8 @@ def _past_body(builder: _FlowBuilder, stmt: ast.If, ctx: _Context, arm: _Arm) ->
         else_ctx = else_ctx.under(rare[0])
     if raises:
         else_ctx = else_ctx.passed(frozenset((r, m, (m,), stmt.lineno - 1) for r, m in negative))
-    return arm._replace(orelse=else_ctx, raises=raises)
+    body, _, names, positive, _, absent_if_true, absent_if_false, _, _, _ = arm
+    return _Arm(body, else_ctx, names, positive, negative, absent_if_true, absent_if_false, rare, found, raises)
 
 
 def _after(builder: _FlowBuilder, stmt: ast.If, ctx: _Context, arm: _Arm) -> _Context:
@@ -523,8 +534,10 @@ def _tested_method(builder: _FlowBuilder, ctx: _Context) -> str | None:
 def _asked_under(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> Fact:
     """(object, member): what a value assigned where ``ctx`` holds is true only with (see ``_asked_member``), else
     the first member the enclosing tests hold present (``if hasattr(self.model, "m"): self._x = True``)."""
-    return _asked_member(value, builder.asking) or next(
-        ((r, m) for r, m in sorted(ctx.facts) if r != "*" and m != "*"), _NOTHING_ASKED)
+    asked = _asked_member(value, builder.asking)
+    if asked is not None or not ctx.facts:  # most values ask nothing, under no test of a member
+        return asked or _NOTHING_ASKED
+    return next(((r, m) for r, m in sorted(ctx.facts) if r != "*" and m != "*"), _NOTHING_ASKED)
 
 
 def _read(value: ast.expr) -> Fact:
@@ -540,11 +553,14 @@ def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
     for (``bool(…)`` of one, or ``… is not None``): a value true only when ``m`` has it (not ``getattr(m, "x",
     True)``); so is ``config.flag and hasattr(m,
     "x")`` (the first member an ``and`` asks for), ``m.x if hasattr(m, "x") else None`` (its test's, when the other
-    value is a falsy constant), and a local name given such a value (``asking``)."""
+    value is a falsy constant), and a local name given such a value (``asking``). Told apart by the value's type
+    first: every assignment asks, and most values are calls of something else."""
     if type(value) is ast.Name:
         asked = asking.get(value.id)
         return asked if asked and asked[1] else None
-    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And):
+    if type(value) is ast.BoolOp:
+        if type(value.op) is not ast.And:
+            return None
         # the ``hasattr`` tests first, each member the first one's object must have (``"a+b"``): a ``getattr(…,
         # False)`` beside them is more often a config's value than a model's test
         asks = [(asked, _is_hasattr(operand)) for operand in value.values if (asked := _asked_member(operand, asking))]
@@ -552,23 +568,39 @@ def _asked_member(value: ast.expr, asking: dict[str, Fact]) -> Fact | None:
         if present:
             return present[0][0], "+".join(member for receiver, member in present if receiver == present[0][0])
         return asks[0][0] if asks else None
-    if isinstance(value, ast.IfExp) and type(value.orelse) is ast.Constant and not value.orelse.value:
-        return _asked_member(value.test, asking) or _asked_member(value.body, asking)
-    if isinstance(value, ast.Compare) and len(value.ops) == 1 and isinstance(value.ops[0], ast.IsNot) \
-            and type(value.comparators[0]) is ast.Constant and value.comparators[0].value is None:
+    if type(value) is ast.IfExp:
+        if type(value.orelse) is ast.Constant and not value.orelse.value:
+            return _asked_member(value.test, asking) or _asked_member(value.body, asking)
+        return None
+    if type(value) is ast.Compare:
+        if not (len(value.ops) == 1 and type(value.ops[0]) is ast.IsNot
+                and type(value.comparators[0]) is ast.Constant and value.comparators[0].value is None):
+            return None
         left = value.left  # ``getattr(m, "x", None) is not None`` (a ``False`` default is never None: true always)
-        if not (isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "getattr"
+        if not (type(left) is ast.Call and type(left.func) is ast.Name and left.func.id == "getattr"
                 and len(left.args) == 3 and type(left.args[2]) is ast.Constant and left.args[2].value is None):
             return None
         value = left
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("callable", "bool") \
-            and len(value.args) == 1 and not value.keywords:
-        value = value.args[0]
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("hasattr", "getattr") \
-            and len(value.args) >= 2 and isinstance(value.args[1], ast.Constant) and isinstance(value.args[1].value, str) \
-            and (value.func.id == "hasattr" or len(value.args) == 3 and type(value.args[2]) is ast.Constant
-                 and not value.args[2].value) and (receiver := chain_of(value.args[0])) is not None:
-        return dotted(receiver), value.args[1].value
+    return _asked_by_call(value) if type(value) is ast.Call else None
+
+
+def _asked_by_call(call: ast.Call) -> Fact | None:
+    """:func:`_asked_member` of a call: ``hasattr(m, "x")``, ``getattr(m, "x", <a falsy constant>)``, or
+    ``callable(…)`` or ``bool(…)`` of one."""
+    func = call.func
+    if type(func) is not ast.Name:
+        return None
+    if func.id in ("callable", "bool") and len(call.args) == 1 and not call.keywords:
+        inner = call.args[0]
+        if type(inner) is not ast.Call or type(inner.func) is not ast.Name:
+            return None
+        call, func = inner, inner.func
+    args = call.args
+    if func.id in ("hasattr", "getattr") and len(args) >= 2 and type(args[1]) is ast.Constant \
+            and isinstance(args[1].value, str) \
+            and (func.id == "hasattr" or len(args) == 3 and type(args[2]) is ast.Constant and not args[2].value) \
+            and (receiver := chain_of(args[0])) is not None:
+        return dotted(receiver), args[1].value
     return None
 
 
@@ -656,7 +688,8 @@ def _use(builder: _FlowBuilder, node: ast.Attribute, receiver: Chain | None, ctx
         return
     lines = builder.lines
     builder.uses.append(_make_use(receiver, node.attr, lines.attr_span(node), is_call, arity,
-                                  _is_guarded(ctx, receiver, node.attr), ctx, lines.text(node.end_lineno)))
+                                  _is_guarded(ctx, receiver, node.attr) if ctx.facts else False, ctx,
+                                  lines.text(node.end_lineno)))  # most uses are under no guard: no call
 
 
 def _expression_statement(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> _Context:
@@ -696,6 +729,18 @@ def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: in
 
 
 _NEW = object.__new__
+
+
+_Record = TypeVar("_Record", CallFlow, FunctionFlow)
+
+
+def _built(cls: type[_Record], fields: dict[str, object]) -> _Record:
+    """``cls(**fields)`` given every field, made as ``_make_use`` makes a use: without the frozen ``__init__`` (a
+    worker file's calls come by the thousand, its functions by the hundred; neither record has a
+    ``__post_init__`` or a field outside ``__init__``)."""
+    made = _NEW(cls)
+    made.__dict__.update(fields)
+    return made
 
 
 def _changed(use: Use, **changes: object) -> Use:
@@ -871,7 +916,8 @@ def _tests_model_type(test: ast.expr) -> bool:
 
 
 def _children(node: ast.AST) -> Iterable[ast.AST]:
-    """``ast.iter_child_nodes`` without its per-field ``isinstance`` on the common expression kinds."""
+    """``ast.iter_child_nodes`` without its per-field ``isinstance`` on the common expression kinds (an operator
+    and a keyword, nodes that name nothing, stand for their values or not at all)."""
     if type(node) is ast.Subscript:
         return node.value, node.slice
     if type(node) is ast.BinOp:
@@ -882,6 +928,10 @@ def _children(node: ast.AST) -> Iterable[ast.AST]:
         return node.elts
     if type(node) is ast.UnaryOp:
         return (node.operand,)
+    if type(node) is ast.Call:
+        return [node.func, *node.args, *[keyword.value for keyword in node.keywords]]
+    if type(node) is ast.BoolOp:
+        return node.values
     return ast.iter_child_nodes(node)
 
 
@@ -893,37 +943,52 @@ def _is_guarded(ctx: _Context, receiver: Chain, member: str) -> bool:
 
 
 def _facts(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
-    """Guards known when ``test`` is true, and when it is false."""
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and len(test.args) >= 2:
-        if test.func.id == "hasattr" and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str):
-            receiver = chain_of(test.args[0])
-            if receiver is not None:
-                return frozenset({(dotted(receiver), test.args[1].value)}), frozenset()
-        if test.func.id in ("getattr",) and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str):
-            receiver = chain_of(test.args[0])  # ``if getattr(m, "x", None):`` — m.x exists in the body
-            if receiver is not None and len(test.args) >= 3:
-                return frozenset({(dotted(receiver), test.args[1].value)}), frozenset()
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "callable" and test.args:
-        return _facts(test.args[0])
-    if isinstance(test, ast.NamedExpr):  # ``(fn := getattr(m, "x", None)) is not None``
+    """Guards known when ``test`` is true, and when it is false. Told apart by the test's type first: every
+    operand of an ``and``/``or`` is asked, and most are none of these shapes."""
+    if type(test) is ast.Call:
+        return _call_facts(test)
+    if type(test) is ast.NamedExpr:  # ``(fn := getattr(m, "x", None)) is not None``
         return _facts(test.value)
-    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and test.args:
-        receiver = chain_of(test.args[0])  # a runtime-checkable Protocol or a class: every member is vouched for
-        if receiver is not None:
-            return frozenset({(dotted(receiver), "*")}), frozenset()
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
-            and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
-        positive, _ = _facts(test.left)  # ``getattr(m, "x", None) is not None``
-        return (positive, frozenset()) if isinstance(test.ops[0], ast.IsNot) else (frozenset(), positive)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        positive, negative = _facts(test.operand)
-        return negative, positive
-    if isinstance(test, ast.BoolOp):
+    if type(test) is ast.Compare:
+        if len(test.ops) == 1 and type(test.comparators[0]) is ast.Constant and test.comparators[0].value is None \
+                and type(test.ops[0]) in (ast.Is, ast.IsNot):
+            positive, _ = _facts(test.left)  # ``getattr(m, "x", None) is not None``
+            return (positive, frozenset()) if type(test.ops[0]) is ast.IsNot else (frozenset(), positive)
+        return _NO_FACTS
+    if type(test) is ast.UnaryOp:
+        if type(test.op) is ast.Not:
+            positive, negative = _facts(test.operand)
+            return negative, positive
+        return _NO_FACTS
+    if type(test) is ast.BoolOp:
         parts = [_facts(v) for v in test.values]
-        if isinstance(test.op, ast.And):
+        if type(test.op) is ast.And:
             return frozenset().union(*(p for p, _ in parts)), frozenset()
         return frozenset(), frozenset().union(*(n for _, n in parts))
-    return frozenset(), frozenset()
+    return _NO_FACTS
+
+
+_NO_FACTS: tuple[frozenset[Fact], frozenset[Fact]] = (frozenset(), frozenset())
+
+
+def _call_facts(test: ast.Call) -> tuple[frozenset[Fact], frozenset[Fact]]:
+    """:func:`_facts` of a call: ``hasattr(m, "x")``, ``getattr(m, "x", None)`` (m.x exists in the body),
+    ``callable(<one of those>)`` and ``isinstance(m, C)`` (a runtime-checkable Protocol or a class: every member
+    is vouched for)."""
+    func, args = test.func, test.args
+    if type(func) is not ast.Name or not args:
+        return _NO_FACTS
+    name = func.id
+    if name == "hasattr" or name == "getattr":
+        if len(args) >= (2 if name == "hasattr" else 3) and type(args[1]) is ast.Constant \
+                and isinstance(args[1].value, str) and (receiver := chain_of(args[0])) is not None:
+            return frozenset({(dotted(receiver), args[1].value)}), frozenset()
+        return _NO_FACTS
+    if name == "callable":
+        return _facts(args[0])
+    if name == "isinstance" and (receiver := chain_of(args[0])) is not None:
+        return frozenset({(dotted(receiver), "*")}), frozenset()
+    return _NO_FACTS
 
 
 def _names(test: ast.expr) -> frozenset[str]:
@@ -940,7 +1005,7 @@ def _names(test: ast.expr) -> frozenset[str]:
             out.add(node.attr)
             stack.append(node.value)
         elif type(node) is not ast.Constant:
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(_children(node))
     return frozenset(out)
 
 
@@ -1039,10 +1104,12 @@ def function_flow(node: ast.FunctionDef | ast.AsyncFunctionDef, qualname: str, c
     uses = builder.uses + [use for use in builder.checks
                            if (use.receiver, use.member, use.gate_line) not in checked]
     aliases = builder.aliases + _gives(node, class_name, params + kwonly)
-    return FunctionFlow(qualname, class_name, params, kwonly, tuple(aliases), tuple(builder.calls),
-                        tuple(uses), _routes(node, lines), tuple(builder.flags), tuple(builder.builds),
-                        returned(node.body), tuple(builder.states), _vouches(node.body, params + kwonly),
-                        tuple(builder.validates))
+    return _built(FunctionFlow, {
+        "qualname": qualname, "class_name": class_name, "params": params, "kwonly": kwonly,
+        "aliases": tuple(aliases), "calls": tuple(builder.calls), "uses": tuple(uses), "routes": _routes(node, lines),
+        "flags": tuple(builder.flags), "builds": tuple(builder.builds), "returns": returned(node.body),
+        "states": tuple(builder.states), "vouches": _vouches(node.body, params + kwonly),
+        "validates": tuple(builder.validates)})
 
 
 def _gives(node: ast.FunctionDef | ast.AsyncFunctionDef, class_name: str | None,
@@ -1104,6 +1171,7 @@ def _vouches(body: list[ast.stmt], params: tuple[str, ...]) -> tuple[tuple[str, 
 
 def _routes(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines) -> tuple[Route, ...]:
     """A function's routes (see ``routes``), looked for only when its text tests a class or an architecture:
-    most never do."""
-    text = lines.lines[node.lineno - 1:node.end_lineno]
-    return routes(node) if any("isinstance(" in line or ".architectures" in line for line in text) else ()
+    most never do. Its lines are searched joined (neither word holds a line break): one search of each word,
+    not two per line."""
+    text = "\n".join(lines.lines[node.lineno - 1:node.end_lineno])
+    return routes(node) if "isinstance(" in text or ".architectures" in text else ()

@@ -34,7 +34,12 @@ _T = TypeVar("_T")
 
 
 def formula(test: ast.expr) -> Formula | None:
-    """The formula of ``test`` (None: nothing in it may select an algorithm)."""
+    """The formula of ``test`` (None: nothing in it may select an algorithm). A name and an attribute, most of
+    the values a worker passes by keyword, are read here as ``_formula`` reads them, without its call."""
+    if type(test) is ast.Name:
+        return ("n", test.id)
+    if type(test) is ast.Attribute:
+        return ("n", test.attr)
     found = _formula(test)
     return None if found == UNKNOWN else found
 
@@ -55,8 +60,8 @@ def _formula(test: ast.expr) -> Formula:
     if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
         return negate(_formula(test.operand))
     if type(test) is ast.BoolOp:
-        parts = tuple(_formula(value) for value in test.values)
-        if all(p == UNKNOWN for p in parts):
+        parts = tuple([_formula(value) for value in test.values])
+        if parts.count(UNKNOWN) == len(parts):
             return UNKNOWN
         return ("&" if type(test.op) is ast.And else "|", *parts)
     if type(test) is ast.Compare and len(test.ops) == 1:
@@ -96,7 +101,7 @@ def _larger_than(f: Formula, most: int) -> bool:
 def _reads_optional(call: ast.Call) -> bool:
     """``getattr(obj, "name", <a falsy constant>)``: true exactly when ``obj.name`` is."""
     args = call.args
-    return isinstance(call.func, ast.Name) and call.func.id == "getattr" and len(args) == 3 and not call.keywords \
+    return type(call.func) is ast.Name and call.func.id == "getattr" and len(args) == 3 and not call.keywords \
         and type(args[1]) is ast.Constant and isinstance(args[1].value, str) \
         and type(args[2]) is ast.Constant and not args[2].value
 
@@ -108,34 +113,38 @@ def negate(f: Formula) -> Formula:
 
 
 def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Formula:
-    if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None \
-            and (isinstance(left, (ast.Name, ast.Attribute))
-                 or isinstance(left, ast.Call) and _reads_optional(left)
-                 and cast(ast.Constant, left.args[2]).value is None):  # ``self._state is not None``: set, so true
-        held = _formula(left)
-        return held if isinstance(op, ast.IsNot) else negate(held)
-    if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Attribute) and value_of(right) is not None:
-        named = ("=", value_of(right))  # ``self is SpeculativeAlgorithm.NONE``: a registry's members are singletons
-        return named if isinstance(op, ast.Is) else ("!", named)
-    if isinstance(op, (ast.Eq, ast.NotEq)):
-        value = value_of(right) if value_of(left) is None else value_of(left)
+    if type(op) is ast.Is or type(op) is ast.IsNot:
+        if type(right) is ast.Constant and right.value is None \
+                and (type(left) is ast.Name or type(left) is ast.Attribute
+                     or type(left) is ast.Call and _reads_optional(left)
+                     and cast(ast.Constant, left.args[2]).value is None):  # ``self._state is not None``: set, true
+            held = _formula(left)
+            return held if type(op) is ast.IsNot else negate(held)
+        if type(right) is ast.Attribute and (named := value_of(right)) is not None:
+            # ``self is SpeculativeAlgorithm.NONE``: a registry's members are singletons
+            return ("=", named) if type(op) is ast.Is else ("!", ("=", named))
+        return UNKNOWN
+    if type(op) is ast.Eq or type(op) is ast.NotEq:
+        value = value_of(left)
         if value is None:
-            return UNKNOWN
-        return ("=", value) if isinstance(op, ast.Eq) else ("!", ("=", value))
-    if isinstance(op, (ast.In, ast.NotIn)):
+            value = value_of(right)
+            if value is None:
+                return UNKNOWN
+        return ("=", value) if type(op) is ast.Eq else ("!", ("=", value))
+    if type(op) is ast.In or type(op) is ast.NotIn:
         values = _values(right)
         if not values:
             return UNKNOWN
         found: Formula = ("=", values[0]) if len(values) == 1 else ("|", *(("=", v) for v in values))
-        return found if isinstance(op, ast.In) else ("!", found)
+        return found if type(op) is ast.In else ("!", found)
     return UNKNOWN
 
 
 def value_of(node: ast.expr) -> str | None:
     """What a comparison may name an algorithm by: a string, or an upper-case enum member (``Algo.EAGLE3``)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.Attribute) and node.attr.isupper():
+    if type(node) is ast.Constant:
+        return node.value if isinstance(node.value, str) else None
+    if type(node) is ast.Attribute and node.attr.isupper():
         return node.attr
     return None
 
@@ -163,7 +172,13 @@ def returned(body: list[ast.stmt]) -> Formula | None:
     ends so after guards returning a false constant and assignments (``if self.method != "mtp": return False``,
     ``layers = getattr(...)``, ``return min(layers, n) > 1``): then it holds only where no guard fired, whatever
     the rest says (vLLM's ``use_multi_module_mtp``: MTP runs only)."""
-    statements = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    statements = []
+    for stmt in body:  # any other statement (a call, a loop) makes it no predicate: most bodies stop at the first
+        if type(stmt) is ast.Expr and type(stmt.value) is ast.Constant:
+            continue
+        if type(stmt) not in _PREDICATE_STATEMENTS:
+            return None
+        statements.append(stmt)
     if not statements or not isinstance(statements[-1], ast.Return) or statements[-1].value is None:
         return None
     guards: list[Formula] = []
@@ -177,6 +192,9 @@ def returned(body: list[ast.stmt]) -> Formula | None:
         return None if isinstance(value, ast.Constant) else formula(value)
     parts = (*guards, _formula(value))
     return None if all(part == UNKNOWN for part in parts) else ("&", *parts)
+
+
+_PREDICATE_STATEMENTS = frozenset({ast.If, ast.Assign, ast.AnnAssign, ast.Return})  # what ``returned`` reads
 
 
 def _returns_false(stmt: ast.stmt) -> bool:
@@ -244,7 +262,7 @@ def words(f: Formula) -> frozenset[str]:
     if kind == "n":
         return frozenset((f[1],))
     if kind in ("&", "|"):
-        return frozenset().union(*(words(part) for part in f[1:]))
+        return frozenset().union(*[words(part) for part in f[1:]])
     if kind == "!" and f[1][0] in ("&", "|") and len(f[1]) > 1:  # De Morgan: ``not (a or b)`` is ``not a and not b``
         return words(("|" if f[1][0] == "&" else "&", *(negate(part) for part in f[1][1:])))
     return frozenset()

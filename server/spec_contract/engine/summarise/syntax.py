@@ -80,7 +80,9 @@ class Lines:
                     end_line - 1, self.col(end_line, end_col))
 
     def attr_span(self, node: ast.Attribute) -> Span:
-        end_line, end_col = _end(node)
+        end_line, end_col = node.end_lineno, node.end_col_offset  # ``_end``, without its call: a use takes one
+        if end_line is None or end_col is None:
+            end_line, end_col = node.lineno, node.col_offset
         if self._ascii:
             return _span(end_line - 1, end_col - len(node.attr), end_line - 1, end_col)
         end = self.col(end_line, end_col)
