@@ -112,12 +112,21 @@ class _OptionalReads:
     def remember(self, name: str, value: ast.expr, uses: list[Use], before: int) -> None:
         """``name = value`` was assigned, after the uses from ``before`` on were recorded for ``value``."""
         self._reads.pop(name, None)
-        operands = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
-        reads = [_optional_getattr(operand) for operand in operands]
-        names = [read.args[1] for read in reads if read is not None]
-        if len(names) != len(reads) or not all(type(n) is ast.Constant and isinstance(n.value, str) for n in names) \
-                or len(objects := {chain_of(read.args[0]) for read in reads if read is not None}) > 1 \
-                or None in objects:
+        if type(value) is ast.Call:  # most values are no read at all: told so before any list is made
+            read = _optional_getattr(value)
+            if read is None:
+                return
+            reads = [read]
+        elif type(value) is ast.BoolOp and type(value.op) is ast.Or:
+            found_reads = [_optional_getattr(operand) for operand in value.values]
+            reads = [read for read in found_reads if read is not None]
+            if len(reads) != len(found_reads):
+                return
+        else:
+            return
+        names = [read.args[1] for read in reads]
+        if not all(type(n) is ast.Constant and isinstance(n.value, str) for n in names) \
+                or len(objects := {chain_of(read.args[0]) for read in reads}) > 1 or None in objects:
             # a value that may be something else, a member named at run time, or reads of two objects (the run is
             # refused only when both lack theirs: no gate of either): no gate to read
             return
@@ -200,10 +209,11 @@ class _FlowBuilder:
             for target in stmt.targets:
                 _flag(self, target, stmt.value, ctx)
                 self._bind_all(target, stmt.value)
-                _visit_target(self, target, ctx)
-                if type(target) is ast.Name:
+                if type(target) is ast.Name:  # a name reads nothing
                     self.optional_reads.remember(target.id, stmt.value, self.uses, before)
-                elif type(target) is ast.Attribute and type(stmt.value) is ast.Name:
+                    continue
+                _visit_target(self, target, ctx)
+                if type(target) is ast.Attribute and type(stmt.value) is ast.Name:
                     self.optional_reads.share(target, stmt.value.id, self.uses)
             return ctx
         if type(stmt) is ast.If:
@@ -455,9 +465,10 @@ def _after(builder: _FlowBuilder, stmt: ast.If, ctx: _Context, arm: _Arm) -> _Co
 
 def _visit_target(builder: _FlowBuilder, target: ast.expr, ctx: _Context) -> None:
     """Reads inside an assignment target (``a.b.c = x`` reads ``a.b``)."""
-    if isinstance(target, (ast.Attribute, ast.Subscript)):
-        builder.expr(target.value, ctx)
-    elif isinstance(target, (ast.Tuple, ast.List)):
+    if type(target) is ast.Attribute or type(target) is ast.Subscript:
+        if type(target.value) not in _LEAVES:  # ``self.x = …``: nothing to read in ``self``
+            builder.expr(target.value, ctx)
+    elif type(target) is ast.Tuple or type(target) is ast.List:
         for elt in target.elts:
             _visit_target(builder, elt, ctx)
 
@@ -526,9 +537,12 @@ _NOTHING_ASKED: Fact = ("", "")
 def _tested_method(builder: _FlowBuilder, ctx: _Context) -> str | None:
     """A method of this instance that an enclosing test calls and holds true (``if self._supports_local():``, not
     one operand of an ``or``), the first by name: its own test of the model is what the branch stands behind."""
-    return next((word for word in sorted(held_by(ctx.selects))
-                 if any(call.callee == ("self", word) and not call.args and not call.kwargs for call in builder.calls)),
-                None)
+    held = held_by(ctx.selects) if ctx.selects else None
+    if not held:  # most assignments are under no test that may select an algorithm
+        return None
+    called = {call.callee[1] for call in builder.calls
+              if len(call.callee) == 2 and call.callee[0] == "self" and not call.args and not call.kwargs}
+    return next((word for word in sorted(held) if word in called), None)
 
 
 def _asked_under(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> Fact:
@@ -816,12 +830,14 @@ def _absent(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
 
 def _optional_getattr(value: ast.expr) -> ast.Call | None:
     """``getattr(m, "x", None)``, bare or as the one argument of a call (``unwrap(getattr(m, "x", None))``)."""
-    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+    if type(value) is not ast.Call:
+        return None
+    if len(value.args) == 1 and not value.keywords:
         inner = value.args[0]
-        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "getattr":
+        if type(inner) is ast.Call and type(inner.func) is ast.Name and inner.func.id == "getattr":
             value = inner
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr" \
-            and len(value.args) == 3 and isinstance(value.args[2], ast.Constant) and value.args[2].value is None:
+    if type(value.func) is ast.Name and value.func.id == "getattr" \
+            and len(value.args) == 3 and type(value.args[2]) is ast.Constant and value.args[2].value is None:
         return value
     return None
 
