@@ -302,8 +302,11 @@ class _FlowBuilder:
         return after
 
     def _bind_all(self, target: ast.expr, value: ast.expr) -> None:
-        for sub, source in _assigned(target, value):
-            self._bind(sub, source)
+        if type(value) in _SPLIT:
+            for sub, source in _assigned(target, value):
+                self._bind(sub, source)
+        elif (chain := chain_of(value)) is not None:  # what ``_assigned`` gives, without a generator
+            self._bind(target, chain)
 
     def _bind(self, target: ast.expr, source: Chain) -> None:
         name = chain_of(target)
@@ -373,7 +376,8 @@ class _FlowBuilder:
                     self.expr(arg, ctx)
             return
         args = node.args
-        arity = None if node.keywords or args and any(type(a) is ast.Starred for a in args) else len(args)
+        starred = any(type(a) is ast.Starred for a in args) if args else False
+        arity = None if node.keywords or starred else len(args)
         callee: Chain | None
         if type(func) is ast.Attribute:
             receiver = chain_of(func.value)
@@ -384,8 +388,11 @@ class _FlowBuilder:
                 self.expr(func, ctx)
             callee = chain_of(func)
         if callee is not None:
-            chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args])
-            kwargs = tuple([(k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None])
+            # (most calls have no ``*args`` and no keyword: no comprehension made for them)
+            chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args]) if starred \
+                else tuple(map(chain_of, args))
+            kwargs = tuple([(k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None]) \
+                if node.keywords else ()
             # a call that binds a parameter, and every call of one of the class's own methods (whether a
             # method only runs under a flag depends on all of them)
             if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
@@ -786,6 +793,9 @@ def _assigned(target: ast.expr, value: ast.expr) -> Iterator[tuple[ast.expr, Cha
     source = chain_of(value)
     if source is not None:
         yield target, source
+
+
+_SPLIT = frozenset({ast.Tuple, ast.List, ast.IfExp, ast.BoolOp})  # values ``_assigned`` reads part by part
 
 
 def _gate_chain(stmt: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]] | None:
