@@ -192,7 +192,7 @@ def _method_facts(stmt: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines, ar
         _getattr_target(stmt) if stmt.name == "__getattr__" else None,
         tuple([(stmt.name, param, chain) for param, chain in defaults.items()] + body.passed_up),
         tuple((stmt.name, target) for target in body.up), tuple((stmt.name, attr) for attr in body.forwarded),
-        tuple((stmt.name, attr) for attr in body.forwarded if not _tests_for(stmt, attr, stmt.name)),
+        tuple((stmt.name, attr) for attr in body.forwarded if not _tests_for(stmt, attr, stmt.name, lines)),
         body.returned_constructors(), tuple(_marked_language_attrs(body.withs)),
         tuple(attrs.values()), tuple(delegates))
     if keep:
@@ -506,10 +506,14 @@ def _named_classes(value: ast.expr, known: dict[str, list[Chain]]) -> list[Chain
     return found
 
 
-def _tests_for(method: ast.FunctionDef | ast.AsyncFunctionDef, path: str, member: str) -> bool:
+def _tests_for(method: ast.FunctionDef | ast.AsyncFunctionDef, path: str, member: str, lines: Lines) -> bool:
     """Whether the method asks ``hasattr(self.<path>, "<member>")`` or ``getattr(self.<path>, "<member>", …)``
     anywhere, or catches ``AttributeError``: a forward it guards so raises its own error, or none, when the inner
-    lacks the member. Walked only for the few methods that forward their own member."""
+    lacks the member. Walked only for the few methods that forward their own member, and of those only the ones
+    whose text spells a word such a test needs (an ASCII text's names are as written): most spell none."""
+    text = "\n".join(lines.lines[method.lineno - 1:method.end_lineno])
+    if text.isascii() and not any(word in text for word in _TESTING_WORDS):
+        return False
     holder = ("self", *path.split("."))
     for node in ast.walk(method):
         if isinstance(node, ast.Try) and any(_catches_attribute_error(h) for h in node.handlers):
@@ -519,6 +523,9 @@ def _tests_for(method: ast.FunctionDef | ast.AsyncFunctionDef, path: str, member
                 and isinstance(node.args[1], ast.Constant) and node.args[1].value == member:
             return True
     return False
+
+
+_TESTING_WORDS = ("hasattr", "getattr", "except")  # what a method's text spells if it tests for a member
 
 
 def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
