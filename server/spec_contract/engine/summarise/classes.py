@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 from typing import NamedTuple, cast
 
+from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.flow import env_predicates, function_flow
 from spec_contract.engine.summarise.summary import (
     ARCHITECTURE,
@@ -117,7 +118,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
                 for name_node in _names_in_target(target):
-                    members.setdefault(name_node.id, Member(name_node.id, "class_attribute", lines.node_span(name_node)))
+                    members.setdefault(name_node.id, _member(name_node.id, "class_attribute", lines.node_span(name_node)))
             # ``model_cls = DeepseekV2Model``: ``self.model = self.model_cls(...)`` builds one, as a factory
             # method would (a subclass's own ``model_cls`` comes first along the MRO)
             value = chain_of(stmt.value) if stmt.value is not None else None
@@ -125,7 +126,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
                     and len(targets) == 1 and isinstance(targets[0], ast.Name):
                 factories.append((targets[0].id, (value,)))
         elif isinstance(stmt, ast.ClassDef):
-            members.setdefault(stmt.name, Member(stmt.name, "class_attribute", lines.name_span(stmt.lineno, "class", stmt.name)))
+            members.setdefault(stmt.name, _member(stmt.name, "class_attribute", lines.name_span(stmt.lineno, "class", stmt.name)))
             summarise_class(stmt, qualname, lines, out, functions)
     for name, member in instance_attrs.items():
         members.setdefault(name, member)
@@ -172,11 +173,11 @@ def _method_facts(stmt: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines, ar
         return None
     span = lines.name_span(stmt.lineno, "def", stmt.name)
     if decorators & _PROPERTY_DECORATORS:
-        member = Member(stmt.name, "property", span)
+        member = _member(stmt.name, "property", span)
     else:
         kind = "async_method" if isinstance(stmt, ast.AsyncFunctionDef) else "method"
         low, high = _arg_bounds(stmt, drop_first="staticmethod" not in decorators)
-        member = Member(stmt.name, kind, span, low, high)
+        member = _member(stmt.name, kind, span, low, high)
     defaults = _class_defaults(stmt)
     body = _Body(stmt.name, defaults, architectures_named)
     body.read(stmt.body)
@@ -560,29 +561,49 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
             if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
                 span = lines.attr_span(sub)
                 if sub.attr not in attrs:  # the first assignment names it
-                    attrs[sub.attr] = Member(sub.attr, "instance_attribute", span)
+                    attrs[sub.attr] = _member(sub.attr, "instance_attribute", span)
                 if sub is target:
                     if isinstance(node, ast.AnnAssign) and value is not None:  # ``self.lm: Qwen2ForCausalLM = …``
-                        delegates.extend(Delegate(sub.attr, chain, span, method=method[0])
+                        delegates.extend(_delegate(sub.attr, chain, span, method=method[0])
                                          for chain in _annotated_classes(node.annotation))
                     if isinstance(value, ast.Name) and value.id in instances:
-                        delegates.extend(Delegate(sub.attr, chain, span, method=method[0]) for chain in instances[value.id])
+                        delegates.extend(_delegate(sub.attr, chain, span, method=method[0]) for chain in instances[value.id])
                     for call in _possible_calls(value):
                         callee = chain_of(call.func)
                         if callee is None or "()" in callee or "[]" in callee:
                             continue
                         if _REGISTERED_INIT.search(callee[-1]):
-                            delegates.extend(Delegate(sub.attr, chain, span, method=method[0])
+                            delegates.extend(_delegate(sub.attr, chain, span, method=method[0])
                                              for chain in _architectures(call, architectures))
                             continue
                         named = _model_class_argument(call, local_classes)
                         if named is not None:
-                            delegates.extend(Delegate(sub.attr, chain, span, method=method[0]) for chain in named)
+                            delegates.extend(_delegate(sub.attr, chain, span, method=method[0]) for chain in named)
                             continue
                         via = (method[0], callee[0]) if len(callee) == 1 and callee[0] in method[1] else None
                         for chain in local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]:
-                            delegates.append(Delegate(sub.attr, chain, span, via if chain == method[1].get(callee[0]) else None,
+                            delegates.append(_delegate(sub.attr, chain, span, via if chain == method[1].get(callee[0]) else None,
                                                       method[0]))
+
+
+def _member(name: str, kind: str, span: Span, min_args: int = 0, max_args: int | None = None) -> Member:
+    """``Member(name, kind, span, min_args, max_args)``, made without the frozen ``__init__`` (one
+    ``object.__setattr__`` per field): a model file's classes make members by the thousand. ``Member`` has no
+    ``__post_init__`` and no field outside ``__init__``."""
+    member = _NEW(Member)
+    member.__dict__.update(name=name, kind=kind, span=span, min_args=min_args, max_args=max_args)
+    return member
+
+
+def _delegate(attr: str, callee: Chain, span: Span, via: tuple[str, str] | None = None, method: str = "") -> Delegate:
+    """``Delegate(attr, callee, span, via, method)``, made as :func:`_member` makes a member (``Delegate`` has no
+    ``__post_init__`` and no field outside ``__init__`` either)."""
+    delegate = _NEW(Delegate)
+    delegate.__dict__.update(attr=attr, callee=callee, span=span, via=via, method=method)
+    return delegate
+
+
+_NEW = object.__new__
 
 
 def _model_class_argument(call: ast.Call, local_classes: dict[str, list[Chain]]) -> list[Chain] | None:
