@@ -205,16 +205,17 @@ class _FlowBuilder:
             return ctx
         if type(stmt) is ast.Assign:
             before = len(self.uses)
-            self.expr(stmt.value, ctx)
+            value = stmt.value
+            self.expr(value, ctx)
             for target in stmt.targets:
-                _flag(self, target, stmt.value, ctx)
-                self._bind_all(target, stmt.value)
+                _flag(self, target, value, ctx)
+                self._bind_all(target, value)
                 if type(target) is ast.Name:  # a name reads nothing
-                    self.optional_reads.remember(target.id, stmt.value, self.uses, before)
+                    self.optional_reads.remember(target.id, value, self.uses, before)
                     continue
                 _visit_target(self, target, ctx)
-                if type(target) is ast.Attribute and type(stmt.value) is ast.Name:
-                    self.optional_reads.share(target, stmt.value.id, self.uses)
+                if type(target) is ast.Attribute and type(value) is ast.Name:
+                    self.optional_reads.share(target, value.id, self.uses)
             return ctx
         if type(stmt) is ast.If:
             return self._if(stmt, ctx)
@@ -375,9 +376,9 @@ class _FlowBuilder:
                 if type(arg) not in _LEAVES:
                     self.expr(arg, ctx)
             return
-        args = node.args
+        args, keywords = node.args, node.keywords
         starred = any(type(a) is ast.Starred for a in args) if args else False
-        arity = None if node.keywords or starred else len(args)
+        arity = None if keywords or starred else len(args)
         callee: Chain | None
         if type(func) is ast.Attribute:
             receiver = chain_of(func.value)
@@ -391,8 +392,8 @@ class _FlowBuilder:
             # (most calls have no ``*args`` and no keyword: no comprehension made for them)
             chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args]) if starred \
                 else tuple(map(chain_of, args))
-            kwargs = tuple([(k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None]) \
-                if node.keywords else ()
+            kwargs = tuple([(k.arg, c) for k in keywords if k.arg and (c := chain_of(k.value)) is not None]) \
+                if keywords else ()
             # a call that binds a parameter, and every call of one of the class's own methods (whether a
             # method only runs under a flag depends on all of them)
             if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
@@ -405,11 +406,11 @@ class _FlowBuilder:
                 arg = arg.value
             if type(arg) not in _LEAVES:
                 self.expr(arg, ctx)
-        for keyword in node.keywords:
-            value = keyword.value
-            if keyword.arg and not (type(value) is ast.Constant and not value.value):
+        for keyword in keywords:
+            value, name = keyword.value, keyword.arg
+            if name and not (type(value) is ast.Constant and not value.value):
                 # a keyword argument given a value that may be true: a possible flag (see ``_flag``)
-                self.flags[(keyword.arg, selector(value), ctx.selects)] = None
+                self.flags[(name, selector(value), ctx.selects)] = None
             if type(value) not in _LEAVES:
                 self.expr(value, ctx)
 
@@ -417,22 +418,23 @@ class _FlowBuilder:
 def _arm(builder: _FlowBuilder, stmt: ast.If, ctx: _Context) -> _Arm | None:
     """Visit an arm's test; what its body, its ``else`` and the code after it need. None: the arm starts a
     gate chain (``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``), visited whole here."""
-    names = _names(stmt.test)
+    test = stmt.test
+    names = _names(test)
     vouching = not names.isdisjoint(_VOUCHING)  # most tests name no hasattr/getattr: nothing to derive
     chain = _gate_chain(stmt) if vouching else None
     if chain is not None:
         _gate_chain_block(builder, stmt, chain, ctx)
         return None
-    builder.expr(stmt.test, ctx)
-    positive, negative = _facts(stmt.test) if vouching else (frozenset(), frozenset())
-    absent_if_true, absent_if_false = _absent(stmt.test) if vouching else (frozenset(), frozenset())
+    builder.expr(test, ctx)
+    positive, negative = _facts(test) if vouching else _NO_FACTS
+    absent_if_true, absent_if_false = _absent(test) if vouching else _NO_FACTS
     rare = None
     if not names.isdisjoint(_RARE_WORDS) or not names.isdisjoint(builder.predicates):
-        rare = _rare_condition(stmt.test, builder.lines, builder.predicates)
-    found = selector(stmt.test)
+        rare = _rare_condition(test, builder.lines, builder.predicates)
+    found = selector(test)
     body_ctx = ctx.add(positive, names).without(absent_if_true).holding(found, True)
     if rare is not None and rare[1]:
-        body_ctx = body_ctx.under(rare[0], _config_classes(stmt.test))
+        body_ctx = body_ctx.under(rare[0], _config_classes(test))
     return _Arm(body_ctx, body_ctx, names, positive, negative, absent_if_true, absent_if_false, rare, found, False)
 
 
@@ -727,25 +729,25 @@ def _expression_statement(builder: _FlowBuilder, value: ast.expr, ctx: _Context)
 
 def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: int | None, guarded: bool,
               ctx: _Context, text: str) -> Use:
+    facts, conditions, gates, absent, condition, classes, taken, selects = ctx  # one read, not eight
     gate: tuple[str, ...] = ()
     gate_line: int | None = None
     alternative_of: tuple[str, ...] = ()
     above: tuple[str, ...] = ()
-    if ctx.gates or ctx.absent:
+    if gates or absent:
         where = dotted(receiver)
-        gate, gate_line = next(((members, line) for r, m, members, line in ctx.gates
+        gate, gate_line = next(((members, line) for r, m, members, line in gates
                                 if r == where and m == member), ((), None))
         if gate:
             guarded = False  # behind a gate the member is required: the engine refused the run otherwise
-        alternative_of = tuple(sorted(m for r, m in ctx.absent if r == where and m != member))
+        alternative_of = tuple(sorted(m for r, m in absent if r == where and m != member))
         holder = dotted(receiver[:-1])
-        above = tuple(sorted(m for r, m in ctx.absent if r == holder))
+        above = tuple(sorted(m for r, m in absent if r == holder))
     use = _NEW(Use)  # see ``_changed``: what ``Use(...)`` makes, at a third of the cost
     use.__dict__.update(receiver=receiver, member=member, span=span, is_call=is_call, arity=arity, guarded=guarded,
-                        conditions=ctx.conditions, text=text, gate=gate, alternative_of=alternative_of,
-                        condition=ctx.condition, taken=ctx.taken, gate_line=gate_line,
-                        condition_classes=ctx.condition_classes, shared=False, statement=False,
-                        selects=ctx.selects, vouched=ctx.facts, above=above)
+                        conditions=conditions, text=text, gate=gate, alternative_of=alternative_of,
+                        condition=condition, taken=taken, gate_line=gate_line, condition_classes=classes,
+                        shared=False, statement=False, selects=selects, vouched=facts, above=above)
     return use
 
 
