@@ -187,14 +187,19 @@ def _method_facts(stmt: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines, ar
     for sub in body.assigned:
         _collect_self_assignment(sub, lines, attrs, delegates, body.local_classes, instances,
                                  (stmt.name, defaults), body.architectures)
+    name = stmt.name
+    # (most methods pass nothing up, forward nothing and open no ``with``: no comprehension is made for them)
     facts = _MethodFacts(
         stmt.lineno, architectures_named, member,
-        _config_annotation(stmt) if stmt.name == "__init__" else None,
-        _getattr_target(stmt) if stmt.name == "__getattr__" else None,
-        tuple([(stmt.name, param, chain) for param, chain in defaults.items()] + body.passed_up),
-        tuple((stmt.name, target) for target in body.up), tuple((stmt.name, attr) for attr in body.forwarded),
-        tuple((stmt.name, attr) for attr in body.forwarded if not _tests_for(stmt, attr, stmt.name, lines)),
-        body.returned_constructors(), tuple(_marked_language_attrs(body.withs)),
+        _config_annotation(stmt) if name == "__init__" else None,
+        _getattr_target(stmt) if name == "__getattr__" else None,
+        tuple([(name, param, chain) for param, chain in defaults.items()] + body.passed_up)
+        if defaults or body.passed_up else (),
+        tuple([(name, target) for target in body.up]) if body.up else (),
+        tuple([(name, attr) for attr in body.forwarded]) if body.forwarded else (),
+        tuple([(name, attr) for attr in body.forwarded if not _tests_for(stmt, attr, name, lines)])
+        if body.forwarded else (),
+        body.returned_constructors(), tuple(_marked_language_attrs(body.withs)) if body.withs else (),
         tuple(attrs.values()), tuple(delegates))
     if keep:
         stmt.__dict__["_spec_contract_facts"] = facts
