@@ -131,14 +131,16 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
     for name, member in instance_attrs.items():
         members.setdefault(name, member)
     bases = tuple(c for c in (chain_of(b) for b in node.bases) if c is not None)
-    out.append(ClassSummary(
+    summary = _NEW(ClassSummary)  # every field given: made without the frozen ``__init__``, as members are
+    summary.__dict__.update(
         name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
         members=tuple(members.values()), delegates=tuple(delegates),
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
         param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs), config=config,
         calls_up=tuple(dict.fromkeys(calls_up)), forwards=tuple(dict.fromkeys(forwards)),
         unguarded_forwards=tuple(dict.fromkeys(unguarded)), unread=tuple(skipped),
-    ))
+    )
+    out.append(summary)
 
 
 class _MethodFacts(NamedTuple):
@@ -555,23 +557,23 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
                              local_classes: dict[str, list[Chain]], instances: dict[str, list[Chain]],
                              method: tuple[str, dict[str, Chain]], architectures: dict[str, list[str]]) -> None:
     value: ast.expr | None
-    if isinstance(node, ast.Assign):
+    if type(node) is ast.Assign:
         targets, value = node.targets, node.value
-    elif isinstance(node, ast.AnnAssign):
+    elif type(node) is ast.AnnAssign:
         targets, value = [node.target], node.value
     else:
         return
     for target in targets:
-        for sub in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
-            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+        for sub in (target.elts if type(target) is ast.Tuple or type(target) is ast.List else [target]):
+            if type(sub) is ast.Attribute and type(sub.value) is ast.Name and sub.value.id == "self":
                 span = lines.attr_span(sub)
                 if sub.attr not in attrs:  # the first assignment names it
                     attrs[sub.attr] = _member(sub.attr, "instance_attribute", span)
                 if sub is target:
-                    if isinstance(node, ast.AnnAssign) and value is not None:  # ``self.lm: Qwen2ForCausalLM = …``
+                    if type(node) is ast.AnnAssign and value is not None:  # ``self.lm: Qwen2ForCausalLM = …``
                         delegates.extend(_delegate(sub.attr, chain, span, method=method[0])
                                          for chain in _annotated_classes(node.annotation))
-                    if isinstance(value, ast.Name) and value.id in instances:
+                    if type(value) is ast.Name and value.id in instances:
                         delegates.extend(_delegate(sub.attr, chain, span, method=method[0]) for chain in instances[value.id])
                     for call in _possible_calls(value):
                         callee = chain_of(call.func)
@@ -581,7 +583,7 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
                             delegates.extend(_delegate(sub.attr, chain, span, method=method[0])
                                              for chain in _architectures(call, architectures))
                             continue
-                        named = _model_class_argument(call, local_classes)
+                        named = _model_class_argument(call, callee, local_classes)
                         if named is not None:
                             delegates.extend(_delegate(sub.attr, chain, span, method=method[0]) for chain in named)
                             continue
@@ -611,7 +613,7 @@ def _delegate(attr: str, callee: Chain, span: Span, via: tuple[str, str] | None 
 _NEW = object.__new__
 
 
-def _model_class_argument(call: ast.Call, local_classes: dict[str, list[Chain]]) -> list[Chain] | None:
+def _model_class_argument(call: ast.Call, callee: Chain, local_classes: dict[str, list[Chain]]) -> list[Chain] | None:
     """What a model-building helper builds when the call names the class itself
     (``initialize_model(vllm_config=…, model_class=Llama4ForCausalLM)``): that class, or what a local name
     passed there stands for. ``initialize_model`` without it picks the class from the HF config at run time:
@@ -622,8 +624,7 @@ def _model_class_argument(call: ast.Call, local_classes: dict[str, list[Chain]])
             if chain is None or "()" in chain or "[]" in chain:
                 return [(ARCHITECTURE,)]
             return local_classes.get(chain[0], [chain]) if len(chain) == 1 else [chain]
-    callee = chain_of(call.func)
-    return [(ARCHITECTURE,)] if callee is not None and callee[-1] == "initialize_model" else None
+    return [(ARCHITECTURE,)] if callee[-1] == "initialize_model" else None
 
 
 def _literal_names(value: ast.expr) -> list[str] | None:
