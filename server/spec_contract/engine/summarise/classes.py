@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 from typing import NamedTuple, cast
 
+from spec_contract.engine.results import Span
 from spec_contract.engine.summarise.flow import env_predicates, function_flow
 from spec_contract.engine.summarise.summary import (
     ARCHITECTURE,
@@ -117,7 +118,7 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
                 for name_node in _names_in_target(target):
-                    members.setdefault(name_node.id, Member(name_node.id, "class_attribute", lines.node_span(name_node)))
+                    members.setdefault(name_node.id, _member(name_node.id, "class_attribute", lines.node_span(name_node)))
             # ``model_cls = DeepseekV2Model``: ``self.model = self.model_cls(...)`` builds one, as a factory
             # method would (a subclass's own ``model_cls`` comes first along the MRO)
             value = chain_of(stmt.value) if stmt.value is not None else None
@@ -125,19 +126,21 @@ def summarise_class(node: ast.ClassDef, outer: str, lines: Lines, out: list[Clas
                     and len(targets) == 1 and isinstance(targets[0], ast.Name):
                 factories.append((targets[0].id, (value,)))
         elif isinstance(stmt, ast.ClassDef):
-            members.setdefault(stmt.name, Member(stmt.name, "class_attribute", lines.name_span(stmt.lineno, "class", stmt.name)))
+            members.setdefault(stmt.name, _member(stmt.name, "class_attribute", lines.name_span(stmt.lineno, "class", stmt.name)))
             summarise_class(stmt, qualname, lines, out, functions)
     for name, member in instance_attrs.items():
         members.setdefault(name, member)
     bases = tuple(c for c in (chain_of(b) for b in node.bases) if c is not None)
-    out.append(ClassSummary(
+    summary = _NEW(ClassSummary)  # every field given: made without the frozen ``__init__``, as members are
+    summary.__dict__.update(
         name=node.name, qualname=qualname, span=lines.name_span(node.lineno, "class", node.name), bases=bases,
         members=tuple(members.values()), delegates=tuple(delegates),
         getattr_forward=getattr_forward, factories=tuple(factories), suppressed=_suppressed(lines, node),
         param_defaults=tuple(param_defaults), language_attrs=tuple(language_attrs), config=config,
         calls_up=tuple(dict.fromkeys(calls_up)), forwards=tuple(dict.fromkeys(forwards)),
         unguarded_forwards=tuple(dict.fromkeys(unguarded)), unread=tuple(skipped),
-    ))
+    )
+    out.append(summary)
 
 
 class _MethodFacts(NamedTuple):
@@ -172,11 +175,11 @@ def _method_facts(stmt: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines, ar
         return None
     span = lines.name_span(stmt.lineno, "def", stmt.name)
     if decorators & _PROPERTY_DECORATORS:
-        member = Member(stmt.name, "property", span)
+        member = _member(stmt.name, "property", span)
     else:
         kind = "async_method" if isinstance(stmt, ast.AsyncFunctionDef) else "method"
         low, high = _arg_bounds(stmt, drop_first="staticmethod" not in decorators)
-        member = Member(stmt.name, kind, span, low, high)
+        member = _member(stmt.name, kind, span, low, high)
     defaults = _class_defaults(stmt)
     body = _Body(stmt.name, defaults, architectures_named)
     body.read(stmt.body)
@@ -186,14 +189,19 @@ def _method_facts(stmt: ast.FunctionDef | ast.AsyncFunctionDef, lines: Lines, ar
     for sub in body.assigned:
         _collect_self_assignment(sub, lines, attrs, delegates, body.local_classes, instances,
                                  (stmt.name, defaults), body.architectures)
+    name = stmt.name
+    # (most methods pass nothing up, forward nothing and open no ``with``: no comprehension is made for them)
     facts = _MethodFacts(
         stmt.lineno, architectures_named, member,
-        _config_annotation(stmt) if stmt.name == "__init__" else None,
-        _getattr_target(stmt) if stmt.name == "__getattr__" else None,
-        tuple([(stmt.name, param, chain) for param, chain in defaults.items()] + body.passed_up),
-        tuple((stmt.name, target) for target in body.up), tuple((stmt.name, attr) for attr in body.forwarded),
-        tuple((stmt.name, attr) for attr in body.forwarded if not _tests_for(stmt, attr, stmt.name)),
-        body.returned_constructors(), tuple(_marked_language_attrs(body.withs)),
+        _config_annotation(stmt) if name == "__init__" else None,
+        _getattr_target(stmt) if name == "__getattr__" else None,
+        tuple([(name, param, chain) for param, chain in defaults.items()] + body.passed_up)
+        if defaults or body.passed_up else (),
+        tuple([(name, target) for target in body.up]) if body.up else (),
+        tuple([(name, attr) for attr in body.forwarded]) if body.forwarded else (),
+        tuple([(name, attr) for attr in body.forwarded if not _tests_for(stmt, attr, name, lines)])
+        if body.forwarded else (),
+        body.returned_constructors(), tuple(_marked_language_attrs(body.withs)) if body.withs else (),
         tuple(attrs.values()), tuple(delegates))
     if keep:
         stmt.__dict__["_spec_contract_facts"] = facts
@@ -506,10 +514,14 @@ def _named_classes(value: ast.expr, known: dict[str, list[Chain]]) -> list[Chain
     return found
 
 
-def _tests_for(method: ast.FunctionDef | ast.AsyncFunctionDef, path: str, member: str) -> bool:
+def _tests_for(method: ast.FunctionDef | ast.AsyncFunctionDef, path: str, member: str, lines: Lines) -> bool:
     """Whether the method asks ``hasattr(self.<path>, "<member>")`` or ``getattr(self.<path>, "<member>", …)``
     anywhere, or catches ``AttributeError``: a forward it guards so raises its own error, or none, when the inner
-    lacks the member. Walked only for the few methods that forward their own member."""
+    lacks the member. Walked only for the few methods that forward their own member, and of those only the ones
+    whose text spells a word such a test needs (an ASCII text's names are as written): most spell none."""
+    text = "\n".join(lines.lines[method.lineno - 1:method.end_lineno])
+    if text.isascii() and not any(word in text for word in _TESTING_WORDS):
+        return False
     holder = ("self", *path.split("."))
     for node in ast.walk(method):
         if isinstance(node, ast.Try) and any(_catches_attribute_error(h) for h in node.handlers):
@@ -519,6 +531,9 @@ def _tests_for(method: ast.FunctionDef | ast.AsyncFunctionDef, path: str, member
                 and isinstance(node.args[1], ast.Constant) and node.args[1].value == member:
             return True
     return False
+
+
+_TESTING_WORDS = ("hasattr", "getattr", "except")  # what a method's text spells if it tests for a member
 
 
 def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
@@ -542,43 +557,63 @@ def _collect_self_assignment(node: ast.AST, lines: Lines, attrs: dict[str, Membe
                              local_classes: dict[str, list[Chain]], instances: dict[str, list[Chain]],
                              method: tuple[str, dict[str, Chain]], architectures: dict[str, list[str]]) -> None:
     value: ast.expr | None
-    if isinstance(node, ast.Assign):
+    if type(node) is ast.Assign:
         targets, value = node.targets, node.value
-    elif isinstance(node, ast.AnnAssign):
+    elif type(node) is ast.AnnAssign:
         targets, value = [node.target], node.value
     else:
         return
     for target in targets:
-        for sub in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
-            if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+        for sub in (target.elts if type(target) is ast.Tuple or type(target) is ast.List else [target]):
+            if type(sub) is ast.Attribute and type(sub.value) is ast.Name and sub.value.id == "self":
                 span = lines.attr_span(sub)
                 if sub.attr not in attrs:  # the first assignment names it
-                    attrs[sub.attr] = Member(sub.attr, "instance_attribute", span)
+                    attrs[sub.attr] = _member(sub.attr, "instance_attribute", span)
                 if sub is target:
-                    if isinstance(node, ast.AnnAssign) and value is not None:  # ``self.lm: Qwen2ForCausalLM = …``
-                        delegates.extend(Delegate(sub.attr, chain, span, method=method[0])
+                    if type(node) is ast.AnnAssign and value is not None:  # ``self.lm: Qwen2ForCausalLM = …``
+                        delegates.extend(_delegate(sub.attr, chain, span, method=method[0])
                                          for chain in _annotated_classes(node.annotation))
-                    if isinstance(value, ast.Name) and value.id in instances:
-                        delegates.extend(Delegate(sub.attr, chain, span, method=method[0]) for chain in instances[value.id])
+                    if type(value) is ast.Name and value.id in instances:
+                        delegates.extend(_delegate(sub.attr, chain, span, method=method[0]) for chain in instances[value.id])
                     for call in _possible_calls(value):
                         callee = chain_of(call.func)
                         if callee is None or "()" in callee or "[]" in callee:
                             continue
                         if _REGISTERED_INIT.search(callee[-1]):
-                            delegates.extend(Delegate(sub.attr, chain, span, method=method[0])
+                            delegates.extend(_delegate(sub.attr, chain, span, method=method[0])
                                              for chain in _architectures(call, architectures))
                             continue
-                        named = _model_class_argument(call, local_classes)
+                        named = _model_class_argument(call, callee, local_classes)
                         if named is not None:
-                            delegates.extend(Delegate(sub.attr, chain, span, method=method[0]) for chain in named)
+                            delegates.extend(_delegate(sub.attr, chain, span, method=method[0]) for chain in named)
                             continue
                         via = (method[0], callee[0]) if len(callee) == 1 and callee[0] in method[1] else None
                         for chain in local_classes.get(callee[0], [callee]) if len(callee) == 1 else [callee]:
-                            delegates.append(Delegate(sub.attr, chain, span, via if chain == method[1].get(callee[0]) else None,
+                            delegates.append(_delegate(sub.attr, chain, span, via if chain == method[1].get(callee[0]) else None,
                                                       method[0]))
 
 
-def _model_class_argument(call: ast.Call, local_classes: dict[str, list[Chain]]) -> list[Chain] | None:
+def _member(name: str, kind: str, span: Span, min_args: int = 0, max_args: int | None = None) -> Member:
+    """``Member(name, kind, span, min_args, max_args)``, made without the frozen ``__init__`` (one
+    ``object.__setattr__`` per field): a model file's classes make members by the thousand. ``Member`` has no
+    ``__post_init__`` and no field outside ``__init__``."""
+    member = _NEW(Member)
+    member.__dict__.update(name=name, kind=kind, span=span, min_args=min_args, max_args=max_args)
+    return member
+
+
+def _delegate(attr: str, callee: Chain, span: Span, via: tuple[str, str] | None = None, method: str = "") -> Delegate:
+    """``Delegate(attr, callee, span, via, method)``, made as :func:`_member` makes a member (``Delegate`` has no
+    ``__post_init__`` and no field outside ``__init__`` either)."""
+    delegate = _NEW(Delegate)
+    delegate.__dict__.update(attr=attr, callee=callee, span=span, via=via, method=method)
+    return delegate
+
+
+_NEW = object.__new__
+
+
+def _model_class_argument(call: ast.Call, callee: Chain, local_classes: dict[str, list[Chain]]) -> list[Chain] | None:
     """What a model-building helper builds when the call names the class itself
     (``initialize_model(vllm_config=…, model_class=Llama4ForCausalLM)``): that class, or what a local name
     passed there stands for. ``initialize_model`` without it picks the class from the HF config at run time:
@@ -589,8 +624,7 @@ def _model_class_argument(call: ast.Call, local_classes: dict[str, list[Chain]])
             if chain is None or "()" in chain or "[]" in chain:
                 return [(ARCHITECTURE,)]
             return local_classes.get(chain[0], [chain]) if len(chain) == 1 else [chain]
-    callee = chain_of(call.func)
-    return [(ARCHITECTURE,)] if callee is not None and callee[-1] == "initialize_model" else None
+    return [(ARCHITECTURE,)] if callee[-1] == "initialize_model" else None
 
 
 def _literal_names(value: ast.expr) -> list[str] | None:

@@ -112,12 +112,21 @@ class _OptionalReads:
     def remember(self, name: str, value: ast.expr, uses: list[Use], before: int) -> None:
         """``name = value`` was assigned, after the uses from ``before`` on were recorded for ``value``."""
         self._reads.pop(name, None)
-        operands = value.values if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) else [value]
-        reads = [_optional_getattr(operand) for operand in operands]
-        names = [read.args[1] for read in reads if read is not None]
-        if len(names) != len(reads) or not all(type(n) is ast.Constant and isinstance(n.value, str) for n in names) \
-                or len(objects := {chain_of(read.args[0]) for read in reads if read is not None}) > 1 \
-                or None in objects:
+        if type(value) is ast.Call:  # most values are no read at all: told so before any list is made
+            read = _optional_getattr(value)
+            if read is None:
+                return
+            reads = [read]
+        elif type(value) is ast.BoolOp and type(value.op) is ast.Or:
+            found_reads = [_optional_getattr(operand) for operand in value.values]
+            reads = [read for read in found_reads if read is not None]
+            if len(reads) != len(found_reads):
+                return
+        else:
+            return
+        names = [read.args[1] for read in reads]
+        if not all(type(n) is ast.Constant and isinstance(n.value, str) for n in names) \
+                or len(objects := {chain_of(read.args[0]) for read in reads}) > 1 or None in objects:
             # a value that may be something else, a member named at run time, or reads of two objects (the run is
             # refused only when both lack theirs: no gate of either): no gate to read
             return
@@ -196,15 +205,17 @@ class _FlowBuilder:
             return ctx
         if type(stmt) is ast.Assign:
             before = len(self.uses)
-            self.expr(stmt.value, ctx)
+            value = stmt.value
+            self.expr(value, ctx)
             for target in stmt.targets:
-                _flag(self, target, stmt.value, ctx)
-                self._bind_all(target, stmt.value)
+                _flag(self, target, value, ctx)
+                self._bind_all(target, value)
+                if type(target) is ast.Name:  # a name reads nothing
+                    self.optional_reads.remember(target.id, value, self.uses, before)
+                    continue
                 _visit_target(self, target, ctx)
-                if type(target) is ast.Name:
-                    self.optional_reads.remember(target.id, stmt.value, self.uses, before)
-                elif type(target) is ast.Attribute and type(stmt.value) is ast.Name:
-                    self.optional_reads.share(target, stmt.value.id, self.uses)
+                if type(target) is ast.Attribute and type(value) is ast.Name:
+                    self.optional_reads.share(target, value.id, self.uses)
             return ctx
         if type(stmt) is ast.If:
             return self._if(stmt, ctx)
@@ -292,8 +303,11 @@ class _FlowBuilder:
         return after
 
     def _bind_all(self, target: ast.expr, value: ast.expr) -> None:
-        for sub, source in _assigned(target, value):
-            self._bind(sub, source)
+        if type(value) in _SPLIT:
+            for sub, source in _assigned(target, value):
+                self._bind(sub, source)
+        elif (chain := chain_of(value)) is not None:  # what ``_assigned`` gives, without a generator
+            self._bind(target, chain)
 
     def _bind(self, target: ast.expr, source: Chain) -> None:
         name = chain_of(target)
@@ -362,8 +376,9 @@ class _FlowBuilder:
                 if type(arg) not in _LEAVES:
                     self.expr(arg, ctx)
             return
-        args = node.args
-        arity = None if node.keywords or args and any(type(a) is ast.Starred for a in args) else len(args)
+        args, keywords = node.args, node.keywords
+        starred = any(type(a) is ast.Starred for a in args) if args else False
+        arity = None if keywords or starred else len(args)
         callee: Chain | None
         if type(func) is ast.Attribute:
             receiver = chain_of(func.value)
@@ -374,8 +389,11 @@ class _FlowBuilder:
                 self.expr(func, ctx)
             callee = chain_of(func)
         if callee is not None:
-            chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args])
-            kwargs = tuple([(k.arg, c) for k in node.keywords if k.arg and (c := chain_of(k.value)) is not None])
+            # (most calls have no ``*args`` and no keyword: no comprehension made for them)
+            chains = tuple([None if type(a) is ast.Starred else chain_of(a) for a in args]) if starred \
+                else tuple(map(chain_of, args))
+            kwargs = tuple([(k.arg, c) for k in keywords if k.arg and (c := chain_of(k.value)) is not None]) \
+                if keywords else ()
             # a call that binds a parameter, and every call of one of the class's own methods (whether a
             # method only runs under a flag depends on all of them)
             if kwargs or chains.count(None) != len(chains) or (len(callee) == 2 and callee[0] == "self"):
@@ -388,11 +406,11 @@ class _FlowBuilder:
                 arg = arg.value
             if type(arg) not in _LEAVES:
                 self.expr(arg, ctx)
-        for keyword in node.keywords:
-            value = keyword.value
-            if keyword.arg and not (type(value) is ast.Constant and not value.value):
+        for keyword in keywords:
+            value, name = keyword.value, keyword.arg
+            if name and not (type(value) is ast.Constant and not value.value):
                 # a keyword argument given a value that may be true: a possible flag (see ``_flag``)
-                self.flags[(keyword.arg, selector(value), ctx.selects)] = None
+                self.flags[(name, selector(value), ctx.selects)] = None
             if type(value) not in _LEAVES:
                 self.expr(value, ctx)
 
@@ -400,22 +418,23 @@ class _FlowBuilder:
 def _arm(builder: _FlowBuilder, stmt: ast.If, ctx: _Context) -> _Arm | None:
     """Visit an arm's test; what its body, its ``else`` and the code after it need. None: the arm starts a
     gate chain (``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``), visited whole here."""
-    names = _names(stmt.test)
+    test = stmt.test
+    names = _names(test)
     vouching = not names.isdisjoint(_VOUCHING)  # most tests name no hasattr/getattr: nothing to derive
     chain = _gate_chain(stmt) if vouching else None
     if chain is not None:
         _gate_chain_block(builder, stmt, chain, ctx)
         return None
-    builder.expr(stmt.test, ctx)
-    positive, negative = _facts(stmt.test) if vouching else (frozenset(), frozenset())
-    absent_if_true, absent_if_false = _absent(stmt.test) if vouching else (frozenset(), frozenset())
+    builder.expr(test, ctx)
+    positive, negative = _facts(test) if vouching else _NO_FACTS
+    absent_if_true, absent_if_false = _absent(test) if vouching else _NO_FACTS
     rare = None
     if not names.isdisjoint(_RARE_WORDS) or not names.isdisjoint(builder.predicates):
-        rare = _rare_condition(stmt.test, builder.lines, builder.predicates)
-    found = selector(stmt.test)
+        rare = _rare_condition(test, builder.lines, builder.predicates)
+    found = selector(test)
     body_ctx = ctx.add(positive, names).without(absent_if_true).holding(found, True)
     if rare is not None and rare[1]:
-        body_ctx = body_ctx.under(rare[0], _config_classes(stmt.test))
+        body_ctx = body_ctx.under(rare[0], _config_classes(test))
     return _Arm(body_ctx, body_ctx, names, positive, negative, absent_if_true, absent_if_false, rare, found, False)
 
 
@@ -455,9 +474,10 @@ def _after(builder: _FlowBuilder, stmt: ast.If, ctx: _Context, arm: _Arm) -> _Co
 
 def _visit_target(builder: _FlowBuilder, target: ast.expr, ctx: _Context) -> None:
     """Reads inside an assignment target (``a.b.c = x`` reads ``a.b``)."""
-    if isinstance(target, (ast.Attribute, ast.Subscript)):
-        builder.expr(target.value, ctx)
-    elif isinstance(target, (ast.Tuple, ast.List)):
+    if type(target) is ast.Attribute or type(target) is ast.Subscript:
+        if type(target.value) not in _LEAVES:  # ``self.x = …``: nothing to read in ``self``
+            builder.expr(target.value, ctx)
+    elif type(target) is ast.Tuple or type(target) is ast.List:
         for elt in target.elts:
             _visit_target(builder, elt, ctx)
 
@@ -526,9 +546,12 @@ _NOTHING_ASKED: Fact = ("", "")
 def _tested_method(builder: _FlowBuilder, ctx: _Context) -> str | None:
     """A method of this instance that an enclosing test calls and holds true (``if self._supports_local():``, not
     one operand of an ``or``), the first by name: its own test of the model is what the branch stands behind."""
-    return next((word for word in sorted(held_by(ctx.selects))
-                 if any(call.callee == ("self", word) and not call.args and not call.kwargs for call in builder.calls)),
-                None)
+    held = held_by(ctx.selects) if ctx.selects else None
+    if not held:  # most assignments are under no test that may select an algorithm
+        return None
+    called = {call.callee[1] for call in builder.calls
+              if len(call.callee) == 2 and call.callee[0] == "self" and not call.args and not call.kwargs}
+    return next((word for word in sorted(held) if word in called), None)
 
 
 def _asked_under(builder: _FlowBuilder, value: ast.expr, ctx: _Context) -> Fact:
@@ -706,25 +729,25 @@ def _expression_statement(builder: _FlowBuilder, value: ast.expr, ctx: _Context)
 
 def _make_use(receiver: Chain, member: str, span: Span, is_call: bool, arity: int | None, guarded: bool,
               ctx: _Context, text: str) -> Use:
+    facts, conditions, gates, absent, condition, classes, taken, selects = ctx  # one read, not eight
     gate: tuple[str, ...] = ()
     gate_line: int | None = None
     alternative_of: tuple[str, ...] = ()
     above: tuple[str, ...] = ()
-    if ctx.gates or ctx.absent:
+    if gates or absent:
         where = dotted(receiver)
-        gate, gate_line = next(((members, line) for r, m, members, line in ctx.gates
+        gate, gate_line = next(((members, line) for r, m, members, line in gates
                                 if r == where and m == member), ((), None))
         if gate:
             guarded = False  # behind a gate the member is required: the engine refused the run otherwise
-        alternative_of = tuple(sorted(m for r, m in ctx.absent if r == where and m != member))
+        alternative_of = tuple(sorted(m for r, m in absent if r == where and m != member))
         holder = dotted(receiver[:-1])
-        above = tuple(sorted(m for r, m in ctx.absent if r == holder))
+        above = tuple(sorted(m for r, m in absent if r == holder))
     use = _NEW(Use)  # see ``_changed``: what ``Use(...)`` makes, at a third of the cost
     use.__dict__.update(receiver=receiver, member=member, span=span, is_call=is_call, arity=arity, guarded=guarded,
-                        conditions=ctx.conditions, text=text, gate=gate, alternative_of=alternative_of,
-                        condition=ctx.condition, taken=ctx.taken, gate_line=gate_line,
-                        condition_classes=ctx.condition_classes, shared=False, statement=False,
-                        selects=ctx.selects, vouched=ctx.facts, above=above)
+                        conditions=conditions, text=text, gate=gate, alternative_of=alternative_of,
+                        condition=condition, taken=taken, gate_line=gate_line, condition_classes=classes,
+                        shared=False, statement=False, selects=selects, vouched=facts, above=above)
     return use
 
 
@@ -774,6 +797,9 @@ def _assigned(target: ast.expr, value: ast.expr) -> Iterator[tuple[ast.expr, Cha
         yield target, source
 
 
+_SPLIT = frozenset({ast.Tuple, ast.List, ast.IfExp, ast.BoolOp})  # values ``_assigned`` reads part by part
+
+
 def _gate_chain(stmt: ast.If) -> list[tuple[ast.expr, list[ast.stmt]]] | None:
     """The (test, body) pairs of ``if hasattr(m, "a"): … elif hasattr(m, "b"): … else: raise``, when every
     test vouches for some member and the final ``else`` raises: a gate whose members are a disjunction."""
@@ -816,12 +842,14 @@ def _absent(test: ast.expr) -> tuple[frozenset[Fact], frozenset[Fact]]:
 
 def _optional_getattr(value: ast.expr) -> ast.Call | None:
     """``getattr(m, "x", None)``, bare or as the one argument of a call (``unwrap(getattr(m, "x", None))``)."""
-    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+    if type(value) is not ast.Call:
+        return None
+    if len(value.args) == 1 and not value.keywords:
         inner = value.args[0]
-        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "getattr":
+        if type(inner) is ast.Call and type(inner.func) is ast.Name and inner.func.id == "getattr":
             value = inner
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr" \
-            and len(value.args) == 3 and isinstance(value.args[2], ast.Constant) and value.args[2].value is None:
+    if type(value.func) is ast.Name and value.func.id == "getattr" \
+            and len(value.args) == 3 and type(value.args[2]) is ast.Constant and value.args[2].value is None:
         return value
     return None
 
