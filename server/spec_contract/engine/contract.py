@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from spec_contract.engine.config import Config, ReceiverPattern
+from spec_contract.engine.reach import closure
 from spec_contract.engine.read.globs import glob_match
 from spec_contract.engine.resolve.algorithms import Selectors, declared_algorithms
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index, methods_run
@@ -326,13 +327,7 @@ def _names_ending_in(flow: _Flow, lasts: frozenset[str]) -> frozenset[str]:
                     found.add(name)
                 else:
                     into[_short_name(value)].add(name)
-    frontier = list(found)
-    while frontier:
-        for name in into.get(frontier.pop(), ()):
-            if name not in found:
-                found.add(name)
-                frontier.append(name)
-    return frozenset(found)
+    return frozenset(closure(found, lambda name: into.get(name, ())))
 
 
 def _method_of_instance(flow: _Flow, caller: FunctionKey, callee: Chain) -> FunctionKey | None:

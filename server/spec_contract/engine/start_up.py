@@ -19,6 +19,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 
+from spec_contract.engine.reach import closure
 from spec_contract.engine.resolve.index import FunctionKey
 from spec_contract.engine.summarise.summary import CallFlow, FunctionFlow, ModuleSummary
 
@@ -69,14 +70,8 @@ def start_up_functions(functions: Mapping[FunctionKey, FunctionFlow], globs: tup
     """The worker functions that run at start-up (see the module docstring): ``called`` is what
     :func:`called_at_start_up` read, ``targets`` each worker function's calls that reach a worker function, with
     the function each reaches."""
-    reached = {key for key in functions if start_up_named(key.qualname, globs)}
+    starts = {key for key in functions if start_up_named(key.qualname, globs)}
     if called:
         calls = {callee for out in targets.values() for call, callee, _ in out if call.callee[-1] in called}
-        reached |= {key for key in functions if key.qualname.rpartition(".")[2] in called and key not in calls}
-    frontier = list(reached)
-    while frontier:
-        for _, callee, _ in targets[frontier.pop()]:
-            if callee not in reached:
-                reached.add(callee)
-                frontier.append(callee)
-    return reached
+        starts |= {key for key in functions if key.qualname.rpartition(".")[2] in called and key not in calls}
+    return closure(starts, lambda key: (callee for _, callee, _ in targets[key]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Set
 
+from spec_contract.engine.reach import closure
 from spec_contract.engine.resolve.index import ClassKey, FunctionKey, Index
 from spec_contract.engine.results import Role
 from spec_contract.engine.summarise.deferred import unread
@@ -149,15 +150,9 @@ def _started(run: list[FunctionKey], start_up: Set[FunctionKey],
     (``called``; ``super().load_model(…)`` included). A subclass whose ``load_model`` does not call the base's
     never reaches the checks the base's makes."""
     mine = set(run)
-    reached = {key for key in run if key in start_up and entry(key)
-               and not any(caller in mine for caller, _ in calls_into.get(key, ()))}
-    frontier = list(reached)
-    while frontier:
-        for callee in called.get(frontier.pop(), ()):
-            if callee not in reached:
-                reached.add(callee)
-                frontier.append(callee)
-    return reached
+    starts = {key for key in run if key in start_up and entry(key)
+              and not any(caller in mine for caller, _ in calls_into.get(key, ()))}
+    return closure(starts, lambda key: called.get(key, ()))
 
 
 def guards_of(guards: StateGuards, classes: Mapping[FunctionKey, ClassKey | None],
