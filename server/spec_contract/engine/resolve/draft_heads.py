@@ -68,13 +68,16 @@ def written_architectures(function: ast.FunctionDef | ast.AsyncFunctionDef,
     """Every architecture ``function`` writes, in the shapes the module docstring lists; ``constant``: the value of
     a name the module binds at its top level."""
     bound = _Bound(constant)
-    for node in ast.walk(function):  # what each local name is bound to, anywhere in the function
-        if isinstance(node, ast.Assign):
+    writes: list[ast.AST] = []  # the nodes that may write one, read once every local name's bindings are known
+    for node in ast.walk(function):  # one walk: SGLang 0.5.23's rewrite has 1,100 nodes, a millisecond a walk
+        if isinstance(node, ast.Assign):  # what each local name is bound to, anywhere in the function
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     bound.setdefault(target.id, []).append(node.value)
+        if isinstance(node, (ast.Assign, ast.Dict, ast.Call)):
+            writes.append(node)
     names: set[str] = set()
-    for node in ast.walk(function):
+    for node in writes:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if _names_architectures(target):
