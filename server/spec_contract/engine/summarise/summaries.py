@@ -129,7 +129,8 @@ class Summaries:
             if path in self._entries or path in self._sources.overlays:
                 continue
             text, digest, _ = self._sources.text(path)
-            if text is None or (not worker and not out_of_tree and entry and entry not in text):
+            # searched from the end, where a model file registers its classes (as ``registered_in`` does)
+            if text is None or (not worker and not out_of_tree and entry and text.rfind(entry) < 0):
                 continue
             if self._store.has_summary(self._store.summary_key(path, digest, worker)):
                 continue
