@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from spec_contract.engine.config import Config, ReceiverPattern
 from spec_contract.engine.reach import closure
@@ -52,6 +52,7 @@ _MAX_EXPANSION_DEPTH = 5
 _NOTHING: frozenset[Chain] = frozenset()
 _NO_NAMES: frozenset[str] = frozenset()
 _NO_ROLES: frozenset[tuple[Role, bool, str | None]] = frozenset()
+_SELF: Chain = ("self",)
 
 
 class _Flow:
@@ -468,22 +469,48 @@ def _callers(flow: _Flow) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]
     return out
 
 
+class _Uses(NamedTuple):
+    """What the derivation reads of every worker function's uses, gathered in one pass over them: the workers hold
+    some 20,000 uses (SGLang 0.5.23), and a pass costs ~5 ms, most of it in reaching each use, however little it
+    reads of it."""
+
+    receivers: dict[FunctionKey, set[Chain]]  # each function's uses' receivers
+    self_reads: dict[FunctionKey, list[Use]]  # each function's reads (not calls) of a member of ``self`` itself
+    elsewhere: frozenset[str]  # the members used on any receiver but ``self`` itself
+
+
+def _uses(functions: Mapping[FunctionKey, FunctionFlow]) -> _Uses:
+    """See :class:`_Uses`."""
+    receivers: dict[FunctionKey, set[Chain]] = {}
+    self_reads: dict[FunctionKey, list[Use]] = {}
+    elsewhere: set[str] = set()
+    for key, fn in functions.items():
+        found = receivers[key] = set()
+        reads = self_reads[key] = []
+        for use in fn.uses:
+            receiver = use.receiver
+            found.add(receiver)
+            if receiver != _SELF:
+                elsewhere.add(use.member)
+            elif not use.is_call:
+                reads.append(use)
+    return _Uses(receivers, self_reads, frozenset(elsewhere))
+
+
 def _with_references(calls_into: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], flow: _Flow,
-                     methods: dict[ClassKey, list[FunctionKey]]) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]:
+                     methods: dict[ClassKey, list[FunctionKey]],
+                     self_reads: dict[FunctionKey, list[Use]]) -> dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]]:
     """The calls into each worker method, and the places its instance hands it on as a bound method (``self._sampler
     = self._sample_local if hasattr(self.model, "m") else self._sample_plain``): it runs only where such a value is
     called, so only past the tests around the reference, as past those around a call (see ``_entered_past``).
-    ``methods``: the worker methods each worker class's instances run."""
+    ``methods``: the worker methods each worker class's instances run; ``self_reads``: see :class:`_Uses`."""
     out = {key: list(calls) for key, calls in calls_into.items()}
     by_name = {cls: {key.qualname.rpartition(".")[2]: key for key in run} for cls, run in methods.items()}
-    names = {name for found in by_name.values() for name in found}
-    for key, fn in flow.functions.items():
+    for key, reads in self_reads.items():
         cls = flow.classes[key]
         if cls is None:
             continue
-        for use in fn.uses:
-            if use.is_call or use.member not in names or use.receiver != ("self",):
-                continue
+        for use in reads:
             target = by_name[cls].get(use.member)
             if target is not None:
                 out.setdefault(target, []).append((key, CallFlow(("self", use.member), (), (), use.taken, use.selects,
@@ -502,13 +529,13 @@ def _entered_under(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]
     return {key: min(f for f in found if f) for key, found in under.items() if None not in found}
 
 
-def _called_elsewhere(functions: Mapping[FunctionKey, FunctionFlow], entered: Iterable[FunctionKey]) -> frozenset[str]:
+def _called_elsewhere(elsewhere: frozenset[str], entered: Iterable[FunctionKey]) -> frozenset[str]:
     """The public names of the ``entered`` functions that some worker function calls or reads on an object other
-    than its own instance (``self.speculator.propose(…)``, ``self.model.compute_draft_logits(…)``): a worker
-    method of that name may be entered from there, past none of the tests around its own instance's calls."""
-    public = {name for key in entered if not (name := key.qualname.rpartition(".")[2]).startswith("_")}
-    return frozenset(use.member for fn in functions.values() for use in fn.uses
-                     if use.member in public and use.receiver != ("self",))
+    than its own instance (``self.speculator.propose(…)``, ``self.model.compute_draft_logits(…)``; ``elsewhere``:
+    see :class:`_Uses`): a worker method of that name may be entered from there, past none of the tests around its
+    own instance's calls."""
+    return frozenset(name for key in entered
+                     if not (name := key.qualname.rpartition(".")[2]).startswith("_") and name in elsewhere)
 
 
 def _entered_past(callers: dict[FunctionKey, list[tuple[FunctionKey, CallFlow]]], outside: frozenset[str],
@@ -628,8 +655,9 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     locals_of = local_values(guards, flow.functions)
     with_states = through_locals(guarding, locals_of)
     entered_under = _entered_under(calls_into, off_by_default)
-    entered_from = _with_references(calls_into, flow, methods)
-    entered_elsewhere = called_from_outside | _called_elsewhere(flow.functions, entered_from)
+    worker_uses = _uses(flow.functions)
+    entered_from = _with_references(calls_into, flow, methods, worker_uses.self_reads)
+    entered_elsewhere = called_from_outside | _called_elsewhere(worker_uses.elsewhere, entered_from)
     def needed(key: FunctionKey, selects: Selects, role: Role, written: FunctionKey | None = None) -> frozenset[str]:
         """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` (see ``required_past``),
         written in ``written`` (default: ``key``, whose locals they may read): what the state guards of the classes
@@ -706,7 +734,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
                                          and owner.qualname in config.any_draft_workers))
     for key, fn in flow.functions.items():
         uses = []
-        of_models = _model_receivers(key, fn, roles_in, held_names)
+        of_models = _model_receivers(key, worker_uses.receivers[key], roles_in, held_names)
         for use in fn.uses if of_models else ():
             if use.receiver not in of_models or use.member in config.ignored_members or use.member.startswith("__"):
                 continue
@@ -779,11 +807,11 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
 
 
 
-def _model_receivers(key: FunctionKey, fn: FunctionFlow, roles_in: _RolesIn, held: frozenset[str]) -> set[Chain]:
-    """The receivers of ``fn``'s uses that may be a model or its own inner model (through a delegate attribute
-    ``held`` names), each asked once: a function uses a few receivers many times, and most of them are no model,
-    so most functions' uses need not be looked at one by one."""
-    return {receiver for receiver in {use.receiver for use in fn.uses}
+def _model_receivers(key: FunctionKey, receivers: set[Chain], roles_in: _RolesIn, held: frozenset[str]) -> set[Chain]:
+    """The ``receivers`` of the uses in ``key`` that may be a model or its own inner model (through a delegate
+    attribute ``held`` names), each asked once: a function uses a few receivers many times, and most of them are
+    no model, so most functions' uses need not be looked at one by one."""
+    return {receiver for receiver in receivers
             if roles_in(key, receiver) or len(receiver) >= 2 and receiver[-1] in held and roles_in(key, receiver[:-1])}
 
 
