@@ -658,6 +658,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
     worker_uses = _uses(flow.functions)
     entered_from = _with_references(calls_into, flow, methods, worker_uses.self_reads)
     entered_elsewhere = called_from_outside | _called_elsewhere(worker_uses.elsewhere, entered_from)
+
     def needed(key: FunctionKey, selects: Selects, role: Role, written: FunctionKey | None = None) -> frozenset[str]:
         """What the ``role`` model must have for a run of ``key`` past the tests ``selects`` (see ``required_past``),
         written in ``written`` (default: ``key``, whose locals they may read): what the state guards of the classes
@@ -671,6 +672,7 @@ def derive_contract(workers: Iterable[ModuleSummary], index: Index, config: Conf
         values = locals_of(written or key)
         return frozenset((*required_past(guarded, selects, role, values),
                           *required_past(validated, selects, role, values)))
+
     entered_past, entered_holding, entered_vouched, entered_needs = _entered_past(
         entered_from, entered_elsewhere,
         # the tests every call is past: any word of them makes a use uncertain; what they hold, what it requires

@@ -71,7 +71,7 @@ class _Inners:
         self._deeper: dict[ClassKey, list[tuple[str, tuple[ClassKey, ...]]]] = {}
         self._names: dict[ClassKey, frozenset[str] | None] = {}
         # the names each inner class may provide, and those one level deeper (see ``_lacked``)
-        self._direct_names: list[frozenset[str] | None] | None = None
+        self._direct_names: dict[ClassKey, frozenset[str] | None] | None = None
         self._deeper_names: list[frozenset[str] | None] | None = None
 
     def provision(self, key: ClassKey, member: str) -> Provision | None:
@@ -93,15 +93,14 @@ class _Inners:
         rather than a walk of the delegates. The deeper classes are read only for a member every inner class lacks,
         as the walk reads them."""
         if self._direct_names is None:
-            self._direct_names = [self._names_of(inner)
-                                  for _, candidates in self._read_direct() for inner in candidates]
-        if not all(names is not None and member not in names for names in self._direct_names):
+            self._direct_names = {inner: self._names_of(inner)
+                                  for _, candidates in self._read_direct() for inner in candidates}
+        if not all(names is not None and member not in names for names in self._direct_names.values()):
             return False
         if self._deeper_names is None:
-            direct = [inner for _, candidates in self._read_direct() for inner in candidates]
-            asked = {self._wrapper, *direct}  # the walk does not ask them again
-            self._deeper_names = [self._names_of(sub) for inner in direct for _, subs in self._delegates_of(inner)
-                                  for sub in subs if sub not in asked]
+            asked = {self._wrapper, *self._direct_names}  # the walk does not ask them again
+            self._deeper_names = [self._names_of(sub) for inner in self._direct_names
+                                  for _, subs in self._delegates_of(inner) for sub in subs if sub not in asked]
         return all(names is not None and member not in names for names in self._deeper_names)
 
     def _marked(self, key: ClassKey) -> tuple[str, ...]:
